@@ -1,0 +1,31 @@
+# The README's two commands are `make replay` (the main job) and `make test`.
+GO ?= go
+
+.PHONY: all build replay test test-go vet fuzz bench clean
+
+all: build
+
+build:
+	$(GO) build -o bin/ragagent ./cmd/ragagent
+
+replay:
+	$(GO) run ./cmd/ragagent replay
+
+test: vet test-go
+
+vet:
+	$(GO) vet ./...
+
+test-go:
+	$(GO) test ./...
+
+# A short run of every fuzz target (go test allows one target per run).
+FUZZTIME ?= 15s
+fuzz:
+	$(GO) test ./core/pyjson -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+
+bench:
+	$(GO) test ./... -run '^$$' -bench . -benchmem
+
+clean:
+	rm -rf bin

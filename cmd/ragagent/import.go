@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/tools"
+	"github.com/ragagentlab/ragagent/fixtures"
+)
+
+// rebuildPublished builds the comparison recording from the published record.
+func rebuildPublished(published []byte) ([]byte, error) {
+	snap, err := corpus.Parse(fixtures.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := tools.Open(snap)
+	if err != nil {
+		return nil, err
+	}
+	defer lib.Close()
+	file, err := recording.FromPublished(published, lib)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := file.Write(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func cmdImportPublished(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("import-published", "[--published FILE] [--output FILE] [--check]", stderr)
+	published := fs.String("published", "", "the reference lab's published comparison `file` (default: fixtures/published/agent-live-comparison.json, embedded)")
+	output := fs.String("output", "recordings/agent-comparison.json", "where to write the recording (`file`)")
+	check := fs.Bool("check", false, "compare with --output instead of writing it; exit 1 if they differ")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	data := fixtures.Published
+	if *published != "" {
+		var err error
+		if data, err = os.ReadFile(*published); err != nil {
+			fmt.Fprintf(stderr, "ragagent import-published: %s\n", oneLine(err))
+			return exitError
+		}
+	}
+	rebuilt, err := rebuildPublished(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent import-published: %s\n", oneLine(err))
+		return exitError
+	}
+	if *check {
+		current, err := os.ReadFile(*output)
+		if err != nil {
+			fmt.Fprintf(stderr, "ragagent import-published: %s\n", oneLine(err))
+			return exitError
+		}
+		if !bytes.Equal(current, rebuilt) {
+			fmt.Fprintf(stderr, "ragagent import-published: %s differs from the rebuilt recording; run 'ragagent import-published' to rewrite it\n", *output)
+			return exitError
+		}
+		fmt.Fprintf(stdout, "%s is up to date\n", *output)
+		return exitOK
+	}
+	if err := os.WriteFile(*output, rebuilt, 0o644); err != nil {
+		fmt.Fprintf(stderr, "ragagent import-published: %s\n", oneLine(err))
+		return exitError
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", *output, len(rebuilt))
+	return exitOK
+}

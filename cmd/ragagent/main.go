@@ -1,0 +1,72 @@
+// Command ragagent replays, runs and inspects the retrieval agent from a
+// terminal. It is the only place that knows about flags and exit codes.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // the command could not do its job (bad file, failed run)
+	exitUsage = 2 // the command line itself is wrong
+)
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"replay":           {"replay a recording and grade its trials (default: the bundled comparison)", cmdReplay},
+		"import-published": {"rebuild the bundled recording from the reference lab's published record", cmdImportPublished},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout, cmds)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "ragagent: unknown command %q (try: ragagent help)\n", args[0])
+		return exitUsage
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "usage: ragagent <command> [flags]")
+	fmt.Fprintln(w)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-18s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'ragagent <command> -h' for a command's flags.")
+}
+
+// oneLine folds an error into a single line for stderr.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/recordings"
+)
+
+const bundledName = "recordings/agent-comparison.json (bundled)"
+
+func cmdReplay(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("replay", "[--recording FILE] [--case ID] [--json]", stderr)
+	path := fs.String("recording", "", "a ragagent-recording/1 `file` (default: the bundled 16-trial comparison)")
+	caseID := fs.String("case", "", "only trials of this case `id`, with each trial's steps")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of tables")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	data, name := recordings.AgentComparison, bundledName
+	if *path != "" {
+		var err error
+		if data, err = os.ReadFile(*path); err != nil {
+			fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(err))
+			return exitError
+		}
+		name = *path
+	}
+	file, err := recording.Parse(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent replay: %s: %s\n", name, oneLine(err))
+		return exitError
+	}
+	if *caseID != "" {
+		var kept []recording.Trial
+		for _, t := range file.Trials {
+			if t.CaseID == *caseID {
+				kept = append(kept, t)
+			}
+		}
+		if len(kept) == 0 {
+			fmt.Fprintf(stderr, "ragagent replay: no trial has case %q; cases in %s: %s\n", *caseID, name, strings.Join(caseIDs(file), ", "))
+			return exitUsage
+		}
+		file.Trials = kept
+	}
+	l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(err))
+		return exitError
+	}
+	defer l.Close()
+	rep, err := l.Replay(context.Background(), file, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(err))
+		return exitError
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(err))
+			return exitError
+		}
+		return exitOK
+	}
+	printTable(stdout, rep)
+	fmt.Fprintln(stdout)
+	printSummary(stdout, rep)
+	used, total := 0, 0
+	for _, t := range rep.Trials {
+		used += t.ExchangesUsed
+		total += t.Exchanges
+	}
+	fmt.Fprintf(stdout, "\n%d trials replayed from %s: %d of %d recorded model exchanges used, no API calls made.\n",
+		len(rep.Trials), name, used, total)
+	if *caseID != "" {
+		for _, t := range rep.Trials {
+			fmt.Fprintln(stdout)
+			printTrace(stdout, t)
+		}
+	}
+	return exitOK
+}
+
+func caseIDs(f *recording.File) []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, t := range f.Trials {
+		if !seen[t.CaseID] {
+			seen[t.CaseID] = true
+			ids = append(ids, t.CaseID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func printTable(w io.Writer, rep *lab.Report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Case / repeat\tPath\tExpected sources read\tAnswer fixture\tStop reason\tModel calls")
+	for _, t := range rep.Trials {
+		retrieval, fixture, reason, calls := "-", "-", "-", "-"
+		if t.Checks != nil {
+			retrieval = "No target"
+			if t.Checks.RetrievalTargetsRead != nil {
+				retrieval = fmt.Sprint(*t.Checks.RetrievalTargetsRead)
+			}
+			fixture = string(t.Checks.Outcome)
+		}
+		if t.Result != nil {
+			reason = string(t.Result.Reason)
+			calls = fmt.Sprint(t.Result.Usage.ModelCalls)
+		} else if t.Error != nil {
+			reason = "refused: " + string(*t.Error)
+		}
+		fmt.Fprintf(tw, "%s / %d\t%s\t%s\t%s\t%s\t%s\n", t.CaseID, t.Repeat, t.Mode, retrieval, fixture, reason, calls)
+	}
+	tw.Flush()
+}
+
+func printSummary(w io.Writer, rep *lab.Report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Path\tPass\tFail\tIncomplete")
+	fmt.Fprintf(tw, "fixed\t%d\t%d\t%d\n", rep.Summary.Fixed.Pass, rep.Summary.Fixed.Fail, rep.Summary.Fixed.Incomplete)
+	fmt.Fprintf(tw, "agent\t%d\t%d\t%d\n", rep.Summary.Agent.Pass, rep.Summary.Agent.Fail, rep.Summary.Agent.Incomplete)
+	tw.Flush()
+}
+
+// printTrace prints one trial's steps as the seed's section 3 table does,
+// then its ending, answer, citations and checks.
+func printTrace(w io.Writer, t lab.TrialReport) {
+	fmt.Fprintf(w, "%s / %d, %s path (trial %s)\n", t.CaseID, t.Repeat, t.Mode, t.ID)
+	if t.Result == nil {
+		fmt.Fprintf(w, "  refused before it started: %s %s\n", *t.Error, t.ErrorDetail)
+		return
+	}
+	r := t.Result
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  Call\tAction\tQuery or source\tApplication\tModel assessment")
+	for _, s := range r.Steps {
+		call := fmt.Sprint(s.Call)
+		if s.Call == 0 {
+			call = "-" // the fixed path's own retrieval
+		}
+		action, arg := string(s.Action), s.Argument
+		if action == "" {
+			action = "(refused reply)"
+		}
+		if arg == "" {
+			arg = "—"
+		}
+		admission := string(s.Outcome)
+		if s.Reason != "" {
+			admission += ": " + string(s.Reason)
+		}
+		assessment := s.Assessment
+		if assessment == "" && s.Call == 0 {
+			assessment = "(fixed retrieval, no model call)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", call, action, clip(arg, 48), admission, clip(assessment, 100))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "  Ended: %s, %s", r.Status, r.Reason)
+	if r.Detail != "" {
+		fmt.Fprintf(w, " (%s)", r.Detail)
+	}
+	fmt.Fprintf(w, "\n  Usage: %d model calls, %d searches, %d reads, %d source bytes of limits %s\n",
+		r.Usage.ModelCalls, r.Usage.Searches, r.Usage.Reads, r.Usage.SourceBytes, r.Limits)
+	if r.Tokens.Total > 0 {
+		fmt.Fprintf(w, "  Tokens: %d prompt, %d output, %d thinking, %d total\n", r.Tokens.Prompt, r.Tokens.Candidates, r.Tokens.Thoughts, r.Tokens.Total)
+	}
+	if r.Status == agent.Answered {
+		fmt.Fprintf(w, "  Answer: %s\n", r.Answer)
+		for _, c := range r.Citations {
+			fmt.Fprintf(w, "    [%s] %q\n      %s\n", c.SourceID, c.Quote, c.URL)
+		}
+	}
+	if c := t.Checks; c != nil {
+		retrieval := "no target"
+		if c.RetrievalTargetsRead != nil {
+			retrieval = fmt.Sprint(*c.RetrievalTargetsRead)
+		}
+		fmt.Fprintf(w, "  Checks: expected sources read %s, answer fixture %s (%s), queries %q, refined %t, within limits %t\n",
+			retrieval, passFail(c.AnswerFixtureCheck), c.Outcome, c.Trajectory.Queries, c.Trajectory.Refined, c.Trajectory.WithinLimits)
+	}
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "passed"
+	}
+	return "failed"
+}
+
+// clip shortens s to n characters for a table cell.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

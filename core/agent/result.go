@@ -1,0 +1,160 @@
+package agent
+
+import (
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/reason"
+)
+
+// Status is how a run ended.
+type Status string
+
+// The three statuses of a finished run.
+const (
+	Answered   Status = "answered"
+	Incomplete Status = "incomplete"
+	Failed     Status = "failed"
+)
+
+// Usage counts what a run consumed; the admitted attempts count even when a
+// tool then fails.
+type Usage struct {
+	ModelCalls  int `json:"model_calls"`
+	Searches    int `json:"searches"`
+	Reads       int `json:"reads"`
+	SourceBytes int `json:"source_bytes"`
+}
+
+func (u Usage) value() map[string]any {
+	return map[string]any{"model_calls": u.ModelCalls, "searches": u.Searches, "reads": u.Reads, "source_bytes": u.SourceBytes}
+}
+
+// Candidate is a search result as the model sees it: no text, no receipt.
+type Candidate struct {
+	SourceID string `json:"source_id"`
+	Rank     int    `json:"rank"`
+	Version  string `json:"version"`
+}
+
+// SearchResult is the observation of an admitted search.
+type SearchResult struct {
+	Query      string      `json:"query"`
+	Candidates []Candidate `json:"candidates"`
+}
+
+// ReadResult is the observation of an admitted, validated read.
+type ReadResult struct {
+	SourceID   string `json:"source_id"`
+	Version    string `json:"version"`
+	Text       string `json:"text"`
+	URL        string `json:"url"`
+	TextSHA256 string `json:"text_sha256"`
+}
+
+// Arguments are an action's arguments: a query for search, a source_id for read.
+type Arguments struct {
+	Query    *string `json:"query,omitempty"`
+	SourceID *string `json:"source_id,omitempty"`
+}
+
+// Observation is a tool result the application accepted. Exactly one of
+// Search and Read is set, matching Tool; it marshals as the reference lab's
+// {"tool", "arguments", "result"}.
+type Observation struct {
+	Tool      Action    `json:"tool"`
+	Arguments Arguments `json:"arguments"`
+	Result    any       `json:"result"` // *SearchResult or *ReadResult
+}
+
+// SearchResult returns the search observation, if it is one.
+func (o Observation) Search() (*SearchResult, bool) {
+	r, ok := o.Result.(*SearchResult)
+	return r, ok
+}
+
+// ReadResult returns the read observation, if it is one.
+func (o Observation) Read() (*ReadResult, bool) {
+	r, ok := o.Result.(*ReadResult)
+	return r, ok
+}
+
+func (o Observation) value() map[string]any {
+	args := map[string]any{}
+	var result map[string]any
+	switch r := o.Result.(type) {
+	case *SearchResult:
+		args["query"] = *o.Arguments.Query
+		cands := make([]any, len(r.Candidates))
+		for i, c := range r.Candidates {
+			cands[i] = map[string]any{"source_id": c.SourceID, "rank": c.Rank, "version": c.Version}
+		}
+		result = map[string]any{"query": r.Query, "candidates": cands}
+	case *ReadResult:
+		args["source_id"] = *o.Arguments.SourceID
+		result = map[string]any{"source_id": r.SourceID, "version": r.Version, "text": r.Text,
+			"url": r.URL, "text_sha256": r.TextSHA256}
+	}
+	return map[string]any{"tool": string(o.Tool), "arguments": args, "result": result}
+}
+
+// Tokens is one model call's token accounting, from its usageMetadata.
+type Tokens struct {
+	Prompt     int `json:"prompt"`
+	Candidates int `json:"candidates"`
+	Thoughts   int `json:"thoughts"`
+	Total      int `json:"total"`
+}
+
+// Add sums token counts.
+func (t Tokens) Add(o Tokens) Tokens {
+	return Tokens{t.Prompt + o.Prompt, t.Candidates + o.Candidates, t.Thoughts + o.Thoughts, t.Total + o.Total}
+}
+
+// Outcome is what the application did with a step's action.
+type Outcome string
+
+// Step outcomes.
+const (
+	Admitted Outcome = "admitted" // a tool ran and its observation was kept
+	Refused  Outcome = "refused"  // the reply or action was refused; the run ended
+	Finished Outcome = "finished" // an answer passed the citation contract, or the model stopped
+)
+
+// Step is one entry of a run's trace: a model call (or, with Call 0, the
+// fixed path's own retrieval) and what the application made of it. Steps
+// sit beside the published result fields; they add, never replace.
+type Step struct {
+	Call       int         `json:"call"`
+	Action     Action      `json:"action,omitempty"`
+	Argument   string      `json:"argument,omitempty"` // the query or the source_id
+	Assessment string      `json:"assessment,omitempty"`
+	Outcome    Outcome     `json:"outcome"`
+	Reason     reason.Code `json:"reason,omitempty"`
+	Detail     string      `json:"detail,omitempty"`
+	// Observation is the index in Result.Observations this step added, or -1.
+	Observation   int            `json:"observation"`
+	Usage         Usage          `json:"usage"`
+	Tokens        *Tokens        `json:"tokens,omitempty"`
+	ModelVersion  string         `json:"model_version,omitempty"`
+	UsageMetadata *pyjson.Object `json:"usage_metadata,omitempty"`
+}
+
+// Result is a finished run. The fields up to Observations have exactly the
+// reference lab's shape; Steps, Tokens and Detail are additions.
+type Result struct {
+	Status       Status        `json:"status"`
+	Reason       reason.Code   `json:"reason"`
+	Answer       string        `json:"answer"`
+	Citations    []Citation    `json:"citations"`
+	Question     string        `json:"question"`
+	Version      string        `json:"version"`
+	Mode         Mode          `json:"mode"`
+	Limits       Limits        `json:"limits"`
+	Usage        Usage         `json:"usage"`
+	Decisions    []Decision    `json:"decisions"`
+	Observations []Observation `json:"observations"`
+
+	Steps  []Step `json:"steps"`
+	Tokens Tokens `json:"tokens"`
+	// Detail explains a refusal for people (which check, which exchange).
+	Detail string `json:"detail,omitempty"`
+}

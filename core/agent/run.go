@@ -1,0 +1,429 @@
+// Package agent is the controller: a model proposes the next action, and this
+// package admits or refuses it (limits, repeats, unissued sources, the
+// citation contract) in exactly the reference lab's order of checks, so a
+// run here ends with the status and reason it ends with there.
+package agent
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/store"
+	"github.com/ragagentlab/ragagent/core/tools"
+)
+
+// Mode selects who chooses retrieval: the model (agent) or the code (fixed).
+type Mode string
+
+// The two modes.
+const (
+	// Agent lets the model search and read as it sees fit.
+	Agent Mode = "agent"
+	// Fixed searches the question once, reads every candidate, then lets the
+	// model only answer or stop.
+	Fixed Mode = "fixed"
+)
+
+// SearchK is how many candidates each search issues.
+const SearchK = 2
+
+// maxCallTimeout caps one model call, whatever the deadline leaves.
+const maxCallTimeout = 45 * time.Second
+
+// maxQuestion is the question's length cap in code points.
+const maxQuestion = 512
+
+// Prompt is one model request before any provider framing: the system
+// instruction, the user state text and the decision schema.
+type Prompt struct {
+	System string
+	State  string
+	Schema *pyjson.Object
+}
+
+// Reply is a model's decoded decision value (not yet validated) and what the
+// provider said about the call.
+type Reply struct {
+	Value any
+	Meta  Meta
+}
+
+// Meta is a model call's accounting, kept with the step it produced.
+type Meta struct {
+	UsageMetadata *pyjson.Object // the provider's usageMetadata, as sent
+	ModelVersion  string
+}
+
+// Tokens reads the counts from the usageMetadata.
+func (m Meta) Tokens() *Tokens {
+	if m.UsageMetadata == nil {
+		return nil
+	}
+	n := func(k string) int {
+		v, _ := m.UsageMetadata.Get(k)
+		num, _ := v.(pyjson.Number)
+		i, _ := num.Int()
+		return i
+	}
+	return &Tokens{Prompt: n("promptTokenCount"), Candidates: n("candidatesTokenCount"),
+		Thoughts: n("thoughtsTokenCount"), Total: n("totalTokenCount")}
+}
+
+// Model proposes the next decision. An error that carries a reason.Code ends
+// the run as failed with that code; Reply.Meta may be set with an error (a
+// reply that was paid for but refused).
+type Model interface {
+	Decide(ctx context.Context, p Prompt, timeout time.Duration) (Reply, error)
+}
+
+// Task is what to run.
+type Task struct {
+	Question string
+	Version  string
+	Mode     Mode
+	Limits   Limits
+}
+
+// Validate refuses a task before it starts, in the reference order: limits,
+// question, version, mode.
+func (t Task) Validate() error {
+	if err := t.Limits.Validate(); err != nil {
+		return err
+	}
+	if pyjson.Blank(t.Question) || pyjson.Len(t.Question) > maxQuestion {
+		return reason.New(reason.InvalidQuestion, "the question must be non-blank and at most %d characters", maxQuestion)
+	}
+	if !corpus.ValidVersion(t.Version) {
+		return reason.New(reason.InvalidVersion, "version %q is not of the form 3.12", t.Version)
+	}
+	if t.Mode != Agent && t.Mode != Fixed {
+		return reason.New(reason.InvalidMode, "mode %q is not agent or fixed", t.Mode)
+	}
+	return nil
+}
+
+// TaskFromJSON builds a task from decoded JSON fields (a recording's trial),
+// refusing a wrong type with the same code, in the same order, as a wrong
+// value. An absent field is passed as nil.
+func TaskFromJSON(question, version, mode, limits any) (Task, error) {
+	l, err := LimitsFromJSON(limits)
+	if err != nil {
+		return Task{}, err
+	}
+	q, ok := question.(string)
+	if !ok {
+		return Task{}, reason.New(reason.InvalidQuestion, "the question must be a string")
+	}
+	v, ok := version.(string)
+	if !ok {
+		return Task{Question: q}, reason.New(reason.InvalidVersion, "the version must be a string")
+	}
+	m, ok := mode.(string)
+	if !ok {
+		return Task{Question: q, Version: v}, reason.New(reason.InvalidMode, "the mode must be a string")
+	}
+	t := Task{Question: q, Version: v, Mode: Mode(m), Limits: l}
+	return t, t.Validate()
+}
+
+// Controller runs tasks with its tools and model.
+type Controller struct {
+	Tools tools.Tools
+	Model Model
+	// Clock is the time source for the deadline; nil means time.Now.
+	Clock func() time.Time
+	// OnStep, if set, sees each step as soon as it is final, with the
+	// observation it added (nil when it added none).
+	OnStep func(Step, *Observation)
+}
+
+// Run executes a task. A task that fails validation is refused with an error
+// carrying its code; any run that starts returns a Result, whatever its
+// status. An error is also returned for a fault that is nobody's decision
+// (a tool failing without a reason code).
+func (c *Controller) Run(ctx context.Context, t Task) (*Result, error) {
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	clock := c.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	r := &run{c: c, ctx: ctx, task: t, clock: clock, started: clock(),
+		issued: map[string]tools.Handle{}, passages: map[string]corpus.Passage{}, queries: map[string]bool{}}
+	return r.exec()
+}
+
+type run struct {
+	c       *Controller
+	ctx     context.Context
+	task    Task
+	clock   func() time.Time
+	started time.Time
+
+	usage        Usage
+	decisions    []Decision
+	observations []Observation
+	steps        []Step
+	tokens       Tokens
+
+	issued      map[string]tools.Handle
+	issuedOrder []string
+	passages    map[string]corpus.Passage
+	queries     map[string]bool
+}
+
+func (r *run) finish(status Status, code reason.Code, detail string, answer string, citations []Citation) *Result {
+	if citations == nil {
+		citations = []Citation{}
+	}
+	res := &Result{Status: status, Reason: code, Answer: answer, Citations: citations,
+		Question: r.task.Question, Version: r.task.Version, Mode: r.task.Mode, Limits: r.task.Limits,
+		Usage: r.usage, Decisions: append([]Decision{}, r.decisions...),
+		Observations: append([]Observation{}, r.observations...),
+		Steps:        append([]Step{}, r.steps...), Tokens: r.tokens, Detail: detail}
+	return res
+}
+
+// fail ends the run as failed when err carries a code; otherwise the fault is
+// returned to the caller.
+func (r *run) fail(err error) (*Result, error) {
+	code, ok := reason.Of(err)
+	if !ok {
+		return nil, err
+	}
+	return r.finish(Failed, code, reason.DetailOf(err), "", nil), nil
+}
+
+func (r *run) elapsed() time.Duration { return r.clock().Sub(r.started) }
+
+func (r *run) addStep(s Step) {
+	r.steps = append(r.steps, s)
+	if r.c.OnStep == nil {
+		return
+	}
+	var obs *Observation
+	if s.Observation >= 0 {
+		o := r.observations[s.Observation]
+		obs = &o
+	}
+	r.c.OnStep(s, obs)
+}
+
+// stepOf records the outcome of performing an action: admitted, refused by
+// an allowance (limit), or refused with an error.
+func (r *run) stepOf(s Step, admitted bool, limit reason.Code, err error) {
+	s.Usage = r.usage
+	s.Observation = -1
+	switch {
+	case err != nil:
+		s.Outcome = Refused
+		s.Reason, _ = reason.Of(err)
+		s.Detail = reason.DetailOf(err)
+	case !admitted:
+		s.Outcome, s.Reason = Refused, limit
+	default:
+		s.Outcome = Admitted
+		s.Observation = len(r.observations) - 1
+	}
+	r.addStep(s)
+}
+
+func (r *run) exec() (*Result, error) {
+	t := r.task
+	if t.Mode == Fixed {
+		// The baseline retrieves the original question once and reads every
+		// candidate: same backend, context and answer contract, no refinement.
+		ok, err := r.perform(Search, t.Question)
+		r.stepOf(Step{Action: Search, Argument: t.Question}, ok, reason.SearchLimit, err)
+		if err != nil {
+			return r.fail(err)
+		}
+		if !ok {
+			return r.finish(Incomplete, reason.SearchLimit, "", "", nil), nil
+		}
+		for _, source := range append([]string{}, r.issuedOrder...) {
+			ok, err := r.perform(Read, source)
+			r.stepOf(Step{Action: Read, Argument: source}, ok, reason.ReadOrByteLimit, err)
+			if err != nil {
+				return r.fail(err)
+			}
+			if !ok {
+				return r.finish(Incomplete, reason.ReadOrByteLimit, "", "", nil), nil
+			}
+		}
+	}
+	seconds := time.Duration(t.Limits.Seconds) * time.Second
+	for range t.Limits.ModelCalls {
+		if r.ctx.Err() != nil {
+			return r.finish(Incomplete, reason.Cancelled, "", "", nil), nil
+		}
+		remaining := seconds - r.elapsed()
+		if remaining <= 0 {
+			return r.finish(Incomplete, reason.Deadline, "", "", nil), nil
+		}
+		prompt := Prompt{System: Instruction(t.Mode), State: r.state(), Schema: Schema()}
+		r.usage.ModelCalls++
+		reply, err := r.c.Model.Decide(r.ctx, prompt, min(maxCallTimeout, remaining))
+		step := Step{Call: r.usage.ModelCalls, Usage: r.usage, Observation: -1,
+			Tokens: reply.Meta.Tokens(), ModelVersion: reply.Meta.ModelVersion, UsageMetadata: reply.Meta.UsageMetadata}
+		if step.Tokens != nil {
+			r.tokens = r.tokens.Add(*step.Tokens)
+		}
+		var d Decision
+		if err == nil {
+			d, err = ValidateDecision(reply.Value)
+		}
+		if err != nil {
+			if r.ctx.Err() != nil {
+				err = reason.New(reason.Cancelled, "stopped during model call %d", r.usage.ModelCalls)
+			}
+			step.Outcome = Refused
+			step.Reason, _ = reason.Of(err)
+			step.Detail = reason.DetailOf(err)
+			r.addStep(step)
+			if step.Reason == reason.Cancelled {
+				return r.finish(Incomplete, reason.Cancelled, step.Detail, "", nil), nil
+			}
+			return r.fail(err)
+		}
+		r.decisions = append(r.decisions, d)
+		step.Action, step.Assessment = d.Action, d.Assessment
+		step.Argument = d.Query + d.SourceID // at most one is non-empty
+		if r.elapsed() >= seconds {
+			step.Outcome, step.Reason = Refused, reason.Deadline
+			r.addStep(step)
+			return r.finish(Incomplete, reason.Deadline, "", "", nil), nil
+		}
+		switch d.Action {
+		case Stop:
+			step.Outcome, step.Reason = Finished, reason.ModelStopped
+			r.addStep(step)
+			return r.finish(Incomplete, reason.ModelStopped, "", "", nil), nil
+		case Answer:
+			citations, err := r.checkCitations(d)
+			if err != nil {
+				step.Outcome, step.Reason, step.Detail = Refused, reason.UnreadOrChangedCitation, reason.DetailOf(err)
+				r.addStep(step)
+				return r.fail(err)
+			}
+			step.Outcome, step.Reason = Finished, reason.CitationContractPassed
+			r.addStep(step)
+			return r.finish(Answered, reason.CitationContractPassed, "", d.Answer, citations), nil
+		}
+		if t.Mode == Fixed {
+			err := reason.New(reason.FixedPolicyToolRequest, "the fixed path admits only answer or stop, not %s", d.Action)
+			step.Outcome, step.Reason, step.Detail = Refused, reason.FixedPolicyToolRequest, reason.DetailOf(err)
+			r.addStep(step)
+			return r.fail(err)
+		}
+		ok, err := r.perform(d.Action, step.Argument)
+		limit := reason.SearchLimit
+		if d.Action == Read {
+			limit = reason.ReadOrByteLimit
+		}
+		r.stepOf(step, ok, limit, err)
+		if err != nil {
+			return r.fail(err)
+		}
+		if !ok {
+			return r.finish(Incomplete, limit, "", "", nil), nil
+		}
+	}
+	return r.finish(Incomplete, reason.ModelCallLimit, "", "", nil), nil
+}
+
+// state is the user text of the next request: json.dumps(state, sort_keys=True).
+func (r *run) state() string {
+	obs := make([]any, len(r.observations))
+	for i, o := range r.observations {
+		obs[i] = o.value()
+	}
+	state := map[string]any{"question": r.task.Question, "version": r.task.Version, "observations": obs,
+		"usage": r.usage.value(), "limits": r.task.Limits.value(), "schema": Schema()}
+	return pyjson.Dumps(state, pyjson.Options{SortKeys: true})
+}
+
+// queryKey is the equivalence class of a query: its sorted distinct terms.
+func queryKey(q string) string {
+	terms := store.Terms(q)
+	sort.Strings(terms)
+	return strings.Join(terms, " ")
+}
+
+// perform admits and executes one tool action. It returns false when an
+// allowance refuses it, and an error when a check or the tool fails.
+func (r *run) perform(action Action, arg string) (bool, error) {
+	t := r.task
+	if action == Search {
+		key := queryKey(arg)
+		if r.queries[key] {
+			return false, reason.New(reason.DuplicateQuery, "%q repeats the terms of an earlier search", arg)
+		}
+		if r.usage.Searches >= t.Limits.Searches {
+			return false, nil
+		}
+		r.queries[key] = true
+		r.usage.Searches++ // an admitted attempt counts even if the tool fails
+		handles, err := r.c.Tools.Search(arg, SearchK, t.Version)
+		if err != nil {
+			return false, err
+		}
+		result := &SearchResult{Query: arg, Candidates: make([]Candidate, len(handles))}
+		for i, h := range handles {
+			if _, seen := r.issued[h.SourceID]; !seen {
+				r.issuedOrder = append(r.issuedOrder, h.SourceID)
+			}
+			r.issued[h.SourceID] = h
+			result.Candidates[i] = Candidate{SourceID: h.SourceID, Rank: h.Rank, Version: h.Version}
+		}
+		r.observations = append(r.observations, Observation{Tool: Search, Arguments: Arguments{Query: &arg}, Result: result})
+		return true, nil
+	}
+	h, issued := r.issued[arg]
+	if !issued {
+		return false, reason.New(reason.UnissuedSource, "%q was not issued by a search", arg)
+	}
+	if _, read := r.passages[arg]; read {
+		return false, reason.New(reason.DuplicateRead, "%q was already read", arg)
+	}
+	size := r.c.Tools.ReadCost(h)
+	if r.usage.Reads >= t.Limits.Reads || r.usage.SourceBytes+size > t.Limits.SourceBytes {
+		return false, nil
+	}
+	r.usage.Reads++
+	r.usage.SourceBytes += size
+	p, err := r.c.Tools.Read(h)
+	if err != nil {
+		return false, err
+	}
+	if err := r.c.Tools.ValidateRead(p, h); err != nil {
+		return false, err
+	}
+	r.passages[arg] = p
+	r.observations = append(r.observations, Observation{Tool: Read, Arguments: Arguments{SourceID: &arg},
+		Result: &ReadResult{SourceID: p.SourceID, Version: p.Version, Text: p.Text, URL: p.URL, TextSHA256: p.TextSHA256}})
+	return true, nil
+}
+
+// checkCitations admits an answer only if every quote is an exact substring
+// of a passage this run read; the URL is the read record's.
+func (r *run) checkCitations(d Decision) ([]Citation, error) {
+	out := make([]Citation, 0, len(d.Citations))
+	for i, q := range d.Citations {
+		p, read := r.passages[q.SourceID]
+		if !read {
+			return nil, reason.New(reason.UnreadOrChangedCitation, "citation %d names %q, which was not read", i+1, q.SourceID)
+		}
+		if !strings.Contains(p.Text, q.Quote) {
+			return nil, reason.New(reason.UnreadOrChangedCitation, "citation %d quote is not in %q as read", i+1, q.SourceID)
+		}
+		out = append(out, Citation{SourceID: q.SourceID, Quote: q.Quote, URL: p.URL})
+	}
+	return out, nil
+}

@@ -1,0 +1,131 @@
+// Package corpus loads the pinned, versioned passages every run reads, and
+// refuses a snapshot whose receipts or identifiers do not hold, because a
+// citation is only worth its passage's sha256.
+package corpus
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// Format is the snapshot file's format tag.
+const Format = "ragagent-snapshot/1"
+
+// Passage is one versioned documentation passage with its receipt.
+type Passage struct {
+	SourceID   string `json:"source_id"`
+	Version    string `json:"version"`
+	URL        string `json:"url"`
+	Text       string `json:"text"`
+	TextSHA256 string `json:"text_sha256"`
+}
+
+// Bytes is the UTF-8 length of the text, which is what a read costs.
+func (p Passage) Bytes() int { return len(p.Text) }
+
+// Snapshot is the validated corpus, passages in file order (which is also
+// the index's insertion order, so it breaks no ties silently).
+type Snapshot struct {
+	Format      string    `json:"format"`
+	Description string    `json:"description,omitempty"`
+	Passages    []Passage `json:"passages"`
+	byID        map[string]int
+}
+
+// ValidVersion reports whether v fully matches [0-9]+\.[0-9]+ (ASCII digits).
+func ValidVersion(v string) bool {
+	major, minor, ok := strings.Cut(v, ".")
+	return ok && allDigits(major) && allDigits(minor)
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// validSourceID: 1-128 of [a-z0-9._-], starting with a letter or digit.
+func validSourceID(id string) bool {
+	if id == "" || len(id) > 128 || id[0] == '.' || id[0] == '_' || id[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// SHA256 returns the lower-case hex sha256 of text, the form receipts use.
+func SHA256(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// Parse decodes and validates a snapshot file.
+func Parse(data []byte) (*Snapshot, error) {
+	var s Snapshot
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("snapshot: not a valid snapshot file: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("snapshot: unexpected data after the snapshot object")
+	}
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func (s *Snapshot) validate() error {
+	if s.Format != Format {
+		return fmt.Errorf("snapshot: format is %q, want %q", s.Format, Format)
+	}
+	if len(s.Passages) == 0 {
+		return fmt.Errorf("snapshot: no passages")
+	}
+	s.byID = make(map[string]int, len(s.Passages))
+	for i, p := range s.Passages {
+		where := fmt.Sprintf("snapshot: passage %d (%q)", i+1, p.SourceID)
+		switch {
+		case !validSourceID(p.SourceID):
+			return fmt.Errorf("%s: source_id must be 1-128 lower-case letters, digits, '.', '_' or '-'", where)
+		case !ValidVersion(p.Version):
+			return fmt.Errorf("%s: version %q is not of the form 3.12", where, p.Version)
+		case p.Text == "" || !utf8.ValidString(p.Text):
+			return fmt.Errorf("%s: text must be non-empty UTF-8", where)
+		case SHA256(p.Text) != p.TextSHA256:
+			return fmt.Errorf("%s: text_sha256 %q does not match the text (which hashes to %s)", where, p.TextSHA256, SHA256(p.Text))
+		}
+		if u, err := url.Parse(p.URL); err != nil || u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("%s: url %q is not an absolute https URL", where, p.URL)
+		}
+		if j, dup := s.byID[p.SourceID]; dup {
+			return fmt.Errorf("%s: source_id repeats passage %d", where, j+1)
+		}
+		s.byID[p.SourceID] = i
+	}
+	return nil
+}
+
+// Passage returns the passage with the given source id.
+func (s *Snapshot) Passage(sourceID string) (Passage, bool) {
+	i, ok := s.byID[sourceID]
+	if !ok {
+		return Passage{}, false
+	}
+	return s.Passages[i], true
+}

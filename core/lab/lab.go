@@ -1,0 +1,144 @@
+// Package lab wires the core together for its front ends (the command line,
+// the page, the tests): a validated corpus with its index, the authored
+// cases, and replay of a recording into graded trial reports. It takes bytes,
+// not paths, so the same code runs natively and in the browser.
+package lab
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/evaluate"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/tools"
+)
+
+// Lab is an opened corpus, its index and the grading cases.
+type Lab struct {
+	Snapshot *corpus.Snapshot
+	Library  *tools.Library
+	Cases    *evaluate.Cases
+}
+
+// Open validates the snapshot and cases and builds the index.
+func Open(snapshot, cases []byte) (*Lab, error) {
+	snap, err := corpus.Parse(snapshot)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := evaluate.ParseCases(cases)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs.Cases {
+		for _, s := range c.Sources {
+			if _, ok := snap.Passage(s); !ok {
+				return nil, fmt.Errorf("cases: case %q targets %q, which is not in the snapshot", c.ID, s)
+			}
+		}
+	}
+	lib, err := tools.Open(snap)
+	if err != nil {
+		return nil, err
+	}
+	return &Lab{Snapshot: snap, Library: lib, Cases: cs}, nil
+}
+
+// Close releases the index.
+func (l *Lab) Close() error { return l.Library.Close() }
+
+// TrialReport is one replayed trial. Result is nil (and Error set) when the
+// trial was refused before it started; Checks is nil for a trial whose case
+// is not among the lab's cases.
+type TrialReport struct {
+	ID             string           `json:"id"`
+	CaseID         string           `json:"case_id"`
+	Split          string           `json:"split"`
+	Repeat         int              `json:"repeat"`
+	Mode           string           `json:"mode"`
+	Result         *agent.Result    `json:"result"`
+	Error          *reason.Code     `json:"error"`
+	ErrorDetail    string           `json:"error_detail,omitempty"`
+	Checks         *evaluate.Checks `json:"checks"`
+	Exchanges      int              `json:"exchanges"`
+	ExchangesUsed  int              `json:"exchanges_used"`
+	ElapsedSeconds *float64         `json:"elapsed_seconds"`
+}
+
+// Summary tallies outcomes per path.
+type Summary struct {
+	Fixed evaluate.Tally `json:"fixed"`
+	Agent evaluate.Tally `json:"agent"`
+}
+
+// Report is a replayed recording.
+type Report struct {
+	Trials  []TrialReport `json:"trials"`
+	Summary Summary       `json:"summary"`
+}
+
+// Replay runs every trial of a recording against the recorded exchanges,
+// grading those whose case is known. onTrial, if set, sees each report as it
+// is made (for progress). The error is only for a fault outside every
+// trial's own outcome.
+func (l *Lab) Replay(ctx context.Context, f *recording.File, onTrial func(TrialReport)) (*Report, error) {
+	rep := &Report{Trials: []TrialReport{}}
+	for _, t := range f.Trials {
+		tr, err := l.ReplayTrial(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("trial %s: %w", t.ID, err)
+		}
+		if tr.Checks != nil {
+			switch agent.Mode(tr.Mode) {
+			case agent.Fixed:
+				rep.Summary.Fixed.Add(tr.Checks.Outcome)
+			case agent.Agent:
+				rep.Summary.Agent.Add(tr.Checks.Outcome)
+			}
+		}
+		rep.Trials = append(rep.Trials, tr)
+		if onTrial != nil {
+			onTrial(tr)
+		}
+	}
+	return rep, nil
+}
+
+// ReplayTrial replays one trial.
+func (l *Lab) ReplayTrial(ctx context.Context, t recording.Trial) (TrialReport, error) {
+	mode, _ := t.Mode.(string)
+	tr := TrialReport{ID: t.ID, CaseID: t.CaseID, Split: t.Split, Repeat: t.Repeat, Mode: mode,
+		Exchanges: len(t.Exchanges), ElapsedSeconds: t.ElapsedSeconds}
+	task, err := agent.TaskFromJSON(t.Question, t.Version, t.Mode, t.Limits)
+	if err != nil {
+		return refused(tr, err)
+	}
+	replayer := recording.NewReplayer(t)
+	ctrl := agent.Controller{Tools: l.Library, Model: replayer}
+	res, err := ctrl.Run(ctx, task)
+	if err != nil {
+		return refused(tr, err)
+	}
+	tr.Result = res
+	tr.ExchangesUsed = replayer.Used()
+	if c, ok := l.Cases.Case(t.CaseID); ok {
+		checks := evaluate.Grade(c, res)
+		tr.Checks = &checks
+	}
+	return tr, nil
+}
+
+// refused reports a run refused before it started; an error without a
+// reason code is a fault and is passed up.
+func refused(tr TrialReport, err error) (TrialReport, error) {
+	code, ok := reason.Of(err)
+	if !ok {
+		return tr, err
+	}
+	tr.Error = &code
+	tr.ErrorDetail = reason.DetailOf(err)
+	return tr, nil
+}

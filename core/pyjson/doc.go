@@ -1,0 +1,16 @@
+// Package pyjson reads, writes and compares JSON exactly as CPython's json
+// module does, because request bodies and recordings are shared with the
+// reference Python lab: a state text must be byte-identical to
+// json.dumps(state, sort_keys=True), a model reply must decode (or fail) as
+// json.loads would, and a replayed request must compare equal as two Python
+// values would.
+//
+// Values are plain Go values: nil, bool, string, Number, []any, *Object (an
+// insertion-ordered object, as decoded) and, for encoding only, int, int64,
+// float64 and map[string]any.
+//
+// Strings are UTF-8, except that a lone UTF-16 surrogate (which Python keeps
+// in a str, for example from "\ud800") is held as its three-byte generalized
+// UTF-8 form (WTF-8), so that it survives a decode and encode round trip and
+// counts as one character.
+package pyjson

@@ -1,0 +1,241 @@
+// Package recording reads and writes ragagent-recording/1 files (every model
+// exchange of a batch of trials) and replays them: a recorded reply is only
+// handed out for a request equal to the one it answered, so a changed
+// question, prompt, schema or observation is caught, never papered over.
+package recording
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ragagentlab/ragagent/core/pyjson"
+)
+
+// Format is the format tag every recording carries.
+const Format = "ragagent-recording/1"
+
+// File is a recording: provider settings and the trials, in order.
+type File struct {
+	Model      string
+	Endpoint   string
+	Config     any // as recorded; informational
+	RecordedAt string
+	Trials     []Trial
+}
+
+// Trial is one run's inputs and its model exchanges. Question, Version, Mode
+// and Limits are kept as decoded (nil when absent) so that a wrong type is
+// refused by the controller with the same code a wrong value gets.
+type Trial struct {
+	ID             string
+	CaseID         string
+	Split          string
+	Repeat         int
+	Question       any
+	Version        any
+	Mode           any
+	Limits         any
+	Exchanges      []Exchange
+	ElapsedSeconds *float64
+}
+
+// Exchange is one model request with either its response or the error kind
+// (and HTTP status, when there was one) of a failed attempt.
+type Exchange struct {
+	Request    any
+	Response   any
+	Error      string
+	HTTPStatus int
+}
+
+// ParseError is a recording that cannot be used, with where and why.
+type ParseError struct {
+	Where string
+	Msg   string
+}
+
+func (e *ParseError) Error() string {
+	if e.Where == "" {
+		return "recording: " + e.Msg
+	}
+	return "recording: " + e.Where + ": " + e.Msg
+}
+
+// Parse reads a recording. Unknown keys are ignored; a file that is not
+// JSON, has another format tag, or whose trials or exchanges lack what
+// replay needs is refused with a one-line ParseError.
+func Parse(data []byte) (*File, error) {
+	root, err := pyjson.Decode(string(data))
+	if err != nil {
+		return nil, &ParseError{Msg: "not valid JSON (" + err.Error() + "); is the file truncated?"}
+	}
+	o, ok := root.(*pyjson.Object)
+	if !ok {
+		return nil, &ParseError{Msg: "the top level is not an object"}
+	}
+	if f, _ := o.Get("format"); f != Format {
+		return nil, &ParseError{Msg: fmt.Sprintf("format is %s, want %q", short(f), Format)}
+	}
+	file := &File{}
+	file.Model, _ = str(o, "model")
+	file.Endpoint, _ = str(o, "endpoint")
+	file.Config, _ = o.Get("config")
+	file.RecordedAt, _ = str(o, "recorded_at")
+	raw, _ := o.Get("trials")
+	trials, ok := raw.([]any)
+	if !ok {
+		return nil, &ParseError{Msg: "trials is not a list"}
+	}
+	seen := map[string]int{}
+	for i, t := range trials {
+		trial, err := parseTrial(t, i)
+		if err != nil {
+			return nil, err
+		}
+		if j, dup := seen[trial.ID]; dup {
+			return nil, &ParseError{Where: fmt.Sprintf("trial %d", i+1), Msg: fmt.Sprintf("id %q repeats trial %d", trial.ID, j+1)}
+		}
+		seen[trial.ID] = i
+		file.Trials = append(file.Trials, trial)
+	}
+	return file, nil
+}
+
+func parseTrial(v any, i int) (Trial, error) {
+	where := fmt.Sprintf("trial %d", i+1)
+	o, ok := v.(*pyjson.Object)
+	if !ok {
+		return Trial{}, &ParseError{Where: where, Msg: "not an object"}
+	}
+	var t Trial
+	if t.ID, ok = str(o, "id"); !ok || t.ID == "" {
+		return Trial{}, &ParseError{Where: where, Msg: "id must be a non-empty string"}
+	}
+	where = fmt.Sprintf("trial %d (%s)", i+1, t.ID)
+	t.CaseID, _ = str(o, "case_id")
+	t.Split, _ = str(o, "split")
+	if r, present := o.Get("repeat"); present && r != nil {
+		n, _ := r.(pyjson.Number)
+		if t.Repeat, ok = n.Int(); !ok {
+			return Trial{}, &ParseError{Where: where, Msg: "repeat must be a whole number"}
+		}
+	}
+	t.Question, _ = o.Get("question")
+	t.Version, _ = o.Get("version")
+	t.Mode, _ = o.Get("mode")
+	t.Limits, _ = o.Get("limits")
+	if e, present := o.Get("elapsed_seconds"); present && e != nil {
+		n, isNum := e.(pyjson.Number)
+		if !isNum {
+			return Trial{}, &ParseError{Where: where, Msg: "elapsed_seconds must be a number"}
+		}
+		f := n.Float64()
+		t.ElapsedSeconds = &f
+	}
+	raw, _ := o.Get("exchanges")
+	list, ok := raw.([]any)
+	if !ok {
+		return Trial{}, &ParseError{Where: where, Msg: "exchanges is not a list"}
+	}
+	for j, x := range list {
+		ex, err := parseExchange(x)
+		if err != nil {
+			return Trial{}, &ParseError{Where: fmt.Sprintf("%s exchange %d", where, j+1), Msg: err.Error()}
+		}
+		t.Exchanges = append(t.Exchanges, ex)
+	}
+	return t, nil
+}
+
+func parseExchange(v any) (Exchange, error) {
+	o, ok := v.(*pyjson.Object)
+	if !ok {
+		return Exchange{}, fmt.Errorf("not an object")
+	}
+	var ex Exchange
+	var present bool
+	if ex.Request, present = o.Get("request"); !present {
+		return Exchange{}, fmt.Errorf("has no request")
+	}
+	if e, present := o.Get("error"); present {
+		// As in the reference replay, an error wins over a response.
+		if ex.Error, ok = e.(string); !ok || ex.Error == "" {
+			return Exchange{}, fmt.Errorf("error must be a non-empty string")
+		}
+		if s, present := o.Get("http_status"); present && s != nil {
+			n, _ := s.(pyjson.Number)
+			if ex.HTTPStatus, ok = n.Int(); !ok {
+				return Exchange{}, fmt.Errorf("http_status must be a whole number")
+			}
+		}
+		return ex, nil
+	}
+	if ex.Response, present = o.Get("response"); !present {
+		return Exchange{}, fmt.Errorf("has neither a response nor an error")
+	}
+	return ex, nil
+}
+
+func str(o *pyjson.Object, key string) (string, bool) {
+	v, _ := o.Get(key)
+	s, ok := v.(string)
+	return s, ok
+}
+
+func short(v any) string {
+	s := pyjson.Dumps(v, pyjson.Options{Unicode: true})
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return s
+}
+
+// Value is the file as a JSON value, keys in a stable, readable order.
+func (f *File) Value() *pyjson.Object {
+	trials := make([]any, len(f.Trials))
+	for i, t := range f.Trials {
+		trials[i] = t.Value()
+	}
+	return pyjson.NewObject("format", Format, "model", f.Model, "endpoint", f.Endpoint,
+		"config", f.Config, "recorded_at", f.RecordedAt, "trials", trials)
+}
+
+// Value is the trial as a JSON value.
+func (t Trial) Value() *pyjson.Object {
+	exchanges := make([]any, len(t.Exchanges))
+	for i, ex := range t.Exchanges {
+		exchanges[i] = ex.Value()
+	}
+	o := pyjson.NewObject("id", t.ID, "case_id", t.CaseID, "split", t.Split, "repeat", t.Repeat,
+		"mode", t.Mode, "question", t.Question, "version", t.Version, "limits", t.Limits,
+		"exchanges", exchanges)
+	if t.ElapsedSeconds != nil {
+		o.Set("elapsed_seconds", *t.ElapsedSeconds)
+	}
+	return o
+}
+
+// Value is the exchange as a JSON value.
+func (ex Exchange) Value() *pyjson.Object {
+	o := pyjson.NewObject("request", ex.Request)
+	if ex.Error != "" {
+		o.Set("error", ex.Error)
+		if ex.HTTPStatus != 0 {
+			o.Set("http_status", ex.HTTPStatus)
+		}
+		return o
+	}
+	return o.Set("response", ex.Response)
+}
+
+// Write writes the file as indented JSON with every non-ASCII character
+// escaped (as Python's json.dump(indent=2) does), so a recording is plain
+// ASCII and a lone surrogate in a model reply survives.
+func (f *File) Write(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString(pyjson.Dumps(f.Value(), pyjson.Options{Indent: 2}))
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,54 @@
+package recording
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/reason"
+)
+
+// Replayer is an agent.Model that answers from one trial's exchanges, in
+// order, and only for the request each one recorded.
+type Replayer struct {
+	trial     string
+	exchanges []Exchange
+	next      int
+}
+
+// NewReplayer replays a trial's exchanges.
+func NewReplayer(t Trial) *Replayer {
+	return &Replayer{trial: t.ID, exchanges: t.Exchanges}
+}
+
+// Used is how many exchanges have been handed out.
+func (r *Replayer) Used() int { return r.next }
+
+// Decide returns the next recorded reply if the prompt's request body equals
+// the recorded request as a JSON value; otherwise replay_request_mismatch,
+// naming the trial, the exchange, the first differing JSON path and the
+// first differing characters of both sides.
+func (r *Replayer) Decide(_ context.Context, p agent.Prompt, _ time.Duration) (agent.Reply, error) {
+	if r.next >= len(r.exchanges) {
+		return agent.Reply{}, reason.New(reason.ReplayExhausted,
+			"trial %s: model call %d has no recorded exchange (the recording has %d)", r.trial, r.next+1, len(r.exchanges))
+	}
+	ex := r.exchanges[r.next]
+	if d, same := pyjson.Diff(gemini.Payload(p), ex.Request); !same {
+		return agent.Reply{}, reason.New(reason.ReplayRequestMismatch,
+			"trial %s, exchange %d: the request differs at %s: this run sent %s, the recording has %s",
+			r.trial, r.next+1, d.Path, d.Got, d.Want)
+	}
+	r.next++
+	if ex.Error != "" {
+		detail := fmt.Sprintf("trial %s, exchange %d", r.trial, r.next)
+		if ex.HTTPStatus != 0 {
+			detail += fmt.Sprintf(": HTTP %d", ex.HTTPStatus)
+		}
+		return agent.Reply{}, reason.New(reason.Transport(ex.Error), "%s", detail)
+	}
+	return gemini.Decode(ex.Response)
+}

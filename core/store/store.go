@@ -1,0 +1,202 @@
+// Package store is the lexical backend: an in-memory SQLite FTS5 index
+// searched with a literal multi-term OR query, filtered by version inside
+// the same statement as the bm25 order and the limit, so a filter can never
+// empty a page that a later version would have filled.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/ext/fts5"
+)
+
+// Doc is one indexed text. Docs are inserted in the order given; their
+// position is the Hit.Doc returned by Search.
+type Doc struct {
+	Version string
+	Text    string
+}
+
+// Hit is one ranked match.
+type Hit struct {
+	Doc   int     // index into the docs the Index was built from
+	Rank  int     // 1-based position in bm25 order
+	Score float64 // FTS5 bm25(); lower is better
+}
+
+// Index is an FTS5 table over docs. It is not safe for concurrent use (one
+// SQLite connection); each run or worker builds or borrows its own.
+type Index struct {
+	conn     *sqlite3.Conn
+	filtered *sqlite3.Stmt
+	all      *sqlite3.Stmt
+	docs     int
+}
+
+// ErrNoTerms reports a query with no [a-z0-9] token; there is nothing to match.
+var ErrNoTerms = errors.New("store: query has no searchable terms")
+
+// Open builds an in-memory index over docs. Only the text is indexed (the
+// version is an UNINDEXED column), so bm25 statistics are those of the text
+// alone and match the reference lab's scores exactly.
+func Open(docs []Doc) (*Index, error) {
+	conn, err := sqlite3.Open(":memory:")
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+	ix := &Index{conn: conn, docs: len(docs)}
+	if err := ix.build(docs); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+func (ix *Index) build(docs []Doc) error {
+	if err := fts5.Register(ix.conn); err != nil {
+		return fmt.Errorf("store: register fts5: %w", err)
+	}
+	if err := ix.conn.Exec(`CREATE VIRTUAL TABLE passages USING fts5(version UNINDEXED, text)`); err != nil {
+		return fmt.Errorf("store: create table: %w", err)
+	}
+	if err := ix.conn.Exec(`BEGIN`); err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	insert, _, err := ix.conn.Prepare(`INSERT INTO passages(rowid, version, text) VALUES (?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("store: prepare insert: %w", err)
+	}
+	defer insert.Close()
+	for i, d := range docs {
+		if err := errors.Join(insert.BindInt(1, i+1), insert.BindText(2, d.Version), insert.BindText(3, d.Text)); err != nil {
+			return fmt.Errorf("store: bind doc %d: %w", i, err)
+		}
+		if err := insert.Exec(); err != nil {
+			return fmt.Errorf("store: insert doc %d: %w", i, err)
+		}
+	}
+	if err := ix.conn.Exec(`COMMIT`); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	// Ties in bm25 fall back to insertion order, so results never depend on
+	// the sorter's internals.
+	const base = `SELECT rowid, bm25(passages) FROM passages WHERE passages MATCH ?1 %s ORDER BY bm25(passages), rowid LIMIT ?2`
+	if ix.filtered, _, err = ix.conn.Prepare(fmt.Sprintf(base, `AND version = ?3`)); err != nil {
+		return fmt.Errorf("store: prepare search: %w", err)
+	}
+	if ix.all, _, err = ix.conn.Prepare(fmt.Sprintf(base, ``)); err != nil {
+		return fmt.Errorf("store: prepare search: %w", err)
+	}
+	return nil
+}
+
+// Close releases the connection.
+func (ix *Index) Close() error {
+	return errors.Join(ix.filtered.Close(), ix.all.Close(), ix.conn.Close())
+}
+
+// Len is the number of indexed docs.
+func (ix *Index) Len() int { return ix.docs }
+
+// Terms returns the query's search terms: the [a-z0-9]+ runs of its Python
+// lower-case form, each once, in first-seen order.
+func Terms(query string) []string {
+	var terms []string
+	seen := map[string]bool{}
+	start := -1
+	var b strings.Builder
+	flush := func() {
+		if start >= 0 {
+			t := b.String()
+			if !seen[t] {
+				seen[t] = true
+				terms = append(terms, t)
+			}
+			b.Reset()
+			start = -1
+		}
+	}
+	for i, r := range query {
+		lower := pyLowerASCII(r)
+		if lower == 0 {
+			// U+0130 lowers to "i" followed by U+0307, so it extends (or
+			// starts) a term with "i" and then ends it.
+			if r == 'İ' {
+				if start < 0 {
+					start = i
+				}
+				b.WriteByte('i')
+			}
+			flush()
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+		b.WriteByte(lower)
+	}
+	flush()
+	return terms
+}
+
+// pyLowerASCII returns the [a-z0-9] byte that r becomes under Python's
+// str.lower(), or 0 when it becomes something else. Besides ASCII, only the
+// Kelvin sign lowers to a single ASCII letter; U+0130 is handled by Terms.
+func pyLowerASCII(r rune) byte {
+	switch {
+	case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
+		return byte(r)
+	case 'A' <= r && r <= 'Z':
+		return byte(r) + 'a' - 'A'
+	case r == 'K': // U+212A KELVIN SIGN
+		return 'k'
+	}
+	return 0
+}
+
+// MatchExpression is the FTS5 query for terms: each double-quoted (they are
+// [a-z0-9]+, so quoting makes them literal), joined with OR.
+func MatchExpression(terms []string) string {
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = `"` + t + `"`
+	}
+	return strings.Join(quoted, " OR ")
+}
+
+// Search returns up to k docs matching any term of query, best bm25 first.
+// An empty version searches every version (diagnostics only; runs always
+// name one).
+func (ix *Index) Search(query string, k int, version string) ([]Hit, error) {
+	terms := Terms(query)
+	if len(terms) == 0 {
+		return nil, ErrNoTerms
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("store: k must be at least 1, got %d", k)
+	}
+	stmt := ix.all
+	if version != "" {
+		stmt = ix.filtered
+	}
+	defer stmt.Reset()
+	if err := errors.Join(stmt.BindText(1, MatchExpression(terms)), stmt.BindInt(2, k)); err != nil {
+		return nil, fmt.Errorf("store: bind search: %w", err)
+	}
+	if version != "" {
+		if err := stmt.BindText(3, version); err != nil {
+			return nil, fmt.Errorf("store: bind version: %w", err)
+		}
+	}
+	var hits []Hit
+	for stmt.Step() {
+		hits = append(hits, Hit{Doc: stmt.ColumnInt(0) - 1, Rank: len(hits) + 1, Score: stmt.ColumnFloat(1)})
+	}
+	if err := stmt.Err(); err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	return hits, nil
+}
