@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+)
+
+// CSP is the page's Content-Security-Policy: its own scripts and WASM only,
+// and network access only to itself and the Gemini API.
+const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' https://generativelanguage.googleapis.com"
+
+// types are the content types the site uses; anything else is served as
+// application/octet-stream, which a browser will not run.
+var types = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".mjs":  "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".json": "application/json",
+	".wasm": "application/wasm",
+	".svg":  "image/svg+xml",
+	".png":  "image/png",
+	".ico":  "image/x-icon",
+	".txt":  "text/plain; charset=utf-8",
+}
+
+// site serves a directory of static files: precompressed .gz twins when the
+// client accepts gzip, a strict CSP on every response, and revalidation
+// (not blind caching) so a rebuilt main.wasm is picked up while an unchanged
+// one keeps the browser's compiled-code cache.
+type site struct {
+	files fs.FS
+	csp   string
+}
+
+func newSite(files fs.FS, extraConnect []string) *site {
+	csp := CSP
+	for _, origin := range extraConnect {
+		csp += " " + origin
+	}
+	return &site{files: files, csp: csp}
+}
+
+func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", s.csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	if name == "" || strings.HasSuffix(r.URL.Path, "/") {
+		name = path.Join(name, "index.html")
+	}
+	if !fs.ValidPath(name) || hidden(name) || strings.HasSuffix(name, ".gz") {
+		http.NotFound(w, r)
+		return
+	}
+	ctype, ok := types[path.Ext(name)]
+	if !ok {
+		ctype = "application/octet-stream"
+	}
+	served, encoded := name, false
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		if info, err := fs.Stat(s.files, name+".gz"); err == nil && info.Mode().IsRegular() {
+			served, encoded = name+".gz", true
+		}
+	}
+	f, err := s.files.Open(served)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		http.NotFound(w, r)
+		return
+	}
+	content, ok := f.(io.ReadSeeker)
+	if !ok {
+		http.Error(w, "file is not seekable", http.StatusInternalServerError)
+		return
+	}
+	h.Set("Content-Type", ctype)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Vary", "Accept-Encoding")
+	etag := fmt.Sprintf(`"%x-%x`, info.ModTime().UnixNano(), info.Size())
+	if encoded {
+		h.Set("Content-Encoding", "gzip")
+		etag += "-gz"
+	}
+	h.Set("ETag", etag+`"`)
+	http.ServeContent(w, r, "", info.ModTime().Truncate(time.Second), content)
+}
+
+// hidden refuses dotfiles at any depth.
+func hidden(name string) bool {
+	for _, part := range strings.Split(name, "/") {
+		if strings.HasPrefix(part, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// acceptsGzip reads an Accept-Encoding header: gzip (or *) listed without
+// q=0.
+func acceptsGzip(header string) bool {
+	for _, item := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(item), ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding != "gzip" && coding != "*" {
+			continue
+		}
+		q := strings.ReplaceAll(strings.ToLower(params), " ", "")
+		if q == "q=0" || q == "q=0.0" || q == "q=0.00" || q == "q=0.000" {
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// loopbackHost reports whether host (a name or an address, without port) is
+// this machine: localhost or an address in 127.0.0.0/8 or ::1.
+func loopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// loopbackOrigin validates an extra connect-src origin: http(s), a loopback
+// host, nothing but scheme, host and port. Only a test's fake endpoint on
+// this machine may be added to the policy.
+func loopbackOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("--connect %q is not an http(s) origin", s)
+	}
+	if !loopbackHost(u.Hostname()) {
+		return "", fmt.Errorf("--connect %q is not a loopback origin (127.0.0.0/8, ::1 or localhost)", s)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", errors.New("--connect takes an origin (scheme://host:port) only")
+	}
+	return u.Scheme + "://" + u.Host, nil
+}

@@ -1,0 +1,105 @@
+// Command serve serves the static page (site/) on loopback with the headers
+// the page needs: application/wasm, precompressed gzip and a strict
+// Content-Security-Policy. It is the README's first command (`make serve`),
+// and the browser tests and benchmark start it on a free port.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// origins is a repeatable flag.
+type origins []string
+
+func (o *origins) String() string { return strings.Join(*o, " ") }
+func (o *origins) Set(s string) error {
+	origin, err := loopbackOrigin(s)
+	if err != nil {
+		return err
+	}
+	*o = append(*o, origin)
+	return nil
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (port 0 picks a free port)")
+	dir := fs.String("dir", "site", "the `directory` to serve")
+	public := fs.Bool("public", false, "allow listening on a non-loopback address")
+	var connect origins
+	fs.Var(&connect, "connect", "an extra loopback `origin` for connect-src (a test's fake Gemini endpoint); repeatable")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: serve [--addr 127.0.0.1:8080] [--dir site] [--connect http://127.0.0.1:PORT] [--public]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: --addr %q: %v\n", *addr, err)
+		return exitUsage
+	}
+	if !loopbackHost(host) && !*public {
+		fmt.Fprintf(stderr, "serve: %q is not a loopback address; pass --public to serve beyond this machine\n", *addr)
+		return exitUsage
+	}
+	if info, err := os.Stat(*dir); err != nil || !info.IsDir() {
+		fmt.Fprintf(stderr, "serve: %s is not a directory\n", *dir)
+		return exitError
+	}
+	if _, err := os.Stat(*dir + "/main.wasm"); err != nil {
+		fmt.Fprintf(stderr, "serve: warning: %s/main.wasm is missing (run make serve, which builds it)\n", *dir)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitError
+	}
+	srv := &http.Server{Handler: newSite(os.DirFS(*dir), connect), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stdout, "serving %s on http://%s/\n", *dir, ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitError
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+		return exitOK
+	}
+}
