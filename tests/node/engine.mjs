@@ -1,0 +1,37 @@
+// engine.mjs starts the built engine (site/main.wasm with Go's
+// wasm_exec.js, both made by `make wasm`) in this node process and returns
+// its API object, the same object the page's worker uses.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+
+const require = createRequire(import.meta.url);
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const site = path.join(root, "site");
+
+let started;
+
+/** startEngine instantiates the module once per process and loads it. */
+export function startEngine() {
+  started ??= (async () => {
+    require(path.join(site, "wasm_exec.js"));
+    const go = new globalThis.Go();
+    const ready = new Promise((resolve) => { globalThis.ragagentReady = resolve; });
+    const t0 = performance.now();
+    const { instance } = await WebAssembly.instantiate(readFileSync(path.join(site, "main.wasm")), go.importObject);
+    const t1 = performance.now();
+    const exited = go.run(instance);
+    const api = await ready;
+    const t2 = performance.now();
+    const info = await api.load();
+    const t3 = performance.now();
+    return { api, info, exited, timings: { instantiate: t1 - t0, start: t2 - t1, load: t3 - t2 } };
+  })();
+  return started;
+}
+
+/** bundled is the bundled comparison recording's text. */
+export function bundled() {
+  return readFileSync(path.join(root, "recordings", "agent-comparison.json"), "utf8");
+}

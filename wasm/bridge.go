@@ -1,0 +1,127 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"syscall/js"
+
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/recording"
+)
+
+// The bridge's rules: every exported function returns at once (work runs on
+// a goroutine and settles a Promise), values cross as JSON (so JS gets plain
+// objects and Go never holds a JS object longer than a call), and every
+// js.Func made for one call is released when that call is done with it.
+
+// promise runs work on a goroutine and settles a new Promise with its
+// result. A panic in work rejects the Promise instead of killing the
+// module: no input may crash the engine.
+func promise(work func() (any, error)) js.Value {
+	var executor js.Func
+	executor = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		resolve, reject := args[0], args[1]
+		go func() {
+			v, err := guarded(work)
+			if err != nil {
+				reject.Invoke(jsError(err))
+				return
+			}
+			out, err := toJS(v)
+			if err != nil {
+				reject.Invoke(jsError(err))
+				return
+			}
+			resolve.Invoke(out)
+		}()
+		return nil
+	})
+	// The executor runs inside the Promise constructor, so it can go now.
+	p := js.Global().Get("Promise").New(executor)
+	executor.Release()
+	return p
+}
+
+// guarded calls work, turning a panic into an error.
+func guarded(work func() (any, error)) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			println("ragagent: internal error:", fmt.Sprint(r), "\n"+string(debug.Stack()))
+			err = fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	return work()
+}
+
+// raw is a value that is already a JS value and crosses as is.
+type raw struct{ v js.Value }
+
+// toJS converts a Go value to a JS value through JSON.
+func toJS(v any) (js.Value, error) {
+	switch x := v.(type) {
+	case nil:
+		return js.Undefined(), nil
+	case raw:
+		return x.v, nil
+	case string:
+		return js.ValueOf(x), nil
+	case bool:
+		return js.ValueOf(x), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return js.Undefined(), err
+	}
+	return js.Global().Get("JSON").Call("parse", string(b)), nil
+}
+
+// fromJS reads a JS value as JSON text ("null" for undefined).
+func fromJS(v js.Value) string {
+	if v.IsUndefined() || v.IsNull() {
+		return "null"
+	}
+	return js.Global().Get("JSON").Call("stringify", v).String()
+}
+
+// jsError is the Error a Promise rejects with: name RunRefused with the
+// reason code for a task refused before it started, RecordingError for a
+// malformed recording, Error otherwise; the message is one line.
+func jsError(err error) js.Value {
+	e := js.Global().Get("Error").New(err.Error())
+	if code, ok := reason.Of(err); ok {
+		e.Set("name", "RunRefused")
+		e.Set("code", string(code))
+		e.Set("detail", reason.DetailOf(err))
+	}
+	var pe *recording.ParseError
+	if errors.As(err, &pe) {
+		e.Set("name", "RecordingError")
+	}
+	return e
+}
+
+// arg returns args[i] or undefined.
+func arg(args []js.Value, i int) js.Value {
+	if i < len(args) {
+		return args[i]
+	}
+	return js.Undefined()
+}
+
+// callback returns args[i] if it is a function, else a null Value.
+func callback(args []js.Value, i int) (js.Value, bool) {
+	v := arg(args, i)
+	return v, v.Type() == js.TypeFunction
+}
+
+// field returns o[name] when o is an object, else undefined.
+func field(o js.Value, name string) js.Value {
+	if o.Type() != js.TypeObject {
+		return js.Undefined()
+	}
+	return o.Get(name)
+}

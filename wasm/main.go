@@ -1,0 +1,45 @@
+//go:build js && wasm
+
+// Command wasm is the core compiled for the browser (and node): it exports
+// one API object to JS and stays alive until the API's exit() is called.
+// It is the only package that imports syscall/js.
+//
+// The API object, set as globalThis.ragagent (and passed to
+// globalThis.ragagentReady(api) when that is a function):
+//
+//	version                      "ragagent-wasm/1"
+//	load()                       Promise<{passages, cases, versions, limits, modes, policies, open_ms}>
+//	                             validates the corpus and builds the FTS5 index (once)
+//	corpus()                     Promise<passages with bytes>
+//	search({query, version, k})  Promise<{hits: [{source_id, rank, version, bytes, text_sha256, score}], terms, elapsed_ms}>
+//	replay({recording?, caseId?}, onTrial?)
+//	                             Promise<{trials, summary, exchanges, exchanges_used, elapsed_ms, ...}>;
+//	                             recording is ragagent-recording/1 text (default: the bundled comparison);
+//	                             onTrial(done, total, id) reports progress; a malformed file rejects with
+//	                             an Error named RecordingError
+//	policies()                   Promise<[{name, label, live}]>
+//	plan(spec)                   Promise<{model, endpoint, allowance, caps, limits, worst_case_requests, ...}>
+//	run(spec, {onStep, post})    {id, result: Promise<trial report>}; spec is {question, version, mode,
+//	                             limits, policy, hasKey, endpoint}; a refused task rejects with an Error
+//	                             named RunRefused whose code is the reason
+//	cancel(id)                   stops a run (it ends incomplete, reason cancelled); true if it was running
+//	recording()                  Promise<{trials, text}>: the session's recorded runs
+//	exit()                       releases the API and ends the program
+//
+// post(endpoint, body, {signal, timeoutMs}) is the shell's fetch (see
+// fetchTransport): the API key never crosses into this module.
+package main
+
+import "syscall/js"
+
+func main() {
+	e := newEngine()
+	api := e.object()
+	js.Global().Set("ragagent", api)
+	if ready := js.Global().Get("ragagentReady"); ready.Type() == js.TypeFunction {
+		ready.Invoke(api)
+	}
+	<-e.exit
+	js.Global().Delete("ragagent")
+	e.release()
+}
