@@ -1,31 +1,65 @@
-# The README's two commands are `make replay` (the main job) and `make test`.
+# The README's commands are `make serve` (the page), `make replay` (the
+# command line) and `make test`.
 GO ?= go
+NODE ?= node
+GOROOT := $(shell $(GO) env GOROOT)
+# go test under node: Go's own runner for GOOS=js binaries.
+WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
+ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build replay test test-go vet fuzz bench clean
+.PHONY: all build wasm serve replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page clean
 
-all: build
+all: build wasm
 
 build:
 	$(GO) build -o bin/ragagent ./cmd/ragagent
 
+# The engine for the page and the node tests: site/main.wasm, its gzip twin
+# and Go's wasm_exec.js (none of them committed).
+wasm:
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o site/main.wasm ./wasm
+	gzip -9 -n -c site/main.wasm > site/main.wasm.gz
+	cp "$(GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
+
+serve: wasm
+	$(GO) run ./cmd/serve --addr $(ADDR) --dir site
+
 replay:
 	$(GO) run ./cmd/ragagent replay
 
-test: vet test-go
+test: vet test-go test-wasm test-node test-browser
 
 vet:
 	$(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet ./wasm
 
 test-go:
 	$(GO) test ./...
+
+# The core's own suites again, compiled to WASM and run under node.
+test-wasm:
+	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test ./core/... ./wasm
+
+test-node: wasm
+	$(NODE) --test tests/node/
+
+test-browser: wasm
+	$(NODE) --test --test-concurrency=1 tests/browser/
 
 # A short run of every fuzz target (go test allows one target per run).
 FUZZTIME ?= 15s
 fuzz:
 	$(GO) test ./core/pyjson -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 
-bench:
+bench: bench-go bench-page
+
+bench-go:
 	$(GO) test ./... -run '^$$' -bench . -benchmem
 
+# Page figures: sizes, start-up in headless Chromium, replay and FTS5 search
+# in the browser, in node and natively.
+bench-page: wasm
+	$(NODE) scripts/bench-page.mjs
+
 clean:
-	rm -rf bin
+	rm -rf bin site/main.wasm site/main.wasm.gz site/wasm_exec.js

@@ -157,7 +157,7 @@ func policyNames() []string {
 	return names
 }
 
-func policyInfo() []policy { return policies() }
+func policyInfo() []policy { return append([]policy{}, policies()...) }
 
 // plan is what a run will be allowed to do, shown before a live run: the
 // model and endpoint, the request allowance left, the byte and time caps,

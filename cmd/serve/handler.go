@@ -100,6 +100,13 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if encoded {
 		h.Set("Content-Encoding", "gzip")
 		etag += "-gz"
+		// The decoded size lets the page show download progress; the
+		// Content-Length it sees is the compressed one.
+		if raw, err := fs.Stat(s.files, name); err == nil {
+			h.Set("X-Decoded-Length", fmt.Sprint(raw.Size()))
+		}
+	} else {
+		h.Set("X-Decoded-Length", fmt.Sprint(info.Size()))
 	}
 	h.Set("ETag", etag+`"`)
 	http.ServeContent(w, r, "", info.ModTime().Truncate(time.Second), content)

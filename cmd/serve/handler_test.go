@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -85,6 +86,9 @@ func TestSiteServesFiles(t *testing.T) {
 				require.NoError(t, err)
 			}
 			assert.Equal(t, tc.body, string(body))
+			if tc.method == "GET" {
+				assert.Equal(t, fmt.Sprint(len(tc.body)), res.Header.Get("X-Decoded-Length"), "the decoded size, for progress")
+			}
 		})
 	}
 }

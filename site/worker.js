@@ -1,0 +1,130 @@
+// worker.js hosts the engine (main.wasm) off the page's thread: start-up,
+// FTS5 indexing, replays and runs happen here, so the page never freezes.
+// It speaks a small message protocol with app.js:
+//   page -> worker  {id, op, args}                       call an API method
+//   worker -> page  {id, ok, value} | {id, ok: false, error}
+//   worker -> page  {id, event, ...}                     progress of a call (trial, step, started)
+//   worker -> page  {type: "progress", stage, ...}       engine start-up
+//   worker -> page  {type: "fetch", fetchId, endpoint, body, timeoutMs}
+//   page -> worker  {type: "fetched", fetchId, status, body} | {type: "fetchFailed", fetchId, kind, message}
+//   worker -> page  {type: "abortFetch", fetchId}
+// Live requests are fetched by the page, which alone holds the API key.
+"use strict";
+
+importScripts("wasm_exec.js");
+
+const started = performance.now();
+const since = () => Math.round(performance.now() - started);
+const progress = (stage, extra = {}) => self.postMessage({ type: "progress", stage, ms: since(), ...extra });
+
+// countBytes passes a response body through, reporting download progress.
+function counted(response) {
+  const total = Number(response.headers.get("X-Decoded-Length")) || 0;
+  if (!response.body || typeof TransformStream === "undefined") return response;
+  let loaded = 0;
+  let last = 0;
+  const counter = new TransformStream({
+    transform(chunk, controller) {
+      loaded += chunk.byteLength;
+      if (loaded - last > 256 * 1024 || loaded === total) {
+        last = loaded;
+        progress("download", { loaded, total });
+      }
+      controller.enqueue(chunk);
+    },
+  });
+  return new Response(response.body.pipeThrough(counter), {
+    status: response.status,
+    headers: { "Content-Type": "application/wasm" },
+  });
+}
+
+async function boot() {
+  progress("download", { loaded: 0, total: 0 });
+  const go = new Go();
+  const ready = new Promise((resolve) => { self.ragagentReady = resolve; });
+  const response = await fetch("main.wasm");
+  if (!response.ok) throw new Error(`main.wasm: HTTP ${response.status}`);
+  const source = counted(response);
+  const { instance } = await WebAssembly.instantiateStreaming(source, go.importObject);
+  progress("start");
+  go.run(instance).then(() => progress("exited"));
+  const api = await ready;
+  if (api.version !== "ragagent-wasm/1") throw new Error(`unexpected engine API ${api.version}`);
+  progress("index");
+  const info = await api.load();
+  progress("ready", { info });
+  return api;
+}
+
+const engine = boot();
+engine.catch((err) => progress("failed", { message: String(err && err.message || err) }));
+
+// Live fetches in flight, by id: the page answers each.
+const fetches = new Map();
+let nextFetch = 0;
+
+// post is the engine's transport hook: the page fetches with the key.
+function post(endpoint, body, opts) {
+  return new Promise((resolve, reject) => {
+    const fetchId = ++nextFetch;
+    fetches.set(fetchId, { resolve, reject });
+    const signal = opts && opts.signal;
+    if (signal) {
+      signal.addEventListener("abort", () => {
+        if (!fetches.delete(fetchId)) return;
+        self.postMessage({ type: "abortFetch", fetchId });
+        reject({ kind: "TimeoutError", message: "the request was stopped" });
+      }, { once: true });
+    }
+    self.postMessage({ type: "fetch", fetchId, endpoint, body, timeoutMs: opts && opts.timeoutMs });
+  });
+}
+
+function errorOf(err) {
+  if (err && typeof err === "object") {
+    return { name: err.name || "Error", message: String(err.message || err), code: err.code, detail: err.detail };
+  }
+  return { name: "Error", message: String(err) };
+}
+
+async function call(id, op, args) {
+  const api = await engine;
+  switch (op) {
+    case "replay":
+      return api.replay(args[0] || {}, (done, total, trial) => self.postMessage({ id, event: "trial", done, total, trial }));
+    case "run": {
+      const handle = api.run(args[0], {
+        post,
+        onStep: (step, observation) => self.postMessage({ id, event: "step", step, observation }),
+      });
+      self.postMessage({ id, event: "started", runId: handle.id });
+      return handle.result;
+    }
+    case "cancel":
+      return api.cancel(args[0]);
+    case "load": case "corpus": case "search": case "plan": case "policies": case "recording":
+      return api[op](...args);
+    default:
+      throw new Error(`unknown operation ${op}`);
+  }
+}
+
+self.onmessage = async (event) => {
+  const msg = event.data || {};
+  if (msg.type === "fetched" || msg.type === "fetchFailed") {
+    const pending = fetches.get(msg.fetchId);
+    if (!pending) return;
+    fetches.delete(msg.fetchId);
+    if (msg.type === "fetched") pending.resolve({ status: msg.status, body: msg.body });
+    else pending.reject({ kind: msg.kind, message: msg.message });
+    return;
+  }
+  const { id, op, args } = msg;
+  try {
+    const value = await call(id, op, args || []);
+    self.postMessage({ id, ok: true, value });
+  } catch (err) {
+    self.postMessage({ id, ok: false, error: errorOf(err) });
+  }
+};

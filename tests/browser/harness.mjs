@@ -1,0 +1,85 @@
+// harness.mjs starts what the browser tests and the page benchmark need, all
+// on loopback: the Go static server over site/ and Debian's Chromium
+// (driven by playwright-core; no browser is downloaded).
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+
+export const LAUNCH_FLAGS = [
+  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+];
+
+let built;
+
+/** goBinary builds a Go command once per process into a temp dir. */
+export function goBinary(pkg) {
+  built ??= mkdtempSync(path.join(tmpdir(), "ragagent-bin-"));
+  const out = path.join(built, path.basename(pkg));
+  if (!existsSync(out)) execFileSync("go", ["build", "-o", out, pkg], { cwd: root, stdio: "inherit" });
+  return out;
+}
+
+/** startProcess runs a command and resolves with the first http://127.0.0.1 URL it prints. */
+export function startProcess(bin, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => { child.kill(); reject(new Error(`${bin} did not start: ${err}`)); }, 20000);
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(/http:\/\/127\.0\.0\.1:\d+/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[0], child, stop: () => child.kill("SIGTERM") });
+      }
+    });
+    child.stderr.on("data", (d) => { err += d; });
+    child.on("exit", (code) => { clearTimeout(timer); reject(new Error(`${bin} exited ${code}: ${err}`)); });
+  });
+}
+
+/** serveSite serves site/ on a free loopback port; extra loopback origins join connect-src. */
+export function serveSite(connect = []) {
+  const args = ["--addr", "127.0.0.1:0", "--dir", path.join(root, "site")];
+  for (const c of connect) args.push("--connect", c);
+  return startProcess(goBinary("./cmd/serve"), args);
+}
+
+/** launch starts Chromium with a fresh profile; close() removes it. */
+export async function launch({ downloads } = {}) {
+  const profile = mkdtempSync(path.join(tmpdir(), "ragagent-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: LAUNCH_FLAGS,
+    acceptDownloads: true,
+    downloadsPath: downloads,
+    viewport: { width: 1280, height: 900 },
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** openPage navigates and waits for the engine and the bundled replay. */
+export async function openPage(context, url) {
+  const page = await context.newPage();
+  const problems = [];
+  page.on("console", (m) => { if (m.type() === "error") problems.push(m.text()); });
+  page.on("pageerror", (e) => problems.push(String(e)));
+  await page.goto(url);
+  await page.waitForFunction(() => document.body.dataset.replay === "done" || document.body.dataset.engine === "failed", null, { timeout: 120000 });
+  return { page, problems };
+}
