@@ -15,11 +15,19 @@ build:
 	$(GO) build -o bin/ragagent ./cmd/ragagent
 
 # The engine for the page and the node tests: site/main.wasm, its gzip twin
-# and Go's wasm_exec.js (none of them committed).
+# (and a brotli twin when the brotli command is installed; the server
+# prefers it) and Go's wasm_exec.js. None of them is committed. The twins
+# are remade only when main.wasm changed.
 wasm:
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o site/main.wasm ./wasm
-	gzip -9 -n -c site/main.wasm > site/main.wasm.gz
 	cp "$(GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
+	$(MAKE) --no-print-directory site/main.wasm.gz $(if $(shell command -v brotli),site/main.wasm.br)
+
+site/main.wasm.gz: site/main.wasm
+	gzip -9 -n -c $< > $@.tmp && mv $@.tmp $@
+
+site/main.wasm.br: site/main.wasm
+	brotli -q 11 -f -o $@.tmp $< && mv $@.tmp $@
 
 serve: wasm
 	$(GO) run ./cmd/serve --addr $(ADDR) --dir site
@@ -62,4 +70,4 @@ bench-page: wasm
 	$(NODE) scripts/bench-page.mjs
 
 clean:
-	rm -rf bin site/main.wasm site/main.wasm.gz site/wasm_exec.js
+	rm -rf bin site/main.wasm site/main.wasm.gz site/main.wasm.br site/wasm_exec.js

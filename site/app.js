@@ -129,9 +129,13 @@ function onProgress(p) {
         progressLabel.textContent = p.loaded ? `Downloading the engine: ${mb(p.loaded)} MB` : "Downloading the engine…";
       }
       break;
+    case "compile":
+      progressBar.removeAttribute("value");
+      progressLabel.textContent = `Downloaded ${mb(p.loaded)} MB; compiling the engine…`;
+      break;
     case "start":
       progressBar.removeAttribute("value");
-      progressLabel.textContent = "Compiling and starting the engine…";
+      progressLabel.textContent = "Starting the engine…";
       break;
     case "index":
       progressLabel.textContent = "Indexing the passages in SQLite FTS5…";

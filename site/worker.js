@@ -17,26 +17,24 @@ const started = performance.now();
 const since = () => Math.round(performance.now() - started);
 const progress = (stage, extra = {}) => self.postMessage({ type: "progress", stage, ms: since(), ...extra });
 
-// countBytes passes a response body through, reporting download progress.
-function counted(response) {
+// countDownload reads a clone of the response only to report progress;
+// the original goes to instantiateStreaming untouched, so the browser can
+// stream-compile it and keep its compiled code for the next visit.
+async function countDownload(response) {
   const total = Number(response.headers.get("X-Decoded-Length")) || 0;
-  if (!response.body || typeof TransformStream === "undefined") return response;
+  const reader = response.clone().body.getReader();
   let loaded = 0;
   let last = 0;
-  const counter = new TransformStream({
-    transform(chunk, controller) {
-      loaded += chunk.byteLength;
-      if (loaded - last > 256 * 1024 || loaded === total) {
-        last = loaded;
-        progress("download", { loaded, total });
-      }
-      controller.enqueue(chunk);
-    },
-  });
-  return new Response(response.body.pipeThrough(counter), {
-    status: response.status,
-    headers: { "Content-Type": "application/wasm" },
-  });
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    loaded += value.byteLength;
+    if (loaded - last >= 512 * 1024 || loaded === total) {
+      last = loaded;
+      progress("download", { loaded, total });
+    }
+  }
+  progress("compile", { loaded, total });
 }
 
 async function boot() {
@@ -45,8 +43,9 @@ async function boot() {
   const ready = new Promise((resolve) => { self.ragagentReady = resolve; });
   const response = await fetch("main.wasm");
   if (!response.ok) throw new Error(`main.wasm: HTTP ${response.status}`);
-  const source = counted(response);
-  const { instance } = await WebAssembly.instantiateStreaming(source, go.importObject);
+  const counting = countDownload(response).catch(() => {});
+  const { instance } = await WebAssembly.instantiateStreaming(response, go.importObject);
+  await counting;
   progress("start");
   go.run(instance).then(() => progress("exited"));
   const api = await ready;

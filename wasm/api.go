@@ -26,6 +26,7 @@ import (
 type engine struct {
 	mu      sync.Mutex
 	session *lab.Session
+	bundled *recording.File // parsed once, at load
 	runs    map[int]context.CancelFunc
 	nextRun int
 	funcs   []js.Func
@@ -123,7 +124,11 @@ func (e *engine) load() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.session = lab.NewSession(l, e.clock)
+		file, err := recording.Parse(recordings.AgentComparison)
+		if err != nil {
+			return nil, fmt.Errorf("the bundled recording: %w", err)
+		}
+		e.session, e.bundled = lab.NewSession(l, e.clock), file
 	}
 	l := e.session.Lab()
 	versions := map[string]bool{}
@@ -199,7 +204,7 @@ func (e *engine) search(opts string) (any, error) {
 		return nil, fmt.Errorf("search: k must be from 1 to %d", maxSearchK)
 	}
 	started := time.Now()
-	hits, err := s.Lab().Library.Explain(query, k, version)
+	hits, err := s.Lab().Explain(query, k, version)
 	if err != nil {
 		return nil, err
 	}
@@ -219,25 +224,23 @@ func (e *engine) replay(data []byte, caseID string, onTrial js.Value) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	source := "bundled"
-	if data == nil {
-		data = recordings.AgentComparison
-	} else {
-		source = "loaded"
-	}
 	started := time.Now()
-	file, err := recording.Parse(data)
-	if err != nil {
-		return nil, err
+	source, file := "bundled", e.bundled
+	if data != nil {
+		source = "loaded"
+		if file, err = recording.Parse(data); err != nil {
+			return nil, err
+		}
 	}
 	if caseID != "" {
-		kept := file.Trials[:0:0]
+		kept := *file
+		kept.Trials = nil
 		for _, t := range file.Trials {
 			if t.CaseID == caseID {
-				kept = append(kept, t)
+				kept.Trials = append(kept.Trials, t)
 			}
 		}
-		file.Trials = kept
+		file = &kept
 	}
 	total := len(file.Trials)
 	done := 0

@@ -63,7 +63,7 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if name == "" || strings.HasSuffix(r.URL.Path, "/") {
 		name = path.Join(name, "index.html")
 	}
-	if !fs.ValidPath(name) || hidden(name) || strings.HasSuffix(name, ".gz") {
+	if !fs.ValidPath(name) || hidden(name) || strings.HasSuffix(name, ".gz") || strings.HasSuffix(name, ".br") {
 		http.NotFound(w, r)
 		return
 	}
@@ -71,10 +71,11 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		ctype = "application/octet-stream"
 	}
-	served, encoded := name, false
-	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
-		if info, err := fs.Stat(s.files, name+".gz"); err == nil && info.Mode().IsRegular() {
-			served, encoded = name+".gz", true
+	served, encoding := name, ""
+	for _, enc := range encodings {
+		if accepts(r.Header.Get("Accept-Encoding"), enc.coding) && s.fresh(name, name+enc.suffix) {
+			served, encoding = name+enc.suffix, enc.coding
+			break
 		}
 	}
 	f, err := s.files.Open(served)
@@ -97,9 +98,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Vary", "Accept-Encoding")
 	etag := fmt.Sprintf(`"%x-%x`, info.ModTime().UnixNano(), info.Size())
-	if encoded {
-		h.Set("Content-Encoding", "gzip")
-		etag += "-gz"
+	if encoding != "" {
+		h.Set("Content-Encoding", encoding)
+		etag += "-" + encoding
 		// The decoded size lets the page show download progress; the
 		// Content-Length it sees is the compressed one.
 		if raw, err := fs.Stat(s.files, name); err == nil {
@@ -122,13 +123,28 @@ func hidden(name string) bool {
 	return false
 }
 
-// acceptsGzip reads an Accept-Encoding header: gzip (or *) listed without
-// q=0.
-func acceptsGzip(header string) bool {
+// encodings are the precompressed twins the server looks for, best first:
+// brotli when the build made one (optional), else gzip.
+var encodings = []struct{ coding, suffix string }{{"br", ".br"}, {"gzip", ".gz"}}
+
+// fresh reports whether twin exists and is no older than the file it
+// compresses, so a stale twin is never served for a rebuilt file.
+func (s *site) fresh(name, twin string) bool {
+	t, err := fs.Stat(s.files, twin)
+	if err != nil || !t.Mode().IsRegular() {
+		return false
+	}
+	raw, err := fs.Stat(s.files, name)
+	return err == nil && !t.ModTime().Before(raw.ModTime())
+}
+
+// accepts reads an Accept-Encoding header: the coding (or *) listed
+// without q=0.
+func accepts(header, want string) bool {
 	for _, item := range strings.Split(header, ",") {
 		coding, params, _ := strings.Cut(strings.TrimSpace(item), ";")
 		coding = strings.ToLower(strings.TrimSpace(coding))
-		if coding != "gzip" && coding != "*" {
+		if coding != want && coding != "*" {
 			continue
 		}
 		q := strings.ReplaceAll(strings.ToLower(params), " ", "")

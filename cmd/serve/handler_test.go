@@ -33,6 +33,9 @@ func testSite(t *testing.T) *site {
 		"app.js":         {Data: []byte("export {}"), ModTime: now},
 		"main.wasm":      {Data: []byte("\x00asm raw"), ModTime: now},
 		"main.wasm.gz":   {Data: gz(t, "\x00asm raw"), ModTime: now},
+		"main.wasm.br":   {Data: []byte("brotli bytes"), ModTime: now},
+		"old.js":         {Data: []byte("new"), ModTime: now},
+		"old.js.gz":      {Data: gz(t, "stale"), ModTime: now.Add(-time.Hour)},
 		"data.bin":       {Data: []byte("?"), ModTime: now},
 		".secret":        {Data: []byte("no"), ModTime: now},
 		"sub/index.html": {Data: []byte("sub"), ModTime: now},
@@ -50,13 +53,16 @@ func TestSiteServesFiles(t *testing.T) {
 		{"root is index.html", "GET", "/", "", 200, "text/html; charset=utf-8", "", "<!doctype html>"},
 		{"module script", "GET", "/app.js", "", 200, "text/javascript; charset=utf-8", "", "export {}"},
 		{"wasm without gzip", "GET", "/main.wasm", "", 200, "application/wasm", "", "\x00asm raw"},
-		{"wasm with gzip", "GET", "/main.wasm", "br, gzip", 200, "application/wasm", "gzip", "\x00asm raw"},
+		{"wasm with gzip", "GET", "/main.wasm", "deflate, gzip", 200, "application/wasm", "gzip", "\x00asm raw"},
 		{"gzip refused by q=0", "GET", "/main.wasm", "gzip;q=0", 200, "application/wasm", "", "\x00asm raw"},
+		{"brotli preferred", "GET", "/main.wasm", "gzip, deflate, br, zstd", 200, "application/wasm", "br", "brotli bytes"},
+		{"stale twin ignored", "GET", "/old.js", "gzip", 200, "text/javascript; charset=utf-8", "", "new"},
 		{"head", "HEAD", "/main.wasm", "", 200, "application/wasm", "", ""},
 		{"unknown type is inert", "GET", "/data.bin", "", 200, "application/octet-stream", "", "?"},
 		{"sub directory index", "GET", "/sub/", "", 200, "text/html; charset=utf-8", "", "sub"},
 		{"dotfile hidden", "GET", "/.secret", "", 404, "", "", ""},
 		{"gz twin not served directly", "GET", "/main.wasm.gz", "", 404, "", "", ""},
+		{"br twin not served directly", "GET", "/main.wasm.br", "", 404, "", "", ""},
 		{"escape attempt", "GET", "/../etc/passwd", "", 404, "", "", ""},
 		{"directory without slash", "GET", "/sub", "", 404, "", "", ""},
 		{"missing", "GET", "/nope.js", "", 404, "", "", ""},
@@ -86,7 +92,7 @@ func TestSiteServesFiles(t *testing.T) {
 				require.NoError(t, err)
 			}
 			assert.Equal(t, tc.body, string(body))
-			if tc.method == "GET" {
+			if tc.method == "GET" && tc.encoding != "br" {
 				assert.Equal(t, fmt.Sprint(len(tc.body)), res.Header.Get("X-Decoded-Length"), "the decoded size, for progress")
 			}
 		})

@@ -21,6 +21,8 @@ type Lab struct {
 	Snapshot *corpus.Snapshot
 	Library  *tools.Library
 	Cases    *evaluate.Cases
+
+	tools *memo // what runs use: the library, serialised and memoised
 }
 
 // Open validates the snapshot and cases and builds the index.
@@ -44,7 +46,7 @@ func Open(snapshot, cases []byte) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Lab{Snapshot: snap, Library: lib, Cases: cs}, nil
+	return &Lab{Snapshot: snap, Library: lib, Cases: cs, tools: newMemo(lib)}, nil
 }
 
 // Close releases the index.
@@ -117,7 +119,7 @@ func (l *Lab) ReplayTrial(ctx context.Context, t recording.Trial) (TrialReport, 
 		return refused(tr, err)
 	}
 	replayer := recording.NewReplayer(t)
-	ctrl := agent.Controller{Tools: l.Library, Model: replayer}
+	ctrl := agent.Controller{Tools: l.tools, Model: replayer}
 	res, err := ctrl.Run(ctx, task)
 	if err != nil {
 		return refused(tr, err)
@@ -141,4 +143,10 @@ func refused(tr TrialReport, err error) (TrialReport, error) {
 	tr.Error = &code
 	tr.ErrorDetail = reason.DetailOf(err)
 	return tr, nil
+}
+
+// Explain runs a scored search for people inspecting the index (the Corpus
+// view), serialised with the lab's runs.
+func (l *Lab) Explain(query string, k int, version string) ([]tools.Scored, error) {
+	return l.tools.Explain(query, k, version)
 }

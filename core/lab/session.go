@@ -77,7 +77,7 @@ func (s *Session) Run(ctx context.Context, task agent.Task, model agent.Model, p
 		tr.CaseID, tr.Split = c.ID, c.Split
 	}
 	started := s.clock()
-	ctrl := agent.Controller{Tools: s.lab.Library, Model: model, Clock: s.clock, OnStep: onStep}
+	ctrl := agent.Controller{Tools: s.lab.tools, Model: model, Clock: s.clock, OnStep: onStep}
 	res, err := ctrl.Run(ctx, task)
 	if err != nil {
 		return refused(tr, err)
