@@ -19,7 +19,8 @@ build:
 # prefers it) and Go's wasm_exec.js. None of them is committed. The twins
 # are remade only when main.wasm changed.
 wasm:
-	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o site/main.wasm ./wasm
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o site/main.wasm.new ./wasm
+	if cmp -s site/main.wasm.new site/main.wasm; then rm site/main.wasm.new; else mv site/main.wasm.new site/main.wasm; fi
 	cp "$(GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
 	$(MAKE) --no-print-directory site/main.wasm.gz $(if $(shell command -v brotli),site/main.wasm.br)
 
@@ -27,7 +28,7 @@ site/main.wasm.gz: site/main.wasm
 	gzip -9 -n -c $< > $@.tmp && mv $@.tmp $@
 
 site/main.wasm.br: site/main.wasm
-	brotli -q 11 -f -o $@.tmp $< && mv $@.tmp $@
+	brotli -q 11 -f -o $@.tmp $< && mv $@.tmp $@ && touch $@
 
 serve: wasm
 	$(GO) run ./cmd/serve --addr $(ADDR) --dir site
