@@ -27,6 +27,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"replay":           {"replay a recording and grade its trials (default: the bundled comparison)", cmdReplay},
 		"import-published": {"rebuild the bundled recording from the reference lab's published record", cmdImportPublished},
+		"rerank":           {"rerank frozen hybrid candidates by coverage, Gemini listwise and cross-encoder (replayed, or --live)", cmdRerank},
 	}
 }
 
