@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/core/budget"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/recordings"
+)
+
+func runRerank(t *testing.T, r reranker, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut strings.Builder
+	code = r.run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func offline() reranker {
+	return reranker{transport: func() gemini.Transport { return nil }, clock: fixedNow}
+}
+
+func fixedNow() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
+
+func TestRerankTables(t *testing.T) {
+	code, out, errOut := runRerank(t, offline())
+	require.Equal(t, exitOK, code, errOut)
+	assert.Empty(t, errOut)
+	golden(t, "rerank.golden", out)
+	// The seed's table, as its rows read there.
+	assert.Regexp(t, `path-read +1 +8, text, utf, when +0\.3333333333333333 +1`, out)
+	assert.Regexp(t, `path-write +2 +8, select, text, utf +0\.3333333333333333 +2`, out)
+	assert.Regexp(t, `json-text +3 +select +0\.08333333333333333 +3`, out)
+	assert.Regexp(t, `diagnostic +coverage +3 +2 +0\.7777777777777778`, out)
+}
+
+func TestRerankJSON(t *testing.T) {
+	code, out, errOut := runRerank(t, offline(), "--json")
+	require.Equal(t, exitOK, code, errOut)
+	golden(t, "rerank.json.golden", out)
+	v, err := pyjson.Decode(out)
+	require.NoError(t, err)
+	root := v.(*pyjson.Object)
+	assert.Equal(t, []string{"coverage", "gemini", "cross_encoder"}, root.Keys())
+	cov, _ := root.Get("coverage")
+	pub, err := pyjson.Decode(string(fixtures.PublishedCoverage))
+	require.NoError(t, err)
+	d, same := pyjson.Diff(cov, pub)
+	assert.True(t, same, "coverage: %s", d)
+	ce, _ := root.Get("cross_encoder")
+	summary, _ := ce.(*pyjson.Object).Get("summary")
+	pubCE, err := pyjson.Decode(string(fixtures.PublishedCrossEncoder))
+	require.NoError(t, err)
+	pubSummary, _ := pubCE.(*pyjson.Object).Get("summary")
+	d, same = pyjson.Diff(summary, pubSummary)
+	assert.True(t, same, "summary: %s", d)
+}
+
+func TestRerankUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--ledger", "x.json"},
+		{"--budget", "1"},
+		{"--live"},
+		{"--live", "--ledger", "x.json", "--gemini", "y.json"},
+		{"--live", "--ledger", "x.json", "--price", "nonsense"},
+		{"extra"},
+	} {
+		code, _, errOut := runRerank(t, offline(), args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.NotEmpty(t, errOut, "%v", args)
+	}
+}
+
+func TestRerankLiveWithoutATransportSaysSoAndTouchesNothing(t *testing.T) {
+	ledger := filepath.Join(t.TempDir(), "ledger.json")
+	code, out, errOut := runRerank(t, offline(), "--live", "--ledger", ledger, "--budget", "0.05")
+	assert.Equal(t, exitError, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "ragagent rerank: --live: no transport configured: this build has no native Gemini transport yet, so nothing can be sent\n", errOut)
+	assert.NoFileExists(t, ledger)
+}
+
+// replayTransport answers with the bundled recording's replies and counts
+// requests.
+type replayTransport struct {
+	t      *testing.T
+	bodies []string
+	posts  int
+}
+
+func newReplayTransport(t *testing.T) *replayTransport {
+	file, err := recording.Parse(recordings.RerankGemini)
+	require.NoError(t, err)
+	rt := &replayTransport{t: t}
+	for _, tr := range file.Trials {
+		rt.bodies = append(rt.bodies, pyjson.Dumps(tr.Exchanges[0].Response, pyjson.Options{}))
+	}
+	return rt
+}
+
+func (r *replayTransport) HasKey() bool { return true }
+
+func (r *replayTransport) Post(_ context.Context, _ string, _ []byte) (int, []byte, error) {
+	r.posts++
+	require.LessOrEqual(r.t, r.posts, len(r.bodies))
+	return 200, []byte(r.bodies[r.posts-1]), nil
+}
+
+func TestRerankLiveThroughATransport(t *testing.T) {
+	dir := t.TempDir()
+	ledger, saved := filepath.Join(dir, "ledger.json"), filepath.Join(dir, "live.json")
+	rt := newReplayTransport(t)
+	live := reranker{transport: func() gemini.Transport { return rt }, clock: fixedNow}
+	code, out, errOut := runRerank(t, live, "--live", "--ledger", ledger, "--budget", "0.05", "--save", saved)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, 4, rt.posts)
+	assert.Contains(t, out, "fresh-gemini-listwise-reranking")
+	assert.Regexp(t, `Ledger .*ledger\.json: budget \$0\.05, reserved \$0\.0079\d*, remaining \$0\.042\d*`, out)
+
+	l, err := budget.Open(budget.File{Path: ledger}, fixedNow)
+	require.NoError(t, err)
+	require.Len(t, l.Entries(), 4)
+	for _, e := range l.Entries() {
+		assert.Equal(t, budget.Completed, e.Outcome)
+		assert.Equal(t, "2026-11-29T12:00:00Z", e.At)
+	}
+
+	// The saved live recording replays offline to the same orders.
+	code, replayed, errOut := runRerank(t, offline(), "--gemini", saved)
+	require.Equal(t, exitOK, code, errOut)
+	bundled, err := os.ReadFile(filepath.Join("testdata", "rerank.golden"))
+	require.NoError(t, err)
+	assert.Equal(t, string(bundled), replayed)
+
+	// A second run on the same ledger spends from what is left: lowered to
+	// $0.009, the budget leaves about $0.0011, less than one reservation, so
+	// every case is refused unsent.
+	code, _, errOut = runRerank(t, live, "--live", "--ledger", ledger, "--budget", "0.009", "--json")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, "4 of 4 Gemini cases failed")
+	assert.Contains(t, errOut, "budget_exceeded")
+	assert.Equal(t, 4, rt.posts, "nothing more was sent")
+	assert.Equal(t, 1, strings.Count(errOut, "\n"))
+}
+
+func TestRerankCorruptLedgerIsOneLine(t *testing.T) {
+	ledger := filepath.Join(t.TempDir(), "ledger.json")
+	require.NoError(t, os.WriteFile(ledger, []byte(`{"format": "ragagent-ledger/1", "entries": [`), 0o644))
+	rt := newReplayTransport(t)
+	code, out, errOut := runRerank(t, reranker{transport: func() gemini.Transport { return rt }, clock: fixedNow}, "--live", "--ledger", ledger)
+	assert.Equal(t, exitError, code)
+	assert.Empty(t, out)
+	assert.Equal(t, 1, strings.Count(errOut, "\n"))
+	assert.Contains(t, errOut, "ledger.json: ledger: not a ragagent-ledger/1 file")
+	assert.Zero(t, rt.posts)
+}
+
+func TestRerankBadRecordingIsOneLine(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"format": "ragagent-recording/1", "trials": [`), 0o644))
+	for _, flagName := range []string{"--gemini", "--cross-encoder"} {
+		code, _, errOut := runRerank(t, offline(), flagName, bad)
+		assert.Equal(t, exitError, code)
+		assert.Contains(t, errOut, "bad.json: recording: not valid JSON")
+		assert.Equal(t, 1, strings.Count(errOut, "\n"))
+		code, _, errOut = runRerank(t, offline(), flagName, filepath.Join(t.TempDir(), "missing.json"))
+		assert.Equal(t, exitError, code)
+		assert.Contains(t, errOut, flagName)
+	}
+}
