@@ -282,7 +282,7 @@ func printCoverage(w io.Writer, rec *suite.CoverageRecord) {
 	}
 	m := rec.MechanismCheck
 	fmt.Fprintf(w, "\nMechanism check (%s): %s\n  before: %s\n  after:  %s\n", suite.MechanismScope, m.Query,
-		strings.Join(candidateSources(m.Before), ", "), strings.Join(coveredSources(m.After), ", "))
+		strings.Join(rerank.Sources(m.Before), ", "), strings.Join(rerank.Sources(m.After), ", "))
 	d := rec.UnfilteredDiagnostic
 	fmt.Fprintf(w, "\nUnfiltered read/write diagnostic (every version, every chunk kept): %s\n", d.Query)
 	printCandidates(w, d.Before)
@@ -290,22 +290,6 @@ func printCoverage(w io.Writer, rec *suite.CoverageRecord) {
 	printCovered(w, d.After)
 	fmt.Fprintf(w, "\nEmpty candidates give %d reranked rows; an altered candidate is refused with %s.\n", len(rec.EmptyCandidates), rec.AlteredCandidateRefusal)
 	fmt.Fprintf(w, "Limit: %s\n", rec.Limit)
-}
-
-func candidateSources(cs []rerank.Candidate) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.SourceID
-	}
-	return out
-}
-
-func coveredSources(cs []rerank.Covered) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.SourceID
-	}
-	return out
 }
 
 func printListwise(w io.Writer, gem *suite.GeminiRecord, ce *suite.CrossEncoderRecord, rate price.Rate) {
@@ -317,12 +301,12 @@ func printListwise(w io.Writer, gem *suite.GeminiRecord, ce *suite.CrossEncoderR
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  Case\tIncoming\tCoverage\tGemini\tCross-encoder")
 	for _, c := range gem.Cases {
-		order := strings.Join(listedSources(c.Gemini), ", ")
+		order := strings.Join(rerank.Sources(c.Gemini), ", ")
 		if c.Error != nil {
 			order = "refused: " + string(c.Error.Code)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.CaseID, strings.Join(candidateSources(c.Before), ", "),
-			strings.Join(coveredSources(c.Coverage), ", "), order, strings.Join(scoredSources(scored[c.CaseID]), ", "))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.CaseID, strings.Join(rerank.Sources(c.Before), ", "),
+			strings.Join(rerank.Sources(c.Coverage), ", "), order, strings.Join(rerank.Sources(scored[c.CaseID]), ", "))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n  Requests (the reservation a live run makes first: every body byte as an input token at $%s/M, plus %d output tokens at $%s/M; an estimate, not a bill)\n",
@@ -333,22 +317,6 @@ func printListwise(w io.Writer, gem *suite.GeminiRecord, ce *suite.CrossEncoderR
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", c.CaseID, c.RequestBytes, c.RequestSHA256, num(c.EstimatedUSD))
 	}
 	tw.Flush()
-}
-
-func listedSources(rows []rerank.Listed) []string {
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.SourceID
-	}
-	return out
-}
-
-func scoredSources(rows []rerank.Scored) []string {
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.SourceID
-	}
-	return out
 }
 
 func outcome(o rerank.Outcome) string {
@@ -383,8 +351,8 @@ func printCrossEncoder(w io.Writer, ce *suite.CrossEncoderRecord) {
 	fmt.Fprintln(tw, "  Case\tSplit\tStratum\tVersion\tTargets\tCoverage order\tCoverage\tCross-encoder order\tCross-encoder")
 	for _, c := range ce.Expanded {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.CaseID, c.Split, c.Stratum, c.Version, terms(c.TargetSources),
-			strings.Join(coveredSources(c.Coverage), ", "), outcome(c.Outcome.Coverage),
-			strings.Join(scoredSources(c.CrossEncoder), ", "), outcome(c.Outcome.CrossEncoder))
+			strings.Join(rerank.Sources(c.Coverage), ", "), outcome(c.Outcome.Coverage),
+			strings.Join(rerank.Sources(c.CrossEncoder), ", "), outcome(c.Outcome.CrossEncoder))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nSummary by split and scorer (unsupported questions are outside the denominator)")

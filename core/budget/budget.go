@@ -7,7 +7,6 @@
 package budget
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
@@ -107,13 +107,8 @@ func Open(store Store, clock func() time.Time) (*Ledger, error) {
 
 func (l *Ledger) parse(data []byte) error {
 	var f file
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if err := jsonfile.Decode(data, &f); err != nil {
 		return fmt.Errorf("not a %s file: %v", Format, err)
-	}
-	if dec.More() {
-		return fmt.Errorf("not a %s file: unexpected data after the ledger object", Format)
 	}
 	if f.Format != Format {
 		return fmt.Errorf("format is %q, want %q", f.Format, Format)

@@ -80,6 +80,18 @@ func (c Candidate) Value() *pyjson.Object {
 // MarshalJSON writes Value.
 func (c Candidate) MarshalJSON() ([]byte, error) { return marshal(c.Value()) }
 
+func (c Candidate) candidate() Candidate { return c }
+
+// Sources lists the source ids of candidates or reranked rows in order, the
+// form in which orders are compared and shown.
+func Sources[T interface{ candidate() Candidate }](rows []T) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.candidate().SourceID
+	}
+	return out
+}
+
 func floatValue(p *float64) any {
 	if p == nil {
 		return nil

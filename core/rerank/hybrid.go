@@ -92,6 +92,9 @@ func (r *Retriever) Candidates(ctx context.Context, query, version string, budge
 	}
 	for _, h := range hits {
 		f := fusion[r.chunks[h.Doc].ChunkID]
+		if f == nil { // the index filters by version; this cannot happen
+			return nil, fmt.Errorf("rerank: lexical branch returned chunk %s outside version %q", r.chunks[h.Doc].ChunkID, version)
+		}
 		score, rank, contribution := h.Score, h.Rank, reciprocal(h.Rank)
 		f.LexicalScore, f.LexicalRank, f.LexicalContribution = &score, &rank, &contribution
 	}

@@ -72,15 +72,6 @@ func codeOf(t testing.TB, err error) reason.Code {
 	return code
 }
 
-func sources[T interface{ Value() *pyjson.Object }](rows []T) []string {
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		v, _ := r.Value().Get("source_id")
-		out[i] = v.(string)
-	}
-	return out
-}
-
 func TestSnapshotIsThePublishedOneAndAgreesWithTheCorpus(t *testing.T) {
 	snap := snapshot(t)
 	assert.Equal(t, "0615d22a3315e97c0a88c6c566c546877304f5a28a97e83f68dd36881d4bbd0e", snap.SnapshotID)
@@ -234,7 +225,7 @@ func TestCoverageMechanismTieAndLimit(t *testing.T) {
 	p := pool(t, snap)
 	got, err := rerank.Coverage(replaceQuery, []rerank.Candidate{p[0], p[1], p[2]}, snap, 3)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"path-write", "json-text", "path-read"}, sources(got))
+	assert.Equal(t, []string{"path-write", "json-text", "path-read"}, rerank.Sources(got))
 	assert.Equal(t, []int{3, 1, 2}, []int{got[0].IncomingRank, got[1].IncomingRank, got[2].IncomingRank})
 	assert.Equal(t, 0.7, got[0].CoverageScore)
 	assert.Equal(t, 0.3, got[1].CoverageScore)
@@ -245,12 +236,12 @@ func TestCoverageMechanismTieAndLimit(t *testing.T) {
 	// The tie swaps with the incoming order.
 	got, err = rerank.Coverage(replaceQuery, []rerank.Candidate{p[1], p[0], p[2]}, snap, 3)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"path-write", "path-read", "json-text"}, sources(got))
+	assert.Equal(t, []string{"path-write", "path-read", "json-text"}, rerank.Sources(got))
 
 	// Only k cuts the list; a passage that was not supplied never appears.
 	got, err = rerank.Coverage(replaceQuery, []rerank.Candidate{p[0], p[1]}, snap, 1)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"json-text"}, sources(got))
+	assert.Equal(t, []string{"json-text"}, rerank.Sources(got))
 	assert.Equal(t, 1, got[0].RerankRank)
 
 	got, err = rerank.Coverage(replaceQuery, []any{}, snap, 3)
@@ -330,7 +321,7 @@ func TestApplyOrderKeepsCandidatesUnchanged(t *testing.T) {
 	r := rows(t, snap)
 	got, err := rerank.ApplyOrder(replaceQuery, r, snap, proposal(pathWrite, jsonText, pathRead))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"path-write", "json-text", "path-read"}, sources(got))
+	assert.Equal(t, []string{"path-write", "json-text", "path-read"}, rerank.Sources(got))
 	for i, l := range got {
 		assert.Equal(t, i+1, l.GeminiRank)
 		want := r[map[string]int{jsonText: 0, pathRead: 1, pathWrite: 2}[l.ChunkID]].(*pyjson.Object)
@@ -379,19 +370,19 @@ func TestAcceptScoresSortsByLogitWithIncomingRankForTies(t *testing.T) {
 	p := pool(t, snap)
 	got, err := rerank.AcceptScores(replaceQuery, p, snap, []any{pyjson.Number("2"), pyjson.Number("2.0"), pyjson.Number("7.5")})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"path-write", "json-text", "path-read"}, sources(got))
+	assert.Equal(t, []string{"path-write", "json-text", "path-read"}, rerank.Sources(got))
 	assert.Equal(t, []int{3, 1, 2}, []int{got[0].IncomingRank, got[1].IncomingRank, got[2].IncomingRank})
 	assert.Equal(t, []int{1, 2, 3}, []int{got[0].CrossEncoderRank, got[1].CrossEncoderRank, got[2].CrossEncoderRank})
 
 	// -0.0 and 0.0 tie, as they do in Python.
 	got, err = rerank.AcceptScores(replaceQuery, p, snap, []float64{math.Copysign(0, -1), 0, -1})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"json-text", "path-read", "path-write"}, sources(got))
+	assert.Equal(t, []string{"json-text", "path-read", "path-write"}, rerank.Sources(got))
 
 	// A candidate removed upstream stays removed.
 	got, err = rerank.AcceptScores(replaceQuery, p[:2], snap, []float64{-3, 9})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"path-read", "json-text"}, sources(got))
+	assert.Equal(t, []string{"path-read", "json-text"}, rerank.Sources(got))
 
 	got, err = rerank.AcceptScores(replaceQuery, []rerank.Candidate{}, snap, []float64{})
 	require.NoError(t, err)
@@ -458,7 +449,7 @@ func TestHybridFusionAndBudget(t *testing.T) {
 	ctx := context.Background()
 	got, err := r.Candidates(ctx, replaceQuery, "3.12", 3)
 	require.NoError(t, err)
-	require.Equal(t, []string{"path-write", "path-read", "json-text"}, sources(got))
+	require.Equal(t, []string{"path-write", "path-read", "json-text"}, rerank.Sources(got))
 	top := got[0].Fusion
 	assert.Equal(t, -2.3976548397386743, *top.LexicalScore, "FTS5 bm25, bit for bit")
 	assert.Equal(t, 0.6357498076122466, *top.VectorScore)
@@ -467,7 +458,7 @@ func TestHybridFusionAndBudget(t *testing.T) {
 
 	got, err = r.Candidates(ctx, replaceQuery, "3.12", 2)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"path-write", "path-read"}, sources(got))
+	assert.Equal(t, []string{"path-write", "path-read"}, rerank.Sources(got))
 
 	// No lexical match: null score and rank, a 0.0 contribution.
 	got, err = r.Candidates(ctx, "How frequently does our cloud provider back up these files?", "3.12", 3)
@@ -518,7 +509,7 @@ func TestHybridTiesKeepSnapshotOrder(t *testing.T) {
 	// No lexical match and equal cosines: every fused score ties.
 	got, err := r.Candidates(context.Background(), "zzz qqq", "", 4)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"json-text", "path-read", "path-write", "path-read-3-13"}, sources(got))
+	assert.Equal(t, []string{"json-text", "path-read", "path-write", "path-read-3-13"}, rerank.Sources(got))
 	assert.Equal(t, []int{1, 2, 3, 4}, []int{*got[0].VectorRank, *got[1].VectorRank, *got[2].VectorRank, *got[3].VectorRank})
 
 	bad, err := rerank.NewRetriever(snapshot(t), fixedVectors(math.NaN()))

@@ -12,13 +12,12 @@
 package rerank
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"unicode/utf8"
 
 	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 )
 
@@ -71,13 +70,8 @@ type Passage struct {
 // url or version is refused, with the first thing that does not hold.
 func ParseSnapshot(data []byte) (*Snapshot, error) {
 	var s Snapshot
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := jsonfile.Decode(data, &s); err != nil {
 		return nil, fmt.Errorf("rerank snapshot: not a valid snapshot file: %w", err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("rerank snapshot: unexpected data after the snapshot object")
 	}
 	if err := s.validate(); err != nil {
 		return nil, err

@@ -1,12 +1,11 @@
 package rerank
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
 
@@ -45,9 +44,7 @@ func ParseVectors(data []byte, snap *Snapshot) (*Recorded, error) {
 		return nil, errNoSnapshot
 	}
 	var f vectorsFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if err := jsonfile.Decode(data, &f); err != nil {
 		return nil, fmt.Errorf("vectors: not a valid vectors file: %w", err)
 	}
 	switch {

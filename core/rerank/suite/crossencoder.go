@@ -148,8 +148,8 @@ func (s *Suite) CrossEncoder(ctx context.Context, enc Encoder) (*CrossEncoderRec
 		if err != nil {
 			return nil, fmt.Errorf("expanded case %s: coverage: %w", c.CaseID, err)
 		}
-		out := Outcomes{Coverage: rerank.Judge(coveredSources(coverage), c.TargetSources),
-			CrossEncoder: rerank.Judge(scoredSources(ranked), c.TargetSources)}
+		out := Outcomes{Coverage: rerank.Judge(rerank.Sources(coverage), c.TargetSources),
+			CrossEncoder: rerank.Judge(rerank.Sources(ranked), c.TargetSources)}
 		rec.Expanded = append(rec.Expanded, ExpandedResult{ExpandedCase: c, Candidates: pool, Coverage: coverage,
 			Scores: acceptedLogits(ranked), CrossEncoder: ranked, InferenceSeconds: scores.Seconds, Outcome: out})
 		switch c.Split {
@@ -180,22 +180,6 @@ func acceptedLogits(ranked []rerank.Scored) []float64 {
 	out := make([]float64, len(ranked))
 	for _, r := range ranked {
 		out[r.IncomingRank-1] = r.CrossEncoderLogit
-	}
-	return out
-}
-
-func coveredSources(rows []rerank.Covered) []string {
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.SourceID
-	}
-	return out
-}
-
-func scoredSources(rows []rerank.Scored) []string {
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.SourceID
 	}
 	return out
 }

@@ -10,12 +10,11 @@
 package suite
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/rerank"
 )
 
@@ -101,21 +100,9 @@ func Open(in Inputs) (*Suite, error) {
 	return s, nil
 }
 
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("unexpected data after the value")
-	}
-	return nil
-}
-
 func (s *Suite) parseDevelopment(data []byte) error {
 	var f developmentFile
-	if err := decodeStrict(data, &f); err != nil {
+	if err := jsonfile.Decode(data, &f); err != nil {
 		return fmt.Errorf("development cases: not a valid cases file: %w", err)
 	}
 	if f.Format != DevelopmentFormat {
@@ -147,7 +134,7 @@ func (s *Suite) parseDevelopment(data []byte) error {
 
 func (s *Suite) parseExpanded(data []byte) error {
 	var cases []ExpandedCase
-	if err := decodeStrict(data, &cases); err != nil {
+	if err := jsonfile.Decode(data, &cases); err != nil {
 		return fmt.Errorf("expanded cases: not a list of cases: %w", err)
 	}
 	sources := map[string]bool{}

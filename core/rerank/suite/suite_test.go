@@ -69,13 +69,13 @@ func TestCoverageHeadlineNumbers(t *testing.T) {
 	utf8 := rec.DevelopmentCases[0]
 	require.Equal(t, "utf8-write", utf8.CaseID)
 	// The seed's table: equal coverage keeps the incoming reading passage first.
-	assert.Equal(t, []string{"path-read", "path-write", "json-text"}, coveredSources(utf8.After))
+	assert.Equal(t, []string{"path-read", "path-write", "json-text"}, rerank.Sources(utf8.After))
 	assert.Equal(t, []string{"8", "text", "utf", "when"}, utf8.After[0].Features.MatchedTokens)
 	assert.Equal(t, []string{"8", "select", "text", "utf"}, utf8.After[1].Features.MatchedTokens)
 	assert.Equal(t, 0.3333333333333333, utf8.After[0].CoverageScore)
 	assert.Equal(t, 0.3333333333333333, utf8.After[1].CoverageScore)
 	assert.Equal(t, 0.08333333333333333, utf8.After[2].CoverageScore)
-	assert.Equal(t, []string{"path-write", "json-text", "path-read"}, coveredSources(rec.MechanismCheck.After))
+	assert.Equal(t, []string{"path-write", "json-text", "path-read"}, rerank.Sources(rec.MechanismCheck.After))
 	assert.Empty(t, rec.EmptyCandidates)
 	assert.Equal(t, reason.CandidatePayloadMismatch, rec.AlteredCandidateRefusal)
 	d := rec.UnfilteredDiagnostic
@@ -116,7 +116,7 @@ func TestGeminiReplayReproducesThePublishedCases(t *testing.T) {
 	}
 	orders := map[string][]string{}
 	for _, c := range rec.Cases {
-		orders[c.CaseID] = listedSources(c.Gemini)
+		orders[c.CaseID] = rerank.Sources(c.Gemini)
 	}
 	assert.Equal(t, map[string][]string{
 		"utf8-write":       {"path-write", "path-read", "json-text"},
@@ -132,14 +132,6 @@ func TestGeminiReplayReproducesThePublishedCases(t *testing.T) {
 	// tokens at $0.25/M plus 1024 output tokens at $1.50/M.
 	assert.Equal(t, 1776, rec.Calls[0].RequestBytes)
 	assert.InDelta(t, 0.00198, rec.Calls[0].EstimatedUSD, 1e-18)
-}
-
-func listedSources(rows []rerank.Listed) []string {
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.SourceID
-	}
-	return out
 }
 
 // TestCrossEncoderReplayReproducesThePublishedRecord compares the whole
