@@ -50,7 +50,7 @@ type rerankFlags struct {
 }
 
 func (r reranker) run(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("rerank", "[--json] [--gemini FILE] [--cross-encoder FILE] [--live --ledger FILE [--budget USD] [--price SPEC] [--save FILE]]", stderr)
+	fs := newFlags("rerank", "[--json] [--gemini FILE] [--cross-encoder FILE] [--price SPEC] [--live --ledger FILE [--budget USD] [--save FILE]]", stderr)
 	var f rerankFlags
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (the three run records) instead of tables")
 	fs.StringVar(&f.listwise, "gemini", "", "a Gemini listwise ragagent-recording/1 `file` to replay (default: the bundled recordings/rerank-gemini.json)")
@@ -58,7 +58,7 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.live, "live", false, "rerank the development cases with live Gemini calls (paid; needs --ledger and a configured transport)")
 	fs.StringVar(&f.ledger, "ledger", "", "the spending ledger `file` for --live (created if missing; every request's estimate is reserved in it before sending)")
 	fs.StringVar(&f.budget, "budget", "", "set the ledger's budget in US dollars (`USD`); required when the ledger has none")
-	fs.StringVar(&f.prices, "price", "", "override list prices, `model=input/output` US dollars per million tokens (see the table printed with --live)")
+	fs.StringVar(&f.prices, "price", "", "override list prices, `model=input/output` US dollars per million tokens (the listwise reservations use "+suite.ListwiseModel+"'s)")
 	fs.StringVar(&f.save, "save", "", "with --live, write the live exchanges to this recording `file`")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -67,8 +67,8 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ragagent rerank: %s\n", oneLine(err))
 		return exitError
 	}
-	if !f.live && (f.ledger != "" || f.budget != "" || f.save != "" || f.prices != "") {
-		fmt.Fprintln(stderr, "ragagent rerank: --ledger, --budget, --price and --save go with --live")
+	if !f.live && (f.ledger != "" || f.budget != "" || f.save != "") {
+		fmt.Fprintln(stderr, "ragagent rerank: --ledger, --budget and --save go with --live")
 		return exitUsage
 	}
 	if f.live && f.listwise != "" {

@@ -66,6 +66,14 @@ func TestRerankJSON(t *testing.T) {
 	assert.True(t, same, "summary: %s", d)
 }
 
+func TestRerankPriceOverrideChangesTheReservations(t *testing.T) {
+	code, out, errOut := runRerank(t, offline(), "--price", "gemini-3.1-flash-lite=1/2")
+	require.Equal(t, exitOK, code, errOut)
+	// utf8-write: 1776 bytes at $1/M plus 1024 tokens at $2/M.
+	assert.Regexp(t, `utf8-write +1776 +[0-9a-f]{64} +0\.003824\n`, out)
+	assert.Contains(t, out, "at $1.0/M, plus 1024 output tokens at $2.0/M")
+}
+
 func TestRerankUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"--ledger", "x.json"},
@@ -73,6 +81,8 @@ func TestRerankUsageErrors(t *testing.T) {
 		{"--live"},
 		{"--live", "--ledger", "x.json", "--gemini", "y.json"},
 		{"--live", "--ledger", "x.json", "--price", "nonsense"},
+		{"--price", "gemini-3.1-flash-lite=1"},
+		{"--save", "x.json"},
 		{"extra"},
 	} {
 		code, _, errOut := runRerank(t, offline(), args...)

@@ -89,6 +89,7 @@ type CrossEncoderRecord struct {
 	Original      []Comparison     `json:"original_candidate_comparison"`
 	Expanded      []ExpandedResult `json:"expanded_cases"`
 	Summary       Summary          `json:"summary"`
+	Scope         string           `json:"scope"`
 }
 
 // Value is the record as the reference writes it.
@@ -110,7 +111,7 @@ func (r *CrossEncoderRecord) Value() *pyjson.Object {
 	}
 	return pyjson.NewObject("execution_mode", r.ExecutionMode, "model", r.Model, "environment", r.Environment,
 		"cases_sha256", r.CasesSHA256, "snapshot_id", r.SnapshotID, "original_candidate_comparison", orig,
-		"expanded_cases", exp, "summary", r.Summary.Value(), "scope", CrossEncoderScope)
+		"expanded_cases", exp, "summary", r.Summary.Value(), "scope", r.Scope)
 }
 
 // MarshalJSON writes Value.
@@ -128,7 +129,7 @@ func (s *Suite) CrossEncoder(ctx context.Context, enc Encoder) (*CrossEncoderRec
 		return nil, err
 	}
 	rec := &CrossEncoderRecord{ExecutionMode: enc.Mode(), Model: enc.Model(), Environment: enc.Environment(),
-		CasesSHA256: s.casesSHA256, SnapshotID: s.snap.SnapshotID}
+		CasesSHA256: s.casesSHA256, SnapshotID: s.snap.SnapshotID, Scope: CrossEncoderScope}
 	for _, d := range cov.DevelopmentCases {
 		scores, ranked, err := s.score(ctx, enc, d.Query, d.Before)
 		if err != nil {

@@ -100,7 +100,7 @@ func (r *GeminiRecord) Value() *pyjson.Object {
 		cases[i] = o
 	}
 	return pyjson.NewObject("execution_mode", r.ExecutionMode, "model", r.Model, "cases", cases,
-		"calls", values(r.Calls), "scope", ListwiseScope)
+		"calls", values(r.Calls), "scope", r.Scope)
 }
 
 // MarshalJSON writes Value.
@@ -135,7 +135,7 @@ func (s *Suite) Gemini(ctx context.Context, model agent.Model, mode string, rate
 	if err != nil {
 		return nil, err
 	}
-	rec := &GeminiRecord{ExecutionMode: mode, Model: ListwiseModel, Cases: []GeminiCase{}, Calls: []Call{}}
+	rec := &GeminiRecord{ExecutionMode: mode, Model: ListwiseModel, Cases: []GeminiCase{}, Calls: []Call{}, Scope: ListwiseScope}
 	for _, d := range cov.DevelopmentCases {
 		c := GeminiCase{CaseID: d.CaseID, Question: d.Query, Before: d.Before, Coverage: d.After}
 		prompt := rerank.Prompt(d.Query, d.Before)
