@@ -30,7 +30,11 @@ func (r *Replayer) Used() int { return r.next }
 // Decide returns the next recorded reply if the prompt's request body equals
 // the recorded request as a JSON value; otherwise replay_request_mismatch,
 // naming the trial, the exchange, the first differing JSON path and the
-// first differing characters of both sides.
+// first differing characters of both sides. A recorded failure ends the run
+// with the code the live run ended with (gemini.AttemptReason):
+// model_transport_failed:<kind> for a transport kind (or a reference
+// exception name), and provider_response_bytes_limit, invalid_model_json or
+// cancelled for an attempt recorded with that code.
 func (r *Replayer) Decide(_ context.Context, p agent.Prompt, _ time.Duration) (agent.Reply, error) {
 	if r.next >= len(r.exchanges) {
 		return agent.Reply{}, reason.New(reason.ReplayExhausted,
@@ -48,7 +52,7 @@ func (r *Replayer) Decide(_ context.Context, p agent.Prompt, _ time.Duration) (a
 		if ex.HTTPStatus != 0 {
 			detail += fmt.Sprintf(": HTTP %d", ex.HTTPStatus)
 		}
-		return agent.Reply{}, reason.New(reason.Transport(ex.Error), "%s", detail)
+		return agent.Reply{}, reason.New(gemini.AttemptReason(ex.Error), "%s (recorded)", detail)
 	}
 	return gemini.Decode(ex.Response)
 }
