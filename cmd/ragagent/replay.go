@@ -20,10 +20,11 @@ import (
 const bundledName = "recordings/agent-comparison.json (bundled)"
 
 func cmdReplay(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("replay", "[--recording FILE] [--case ID] [--json]", stderr)
+	fs := newFlags("replay", "[--recording FILE] [--case ID] [--with-scripted] [--json]", stderr)
 	path := fs.String("recording", "", "a ragagent-recording/1 `file` (default: the bundled 16-trial comparison)")
 	caseID := fs.String("case", "", "only trials of this case `id`, with each trial's steps")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of tables")
+	withScripted := fs.Bool("with-scripted", false, "also run the offline scripted policy on the same cases, both paths, and show it beside the recording")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -65,10 +66,21 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(err))
 		return exitError
 	}
+	var scripted *lab.Report
+	if *withScripted {
+		if scripted, err = runScripted(l, file); err != nil {
+			fmt.Fprintf(stderr, "ragagent replay: scripted policy: %s\n", oneLine(err))
+			return exitError
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		var out any = rep
+		if scripted != nil {
+			out = reportWithScripted{rep, scripted}
+		}
+		if err := enc.Encode(out); err != nil {
 			fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(err))
 			return exitError
 		}
@@ -84,6 +96,10 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\n%d trials replayed from %s: %d of %d recorded model exchanges used, no API calls made.\n",
 		len(rep.Trials), name, used, total)
+	if scripted != nil {
+		fmt.Fprintln(stdout)
+		printScripted(stdout, rep, scripted)
+	}
 	if *caseID != "" {
 		for _, t := range rep.Trials {
 			fmt.Fprintln(stdout)
