@@ -285,7 +285,7 @@ func trialLine(t lab.TrialReport, rate *price.Rate) string {
 		outcome = string(t.Checks.Outcome)
 	}
 	tokens := lab.TokensOf(t.Result, rate)
-	return fmt.Sprintf("%s: %s, %s, %s; %d model calls, %d tokens, %s; %.1f s", t.ID, outcome, t.Result.Status,
+	return fmt.Sprintf("%s: %s, %s, %s; model calls %d, tokens %d, %s; %.1f s", t.ID, outcome, t.Result.Status,
 		t.Result.Reason, t.Result.Usage.ModelCalls, tokens.Total, usd(tokens.EstimatedUSD), *t.ElapsedSeconds)
 }
 
