@@ -77,10 +77,10 @@ type PathTokens struct {
 // Cost is the batch's money, always an estimate.
 type Cost struct {
 	// CurrencyCost stays null: no invoice is read (the published field).
-	CurrencyCost *float64   `json:"currency_cost"`
-	EstimatedUSD *float64   `json:"estimated_usd"`
+	CurrencyCost *float64    `json:"currency_cost"`
+	EstimatedUSD *float64    `json:"estimated_usd"`
 	Rate         *price.Rate `json:"rate"`
-	Note         string     `json:"note"`
+	Note         string      `json:"note"`
 }
 
 // BatchReport is a batch of fresh runs reported like the reference lab's
