@@ -58,10 +58,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	cases := fs.String("cases", "", "comma-separated case `ids` (default: every case in fixtures/cases.json)")
 	repeats := fs.String("repeats", "2", "how many times to run each case on each path (1-10)")
 	modes := fs.String("modes", "fixed,agent", "the paths to run: fixed, agent or both")
-	limits := fs.String("limits", "", "run limits as `k=v,...` over the defaults (model_calls, searches, reads, source_bytes, seconds)")
-	allowance := fs.String("allowance", "200", "the process-wide request allowance, 1-200, checked before every attempt")
-	endpoint := fs.String("endpoint", "", "for testing only: a loopback `URL` (127.0.0.0/8, ::1, localhost) to send to instead of the Gemini API")
-	priceSpec := fs.String("price", "", priceFlagHelp)
+	model := addModelFlags(fs, "200")
 	asJSON := fs.Bool("json", false, "print the plan (or the report) as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -75,7 +72,11 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 		return fail(exitError, "%v", err)
 	}
 	defer l.Close()
-	lp, err := planLive(l, *cases, *repeats, *modes, *limits, *allowance, *endpoint, *priceSpec)
+	s, err := model.parse()
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	lp, err := planLive(l, *cases, *repeats, *modes, s)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -118,11 +119,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 
 // planLive checks every flag and builds the plan; any error is one line
 // about the flag at fault.
-func planLive(l *lab.Lab, cases, repeats, modes, limits, allowance, endpoint, priceSpec string) (*livePlan, error) {
-	lim, err := agent.ParseLimits(limits)
-	if err != nil {
-		return nil, fmt.Errorf("--limits: %v", err)
-	}
+func planLive(l *lab.Lab, cases, repeats, modes string, s settings) (*livePlan, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(repeats))
 	if err != nil {
 		return nil, fmt.Errorf("--repeats %q is not a whole number", repeats)
@@ -131,37 +128,22 @@ func planLive(l *lab.Lab, cases, repeats, modes, limits, allowance, endpoint, pr
 	for _, m := range splitList(modes) {
 		ms = append(ms, agent.Mode(m))
 	}
-	plan, err := l.Plan(splitList(cases), n, ms, lim)
+	plan, err := l.Plan(splitList(cases), n, ms, s.limits)
 	if err != nil {
 		return nil, err
 	}
-	a, err := strconv.Atoi(strings.TrimSpace(allowance))
-	if err != nil {
-		return nil, fmt.Errorf("--allowance %q is not a whole number", allowance)
-	}
-	allow, err := gemini.NewAllowance(a)
-	if err != nil {
-		return nil, fmt.Errorf("--allowance: %v", err)
-	}
-	ep, err := gemini.ResolveEndpoint(endpoint)
-	if err != nil {
-		return nil, fmt.Errorf("--endpoint: %v", err)
-	}
-	rate, err := rateFor(priceSpec, gemini.Model)
-	if err != nil {
-		return nil, fmt.Errorf("--price: %v", err)
-	}
-	lp := &livePlan{Model: gemini.Model, Endpoint: ep, Config: gemini.Config(), Limits: lim, Repeats: n,
+	a := s.allowance.Limit()
+	lp := &livePlan{Model: gemini.Model, Endpoint: s.endpoint, Config: gemini.Config(), Limits: s.limits, Repeats: n,
 		Trials: len(plan.Trials()), RequestAllowance: a, MaxRequestBytes: gemini.MaxRequestBytes,
 		MaxResponseBytes: gemini.MaxResponseBytes, MaxCallSeconds: int(gemini.MaxCallTimeout / time.Second),
-		WorstCaseRequests: plan.WorstCaseRequests(), Price: rate, Note: liveNote, plan: plan, allowance: allow}
+		WorstCaseRequests: plan.WorstCaseRequests(), Price: s.rate, Note: liveNote, plan: plan, allowance: s.allowance}
 	for _, c := range plan.Cases {
 		lp.Cases = append(lp.Cases, c.ID)
 	}
 	for _, m := range plan.Paths() {
 		lp.Modes = append(lp.Modes, string(m))
 	}
-	lp.WorstCaseUSD = worstCaseUSD(rate, min(lp.WorstCaseRequests, a))
+	lp.WorstCaseUSD = worstCaseUSD(s.rate, min(lp.WorstCaseRequests, a))
 	key, variable := httptransport.KeyFromEnv(os.Getenv)
 	if key != "" {
 		lp.key, lp.KeyVariable = key, &variable

@@ -37,12 +37,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	mode := fs.String("mode", "", "agent (the policy chooses searches and reads) or fixed (one search of the question, every candidate read); default agent, or the recorded trial's")
 	policyFlag := fs.String("policy", "scripted", "who decides: scripted (offline rules), gemini (live, needs a key) or replay:FILE (a recording)")
 	trial := fs.String("trial", "", "with replay:FILE, the trial `id` to replay (default: the first whose question, version and mode match)")
-	limits := fs.String("limits", "", "run limits as `k=v,...` over the defaults (model_calls, searches, reads, source_bytes, seconds)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the steps")
 	record := fs.String("record", "", "with gemini, the recording `file` (default ragagent-run-<time>.json); never overwritten")
-	allowance := fs.String("allowance", "12", "with gemini, the request allowance, 1-200")
-	endpoint := fs.String("endpoint", "", "with gemini, for testing only: a loopback `URL` instead of the Gemini API")
-	priceSpec := fs.String("price", "", priceFlagHelp)
+	model := addModelFlags(fs, "12")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -50,13 +47,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(fmt.Errorf(format, a...)))
 		return exitUsage
 	}
-	lim, err := agent.ParseLimits(*limits)
+	s, err := model.parse()
 	if err != nil {
-		return usage("--limits: %v", err)
-	}
-	rate, err := rateFor(*priceSpec, gemini.Model)
-	if err != nil {
-		return usage("--price: %v", err)
+		return usage("%v", err)
 	}
 	name, file, found := strings.Cut(*policyFlag, ":")
 	switch {
@@ -68,8 +61,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if name != "replay" && *trial != "" {
 		return usage("--trial goes with --policy replay:FILE")
 	}
-	task := agent.Task{Question: *question, Version: *version, Mode: agent.Mode(*mode), Limits: lim}
-	var model agent.Model
+	task := agent.Task{Question: *question, Version: *version, Mode: agent.Mode(*mode), Limits: s.limits}
+	var decider agent.Model
 	var replayed *recording.Trial
 	if name == "replay" {
 		t, err := pickTrial(file, *trial, task)
@@ -82,10 +75,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ragagent run: %s: trial %s cannot run: %s\n", file, t.ID, oneLine(err))
 			return exitError
 		}
-		if *limits != "" {
-			task.Limits = lim
+		if *model.limits != "" {
+			task.Limits = s.limits
 		}
-		model = recording.NewReplayer(*t)
+		decider = recording.NewReplayer(*t)
 	}
 	if task.Version == "" {
 		task.Version = "3.12"
@@ -109,17 +102,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	out := runOutput{Policy: *policyFlag, Note: lab.EstimateNote}
 	switch name {
 	case "scripted":
-		model = policy.Scripted{}
+		decider = policy.Scripted{}
 	case "gemini":
-		live, path, code := liveModel(*allowance, *endpoint, *record, task, stderr)
-		if live == nil {
-			return code
+		live, path, err := liveModel(s, *record, task)
+		if err != nil {
+			fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(err))
+			return exitError
 		}
-		model, out.Recording = live, &path
+		decider, out.Recording = live, &path
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	ctrl := agent.Controller{Tools: l.Library, Model: model}
+	ctrl := agent.Controller{Tools: l.Library, Model: decider}
 	if !*asJSON {
 		printRunHeader(stdout, task, *policyFlag, replayed)
 		ctrl.OnStep = func(s agent.Step, o *agent.Observation) { printStep(stdout, s, o, task.Limits) }
@@ -130,7 +124,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(err))
 		return exitError
 	}
-	out.Result, out.Tokens = res, lab.TokensOf(res, rate)
+	out.Result, out.Tokens = res, lab.TokensOf(res, s.rate)
 	if *asJSON {
 		return writeJSON(stdout, stderr, "run", out)
 	}
@@ -138,7 +132,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case out.Tokens.Replies > 0:
 		fmt.Fprintf(stdout, "Tokens: %s.\n", tokensLine(out.Tokens))
-		fmt.Fprintf(stdout, "Prices: %s. %s\n", rateLine(rate), lab.EstimateNote)
+		fmt.Fprintf(stdout, "Prices: %s. %s\n", rateLine(s.rate), lab.EstimateNote)
 	case name == "scripted":
 		fmt.Fprintln(stdout, "No model tokens: the scripted policy is offline rules, free to run.")
 	}
@@ -150,51 +144,32 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 }
 
 // liveModel sets up a live model whose attempts are saved to a new
-// recording; on failure it has printed why and returns the exit code.
-func liveModel(allowanceFlag, endpointFlag, recordFlag string, task agent.Task, stderr io.Writer) (agent.Model, string, int) {
-	fail := func(code int, format string, a ...any) (agent.Model, string, int) {
-		fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(fmt.Errorf(format, a...)))
-		return nil, "", code
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(allowanceFlag))
-	if err != nil {
-		return fail(exitUsage, "--allowance %q is not a whole number", allowanceFlag)
-	}
-	allowance, err := gemini.NewAllowance(n)
-	if err != nil {
-		return fail(exitUsage, "--allowance: %v", err)
-	}
-	endpoint, err := gemini.ResolveEndpoint(endpointFlag)
-	if err != nil {
-		return fail(exitUsage, "--endpoint: %v", err)
-	}
+// recording file, refusing before anything is sent when there is no key
+// or the file exists.
+func liveModel(s settings, recordPath string, task agent.Task) (agent.Model, string, error) {
 	key, _ := httptransport.KeyFromEnv(os.Getenv)
 	if key == "" {
-		return fail(exitError, "--policy gemini needs GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")
+		return nil, "", fmt.Errorf("--policy gemini needs GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")
 	}
-	path := recordFlag
 	began := time.Now().UTC()
-	if path == "" {
-		path = "ragagent-run-" + began.Format("20060102T150405Z") + ".json"
+	if recordPath == "" {
+		recordPath = "ragagent-run-" + began.Format("20060102T150405Z") + ".json"
 	}
-	if err := claim(path); err != nil {
-		return fail(exitError, "%v", err)
+	if err := claim(recordPath); err != nil {
+		return nil, "", err
 	}
-	rec, err := recording.NewRecorder(recording.File{Model: gemini.Model, Endpoint: endpoint, Config: gemini.Config(),
-		RecordedAt: began.Format(time.RFC3339Nano)}, func(data []byte) error { return replaceFile(path, data) })
+	rec, err := recording.NewRecorder(recording.File{Model: gemini.Model, Endpoint: s.endpoint, Config: gemini.Config(),
+		RecordedAt: began.Format(time.RFC3339Nano)}, func(data []byte) error { return replaceFile(recordPath, data) })
 	if err != nil {
-		return fail(exitError, "%v", err)
+		return nil, "", err
 	}
 	log, err := rec.Begin(recording.Trial{ID: "run-1", Repeat: 1, Question: task.Question, Version: task.Version,
 		Mode: string(task.Mode), Limits: task.Limits.Value()})
 	if err != nil {
-		return fail(exitError, "%v", err)
+		return nil, "", err
 	}
-	live, err := gemini.NewLive(httptransport.New(key), allowance, endpoint, log.Record)
-	if err != nil {
-		return fail(exitError, "%v", err)
-	}
-	return live, path, exitOK
+	live, err := gemini.NewLive(httptransport.New(key), s.allowance, s.endpoint, log.Record)
+	return live, recordPath, err
 }
 
 // pickTrial finds the trial to replay: by id, or the first whose question,
