@@ -1,12 +1,18 @@
 # The README's two commands are `make replay` (the main job) and `make test`.
 GO ?= go
 
-.PHONY: all build replay test test-go vet fuzz bench clean
+.PHONY: all build replay test test-go vet fuzz bench fake clean
 
 all: build
 
 build:
 	$(GO) build -o bin/ragagent ./cmd/ragagent
+	$(GO) build -o bin/fakegemini ./cmd/fakegemini
+
+# The loopback fake Gemini API, for trying `ragagent live` or the page
+# without a key: prints its URL, answers with the scripted policy.
+fake:
+	$(GO) run ./cmd/fakegemini
 
 replay:
 	$(GO) run ./cmd/ragagent replay
@@ -23,6 +29,10 @@ test-go:
 FUZZTIME ?= 15s
 fuzz:
 	$(GO) test ./core/pyjson -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./core/gemini -run '^$$' -fuzz '^FuzzLiveReply$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./core/gemini/geminitest -run '^$$' -fuzz '^FuzzParseScript$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./core/policy -run '^$$' -fuzz '^FuzzScripted$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./core/policy -run '^$$' -fuzz '^FuzzNext$$' -fuzztime $(FUZZTIME)
 
 bench:
 	$(GO) test ./... -run '^$$' -bench . -benchmem

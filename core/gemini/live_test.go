@@ -382,3 +382,22 @@ func TestTimeoutIsCappedByTheRunDeadline(t *testing.T) {
 	require.Len(t, rec.list, 1)
 	assert.Equal(t, "TimeoutError", rec.list[0].Error)
 }
+
+// BenchmarkLiveDecideLoopback is one live decision over loopback HTTP
+// against the fake: framing, the guards, the request, decoding and the
+// per-attempt record (kept in memory here).
+func BenchmarkLiveDecideLoopback(b *testing.B) {
+	fake := geminitest.NewServer(geminitest.ResponderFunc(func(geminitest.Request) geminitest.Reply {
+		return geminitest.Decision(stopDecision())
+	}))
+	defer fake.Close()
+	transport := httptransport.New(dummyKey)
+	p := prompt(smallState)
+	for b.Loop() {
+		allowance, _ := gemini.NewAllowance(1)
+		live, _ := gemini.NewLive(transport, allowance, fake.URL(), nil)
+		if _, err := live.Decide(context.Background(), p, 10*time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

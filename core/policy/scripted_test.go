@@ -259,3 +259,15 @@ func FuzzNext(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkScriptedRun is one whole agent-path run of the scripted policy
+// (search, two reads, a refinement search, an answer) through the
+// controller and the FTS5 index.
+func BenchmarkScriptedRun(b *testing.B) {
+	lib := openLibrary(b)
+	task := agent.Task{Question: "In Python 3.12, does Path.write_text append to an existing file or overwrite it?",
+		Version: "3.12", Mode: agent.Agent, Limits: agent.DefaultLimits()}
+	for b.Loop() {
+		run(b, lib, task)
+	}
+}

@@ -221,6 +221,7 @@ func TestParseScript(t *testing.T) {
 		`{"format": "ragagent-fake/1", "replies": [], "then": "forever"}`,
 		`{"format": "ragagent-fake/1", "replies": [], "unknown": 1}`,
 		`{"format": "ragagent-fake/1", "replies": [{"status": 429, "delay_ms": -1}]}`,
+		`{"format": "ragagent-fake/1", "replies": [{"text": "x", "candidates": 1000000000}]}`,
 	} {
 		_, err := ParseScript([]byte(bad))
 		assert.Error(t, err, bad)
@@ -257,4 +258,16 @@ func partText(c *pyjson.Object, i int) string {
 	parts := field(field(c, "content").(*pyjson.Object), "parts").([]any)
 	s, _ := field(parts[i].(*pyjson.Object), "text").(string)
 	return s
+}
+
+// FuzzParseScript: a script file is refused or read, never a panic.
+func FuzzParseScript(f *testing.F) {
+	f.Add([]byte(`{"format": "ragagent-fake/1", "replies": [{"status": 429}, {"text": "x", "candidates": 3}], "then": "policy"}`))
+	f.Add([]byte(`{"format": "ragagent-fake/1", "replies": [{"decision": [1, {"a": NaN}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParseScript(data)
+		if err == nil {
+			assert.NotNil(t, r)
+		}
+	})
 }

@@ -97,8 +97,8 @@ func (r ScriptReply) reply() (Reply, error) {
 	if kinds != 1 {
 		return Reply{}, fmt.Errorf("needs exactly one of decision, text, status, body, redirect, oversized")
 	}
-	if r.DelayMS < 0 || r.Candidates < 0 {
-		return Reply{}, fmt.Errorf("delay_ms and candidates must not be negative")
+	if r.DelayMS < 0 || r.Candidates < 0 || r.Candidates > 8 {
+		return Reply{}, fmt.Errorf("delay_ms must not be negative and candidates must be 0 to 8")
 	}
 	var out Reply
 	switch {
