@@ -1,6 +1,15 @@
 package main
 
-import "github.com/ncruces/go-sqlite3"
+import (
+	"runtime"
+
+	"github.com/ncruces/go-sqlite3"
+)
+
+// environment describes where a batch ran, for its report.
+func environment() map[string]string {
+	return map[string]string{"go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH, "sqlite": sqliteVersion()}
+}
 
 // sqliteVersion is the linked SQLite's version, for reports.
 func sqliteVersion() string {

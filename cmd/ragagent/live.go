@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -269,11 +268,6 @@ func trialLine(t lab.TrialReport, rate *price.Rate) string {
 	tokens := lab.TokensOf(t.Result, rate)
 	return fmt.Sprintf("%s: %s, %s, %s; model calls %d, tokens %d, %s; %.1f s", t.ID, outcome, t.Result.Status,
 		t.Result.Reason, t.Result.Usage.ModelCalls, tokens.Total, usd(tokens.EstimatedUSD), *t.ElapsedSeconds)
-}
-
-// environment describes where a batch ran.
-func environment() map[string]string {
-	return map[string]string{"go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH, "sqlite": sqliteVersion()}
 }
 
 // writeJSON prints v as indented JSON.
