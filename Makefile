@@ -21,8 +21,13 @@ test-go:
 
 # A short run of every fuzz target (go test allows one target per run).
 FUZZTIME ?= 15s
+FUZZ_TARGETS = core/pyjson:FuzzDecode core/agent:FuzzValidateDecision core/gemini:FuzzDecode core/recording:FuzzParse
 fuzz:
-	$(GO) test ./core/pyjson -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz ./$$pkg $$fn ($(FUZZTIME))"; \
+		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 bench:
 	$(GO) test ./... -run '^$$' -bench . -benchmem
