@@ -27,12 +27,14 @@ test-go:
 
 # A short run of every fuzz target (go test allows one target per run).
 FUZZTIME ?= 15s
+FUZZ_TARGETS = core/pyjson:FuzzDecode core/agent:FuzzValidateDecision core/gemini:FuzzDecode core/recording:FuzzParse \
+	core/gemini:FuzzLiveReply core/gemini/geminitest:FuzzParseScript core/policy:FuzzScripted core/policy:FuzzNext
 fuzz:
-	$(GO) test ./core/pyjson -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./core/gemini -run '^$$' -fuzz '^FuzzLiveReply$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./core/gemini/geminitest -run '^$$' -fuzz '^FuzzParseScript$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./core/policy -run '^$$' -fuzz '^FuzzScripted$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./core/policy -run '^$$' -fuzz '^FuzzNext$$' -fuzztime $(FUZZTIME)
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz ./$$pkg $$fn ($(FUZZTIME))"; \
+		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 bench:
 	$(GO) test ./... -run '^$$' -bench . -benchmem

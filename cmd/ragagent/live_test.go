@@ -22,7 +22,7 @@ func TestLivePlan(t *testing.T) {
 	code, out, errs := ragagent("live")
 	require.Equal(t, exitOK, code, errs)
 	assert.Empty(t, errs)
-	golden(t, "live-plan.txt", []byte(out))
+	golden(t, "live-plan.txt", out)
 
 	code, out, _ = ragagent("live", "--json", "--cases", "overwrite", "--repeats", "1", "--modes", "agent", "--limits", "model_calls=4", "--allowance", "3")
 	require.Equal(t, exitOK, code)

@@ -31,7 +31,7 @@ func TestRunScripted(t *testing.T) {
 			code, out, errs := ragagent(row.args...)
 			require.Equal(t, exitOK, code, errs)
 			assert.Empty(t, errs)
-			golden(t, row.golden, []byte(out))
+			golden(t, row.golden, out)
 		})
 	}
 }
@@ -72,7 +72,7 @@ func TestRunReplay(t *testing.T) {
 
 	code, out, errs := ragagent("run", "--policy", "replay:"+file, "--trial", "serialize-and-save-agent-1")
 	require.Equal(t, exitOK, code, errs)
-	golden(t, "run-replay.txt", []byte(strings.ReplaceAll(out, file, "FILE")))
+	golden(t, "run-replay.txt", strings.ReplaceAll(out, file, "FILE"))
 
 	code, out, errs = ragagent("run", "--policy", "replay:"+file, "--question", overwriteQ, "--mode", "fixed", "--json")
 	require.Equal(t, exitOK, code, errs)
@@ -124,7 +124,7 @@ func TestRunGemini(t *testing.T) {
 func TestReplayWithScripted(t *testing.T) {
 	code, out, errs := ragagent("replay", "--with-scripted")
 	require.Equal(t, exitOK, code, errs)
-	golden(t, "replay-with-scripted.txt", []byte(out))
+	golden(t, "replay-with-scripted.txt", out)
 
 	code, out, errs = ragagent("replay", "--with-scripted", "--json", "--case", "unsupported")
 	require.Equal(t, exitOK, code, errs)
