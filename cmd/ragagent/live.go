@@ -249,10 +249,11 @@ func executeLive(ctx context.Context, l *lab.Lab, lp *livePlan, output, reportPa
 	fmt.Fprintf(stdout, "Tokens: fixed %s\n        agent %s\n        total %s\n",
 		tokensLine(br.Tokens.Fixed), tokensLine(br.Tokens.Agent), tokensLine(br.Tokens.Total))
 	fmt.Fprintf(stdout, "Prices: %s. %s\n", rateLine(lp.Price), lab.EstimateNote)
-	if ctx.Err() != nil {
-		fmt.Fprintf(stdout, "Stopped by interrupt after %d of %d trials.\n", len(rep.Trials), total)
-	}
 	fmt.Fprintf(stdout, "Wrote the recording %s and the report %s.\nReplay it offline: ragagent replay --recording %s\n", output, reportPath, output)
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "ragagent live: stopped by interrupt after %d of %d trials; the recording and report hold what ran\n", len(rep.Trials), total)
+		return exitError
+	}
 	return exitOK
 }
 

@@ -180,6 +180,7 @@ func (f *Fake) route(hr *http.Request, req Request) (Reply, bool) {
 		return refuse(apiError(http.StatusBadRequest, "INVALID_ARGUMENT", "Invalid JSON payload received."))
 	}
 	r := f.responder.Reply(req)
+	r.Header = r.Header.Clone() // a responder may hand out one reply many times
 	if r.Header == nil {
 		r.Header = http.Header{}
 	}
