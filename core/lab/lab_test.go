@@ -196,3 +196,24 @@ func readings(v any) func() time.Time {
 		return time.Unix(0, 0).Add(time.Duration(s * float64(time.Second)))
 	}
 }
+
+func BenchmarkReplayBundled(b *testing.B) {
+	l, err := Open(fixtures.Snapshot, fixtures.Cases)
+	require.NoError(b, err)
+	defer l.Close()
+	file, err := recording.Parse(recordings.AgentComparison)
+	require.NoError(b, err)
+	for b.Loop() {
+		if _, err := l.Replay(context.Background(), file, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseBundled(b *testing.B) {
+	for b.Loop() {
+		if _, err := recording.Parse(recordings.AgentComparison); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
