@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -21,45 +21,42 @@ import (
 	"github.com/ragagentlab/ragagent/core/rerank"
 	"github.com/ragagentlab/ragagent/core/rerank/suite"
 	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/internal/httptransport"
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
-// errNoTransport is what --live says until a key-holding native transport
-// is wired in (it lands with the live-runs work).
-var errNoTransport = errors.New("--live: no transport configured: this build has no native Gemini transport yet, so nothing can be sent")
-
 // reranker is the rerank command with what it depends on made explicit, so
-// tests can give it a fake transport and a fixed clock.
+// tests can give it a key and a fixed clock.
 type reranker struct {
-	// transport returns the key-holding Gemini transport, or nil when this
-	// build has none.
-	transport func() gemini.Transport
-	clock     func() time.Time
+	getenv func(string) string // where the API key comes from
+	clock  func() time.Time
 }
 
 func cmdRerank(args []string, stdout, stderr io.Writer) int {
-	return reranker{transport: func() gemini.Transport { return nil }, clock: time.Now}.run(args, stdout, stderr)
+	return reranker{getenv: os.Getenv, clock: time.Now}.run(args, stdout, stderr)
 }
 
 type rerankFlags struct {
-	asJSON                 bool
-	listwise, crossEncoder string
-	live                   bool
-	ledger, save, prices   string
-	budget                 string
+	asJSON                           bool
+	listwise, crossEncoder, prices   string
+	live                             bool
+	ledger, budget, record, endpoint string
+	allowance                        int
 }
 
 func (r reranker) run(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("rerank", "[--json] [--gemini FILE] [--cross-encoder FILE] [--price SPEC] [--live --ledger FILE [--budget USD] [--save FILE]]", stderr)
+	fs := newFlags("rerank", "[--json] [--gemini FILE] [--cross-encoder FILE] [--price SPEC] [--live --ledger FILE [--budget USD] [--record FILE] [--allowance N]]", stderr)
 	var f rerankFlags
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (the three run records) instead of tables")
 	fs.StringVar(&f.listwise, "gemini", "", "a Gemini listwise ragagent-recording/1 `file` to replay (default: the bundled recordings/rerank-gemini.json)")
 	fs.StringVar(&f.crossEncoder, "cross-encoder", "", "a cross-encoder logits recording `file` to replay (default: the bundled recordings/rerank-cross-encoder.json)")
-	fs.BoolVar(&f.live, "live", false, "rerank the development cases with live Gemini calls (paid; needs --ledger and a configured transport)")
-	fs.StringVar(&f.ledger, "ledger", "", "the spending ledger `file` for --live (created if missing; every request's estimate is reserved in it before sending)")
-	fs.StringVar(&f.budget, "budget", "", "set the ledger's budget in US dollars (`USD`); required when the ledger has none")
-	fs.StringVar(&f.prices, "price", "", "override list prices, `model=input/output` US dollars per million tokens (the listwise reservations use "+suite.ListwiseModel+"'s)")
-	fs.StringVar(&f.save, "save", "", "with --live, write the live exchanges to this recording `file`")
+	fs.StringVar(&f.prices, "price", "", priceFlagHelp+" (the listwise reservations use "+suite.ListwiseModel+"'s)")
+	fs.BoolVar(&f.live, "live", false, "rerank the development cases with live "+suite.ListwiseModel+" calls (paid: needs GOOGLE_API_KEY or GEMINI_API_KEY and --ledger)")
+	fs.StringVar(&f.ledger, "ledger", "", "with --live, the spending ledger `file` (created if missing); each request's estimate is reserved in it before sending")
+	fs.StringVar(&f.budget, "budget", "", "with --live, set the ledger's budget in US dollars (`USD`); required while the ledger has none")
+	fs.StringVar(&f.record, "record", "", "with --live, the recording `file` every attempt is saved to (default ragagent-rerank-<time>.json); never overwritten")
+	fs.IntVar(&f.allowance, "allowance", 4, "with --live, the request allowance (1-200), checked before every attempt")
+	fs.StringVar(&f.endpoint, "endpoint", "", "with --live, for testing only: a loopback `URL` (127.0.0.0/8, ::1, localhost) to send to instead of the Gemini API")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -67,26 +64,31 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ragagent rerank: %s\n", oneLine(err))
 		return exitError
 	}
-	if !f.live && (f.ledger != "" || f.budget != "" || f.save != "") {
-		fmt.Fprintln(stderr, "ragagent rerank: --ledger, --budget and --save go with --live")
+	usage := func(msg string) int {
+		fmt.Fprintf(stderr, "ragagent rerank: %s\n", msg)
 		return exitUsage
 	}
-	if f.live && f.listwise != "" {
-		fmt.Fprintln(stderr, "ragagent rerank: --gemini replays a recording; it cannot go with --live")
-		return exitUsage
+	liveOnly := false
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "ledger", "budget", "record", "allowance", "endpoint":
+			liveOnly = true
+		}
+	})
+	switch {
+	case !f.live && liveOnly:
+		return usage("--ledger, --budget, --record, --allowance and --endpoint go with --live")
+	case f.live && f.listwise != "":
+		return usage("--gemini replays a recording; it cannot go with --live")
+	case f.live && f.ledger == "":
+		return usage("--live needs --ledger FILE (the budget ledger)")
 	}
-	if f.live && f.ledger == "" {
-		fmt.Fprintln(stderr, "ragagent rerank: --live needs --ledger FILE (the budget ledger)")
-		return exitUsage
-	}
-	table, err := price.Defaults().Override(f.prices)
+	rate, err := rateFor(f.prices, suite.ListwiseModel)
 	if err != nil {
-		fmt.Fprintf(stderr, "ragagent rerank: --price: %s\n", oneLine(err))
-		return exitUsage
+		return usage("--price: " + oneLine(err))
 	}
-	rate, ok := table.Rate(suite.ListwiseModel)
-	if !ok {
-		return fail(fmt.Errorf("the price table has no rate for %s; give one with --price %s=input/output", suite.ListwiseModel, suite.ListwiseModel))
+	if rate == nil {
+		return fail(fmt.Errorf("the price table has no rate for %s, so no reservation can be estimated; give one with --price %s=input/output", suite.ListwiseModel, suite.ListwiseModel))
 	}
 
 	s, err := suite.Open(suite.Inputs{Snapshot: fixtures.RerankSnapshot, Vectors: fixtures.RerankVectors,
@@ -98,20 +100,16 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 
 	var (
-		model  agent.Model
-		mode   = suite.ListwiseReplayMode
-		live   *suite.Live
-		ledger *budget.Ledger
+		model      agent.Model
+		mode       = suite.ListwiseReplayMode
+		ledger     *budget.Ledger
+		recordPath string
 	)
 	if f.live {
-		t := r.transport()
-		if t == nil {
-			return fail(errNoTransport)
-		}
-		if ledger, err = r.openLedger(f); err != nil {
+		var live *suite.Live
+		if live, ledger, recordPath, err = r.liveModel(f, *rate); err != nil {
 			return fail(err)
 		}
-		live = &suite.Live{Transport: t, Ledger: ledger, Rate: rate}
 		model, mode = live, suite.ListwiseLiveMode
 	} else {
 		file, err := loadRecording(f.listwise, recordings.RerankGemini, "--gemini")
@@ -129,32 +127,31 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	gem, err := s.Gemini(ctx, model, mode, rate)
+	gem, err := s.Gemini(ctx, model, mode, *rate)
 	if err != nil {
+		if recordPath != "" {
+			err = fmt.Errorf("%w (the recording %s keeps every attempt made)", err, recordPath)
+		}
 		return fail(err)
 	}
 	ce, err := s.CrossEncoder(ctx, suite.NewRecordedEncoder(encFile))
 	if err != nil {
 		return fail(fmt.Errorf("cross-encoder: %w", err))
 	}
-	if live != nil && f.save != "" {
-		if err := writeRecording(f.save, live.Recording(r.clock())); err != nil {
-			return fail(err)
-		}
-	}
 
 	if f.asJSON {
 		out := pyjson.NewObject("coverage", cov.Value(), "gemini", gem.Value(), "cross_encoder", ce.Value())
 		if ledger != nil {
-			out.Set("ledger", ledgerValue(f.ledger, ledger))
+			out.Set("ledger", ledgerValue(f.ledger, ledger)).Set("recording", recordPath)
 		}
 		fmt.Fprintln(stdout, pyjson.Dumps(out, pyjson.Options{Indent: 2, Strict: true}))
 	} else {
 		printCoverage(stdout, cov)
-		printListwise(stdout, gem, ce, rate)
+		printListwise(stdout, gem, ce, *rate)
 		printCrossEncoder(stdout, ce)
 		if ledger != nil {
-			printLedger(stdout, f.ledger, ledger, rate)
+			printLedger(stdout, f.ledger, ledger, *rate)
+			fmt.Fprintf(stdout, "Recording: %s (replay it: ragagent rerank --gemini %s)\n", recordPath, recordPath)
 		}
 	}
 	if failed := gem.Failed(); len(failed) > 0 {
@@ -165,6 +162,50 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("%d of %d Gemini cases failed: %s", len(failed), len(gem.Cases), strings.Join(parts, "; ")))
 	}
 	return exitOK
+}
+
+// liveModel sets up the live listwise model, refusing before anything is
+// sent when there is no key, the ledger cannot be used or has no budget, or
+// the recording file exists; every attempt is then saved to the recording
+// as it happens.
+func (r reranker) liveModel(f rerankFlags, rate price.Rate) (*suite.Live, *budget.Ledger, string, error) {
+	key, _ := httptransport.KeyFromEnv(r.getenv)
+	if key == "" {
+		return nil, nil, "", fmt.Errorf("--live needs GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")
+	}
+	allowance, err := gemini.NewAllowance(f.allowance)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("--allowance: %w", err)
+	}
+	endpoint, err := gemini.ResolveModelEndpoint(suite.ListwiseModel, f.endpoint)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("--endpoint: %w", err)
+	}
+	ledger, err := r.openLedger(f)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	began := r.clock().UTC()
+	path := f.record
+	if path == "" {
+		path = "ragagent-rerank-" + began.Format("20060102T150405Z") + ".json"
+	}
+	if err := claim(path); err != nil {
+		return nil, nil, "", err
+	}
+	rec, err := recording.NewRecorder(recording.File{Model: suite.ListwiseModel, Endpoint: endpoint,
+		Config: pyjson.NewObject("generationConfig", gemini.Config()), RecordedAt: began.Format(time.RFC3339Nano)},
+		func(data []byte) error { return replaceFile(path, data) })
+	if err != nil {
+		return nil, nil, "", err
+	}
+	log, err := rec.Begin(recording.Trial{ID: "rerank-live", Split: "development", Repeat: 1, Mode: "listwise"})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	live, err := suite.NewLive(suite.LiveConfig{Transport: httptransport.New(key), Allowance: allowance, Endpoint: endpoint,
+		Record: log.Record, Ledger: ledger, Rate: rate})
+	return live, ledger, path, err
 }
 
 // openLedger opens the --ledger file and applies --budget.
@@ -201,14 +242,6 @@ func loadRecording(path string, bundled []byte, flagName string) (*recording.Fil
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return file, err
-}
-
-func writeRecording(path string, file *recording.File) error {
-	var b strings.Builder
-	if err := file.Write(&b); err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 func ledgerValue(path string, l *budget.Ledger) *pyjson.Object {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragagentlab/ragagent/core/budget"
-	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/gemini/geminitest"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/fixtures"
@@ -26,8 +25,19 @@ func runRerank(t *testing.T, r reranker, args ...string) (code int, stdout, stde
 	return code, out.String(), errOut.String()
 }
 
+// offline has no key in its environment.
 func offline() reranker {
-	return reranker{transport: func() gemini.Transport { return nil }, clock: fixedNow}
+	return reranker{getenv: func(string) string { return "" }, clock: fixedNow}
+}
+
+// withKey has a dummy key in its environment.
+func withKey() reranker {
+	return reranker{getenv: func(v string) string {
+		if v == "GEMINI_API_KEY" {
+			return "dummy-test-key-not-a-real-key"
+		}
+		return ""
+	}, clock: fixedNow}
 }
 
 func fixedNow() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
@@ -82,7 +92,9 @@ func TestRerankUsageErrors(t *testing.T) {
 		{"--live", "--ledger", "x.json", "--gemini", "y.json"},
 		{"--live", "--ledger", "x.json", "--price", "nonsense"},
 		{"--price", "gemini-3.1-flash-lite=1"},
-		{"--save", "x.json"},
+		{"--record", "x.json"},
+		{"--allowance", "3"},
+		{"--endpoint", "http://127.0.0.1:1"},
 		{"extra"},
 	} {
 		code, _, errOut := runRerank(t, offline(), args...)
@@ -91,51 +103,58 @@ func TestRerankUsageErrors(t *testing.T) {
 	}
 }
 
-func TestRerankLiveWithoutATransportSaysSoAndTouchesNothing(t *testing.T) {
-	ledger := filepath.Join(t.TempDir(), "ledger.json")
-	code, out, errOut := runRerank(t, offline(), "--live", "--ledger", ledger, "--budget", "0.05")
+func TestRerankLiveWithoutAKeySaysSoAndTouchesNothing(t *testing.T) {
+	dir := t.TempDir()
+	ledger, rec := filepath.Join(dir, "ledger.json"), filepath.Join(dir, "live.json")
+	code, out, errOut := runRerank(t, offline(), "--live", "--ledger", ledger, "--budget", "0.05", "--record", rec)
 	assert.Equal(t, exitError, code)
 	assert.Empty(t, out)
-	assert.Equal(t, "ragagent rerank: --live: no transport configured: this build has no native Gemini transport yet, so nothing can be sent\n", errOut)
+	assert.Equal(t, "ragagent rerank: --live needs GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent\n", errOut)
 	assert.NoFileExists(t, ledger)
+	assert.NoFileExists(t, rec)
 }
 
-// replayTransport answers with the bundled recording's replies and counts
-// requests.
-type replayTransport struct {
-	t      *testing.T
-	bodies []string
-	posts  int
-}
-
-func newReplayTransport(t *testing.T) *replayTransport {
+// fakeAPI is a loopback fake of the Gemini API answering with the bundled
+// recording's replies, in order.
+func fakeAPI(t *testing.T) *geminitest.Server {
+	t.Helper()
 	file, err := recording.Parse(recordings.RerankGemini)
 	require.NoError(t, err)
-	rt := &replayTransport{t: t}
+	var replies []geminitest.Reply
 	for _, tr := range file.Trials {
-		rt.bodies = append(rt.bodies, pyjson.Dumps(tr.Exchanges[0].Response, pyjson.Options{}))
+		replies = append(replies, geminitest.Reply{Body: []byte(pyjson.Dumps(tr.Exchanges[0].Response, pyjson.Options{}))})
 	}
-	return rt
+	srv := geminitest.NewServer(geminitest.Sequence(nil, replies...))
+	t.Cleanup(srv.Close)
+	return srv
 }
 
-func (r *replayTransport) HasKey() bool { return true }
-
-func (r *replayTransport) Post(_ context.Context, _ string, _ []byte) (int, []byte, error) {
-	r.posts++
-	require.LessOrEqual(r.t, r.posts, len(r.bodies))
-	return 200, []byte(r.bodies[r.posts-1]), nil
+func reached(srv *geminitest.Server) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Reached {
+			n++
+		}
+	}
+	return n
 }
 
-func TestRerankLiveThroughATransport(t *testing.T) {
+// TestRerankLiveAgainstALoopbackFake runs --live end to end through the
+// native transport: it reserves in the ledger, records every attempt, and
+// the recording replays to the bundled output.
+func TestRerankLiveAgainstALoopbackFake(t *testing.T) {
 	dir := t.TempDir()
-	ledger, saved := filepath.Join(dir, "ledger.json"), filepath.Join(dir, "live.json")
-	rt := newReplayTransport(t)
-	live := reranker{transport: func() gemini.Transport { return rt }, clock: fixedNow}
-	code, out, errOut := runRerank(t, live, "--live", "--ledger", ledger, "--budget", "0.05", "--save", saved)
+	ledger, rec := filepath.Join(dir, "ledger.json"), filepath.Join(dir, "live.json")
+	srv := fakeAPI(t)
+	code, out, errOut := runRerank(t, withKey(), "--live", "--ledger", ledger, "--budget", "0.05", "--record", rec, "--endpoint", srv.URL())
 	require.Equal(t, exitOK, code, errOut)
-	assert.Equal(t, 4, rt.posts)
+	assert.Equal(t, 4, reached(srv))
+	for _, r := range srv.Requests() {
+		assert.Equal(t, "/v1beta/models/gemini-3.1-flash-lite:generateContent", r.Path)
+	}
 	assert.Contains(t, out, "fresh-gemini-listwise-reranking")
 	assert.Regexp(t, `Ledger .*ledger\.json: budget \$0\.05, reserved \$0\.0079\d*, remaining \$0\.042\d*`, out)
+	assert.Contains(t, out, "Recording: "+rec)
 
 	l, err := budget.Open(budget.File{Path: ledger}, fixedNow)
 	require.NoError(t, err)
@@ -145,34 +164,47 @@ func TestRerankLiveThroughATransport(t *testing.T) {
 		assert.Equal(t, "2026-11-29T12:00:00Z", e.At)
 	}
 
-	// The saved live recording replays offline to the same orders.
-	code, replayed, errOut := runRerank(t, offline(), "--gemini", saved)
+	// The recording replays offline to the bundled tables.
+	code, replayed, errOut := runRerank(t, offline(), "--gemini", rec)
 	require.Equal(t, exitOK, code, errOut)
 	bundled, err := os.ReadFile(filepath.Join("testdata", "rerank.golden"))
 	require.NoError(t, err)
 	assert.Equal(t, string(bundled), replayed)
 
-	// A second run on the same ledger spends from what is left: lowered to
-	// $0.009, the budget leaves about $0.0011, less than one reservation, so
-	// every case is refused unsent.
-	code, _, errOut = runRerank(t, live, "--live", "--ledger", ledger, "--budget", "0.009", "--json")
+	// The recording is never overwritten.
+	code, _, errOut = runRerank(t, withKey(), "--live", "--ledger", ledger, "--record", rec, "--endpoint", srv.URL())
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, "already exists")
+	assert.Equal(t, 4, reached(srv), "nothing more was sent")
+
+	// Lowered to $0.009, the budget leaves about $0.0011, less than one
+	// reservation: every case is refused unsent, and the command fails.
+	code, _, errOut = runRerank(t, withKey(), "--live", "--ledger", ledger, "--budget", "0.009", "--record", filepath.Join(dir, "second.json"), "--endpoint", srv.URL(), "--json")
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, errOut, "4 of 4 Gemini cases failed")
 	assert.Contains(t, errOut, "budget_exceeded")
-	assert.Equal(t, 4, rt.posts, "nothing more was sent")
+	assert.Equal(t, 4, reached(srv), "nothing more was sent")
 	assert.Equal(t, 1, strings.Count(errOut, "\n"))
+}
+
+func TestRerankLiveRefusesANonLoopbackEndpoint(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runRerank(t, withKey(), "--live", "--ledger", filepath.Join(dir, "l.json"), "--budget", "1", "--endpoint", "https://example.com")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, "--endpoint")
+	assert.NoFileExists(t, filepath.Join(dir, "l.json"))
 }
 
 func TestRerankCorruptLedgerIsOneLine(t *testing.T) {
 	ledger := filepath.Join(t.TempDir(), "ledger.json")
 	require.NoError(t, os.WriteFile(ledger, []byte(`{"format": "ragagent-ledger/1", "entries": [`), 0o644))
-	rt := newReplayTransport(t)
-	code, out, errOut := runRerank(t, reranker{transport: func() gemini.Transport { return rt }, clock: fixedNow}, "--live", "--ledger", ledger)
+	srv := fakeAPI(t)
+	code, out, errOut := runRerank(t, withKey(), "--live", "--ledger", ledger, "--endpoint", srv.URL(), "--record", filepath.Join(t.TempDir(), "r.json"))
 	assert.Equal(t, exitError, code)
 	assert.Empty(t, out)
 	assert.Equal(t, 1, strings.Count(errOut, "\n"))
 	assert.Contains(t, errOut, "ledger.json: ledger: not a ragagent-ledger/1 file")
-	assert.Zero(t, rt.posts)
+	assert.Zero(t, reached(srv))
 }
 
 func TestRerankBadRecordingIsOneLine(t *testing.T) {

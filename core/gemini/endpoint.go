@@ -15,8 +15,39 @@ import (
 // http://127.0.0.1:8080 gets the real endpoint's path. Refusing every other
 // host means no flag or setting can send a key to a third party.
 func ResolveEndpoint(override string) (string, error) {
-	if override == "" || override == Endpoint {
-		return Endpoint, nil
+	return ResolveModelEndpoint(Model, override)
+}
+
+// ModelEndpoint is the generateContent URL of model on the Gemini API.
+func ModelEndpoint(model string) string {
+	return "https://generativelanguage.googleapis.com/v1beta/models/" + model + ":generateContent"
+}
+
+// validModel: a model name as the API spells them (gemini-3.1-flash-lite),
+// which keeps the URL built from it a plain path.
+func validModel(model string) bool {
+	if model == "" || len(model) > 64 || model[0] == '.' || model[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(model); i++ {
+		if c := model[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ResolveModelEndpoint is ResolveEndpoint for a given model of the API (the
+// listwise reranker's is not the agent's): "" or the model's own URL is
+// the real API, a loopback override is a test double (a bare origin gets
+// the model's path), and anything else is refused, another model's real
+// URL included, so no flag can change which model is billed.
+func ResolveModelEndpoint(model, override string) (string, error) {
+	if !validModel(model) {
+		return "", fmt.Errorf("model %q is not a Gemini model name", model)
+	}
+	if real := ModelEndpoint(model); override == "" || override == real {
+		return real, nil
 	}
 	u, err := url.Parse(override)
 	shown := override
@@ -39,7 +70,7 @@ func ResolveEndpoint(override string) (string, error) {
 		return refuse("its host is not a loopback address")
 	}
 	if u.Path == "" || u.Path == "/" {
-		u.Path = "/v1beta/models/" + Model + ":generateContent"
+		u.Path = "/v1beta/models/" + model + ":generateContent"
 		u.RawPath = ""
 	}
 	return u.String(), nil

@@ -126,10 +126,16 @@ type Live struct {
 // from it stops the run as a fault (spending more without a record of it
 // would be worse).
 func NewLive(t Transport, a *Allowance, endpoint string, record func(Attempt) error) (*Live, error) {
+	return NewLiveFor(Model, t, a, endpoint, record)
+}
+
+// NewLiveFor is NewLive for another model of the API, with the same
+// guarantees; endpoint "" is that model's real URL (ResolveModelEndpoint).
+func NewLiveFor(model string, t Transport, a *Allowance, endpoint string, record func(Attempt) error) (*Live, error) {
 	if t == nil || a == nil {
 		return nil, errors.New("gemini: a live model needs a transport and an allowance")
 	}
-	ep, err := ResolveEndpoint(endpoint)
+	ep, err := ResolveModelEndpoint(model, endpoint)
 	if err != nil {
 		return nil, err
 	}

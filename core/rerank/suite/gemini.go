@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/budget"
@@ -28,9 +27,6 @@ const (
 	ListwiseLiveMode   = "fresh-gemini-listwise-reranking"
 	ListwiseScope      = "Original development cases and identical frozen hybrid candidates; no tuning, new retrieval or held-out quality claim. Gemini is a pretrained generative scorer, not a dedicated cross-encoder. Missing candidates cannot be recovered."
 )
-
-// CallTimeout caps one listwise request, as the agent's provider does.
-const CallTimeout = 45 * time.Second
 
 // Call is one listwise request: the hash and size of the body this project
 // sends, and the amount a live run reserves for it before sending (the
@@ -140,7 +136,7 @@ func (s *Suite) Gemini(ctx context.Context, model agent.Model, mode string, rate
 		c := GeminiCase{CaseID: d.CaseID, Question: d.Query, Before: d.Before, Coverage: d.After}
 		prompt := rerank.Prompt(d.Query, d.Before)
 		rec.Calls = append(rec.Calls, RequestCall(d.CaseID, prompt, rate))
-		reply, err := model.Decide(ctx, prompt, CallTimeout)
+		reply, err := model.Decide(ctx, prompt, gemini.MaxCallTimeout)
 		if err == nil {
 			c.Proposal = reply.Value
 			c.Gemini, err = rerank.ApplyOrder(d.Query, d.Before, s.snap, reply.Value)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
@@ -13,95 +14,77 @@ import (
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
-	"github.com/ragagentlab/ragagent/core/recording"
 )
 
-// Live is the listwise model called for real: each request goes through
-// the transport (which holds the key, follows no redirect and counts the
-// attempt against the process-wide allowance) only after its estimated
-// cost is reserved in the ledger. It makes one attempt per case: no retry,
-// whatever the failure.
-type Live struct {
-	Transport gemini.Transport
-	Ledger    *budget.Ledger
-	Rate      price.Rate // the ListwiseModel's price, from a visible, overridable table
-	// Exchanges are the attempts that got a JSON reply or a transport
-	// error, in order, ready to be written as a recording.
-	Exchanges []recording.Exchange
+// LiveConfig is what a live listwise run needs.
+type LiveConfig struct {
+	Transport gemini.Transport  // holds the key; the core never sees it
+	Allowance *gemini.Allowance // the process-wide request allowance
+	Endpoint  string            // "" for ListwiseModel's API URL; a loopback fake for tests
+	// Record saves every attempt (a recording.TrialLog's Record); an error
+	// stops the run.
+	Record func(gemini.Attempt) error
+	Ledger *budget.Ledger
+	Rate   price.Rate // ListwiseModel's price, from a visible, overridable table
 }
 
-// Decide sends one listwise request, checking in the agent provider's
-// order: the body's size (provider_input_bytes_limit), the key
-// (missing_api_key), then the ledger (budget_exceeded); a reservation is
-// persisted before anything is sent and kept whatever happens next. A
-// failed request is model_transport_failed:<kind> (HTTPError for a status
-// outside 2xx); an oversized reply provider_response_bytes_limit; a body
-// that is not JSON invalid_model_json.
+// Live is the listwise model called for real: the agent's live model
+// (gemini.Live: body cap, allowance, key check, one attempt with a timeout,
+// no retry, no redirect, every attempt recorded) for ListwiseModel, with a
+// ledger in front of it. A request the live model would refuse without
+// sending reserves nothing; any other has its estimate reserved, and
+// saved, before it is sent, and the reservation stays whatever happens.
+type Live struct {
+	model     *gemini.Live
+	transport gemini.Transport
+	allowance *gemini.Allowance
+	ledger    *budget.Ledger
+	rate      price.Rate
+}
+
+// NewLive builds the live listwise model.
+func NewLive(c LiveConfig) (*Live, error) {
+	if c.Ledger == nil {
+		return nil, errors.New("live listwise model: a ledger is required")
+	}
+	m, err := gemini.NewLiveFor(ListwiseModel, c.Transport, c.Allowance, c.Endpoint, c.Record)
+	if err != nil {
+		return nil, err
+	}
+	return &Live{model: m, transport: c.Transport, allowance: c.Allowance, ledger: c.Ledger, rate: c.Rate}, nil
+}
+
+// Endpoint is the URL requests go to.
+func (l *Live) Endpoint() string { return l.model.Endpoint() }
+
+// Decide reserves the request's estimate (budget_exceeded when it would
+// pass the budget: nothing is sent) and then sends it through the live
+// model; the reservation's outcome is completed or the failure's code.
 func (l *Live) Decide(ctx context.Context, p agent.Prompt, timeout time.Duration) (agent.Reply, error) {
-	if l.Transport == nil || l.Ledger == nil {
-		return agent.Reply{}, errors.New("live listwise model: a transport and a ledger are required")
-	}
-	payload := gemini.Payload(p)
-	body := gemini.Body(payload)
-	if len(body) > gemini.MaxRequestBytes {
-		return agent.Reply{}, reason.New(reason.ProviderInputBytesLimit, "the request body is %d bytes; the cap is %d", len(body), gemini.MaxRequestBytes)
-	}
-	if !l.Transport.HasKey() {
-		return agent.Reply{}, reason.New(reason.MissingAPIKey, "no Gemini API key is configured")
+	body := gemini.Body(gemini.Payload(p))
+	if len(body) > gemini.MaxRequestBytes || l.allowance.Used() >= l.allowance.Limit() || !l.transport.HasKey() || ctx.Err() != nil {
+		// The live model refuses these before sending: nothing to pay for.
+		return l.model.Decide(ctx, p, timeout)
 	}
 	sum := sha256.Sum256(body)
-	seq, err := l.Ledger.Reserve(budget.Request{Label: "rerank listwise: " + question(p), Model: ListwiseModel,
+	seq, err := l.ledger.Reserve(budget.Request{Label: "rerank listwise: " + question(p), Model: ListwiseModel,
 		RequestSHA256: hex.EncodeToString(sum[:]), RequestBytes: len(body),
-		EstimatedUSD: budget.Estimate(l.Rate, len(body), MaxOutputTokens())})
+		EstimatedUSD: budget.Estimate(l.rate, len(body), MaxOutputTokens())})
 	if err != nil {
 		return agent.Reply{}, err
 	}
-	reply, failure := l.send(ctx, payload, body, timeout)
+	reply, failure := l.model.Decide(ctx, p, timeout)
 	outcome := budget.Completed
-	if code, failed := reason.Of(failure); failed {
-		outcome = string(code)
-	}
-	if err := l.Ledger.Settle(seq, outcome); err != nil {
-		return agent.Reply{}, errors.Join(failure, err)
-	}
 	if failure != nil {
-		return agent.Reply{}, failure
-	}
-	return reply, nil
-}
-
-// send makes the one attempt; every failure carries a reason code.
-func (l *Live) send(ctx context.Context, payload *pyjson.Object, body []byte, timeout time.Duration) (agent.Reply, error) {
-	if timeout <= 0 || timeout > CallTimeout {
-		timeout = CallTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	status, response, err := l.Transport.Post(ctx, ListwiseEndpoint, body)
-	if err != nil {
-		kind := "URLError"
-		var te *gemini.TransportError
-		if errors.As(err, &te) && te.Kind != "" {
-			kind = te.Kind
-		} else if errors.Is(err, context.DeadlineExceeded) {
-			kind = "TimeoutError"
+		outcome = "failed: " + failure.Error()
+		if code, ok := reason.Of(failure); ok {
+			outcome = string(code)
 		}
-		l.Exchanges = append(l.Exchanges, recording.Exchange{Request: payload, Error: kind})
-		return agent.Reply{}, reason.New(reason.Transport(kind), "%s", err.Error())
 	}
-	if status < 200 || status > 299 {
-		l.Exchanges = append(l.Exchanges, recording.Exchange{Request: payload, Error: "HTTPError", HTTPStatus: status})
-		return agent.Reply{}, reason.New(reason.Transport("HTTPError"), "HTTP %d", status)
+	if err := l.ledger.Settle(seq, outcome); err != nil {
+		return agent.Reply{}, errors.Join(failure, fmt.Errorf("the request was sent: %w", err))
 	}
-	if len(response) > gemini.MaxResponseBytes {
-		return agent.Reply{}, reason.New(reason.ProviderResponseBytesLimit, "the reply is over %d bytes", gemini.MaxResponseBytes)
-	}
-	decoded, err := pyjson.Decode(string(response))
-	if err != nil {
-		return agent.Reply{}, reason.New(reason.InvalidModelJSON, "the reply body is not JSON: %s", err.Error())
-	}
-	l.Exchanges = append(l.Exchanges, recording.Exchange{Request: payload, Response: decoded})
-	return gemini.Decode(decoded)
+	return reply, failure
 }
 
 // question is the question a listwise prompt carries, for the ledger.
@@ -112,12 +95,4 @@ func question(p agent.Prompt) string {
 		q = string(r[:80]) + "…"
 	}
 	return q
-}
-
-// Recording is the live attempts as a ragagent-recording/1 file: one trial
-// with every exchange in order, which Replay can replay.
-func (l *Live) Recording(recordedAt time.Time) *recording.File {
-	return &recording.File{Model: ListwiseModel, Endpoint: ListwiseEndpoint,
-		Config: pyjson.NewObject("generationConfig", gemini.Config()), RecordedAt: recordedAt.UTC().Format(time.RFC3339),
-		Trials: []recording.Trial{{ID: "live-listwise", Split: "development", Repeat: 1, Mode: "listwise", Exchanges: l.Exchanges}}}
 }

@@ -43,7 +43,7 @@ func (f *fakeTransport) Post(ctx context.Context, endpoint string, body []byte) 
 	assert.Equal(f.t, ListwiseEndpoint, endpoint)
 	deadline, ok := ctx.Deadline()
 	assert.True(f.t, ok, "every request has a deadline")
-	assert.LessOrEqual(f.t, time.Until(deadline), CallTimeout)
+	assert.LessOrEqual(f.t, time.Until(deadline), gemini.MaxCallTimeout)
 	if f.store != nil {
 		l, err := budget.Open(f.store, fixedClock)
 		require.NoError(f.t, err)
@@ -101,14 +101,36 @@ func publishedBodies(t *testing.T) []reply {
 	return out
 }
 
-func liveSetup(t *testing.T, budgetUSD float64, key bool, script []reply) (*Live, *fakeTransport, *budget.Ledger) {
+// liveRun is a live listwise model over a fake transport, with its
+// attempts kept as exchanges.
+type liveRun struct {
+	live      *Live
+	transport *fakeTransport
+	ledger    *budget.Ledger
+	exchanges []recording.Exchange
+}
+
+func liveSetup(t *testing.T, budgetUSD float64, key bool, script []reply) *liveRun {
+	t.Helper()
+	return liveWith(t, budgetUSD, 200, key, script)
+}
+
+func liveWith(t *testing.T, budgetUSD float64, allowance int, key bool, script []reply) *liveRun {
 	t.Helper()
 	store := &memoryStore{}
 	ledger, err := budget.Open(store, fixedClock)
 	require.NoError(t, err)
 	require.NoError(t, ledger.SetBudget(budgetUSD))
-	ft := &fakeTransport{t: t, key: key, script: script, store: store}
-	return &Live{Transport: ft, Ledger: ledger, Rate: defaultRate(t)}, ft, ledger
+	a, err := gemini.NewAllowance(allowance)
+	require.NoError(t, err)
+	r := &liveRun{transport: &fakeTransport{t: t, key: key, script: script, store: store}, ledger: ledger}
+	r.live, err = NewLive(LiveConfig{Transport: r.transport, Allowance: a, Ledger: ledger, Rate: defaultRate(t),
+		Record: func(at gemini.Attempt) error {
+			r.exchanges = append(r.exchanges, recording.ExchangeOf(at))
+			return nil
+		}})
+	require.NoError(t, err)
+	return r
 }
 
 func outcomes(l *budget.Ledger) []string {
@@ -125,8 +147,10 @@ func outcomes(l *budget.Ledger) []string {
 // each request, and its own recording replays to the same record.
 func TestLiveRerankSendsTheRecordedBytesAfterReservingEach(t *testing.T) {
 	s := openSuite(t)
-	live, ft, ledger := liveSetup(t, 0.05, true, publishedBodies(t))
-	rec, err := s.Gemini(context.Background(), live, ListwiseLiveMode, defaultRate(t))
+	r := liveSetup(t, 0.05, true, publishedBodies(t))
+	ft, ledger := r.transport, r.ledger
+	assert.Equal(t, ListwiseEndpoint, r.live.Endpoint())
+	rec, err := s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
 	require.NoError(t, err)
 	assert.Empty(t, rec.Failed())
 	assert.Equal(t, []int{1, 2, 3, 4}, ft.reserve)
@@ -145,7 +169,8 @@ func TestLiveRerankSendsTheRecordedBytesAfterReservingEach(t *testing.T) {
 	}
 	assert.Contains(t, ledger.Entries()[0].Label, "How do I explicitly select UTF-8")
 
-	replayed, err := s.Gemini(context.Background(), NewReplay(live.Recording(fixedClock())), ListwiseReplayMode, defaultRate(t))
+	saved := &recording.File{Trials: []recording.Trial{{ID: "live", Exchanges: r.exchanges}}}
+	replayed, err := s.Gemini(context.Background(), NewReplay(saved), ListwiseReplayMode, defaultRate(t))
 	require.NoError(t, err)
 	a, _ := rec.Value().Get("cases")
 	b, _ := replayed.Value().Get("cases")
@@ -155,8 +180,9 @@ func TestLiveRerankSendsTheRecordedBytesAfterReservingEach(t *testing.T) {
 func TestLiveRerankRefusesPastTheBudgetWithoutSending(t *testing.T) {
 	s := openSuite(t)
 	// Room for two reservations of about $0.00198 each.
-	live, ft, ledger := liveSetup(t, 0.0045, true, publishedBodies(t))
-	rec, err := s.Gemini(context.Background(), live, ListwiseLiveMode, defaultRate(t))
+	r := liveSetup(t, 0.0045, true, publishedBodies(t))
+	ft, ledger := r.transport, r.ledger
+	rec, err := s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
 	require.NoError(t, err)
 	assert.Len(t, ft.posts, 2)
 	failed := rec.Failed()
@@ -170,8 +196,9 @@ func TestLiveRerankRefusesPastTheBudgetWithoutSending(t *testing.T) {
 
 func TestLiveRerankWithoutAKeySendsAndReservesNothing(t *testing.T) {
 	s := openSuite(t)
-	live, ft, ledger := liveSetup(t, 1, false, nil)
-	rec, err := s.Gemini(context.Background(), live, ListwiseLiveMode, defaultRate(t))
+	r := liveSetup(t, 1, false, nil)
+	ft, ledger := r.transport, r.ledger
+	rec, err := s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
 	require.NoError(t, err)
 	assert.Empty(t, ft.posts)
 	assert.Empty(t, ledger.Entries())
@@ -190,8 +217,9 @@ func TestLiveRerankKeepsFailedReservationsAndNeverRetries(t *testing.T) {
 		{status: 200, body: okBody(jt, pr)}, // leaves one out
 		{status: 200, body: okBody(jt, pr, pw)},
 	}
-	live, ft, ledger := liveSetup(t, 1, true, script)
-	rec, err := s.Gemini(context.Background(), live, ListwiseLiveMode, defaultRate(t))
+	r := liveSetup(t, 1, true, script)
+	ft, ledger := r.transport, r.ledger
+	rec, err := s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
 	require.NoError(t, err)
 	assert.Len(t, ft.posts, 4, "no retries")
 	codes := []reason.Code{}
@@ -205,10 +233,10 @@ func TestLiveRerankKeepsFailedReservationsAndNeverRetries(t *testing.T) {
 	assert.Equal(t, []reason.Code{"model_transport_failed:URLError", "model_transport_failed:HTTPError", reason.RankingNotCandidatePermutation, "ok"}, codes)
 	assert.Equal(t, []string{"model_transport_failed:URLError", "model_transport_failed:HTTPError", budget.Completed, budget.Completed}, outcomes(ledger))
 	assert.InDelta(t, rec.Calls[0].EstimatedUSD+rec.Calls[1].EstimatedUSD+rec.Calls[2].EstimatedUSD+rec.Calls[3].EstimatedUSD, ledger.Spent(), 1e-18)
-	require.Len(t, live.Exchanges, 4)
-	assert.Equal(t, "URLError", live.Exchanges[0].Error)
-	assert.Equal(t, "HTTPError", live.Exchanges[1].Error)
-	assert.Equal(t, 429, live.Exchanges[1].HTTPStatus)
+	require.Len(t, r.exchanges, 4)
+	assert.Equal(t, "URLError", r.exchanges[0].Error)
+	assert.Equal(t, "HTTPError", r.exchanges[1].Error)
+	assert.Equal(t, 429, r.exchanges[1].HTTPStatus)
 	assert.NotNil(t, rec.Cases[2].Proposal, "a refused proposal is still shown")
 	assert.Nil(t, rec.Cases[2].Gemini)
 }
@@ -229,8 +257,9 @@ func TestLiveReplyRefusals(t *testing.T) {
 		{"untyped error", reply{err: errors.New("boom")}, "model_transport_failed:URLError"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			live, ft, ledger := liveSetup(t, 1, true, []reply{c.r})
-			_, err := live.Decide(context.Background(), prompt, time.Second)
+			r := liveSetup(t, 1, true, []reply{c.r})
+			ft, ledger := r.transport, r.ledger
+			_, err := r.live.Decide(context.Background(), prompt, time.Second)
 			code, ok := reason.Of(err)
 			require.True(t, ok, "%v", err)
 			assert.Equal(t, c.want, code)
@@ -241,8 +270,9 @@ func TestLiveReplyRefusals(t *testing.T) {
 }
 
 func TestLiveRefusesAnOversizedBodyBeforeReserving(t *testing.T) {
-	live, ft, ledger := liveSetup(t, 1, true, nil)
-	_, err := live.Decide(context.Background(), agent.Prompt{System: "s", State: strings.Repeat("x", gemini.MaxRequestBytes), Schema: pyjson.NewObject()}, time.Second)
+	r := liveSetup(t, 1, true, nil)
+	ft, ledger := r.transport, r.ledger
+	_, err := r.live.Decide(context.Background(), agent.Prompt{System: "s", State: strings.Repeat("x", gemini.MaxRequestBytes), Schema: pyjson.NewObject()}, time.Second)
 	code, _ := reason.Of(err)
 	assert.Equal(t, reason.ProviderInputBytesLimit, code)
 	assert.Empty(t, ft.posts)
@@ -251,13 +281,48 @@ func TestLiveRefusesAnOversizedBodyBeforeReserving(t *testing.T) {
 
 func TestLiveStopsWhenTheLedgerCannotBeSaved(t *testing.T) {
 	s := openSuite(t)
-	store := &memoryStore{}
-	ledger, err := budget.Open(store, fixedClock)
-	require.NoError(t, err)
-	require.NoError(t, ledger.SetBudget(1))
-	store.fail = errors.New("read-only file system")
-	ft := &fakeTransport{t: t, key: true}
-	_, err = s.Gemini(context.Background(), &Live{Transport: ft, Ledger: ledger, Rate: defaultRate(t)}, ListwiseLiveMode, defaultRate(t))
+	r := liveSetup(t, 1, true, nil)
+	r.transport.store.fail = errors.New("read-only file system")
+	_, err := s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
 	assert.ErrorContains(t, err, "read-only file system")
-	assert.Empty(t, ft.posts)
+	assert.Empty(t, r.transport.posts)
+}
+
+func TestLiveAllowanceRefusalsReserveNothing(t *testing.T) {
+	s := openSuite(t)
+	r := liveWith(t, 1, 2, true, publishedBodies(t))
+	rec, err := s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
+	require.NoError(t, err)
+	assert.Len(t, r.transport.posts, 2)
+	require.Len(t, rec.Failed(), 2)
+	assert.Equal(t, reason.BatchRequestLimit, rec.Failed()[0].Error.Code)
+	assert.Len(t, r.ledger.Entries(), 2, "a request the allowance refuses is not paid for")
+}
+
+func TestLiveStopsWhenAnAttemptCannotBeRecorded(t *testing.T) {
+	s := openSuite(t)
+	r := liveSetup(t, 1, true, publishedBodies(t))
+	a, err := gemini.NewAllowance(10)
+	require.NoError(t, err)
+	r.live, err = NewLive(LiveConfig{Transport: r.transport, Allowance: a, Ledger: r.ledger, Rate: defaultRate(t),
+		Record: func(gemini.Attempt) error { return errors.New("disk full") }})
+	require.NoError(t, err)
+	_, err = s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
+	assert.ErrorContains(t, err, "disk full")
+	assert.Len(t, r.transport.posts, 1, "the run stops after the unrecorded attempt")
+	require.Len(t, r.ledger.Entries(), 1)
+	assert.Contains(t, r.ledger.Entries()[0].Outcome, "failed: ", "the reservation stays, marked failed")
+}
+
+func TestNewLiveNeedsItsParts(t *testing.T) {
+	a, err := gemini.NewAllowance(1)
+	require.NoError(t, err)
+	_, err = NewLive(LiveConfig{Transport: &fakeTransport{}, Allowance: a})
+	assert.ErrorContains(t, err, "ledger")
+	l, err := budget.Open(&memoryStore{}, fixedClock)
+	require.NoError(t, err)
+	_, err = NewLive(LiveConfig{Allowance: a, Ledger: l})
+	assert.Error(t, err)
+	_, err = NewLive(LiveConfig{Transport: &fakeTransport{}, Allowance: a, Ledger: l, Endpoint: "http://example.com"})
+	assert.ErrorContains(t, err, "loopback")
 }
