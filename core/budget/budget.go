@@ -228,9 +228,9 @@ func (l *Ledger) save() error {
 	return nil
 }
 
-// File is a Store in a file. Save writes a temporary file beside it and
-// renames it into place, so a crash leaves the old ledger or the new one,
-// never half of one.
+// File is a Store in a file. Save writes a temporary file beside it,
+// flushes it to disk and renames it into place, so a crash leaves the old
+// ledger or the new one, never half of one.
 type File struct {
 	Path string
 }
@@ -254,8 +254,9 @@ func (f File) Save(data []byte) error {
 		return err
 	}
 	_, werr := tmp.Write(data)
+	serr := tmp.Sync() // on disk before it replaces the old ledger
 	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
+	if err := errors.Join(werr, serr, cerr); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}
