@@ -4,14 +4,14 @@
 package corpus
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 )
 
 // Format is the snapshot file's format tag.
@@ -77,13 +77,8 @@ func SHA256(text string) string {
 // Parse decodes and validates a snapshot file.
 func Parse(data []byte) (*Snapshot, error) {
 	var s Snapshot
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := jsonfile.Decode(data, &s); err != nil {
 		return nil, fmt.Errorf("snapshot: not a valid snapshot file: %w", err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("snapshot: unexpected data after the snapshot object")
 	}
 	if err := s.validate(); err != nil {
 		return nil, err

@@ -1,12 +1,12 @@
 package geminitest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 )
 
@@ -57,9 +57,7 @@ type ScriptReply struct {
 // ParseScript reads a script file into a responder.
 func ParseScript(data []byte) (Responder, error) {
 	var f ScriptFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if err := jsonfile.Decode(data, &f); err != nil {
 		return nil, fmt.Errorf("script: %w", err)
 	}
 	if f.Format != ScriptFormat {
