@@ -7,12 +7,13 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm serve replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page clean
+.PHONY: all build wasm serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page clean
 
 all: build wasm
 
 build:
 	$(GO) build -o bin/ragagent ./cmd/ragagent
+	$(GO) build -o bin/fakegemini ./cmd/fakegemini
 
 # The engine for the page and the node tests: site/main.wasm, its gzip twin
 # (and a brotli twin when the brotli command is installed; the server
@@ -32,6 +33,11 @@ site/main.wasm.br: site/main.wasm
 
 serve: wasm
 	$(GO) run ./cmd/serve --addr $(ADDR) --dir site
+
+# The loopback fake Gemini API, for trying `ragagent live` or the page
+# without a key: prints its URL, answers with the scripted policy.
+fake:
+	$(GO) run ./cmd/fakegemini
 
 replay:
 	$(GO) run ./cmd/ragagent replay
@@ -57,8 +63,15 @@ test-browser: wasm
 
 # A short run of every fuzz target (go test allows one target per run).
 FUZZTIME ?= 15s
+FUZZ_TARGETS = core/pyjson:FuzzDecode core/agent:FuzzValidateDecision core/gemini:FuzzDecode core/recording:FuzzParse \
+	core/gemini:FuzzLiveReply core/gemini/geminitest:FuzzParseScript core/policy:FuzzScripted core/policy:FuzzNext \
+	core/rerank:FuzzCandidateValidator
 fuzz:
-	$(GO) test ./core/pyjson -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz ./$$pkg $$fn ($(FUZZTIME))"; \
+		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 bench: bench-go bench-page
 

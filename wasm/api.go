@@ -13,6 +13,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
@@ -128,7 +129,11 @@ func (e *engine) load() (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the bundled recording: %w", err)
 		}
-		e.session, e.bundled = lab.NewSession(l, e.clock), file
+		session, err := lab.NewSession(l, gemini.MaxAllowance, e.clock)
+		if err != nil {
+			return nil, err
+		}
+		e.session, e.bundled = session, file
 	}
 	l := e.session.Lab()
 	versions := map[string]bool{}

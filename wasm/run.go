@@ -5,20 +5,20 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 	"syscall/js"
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/policy"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 )
 
 // runSpec is what the Run form asks for.
 type runSpec struct {
 	task     agent.Task
-	policy   policy
+	policy   choice
 	endpoint string
 	hasKey   bool
 }
@@ -44,26 +44,15 @@ func parseSpec(text string) (runSpec, error) {
 	if !ok {
 		return runSpec{}, fmt.Errorf("run: policy %q is not one of %s", name, strings.Join(policyNames(), ", "))
 	}
-	spec := runSpec{task: task, policy: p, endpoint: gemini.Endpoint}
+	spec := runSpec{task: task, policy: p}
 	spec.hasKey, _ = get(o, "hasKey").(bool)
-	if ep, _ := get(o, "endpoint").(string); ep != "" && ep != gemini.Endpoint {
-		if !loopbackURL(ep) {
-			return runSpec{}, fmt.Errorf("run: endpoint %q: only the Gemini endpoint or a loopback test endpoint may be used", ep)
-		}
-		spec.endpoint = ep
+	// Only the real endpoint or a loopback test double (the page allows the
+	// override only when it is itself served from loopback).
+	override, _ := get(o, "endpoint").(string)
+	if spec.endpoint, err = gemini.ResolveEndpoint(override); err != nil {
+		return runSpec{}, err
 	}
 	return spec, nil
-}
-
-// loopbackURL reports whether s is an http(s) URL on this machine: the only
-// endpoint override a page may use (a test's fake Gemini).
-func loopbackURL(s string) bool {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
-		return false
-	}
-	h := u.Hostname()
-	return h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.") && strings.Count(h, ".") == 3
 }
 
 // run starts a run and returns {id, result}: result is a Promise of the
@@ -97,17 +86,6 @@ func (e *engine) run(specValue, hooks js.Value) any {
 		if err != nil {
 			return nil, err
 		}
-		env := runEnv{task: spec.task, endpoint: spec.endpoint}
-		if spec.policy.Live {
-			if post.Type() != js.TypeFunction {
-				return nil, fmt.Errorf("run: policy %s calls the network and needs hooks.post", spec.policy.Name)
-			}
-			env.transport = &fetchTransport{post: post, hasKey: spec.hasKey}
-		}
-		model, provider, err := spec.policy.make(env)
-		if err != nil {
-			return nil, err
-		}
 		report := func(st agent.Step, obs *agent.Observation) {
 			if onStep.Type() != js.TypeFunction {
 				return
@@ -118,35 +96,42 @@ func (e *engine) run(specValue, hooks js.Value) any {
 				onStep.Invoke(sv, ov)
 			}
 		}
-		return s.Run(ctx, spec.task, model, provider, report)
+		if !spec.policy.Live {
+			return s.Run(ctx, spec.task, policy.Scripted{}, report)
+		}
+		if post.Type() != js.TypeFunction {
+			return nil, fmt.Errorf("run: policy %s calls the network and needs hooks.post", spec.policy.Name)
+		}
+		transport := &fetchTransport{post: post, hasKey: spec.hasKey}
+		return s.RunLive(ctx, spec.task, lab.Live{Transport: transport, Endpoint: spec.endpoint}, report)
 	}))
 	return out
 }
 
-// runEnv is what a policy may use to make its model.
-type runEnv struct {
-	task      agent.Task
-	endpoint  string
-	transport gemini.Transport // live policies only
-}
-
-// policy is a way of choosing actions that the Run view offers.
-type policy struct {
+// choice is a policy the Run view offers.
+type choice struct {
 	Name  string `json:"name"`
 	Label string `json:"label"`
 	// Live policies call the network with the person's key: the page shows
 	// the plan first and passes hooks.post.
 	Live bool `json:"live"`
-	make func(runEnv) (agent.Model, lab.Provider, error)
 }
 
-func findPolicy(name string) (policy, bool) {
+// policies are the Run view's choices, in the order it shows them.
+func policies() []choice {
+	return []choice{
+		{Name: "scripted", Label: "Scripted rules (offline, no key, nothing sent)"},
+		{Name: "gemini", Label: "Gemini " + gemini.Model + " (live, with your key)", Live: true},
+	}
+}
+
+func findPolicy(name string) (choice, bool) {
 	for _, p := range policies() {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return policy{}, false
+	return choice{}, false
 }
 
 func policyNames() []string {
@@ -157,7 +142,7 @@ func policyNames() []string {
 	return names
 }
 
-func policyInfo() []policy { return append([]policy{}, policies()...) }
+func policyInfo() []choice { return policies() }
 
 // plan is what a run will be allowed to do, shown before a live run: the
 // model and endpoint, the request allowance left, the byte and time caps,
@@ -167,21 +152,27 @@ func (e *engine) plan(text string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := e.loaded()
+	if err != nil {
+		return nil, err
+	}
 	l := spec.task.Limits
+	calls := lab.CallsAtMost(spec.task)
 	p := map[string]any{
 		"policy": spec.policy, "question": spec.task.Question, "version": spec.task.Version,
-		"mode": spec.task.Mode, "limits": l, "worst_case_requests": l.ModelCalls,
+		"mode": spec.task.Mode, "limits": l, "model_calls_at_most": calls, "worst_case_requests": 0,
 	}
 	if spec.policy.Live {
+		a := s.Allowance()
 		p["model"] = gemini.Model
 		p["endpoint"] = spec.endpoint
 		p["caps"] = map[string]any{
 			"request_bytes": gemini.MaxRequestBytes, "response_bytes": gemini.MaxResponseBytes,
-			"call_timeout_seconds": 45, "run_seconds": l.Seconds, "retries": 0, "redirects": "refused",
+			"call_timeout_seconds": int(gemini.MaxCallTimeout.Seconds()), "run_seconds": l.Seconds,
+			"retries": 0, "redirects": "refused",
 		}
-		limit, used := allowance()
-		p["allowance"] = map[string]any{"limit": limit, "used": used, "remaining": limit - used}
-		p["worst_case_requests"] = min(l.ModelCalls, limit-used)
+		p["allowance"] = map[string]any{"limit": a.Limit(), "used": a.Used(), "remaining": a.Limit() - a.Used()}
+		p["worst_case_requests"] = min(calls, a.Limit()-a.Used())
 	}
 	return p, nil
 }

@@ -27,6 +27,9 @@ func commands() map[string]command {
 	return map[string]command{
 		"replay":           {"replay a recording and grade its trials (default: the bundled comparison)", cmdReplay},
 		"import-published": {"rebuild the bundled recording from the reference lab's published record", cmdImportPublished},
+		"live":             {"show the plan of a live Gemini batch; with --execute-approved, run and record it", cmdLive},
+		"run":              {"run one question (scripted policy, live Gemini or a recording), showing each step", cmdRun},
+		"rerank":           {"rerank frozen hybrid candidates by coverage, Gemini listwise and cross-encoder (replayed, or --live)", cmdRerank},
 	}
 }
 

@@ -20,10 +20,11 @@ import (
 const bundledName = "recordings/agent-comparison.json (bundled)"
 
 func cmdReplay(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("replay", "[--recording FILE] [--case ID] [--json]", stderr)
+	fs := newFlags("replay", "[--recording FILE] [--case ID] [--with-scripted] [--json]", stderr)
 	path := fs.String("recording", "", "a ragagent-recording/1 `file` (default: the bundled 16-trial comparison)")
 	caseID := fs.String("case", "", "only trials of this case `id`, with each trial's steps")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of tables")
+	withScripted := fs.Bool("with-scripted", false, "also run the offline scripted policy on the same cases, both paths, and show it beside the recording")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -65,10 +66,22 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(err))
 		return exitError
 	}
+	var scripted *lab.Report
+	if *withScripted {
+		if scripted, err = runScripted(l, file); err != nil {
+			fmt.Fprintf(stderr, "ragagent replay: scripted policy: %s\n", oneLine(err))
+			return exitError
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		enc.SetEscapeHTML(false)
+		var out any = rep
+		if scripted != nil {
+			out = reportWithScripted{rep, scripted}
+		}
+		if err := enc.Encode(out); err != nil {
 			fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(err))
 			return exitError
 		}
@@ -84,6 +97,10 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\n%d trials replayed from %s: %d of %d recorded model exchanges used, no API calls made.\n",
 		len(rep.Trials), name, used, total)
+	if scripted != nil {
+		fmt.Fprintln(stdout)
+		printScripted(stdout, rep, scripted)
+	}
 	if *caseID != "" {
 		for _, t := range rep.Trials {
 			fmt.Fprintln(stdout)
@@ -146,8 +163,8 @@ func printTrace(w io.Writer, t lab.TrialReport) {
 		return
 	}
 	r := t.Result
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  Call\tAction\tQuery or source\tApplication\tModel assessment")
+	rows := [][4]string{{"Call", "Action", "Query or source", "Application"}}
+	var assessments []string
 	for _, s := range r.Steps {
 		call := fmt.Sprint(s.Call)
 		if s.Call == 0 {
@@ -155,7 +172,7 @@ func printTrace(w io.Writer, t lab.TrialReport) {
 		}
 		action, arg := string(s.Action), s.Argument
 		if action == "" {
-			action = "(refused reply)"
+			action = "(reply refused)"
 		}
 		if arg == "" {
 			arg = "—"
@@ -164,19 +181,33 @@ func printTrace(w io.Writer, t lab.TrialReport) {
 		if s.Reason != "" {
 			admission += ": " + string(s.Reason)
 		}
+		rows = append(rows, [4]string{call, action, clip(arg, 60), admission})
 		assessment := s.Assessment
-		if assessment == "" && s.Call == 0 {
-			assessment = "(fixed retrieval, no model call)"
+		switch {
+		case s.Call == 0 && s.Action == agent.Search:
+			assessment = "(fixed retrieval: the application searches the question once and reads every candidate)"
+		case assessment == "" && s.Detail != "":
+			assessment = "(" + s.Detail + ")"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", call, action, clip(arg, 48), admission, clip(assessment, 100))
+		assessments = append(assessments, assessment)
 	}
-	tw.Flush()
+	var width [3]int
+	for _, row := range rows {
+		for i := range width {
+			width[i] = max(width[i], len([]rune(row[i])))
+		}
+	}
+	for i, row := range rows {
+		fmt.Fprintf(w, "  %s  %s  %s  %s\n", pad(row[0], width[0]), pad(row[1], width[1]), pad(row[2], width[2]), row[3])
+		if i > 0 && assessments[i-1] != "" {
+			fmt.Fprintf(w, "  %s  %s\n", pad("", width[0]), wrap(assessments[i-1], 100, strings.Repeat(" ", width[0]+4)))
+		}
+	}
 	fmt.Fprintf(w, "  Ended: %s, %s", r.Status, r.Reason)
 	if r.Detail != "" {
 		fmt.Fprintf(w, " (%s)", r.Detail)
 	}
-	fmt.Fprintf(w, "\n  Usage: %d model calls, %d searches, %d reads, %d source bytes of limits %s\n",
-		r.Usage.ModelCalls, r.Usage.Searches, r.Usage.Reads, r.Usage.SourceBytes, r.Limits)
+	fmt.Fprintf(w, "\n  Usage: %s\n", usageLine(r.Usage, r.Limits))
 	if r.Tokens.Total > 0 {
 		fmt.Fprintf(w, "  Tokens: %d prompt, %d output, %d thinking, %d total\n", r.Tokens.Prompt, r.Tokens.Candidates, r.Tokens.Thoughts, r.Tokens.Total)
 	}
@@ -211,4 +242,34 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// usageLine shows counters against their limits.
+func usageLine(u agent.Usage, l agent.Limits) string {
+	return fmt.Sprintf("%d of %d model calls, %d of %d searches, %d of %d reads, %d of %d source bytes; deadline %d s",
+		u.ModelCalls, l.ModelCalls, u.Searches, l.Searches, u.Reads, l.Reads, u.SourceBytes, l.SourceBytes, l.Seconds)
+}
+
+func pad(s string, n int) string {
+	return s + strings.Repeat(" ", n-len([]rune(s)))
+}
+
+// wrap folds text at about n characters, indenting continuation lines.
+func wrap(text string, n int, indent string) string {
+	var b strings.Builder
+	line := 0
+	for i, word := range strings.Fields(text) {
+		if i > 0 {
+			if line+1+len([]rune(word)) > n {
+				b.WriteString("\n" + indent)
+				line = 0
+			} else {
+				b.WriteByte(' ')
+				line++
+			}
+		}
+		b.WriteString(word)
+		line += len([]rune(word))
+	}
+	return b.String()
 }

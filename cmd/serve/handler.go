@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/url"
 	"path"
 	"strings"
 	"time"
+
+	"github.com/ragagentlab/ragagent/core/gemini"
 )
 
 // CSP is the page's Content-Security-Policy: its own scripts and WASM only,
@@ -156,17 +157,6 @@ func accepts(header, want string) bool {
 	return false
 }
 
-// loopbackHost reports whether host (a name or an address, without port) is
-// this machine: localhost or an address in 127.0.0.0/8 or ::1.
-func loopbackHost(host string) bool {
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // loopbackOrigin validates an extra connect-src origin: http(s), a loopback
 // host, nothing but scheme, host and port. Only a test's fake endpoint on
 // this machine may be added to the policy.
@@ -175,7 +165,7 @@ func loopbackOrigin(s string) (string, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", fmt.Errorf("--connect %q is not an http(s) origin", s)
 	}
-	if !loopbackHost(u.Hostname()) {
+	if !gemini.Loopback(u.Hostname()) {
 		return "", fmt.Errorf("--connect %q is not a loopback origin (127.0.0.0/8, ::1 or localhost)", s)
 	}
 	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ragagentlab/ragagent/core/gemini"
 )
 
 // Exit codes.
@@ -72,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: --addr %q: %v\n", *addr, err)
 		return exitUsage
 	}
-	if !loopbackHost(host) && !*public {
+	if !gemini.Loopback(host) && !*public {
 		fmt.Fprintf(stderr, "serve: %q is not a loopback address; pass --public to serve beyond this machine\n", *addr)
 		return exitUsage
 	}

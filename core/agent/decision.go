@@ -129,6 +129,9 @@ func sameKeys(o *pyjson.Object, keys ...string) bool {
 	return true
 }
 
+// MarshalJSON writes Value (so a lone surrogate in model text survives).
+func (d Decision) MarshalJSON() ([]byte, error) { return marshal(d.Value()) }
+
 // Value is the decision as the JSON object the reference lab keeps.
 func (d Decision) Value() *pyjson.Object {
 	cites := make([]any, len(d.Citations))

@@ -52,9 +52,10 @@ func (l Limits) Validate() error {
 	return nil
 }
 
-func (l Limits) value() map[string]any {
-	return map[string]any{"model_calls": l.ModelCalls, "searches": l.Searches, "reads": l.Reads,
-		"source_bytes": l.SourceBytes, "seconds": l.Seconds}
+// Value is the limits as a JSON object in the published key order.
+func (l Limits) Value() *pyjson.Object {
+	return pyjson.NewObject("model_calls", l.ModelCalls, "searches", l.Searches, "reads", l.Reads,
+		"source_bytes", l.SourceBytes, "seconds", l.Seconds)
 }
 
 // LimitsFromJSON reads limits from a decoded JSON value as Limits(**value)

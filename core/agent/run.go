@@ -342,10 +342,10 @@ func (r *run) exec() (*Result, error) {
 func (r *run) state() string {
 	obs := make([]any, len(r.observations))
 	for i, o := range r.observations {
-		obs[i] = o.value()
+		obs[i] = o.Value()
 	}
 	state := map[string]any{"question": r.task.Question, "version": r.task.Version, "observations": obs,
-		"usage": r.usage.value(), "limits": r.task.Limits.value(), "schema": Schema()}
+		"usage": r.usage.Value(), "limits": r.task.Limits.Value(), "schema": Schema()}
 	return pyjson.Dumps(state, pyjson.Options{SortKeys: true})
 }
 

@@ -4,14 +4,14 @@
 package corpus
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 )
 
 // Format is the snapshot file's format tag.
@@ -53,8 +53,9 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-// validSourceID: 1-128 of [a-z0-9._-], starting with a letter or digit.
-func validSourceID(id string) bool {
+// ValidSourceID reports whether id is 1-128 of [a-z0-9._-] starting with a
+// letter or digit, the form every source id in a receipt takes.
+func ValidSourceID(id string) bool {
 	if id == "" || len(id) > 128 || id[0] == '.' || id[0] == '_' || id[0] == '-' {
 		return false
 	}
@@ -76,13 +77,8 @@ func SHA256(text string) string {
 // Parse decodes and validates a snapshot file.
 func Parse(data []byte) (*Snapshot, error) {
 	var s Snapshot
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := jsonfile.Decode(data, &s); err != nil {
 		return nil, fmt.Errorf("snapshot: not a valid snapshot file: %w", err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("snapshot: unexpected data after the snapshot object")
 	}
 	if err := s.validate(); err != nil {
 		return nil, err
@@ -101,7 +97,7 @@ func (s *Snapshot) validate() error {
 	for i, p := range s.Passages {
 		where := fmt.Sprintf("snapshot: passage %d (%q)", i+1, p.SourceID)
 		switch {
-		case !validSourceID(p.SourceID):
+		case !ValidSourceID(p.SourceID):
 			return fmt.Errorf("%s: source_id must be 1-128 lower-case letters, digits, '.', '_' or '-'", where)
 		case !ValidVersion(p.Version):
 			return fmt.Errorf("%s: version %q is not of the form 3.12", where, p.Version)

@@ -6,13 +6,12 @@
 package evaluate
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
 
@@ -49,9 +48,7 @@ type Cases struct {
 // and look-arounds rather than matching differently.
 func ParseCases(data []byte) (*Cases, error) {
 	var cs Cases
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cs); err != nil {
+	if err := jsonfile.Decode(data, &cs); err != nil {
 		return nil, fmt.Errorf("cases: not a valid cases file: %w", err)
 	}
 	if cs.Format != CasesFormat {

@@ -93,15 +93,7 @@ func (l *Lab) Replay(ctx context.Context, f *recording.File, onTrial func(TrialR
 		if err != nil {
 			return nil, fmt.Errorf("trial %s: %w", t.ID, err)
 		}
-		if tr.Checks != nil {
-			switch agent.Mode(tr.Mode) {
-			case agent.Fixed:
-				rep.Summary.Fixed.Add(tr.Checks.Outcome)
-			case agent.Agent:
-				rep.Summary.Agent.Add(tr.Checks.Outcome)
-			}
-		}
-		rep.Trials = append(rep.Trials, tr)
+		rep.add(tr)
 		if onTrial != nil {
 			onTrial(tr)
 		}

@@ -1,137 +1,219 @@
-package lab_test
+package lab
 
 import (
 	"context"
-	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/tools"
 	"github.com/ragagentlab/ragagent/fixtures"
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
-// published is the seed's comparison table (section 5), in trial order:
-// case / repeat, path, expected sources read, answer fixture, stop reason,
-// model calls.
-var published = []string{
-	"overwrite/1 fixed true pass citation_contract_passed 1",
-	"overwrite/1 agent true pass citation_contract_passed 3",
-	"serialize-and-save/1 fixed true pass citation_contract_passed 1",
-	"serialize-and-save/1 agent true pass citation_contract_passed 6",
-	"newline-version/1 fixed true incomplete model_stopped 1",
-	"newline-version/1 agent true fail duplicate_query 3",
-	"unsupported/1 fixed none fail citation_contract_passed 1",
-	"unsupported/1 agent none fail citation_contract_passed 3",
-	"overwrite/2 fixed true pass citation_contract_passed 1",
-	"overwrite/2 agent true pass citation_contract_passed 3",
-	"serialize-and-save/2 fixed true pass citation_contract_passed 1",
-	"serialize-and-save/2 agent true pass citation_contract_passed 6",
-	"newline-version/2 fixed true incomplete model_stopped 1",
-	"newline-version/2 agent true incomplete model_stopped 5",
-	"unsupported/2 fixed none fail citation_contract_passed 1",
-	"unsupported/2 agent none fail citation_contract_passed 3",
-}
-
-func openLab(t testing.TB) *lab.Lab {
+func openLab(t *testing.T) *Lab {
 	t.Helper()
-	l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
+	l, err := Open(fixtures.Snapshot, fixtures.Cases)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.Close() })
+	t.Cleanup(func() { l.Close() })
 	return l
 }
 
-func row(tr lab.TrialReport) string {
-	if tr.Result == nil || tr.Checks == nil {
-		return fmt.Sprintf("%s/%d %s refused", tr.CaseID, tr.Repeat, tr.Mode)
-	}
-	retrieval := "none"
-	if r := tr.Checks.RetrievalTargetsRead; r != nil {
-		retrieval = fmt.Sprint(*r)
-	}
-	return fmt.Sprintf("%s/%d %s %s %s %s %d", tr.CaseID, tr.Repeat, tr.Mode, retrieval,
-		tr.Checks.Outcome, tr.Result.Reason, tr.Result.Usage.ModelCalls)
+func decodeObject(t *testing.T, data []byte) *pyjson.Object {
+	t.Helper()
+	v, err := pyjson.Decode(string(data))
+	require.NoError(t, err)
+	o, ok := v.(*pyjson.Object)
+	require.True(t, ok)
+	return o
 }
 
-func TestReplayBundledMatchesPublishedTable(t *testing.T) {
+func field(o *pyjson.Object, k string) any {
+	v, _ := o.Get(k)
+	return v
+}
+
+// TestBundledReplayReproducesThePublishedRecord replays the bundled
+// recording and compares every published field of every trial, checks
+// included, and the summary.
+func TestBundledReplayReproducesThePublishedRecord(t *testing.T) {
 	l := openLab(t)
 	file, err := recording.Parse(recordings.AgentComparison)
 	require.NoError(t, err)
-	var seen []string
-	rep, err := l.Replay(context.Background(), file, func(tr lab.TrialReport) { seen = append(seen, tr.ID) })
+	rep, err := l.Replay(context.Background(), file, nil)
 	require.NoError(t, err)
-	require.Len(t, rep.Trials, len(published))
-	for i, tr := range rep.Trials {
-		assert.Equal(t, published[i], row(tr), "trial %d (%s)", i+1, tr.ID)
-		assert.Equal(t, tr.Exchanges, tr.ExchangesUsed, "trial %s uses every recorded exchange", tr.ID)
+
+	published := decodeObject(t, fixtures.Published)
+	trials := field(published, "trials").([]any)
+	require.Len(t, rep.Trials, len(trials))
+	require.Len(t, trials, 16)
+	exchanges := 0
+	for i, raw := range trials {
+		want := raw.(*pyjson.Object)
+		got := rep.Trials[i]
+		t.Run(got.ID, func(t *testing.T) {
+			assert.Equal(t, field(want, "id"), got.ID)
+			require.Nil(t, got.Error)
+			require.NotNil(t, got.Result)
+			result := got.Result.Value()
+			wantResult := field(want, "result").(*pyjson.Object)
+			for _, k := range wantResult.Keys() {
+				d, same := pyjson.Diff(field(result, k), field(wantResult, k))
+				assert.True(t, same, "result.%s: %s", k, d)
+			}
+			require.NotNil(t, got.Checks)
+			checks := decodeObject(t, mustJSON(t, got.Checks))
+			d, same := pyjson.Diff(checks, field(want, "checks"))
+			assert.True(t, same, "checks: %s", d)
+			// tokens per step come from the recorded usageMetadata
+			usage := field(want, "provider_usage").([]any)
+			require.Len(t, got.Result.Steps[len(got.Result.Steps)-len(usage):], len(usage))
+			total := 0
+			for _, u := range usage {
+				n, _ := field(u.(*pyjson.Object), "totalTokenCount").(pyjson.Number).Int()
+				total += n
+			}
+			assert.Equal(t, total, got.Result.Tokens.Total)
+			assert.Equal(t, got.Exchanges, got.ExchangesUsed)
+		})
+		exchanges += got.ExchangesUsed
 	}
-	assert.Len(t, seen, len(published), "onTrial sees every trial")
-	assert.Equal(t, lab.Summary{Fixed: tally(4, 2, 2), Agent: tally(4, 3, 1)}, rep.Summary)
+	assert.Equal(t, 40, exchanges)
+	summary := decodeObject(t, mustJSON(t, rep.Summary))
+	d, same := pyjson.Diff(summary, field(published, "summary"))
+	assert.True(t, same, "summary: %s", d)
 }
 
-// BenchmarkReplayAll replays the bundled recording on a freshly opened lab
-// each time (the page replays once per visit), not counting the open.
-func BenchmarkReplayAll(b *testing.B) {
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := jsonMarshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+// TestReferenceConformance replays recordings made by the reference lab's
+// own agent.py and provider.py (scripts/reference/conformance.py) on
+// adversarial model replies, and compares each result with what the
+// reference replay of the same recording returned.
+func TestReferenceConformance(t *testing.T) {
+	adversarial, err := os.ReadFile(filepath.Join("testdata", "reference", "adversarial.snapshot.json"))
+	require.NoError(t, err)
+	for _, set := range []struct {
+		name     string
+		snapshot []byte
+	}{{"standard", fixtures.Snapshot}, {"adversarial", adversarial}} {
+		t.Run(set.name, func(t *testing.T) {
+			snap, err := corpus.Parse(set.snapshot)
+			require.NoError(t, err)
+			lib, err := tools.Open(snap)
+			require.NoError(t, err)
+			defer lib.Close()
+			raw, err := os.ReadFile(filepath.Join("testdata", "reference", set.name+".recording.json"))
+			require.NoError(t, err)
+			file, err := recording.Parse(raw)
+			require.NoError(t, err)
+			extras := field(decodeObject(t, raw), "trials").([]any)
+			exp, err := os.ReadFile(filepath.Join("testdata", "reference", set.name+".expected.json"))
+			require.NoError(t, err)
+			expected := field(decodeObject(t, exp), "trials").(*pyjson.Object)
+			require.Equal(t, expected.Len(), len(file.Trials))
+			for i, trial := range file.Trials {
+				t.Run(trial.ID, func(t *testing.T) {
+					want := field(expected, trial.ID).(*pyjson.Object)
+					extra := extras[i].(*pyjson.Object)
+					conform(t, lib, trial, extra, want)
+				})
+			}
+		})
+	}
+}
+
+func conform(t *testing.T, lib *tools.Library, trial recording.Trial, extra, want *pyjson.Object) {
+	task, err := agent.TaskFromJSON(trial.Question, trial.Version, trial.Mode, trial.Limits)
+	if code, ok := field(want, "error").(string); ok {
+		require.Error(t, err)
+		assert.ErrorContains(t, err, code)
+		return
+	}
+	require.NoError(t, err)
+	var ts tools.Tools = lib
+	if tamper, ok := field(extra, "tamper").(*pyjson.Object); ok {
+		ts = tampered{lib, tamper}
+	}
+	ctrl := agent.Controller{Tools: ts, Model: recording.NewReplayer(trial), Clock: readings(field(extra, "clock"))}
+	res, err := ctrl.Run(context.Background(), task)
+	require.NoError(t, err)
+	got := res.Value()
+	wantResult := field(want, "result").(*pyjson.Object)
+	for _, k := range wantResult.Keys() {
+		if k == "python_reason" {
+			continue
+		}
+		d, same := pyjson.Diff(field(got, k), field(wantResult, k))
+		assert.True(t, same, "%s: %s (detail: %s)", k, d, res.Detail)
+	}
+}
+
+// tampered changes a passage's text between search and read, as an edited
+// corpus would.
+type tampered struct {
+	*tools.Library
+	texts *pyjson.Object
+}
+
+func (t tampered) Read(h tools.Handle) (corpus.Passage, error) {
+	p, err := t.Library.Read(h)
+	if text, ok := field(t.texts, h.SourceID).(string); ok {
+		p.Text = text
+	}
+	return p, err
+}
+
+// readings replays a scripted clock: each call returns the next reading in
+// seconds, repeating the last, as the generator's clock does.
+func readings(v any) func() time.Time {
+	list, _ := v.([]any)
+	secs := make([]float64, len(list))
+	for i, x := range list {
+		secs[i] = x.(pyjson.Number).Float64()
+	}
+	if len(secs) == 0 {
+		secs = []float64{0}
+	}
+	return func() time.Time {
+		s := secs[0]
+		if len(secs) > 1 {
+			secs = secs[1:]
+		}
+		return time.Unix(0, 0).Add(time.Duration(s * float64(time.Second)))
+	}
+}
+
+func BenchmarkReplayBundled(b *testing.B) {
+	l, err := Open(fixtures.Snapshot, fixtures.Cases)
+	require.NoError(b, err)
+	defer l.Close()
 	file, err := recording.Parse(recordings.AgentComparison)
 	require.NoError(b, err)
 	for b.Loop() {
-		b.StopTimer()
-		l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
-		require.NoError(b, err)
-		b.StartTimer()
-		if _, err := l.Replay(context.Background(), file, nil); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		_ = l.Close()
-		b.StartTimer()
-	}
-}
-
-// BenchmarkReplayAgain replays on a lab that has replayed before.
-func BenchmarkReplayAgain(b *testing.B) {
-	l := openLab(b)
-	file, err := recording.Parse(recordings.AgentComparison)
-	require.NoError(b, err)
-	for b.Loop() {
 		if _, err := l.Replay(context.Background(), file, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// BenchmarkSearch is one FTS5 query with bm25 scores, without the memo.
-func BenchmarkSearch(b *testing.B) {
-	l := openLab(b)
+func BenchmarkParseBundled(b *testing.B) {
 	for b.Loop() {
-		if _, err := l.Library.Explain("json dump ensure_ascii utf-8 write_text", 2, "3.12"); err != nil {
+		if _, err := recording.Parse(recordings.AgentComparison); err != nil {
 			b.Fatal(err)
 		}
 	}
-}
-
-func BenchmarkOpen(b *testing.B) {
-	for b.Loop() {
-		l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = l.Close()
-	}
-}
-
-func TestExplainMatchesLibrary(t *testing.T) {
-	l := openLab(t)
-	for _, q := range []string{"write_text utf-8", "newline read_text", "json"} {
-		want, err := l.Library.Explain(q, 4, "")
-		require.NoError(t, err)
-		got, err := l.Explain(q, 4, "")
-		require.NoError(t, err)
-		assert.Equal(t, want, got, q)
-	}
-	_, err := l.Explain("!!!", 2, "3.12")
-	assert.ErrorContains(t, err, "invalid_query")
 }

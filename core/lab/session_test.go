@@ -3,6 +3,7 @@ package lab_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -12,89 +13,111 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/gemini/geminitest"
 	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/policy"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/fixtures"
 )
 
-func tally(pass, fail, incomplete int) evaluate.Tally {
-	return evaluate.Tally{Pass: pass, Fail: fail, Incomplete: incomplete}
+func newLab(t testing.TB) *lab.Lab {
+	t.Helper()
+	l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	return l
 }
 
-// scripted is a test double: it answers with fixed decisions and keeps each
-// exchange as a generateContent response would carry it.
-type scripted struct {
-	decisions []*pyjson.Object
-	exchanges []recording.Exchange
-}
-
-func (m *scripted) Decide(_ context.Context, p agent.Prompt, _ time.Duration) (agent.Reply, error) {
-	if len(m.exchanges) >= len(m.decisions) {
-		return agent.Reply{}, reason.New(reason.ReplayExhausted, "script ended")
-	}
-	d := m.decisions[len(m.exchanges)]
-	response := pyjson.NewObject("candidates", []any{pyjson.NewObject(
-		"content", pyjson.NewObject("parts", []any{pyjson.NewObject("text", pyjson.Dumps(d, pyjson.Options{}))}, "role", "model"),
-		"finishReason", "STOP")},
-		"usageMetadata", pyjson.NewObject("promptTokenCount", 100, "candidatesTokenCount", 20, "totalTokenCount", 120))
-	m.exchanges = append(m.exchanges, recording.Exchange{Request: gemini.Payload(p), Response: response})
-	return gemini.Decode(response)
-}
-
-func (m *scripted) Exchanges() []recording.Exchange { return m.exchanges }
-
-func decision(action, assessment, query, source, answer string, quotes ...string) *pyjson.Object {
-	cites := []any{}
-	for i := 0; i+1 < len(quotes); i += 2 {
-		cites = append(cites, pyjson.NewObject("source_id", quotes[i], "quote", quotes[i+1]))
-	}
-	return pyjson.NewObject("action", action, "assessment", assessment, "query", query,
-		"source_id", source, "answer", answer, "citations", cites)
-}
-
-func overwriteScript() *scripted {
-	return &scripted{decisions: []*pyjson.Object{
-		decision("search", "Need the write_text passage.", "write_text overwrite", "", ""),
-		decision("read", "Read the top candidate.", "", "path-write", ""),
-		decision("answer", "The passage says it.", "", "", "It overwrites the file.", "path-write", "An existing file is overwritten."),
-	}}
-}
-
-func TestSessionRunGradesRecordsAndReplays(t *testing.T) {
-	l := openLab(t)
+func newSession(t testing.TB, allowance int) (*lab.Session, *lab.Lab) {
+	t.Helper()
+	l := newLab(t)
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	s := lab.NewSession(l, func() time.Time { return now })
-	overwrite, ok := l.Cases.Case("overwrite")
-	require.True(t, ok)
-	task := agent.Task{Question: overwrite.Question, Version: "3.12", Mode: agent.Agent, Limits: agent.DefaultLimits()}
+	s, err := lab.NewSession(l, allowance, func() time.Time { return now })
+	require.NoError(t, err)
+	return s, l
+}
 
+// inProcess is a gemini.Transport that answers like the loopback fake
+// (the scripted policy's decision as a generateContent reply) without a
+// network, as the page's fetch hook would.
+type inProcess struct {
+	key   bool
+	calls int
+	fail  error
+}
+
+func (f *inProcess) HasKey() bool { return f.key }
+
+func (f *inProcess) Post(ctx context.Context, _ string, body []byte) (int, []byte, error) {
+	f.calls++
+	if f.fail != nil {
+		return 0, nil, f.fail
+	}
+	v, err := pyjson.Decode(string(body))
+	if err != nil {
+		return 400, nil, nil
+	}
+	payload, _ := v.(*pyjson.Object)
+	reply := geminitest.Policy().Reply(geminitest.Request{Method: "POST", Body: body, Payload: payload})
+	status := reply.Status
+	if status == 0 {
+		status = 200
+	}
+	return status, reply.Body, ctx.Err()
+}
+
+func task(t *testing.T, l *lab.Lab, caseID string, mode agent.Mode) agent.Task {
+	c, ok := l.Cases.Case(caseID)
+	require.True(t, ok)
+	return agent.Task{Question: c.Question, Version: c.Version, Mode: mode, Limits: agent.DefaultLimits()}
+}
+
+func TestSessionOfflineRunIsGradedNotRecorded(t *testing.T) {
+	s, l := newSession(t, 10)
 	var steps []agent.Step
-	tr, err := s.Run(context.Background(), task, overwriteScript(), lab.Provider{Model: "m", Endpoint: "e"},
+	tr, err := s.Run(context.Background(), task(t, l, "overwrite", agent.Agent), policy.Scripted{},
 		func(st agent.Step, _ *agent.Observation) { steps = append(steps, st) })
 	require.NoError(t, err)
 	require.NotNil(t, tr.Result)
 	assert.Equal(t, "run-1-agent", tr.ID)
-	assert.Equal(t, reason.CitationContractPassed, tr.Result.Reason)
-	assert.Len(t, steps, 3, "every model call is reported as a step")
+	assert.Equal(t, "overwrite", tr.CaseID)
+	assert.Len(t, steps, len(tr.Result.Steps), "every step is reported as it happens")
 	require.NotNil(t, tr.Checks, "an authored case's question is graded")
 	assert.Equal(t, evaluate.Pass, tr.Checks.Outcome)
-	assert.Equal(t, 3, tr.Exchanges)
+	assert.Zero(t, tr.Exchanges)
+	assert.Empty(t, s.Recording().Trials, "offline runs send and record nothing")
+	assert.Zero(t, s.Allowance().Used())
 
-	// A question of no case runs ungraded and counts its own repeats.
-	other := task
+	other := task(t, l, "overwrite", agent.Agent)
 	other.Question = "What does Path.read_text return?"
-	tr2, err := s.Run(context.Background(), other, &scripted{decisions: []*pyjson.Object{
-		decision("stop", "Nothing to go on.", "", "", "")}}, lab.Provider{}, nil)
+	tr, err = s.Run(context.Background(), other, policy.Scripted{}, nil)
 	require.NoError(t, err)
-	assert.Nil(t, tr2.Checks)
-	assert.Equal(t, "run-2-agent", tr2.ID)
-	assert.Equal(t, reason.ModelStopped, tr2.Result.Reason)
+	assert.Nil(t, tr.Checks, "no case asks this question")
+	assert.Equal(t, "run-2-agent", tr.ID)
+	assert.Equal(t, 1, tr.Repeat)
+}
 
-	// The session's recording replays to the same outcomes.
+func TestSessionLiveRunRecordsEveryAttemptAndReplays(t *testing.T) {
+	s, l := newSession(t, 20)
+	transport := &inProcess{key: true}
+	want := task(t, l, "serialize-and-save", agent.Agent)
+	tr, err := s.RunLive(context.Background(), want, lab.Live{Transport: transport}, nil)
+	require.NoError(t, err)
+	require.NotNil(t, tr.Result)
+	assert.Equal(t, transport.calls, tr.Exchanges)
+	assert.Equal(t, tr.Result.Usage.ModelCalls, transport.calls)
+	assert.Equal(t, transport.calls, s.Allowance().Used())
+
+	fixed := task(t, l, "serialize-and-save", agent.Fixed)
+	_, err = s.RunLive(context.Background(), fixed, lab.Live{Transport: transport}, nil)
+	require.NoError(t, err)
+
 	file := s.Recording()
 	require.Len(t, file.Trials, 2)
-	assert.Equal(t, "m", file.Model)
+	assert.Equal(t, gemini.Model, file.Model)
+	assert.Equal(t, gemini.Endpoint, file.Endpoint)
 	assert.Equal(t, "2026-11-29T12:00:00Z", file.RecordedAt)
 	var buf bytes.Buffer
 	require.NoError(t, file.Write(&buf))
@@ -103,33 +126,73 @@ func TestSessionRunGradesRecordsAndReplays(t *testing.T) {
 	rep, err := l.Replay(context.Background(), parsed, nil)
 	require.NoError(t, err)
 	require.Len(t, rep.Trials, 2)
-	assert.Equal(t, reason.CitationContractPassed, rep.Trials[0].Result.Reason)
-	assert.Equal(t, evaluate.Pass, rep.Trials[0].Checks.Outcome)
-	assert.Equal(t, reason.ModelStopped, rep.Trials[1].Result.Reason)
-	assert.Equal(t, lab.Summary{Agent: tally(1, 0, 0)}, rep.Summary)
+	assert.Equal(t, tr.Result.Reason, rep.Trials[0].Result.Reason)
+	assert.Equal(t, tr.Result.Answer, rep.Trials[0].Result.Answer)
+	assert.Equal(t, tr.Checks.Outcome, rep.Trials[0].Checks.Outcome)
+	assert.Equal(t, rep.Trials[0].Exchanges, rep.Trials[0].ExchangesUsed)
 }
 
-func TestSessionRefusesBadTaskWithoutRecording(t *testing.T) {
-	l := openLab(t)
-	s := lab.NewSession(l, nil)
-	tr, err := s.Run(context.Background(), agent.Task{Question: " ", Version: "3.12", Mode: agent.Agent, Limits: agent.DefaultLimits()},
-		overwriteScript(), lab.Provider{}, nil)
+func TestSessionLiveRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		allowance int
+		transport *inProcess
+		endpoint  string
+		cancel    bool
+		want      reason.Code
+		attempts  int
+	}{
+		{"no key: nothing sent", 5, &inProcess{}, "", false, reason.MissingAPIKey, 0},
+		{"allowance spent mid-run", 1, &inProcess{key: true}, "", false, reason.BatchRequestLimit, 1},
+		{"transport failure is recorded", 5, &inProcess{key: true, fail: &gemini.TransportError{Kind: "URLError", Err: errors.New("refused")}}, "", false, "model_transport_failed:URLError", 1},
+		{"stopped before sending", 5, &inProcess{key: true}, "", true, reason.Cancelled, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, l := newSession(t, tc.allowance)
+			ctx, cancel := context.WithCancel(context.Background())
+			if tc.cancel {
+				cancel()
+			}
+			defer cancel()
+			tr, err := s.RunLive(ctx, task(t, l, "overwrite", agent.Agent), lab.Live{Transport: tc.transport, Endpoint: tc.endpoint}, nil)
+			require.NoError(t, err)
+			require.NotNil(t, tr.Result)
+			assert.Equal(t, tc.want, tr.Result.Reason)
+			assert.Equal(t, tc.attempts, tc.transport.calls)
+			assert.Equal(t, tc.attempts, tr.Exchanges)
+			require.Len(t, s.Recording().Trials, 1)
+			assert.Len(t, s.Recording().Trials[0].Exchanges, tc.attempts)
+		})
+	}
+}
+
+func TestSessionRefusesBeforeStarting(t *testing.T) {
+	s, l := newSession(t, 5)
+	bad := task(t, l, "overwrite", agent.Agent)
+	bad.Question = " "
+	tr, err := s.RunLive(context.Background(), bad, lab.Live{Transport: &inProcess{key: true}}, nil)
 	require.NoError(t, err)
-	assert.Nil(t, tr.Result)
 	require.NotNil(t, tr.Error)
 	assert.Equal(t, reason.InvalidQuestion, *tr.Error)
 	assert.Empty(t, s.Recording().Trials)
+
+	_, err = s.RunLive(context.Background(), task(t, l, "overwrite", agent.Agent),
+		lab.Live{Transport: &inProcess{key: true}, Endpoint: "https://example.com/v1"}, nil)
+	assert.ErrorContains(t, err, "refused")
+
+	_, err = lab.NewSession(l, 0, nil)
+	assert.Error(t, err, "an allowance of 0 is refused")
 }
 
-func TestSessionCancelledRunEndsIncomplete(t *testing.T) {
-	l := openLab(t)
-	s := lab.NewSession(l, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	tr, err := s.Run(ctx, agent.Task{Question: "write_text", Version: "3.12", Mode: agent.Agent, Limits: agent.DefaultLimits()},
-		overwriteScript(), lab.Provider{}, nil)
-	require.NoError(t, err)
-	assert.Equal(t, agent.Incomplete, tr.Result.Status)
-	assert.Equal(t, reason.Cancelled, tr.Result.Reason)
-	assert.Empty(t, s.Recording().Trials, "a run that made no exchange is not recorded")
+func TestExplainMatchesLibrary(t *testing.T) {
+	l := newLab(t)
+	for _, q := range []string{"write_text utf-8", "newline read_text", "json"} {
+		want, err := l.Library.Explain(q, 4, "")
+		require.NoError(t, err)
+		got, err := l.Explain(q, 4, "")
+		require.NoError(t, err)
+		assert.Equal(t, want, got, q)
+	}
+	_, err := l.Explain("!!!", 2, "3.12")
+	assert.ErrorContains(t, err, "invalid_query")
 }

@@ -51,6 +51,9 @@ const (
 	InvalidQuestion Code = "invalid_question"
 	InvalidVersion  Code = "invalid_version"
 	InvalidMode     Code = "invalid_mode"
+	// InvalidRequestAllowance refuses a batch whose request allowance is
+	// not a whole number from 1 to 200, before anything is sent.
+	InvalidRequestAllowance Code = "invalid_request_allowance"
 )
 
 // transportPrefix starts the code of a failed model request; the kind

@@ -30,15 +30,33 @@ func (r *Replayer) Used() int { return r.next }
 // Decide returns the next recorded reply if the prompt's request body equals
 // the recorded request as a JSON value; otherwise replay_request_mismatch,
 // naming the trial, the exchange, the first differing JSON path and the
-// first differing characters of both sides.
+// first differing characters of both sides. A recorded failure ends the run
+// with the code the live run ended with (gemini.AttemptReason):
+// model_transport_failed:<kind> for a transport kind (or a reference
+// exception name), and provider_response_bytes_limit, invalid_model_json or
+// cancelled for an attempt recorded with that code.
 func (r *Replayer) Decide(_ context.Context, p agent.Prompt, _ time.Duration) (agent.Reply, error) {
+	response, err := r.Answer(gemini.Payload(p))
+	if err != nil {
+		return agent.Reply{}, err
+	}
+	return gemini.Decode(response)
+}
+
+// Answer hands out the next recorded response for request, whatever the
+// model behind it (a generateContent body, a cross-encoder's pairs): the
+// request must equal the recorded one as a JSON value, else
+// replay_request_mismatch with the first difference; an error exchange
+// replays as the code the live attempt ended with (gemini.AttemptReason);
+// past the last exchange, replay_exhausted.
+func (r *Replayer) Answer(request any) (any, error) {
 	if r.next >= len(r.exchanges) {
-		return agent.Reply{}, reason.New(reason.ReplayExhausted,
+		return nil, reason.New(reason.ReplayExhausted,
 			"trial %s: model call %d has no recorded exchange (the recording has %d)", r.trial, r.next+1, len(r.exchanges))
 	}
 	ex := r.exchanges[r.next]
-	if d, same := pyjson.Diff(gemini.Payload(p), ex.Request); !same {
-		return agent.Reply{}, reason.New(reason.ReplayRequestMismatch,
+	if d, same := pyjson.Diff(request, ex.Request); !same {
+		return nil, reason.New(reason.ReplayRequestMismatch,
 			"trial %s, exchange %d: the request differs at %s: this run sent %s, the recording has %s",
 			r.trial, r.next+1, d.Path, d.Got, d.Want)
 	}
@@ -48,7 +66,7 @@ func (r *Replayer) Decide(_ context.Context, p agent.Prompt, _ time.Duration) (a
 		if ex.HTTPStatus != 0 {
 			detail += fmt.Sprintf(": HTTP %d", ex.HTTPStatus)
 		}
-		return agent.Reply{}, reason.New(reason.Transport(ex.Error), "%s", detail)
+		return nil, reason.New(gemini.AttemptReason(ex.Error), "%s (recorded)", detail)
 	}
-	return gemini.Decode(ex.Response)
+	return ex.Response, nil
 }

@@ -151,7 +151,7 @@ func pyLowerASCII(r rune) byte {
 		return byte(r)
 	case 'A' <= r && r <= 'Z':
 		return byte(r) + 'a' - 'A'
-	case r == 'K': // U+212A KELVIN SIGN
+	case r == '\u212A': // KELVIN SIGN
 		return 'k'
 	}
 	return 0

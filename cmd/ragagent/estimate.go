@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/price"
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/recordings"
+)
+
+// priceFlagHelp documents --price for every command that estimates cost.
+const priceFlagHelp = "override list prices, `model=input/output` in US dollars per million tokens (comma-separated); every cost shown is an estimate"
+
+// rateFor returns the model's rate from the default table with overrides.
+func rateFor(spec, model string) (*price.Rate, error) {
+	table, err := price.Defaults().Override(spec)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := table.Rate(model)
+	if !ok {
+		return nil, nil
+	}
+	return &r, nil
+}
+
+// usd formats an estimate.
+func usd(v *float64) string {
+	if v == nil {
+		return "no estimate (no price for the model)"
+	}
+	switch {
+	case *v == 0:
+		return "$0 (estimate)"
+	case *v < 0.01:
+		return fmt.Sprintf("$%.5f (estimate)", *v)
+	}
+	return fmt.Sprintf("$%.4f (estimate)", *v)
+}
+
+// rateLine describes a rate for people.
+func rateLine(r *price.Rate) string {
+	if r == nil {
+		return "no rate for " + gemini.Model + "; costs are not estimated"
+	}
+	return fmt.Sprintf("%s: $%.2f per million input tokens, $%.2f per million output and thinking tokens (%s)",
+		r.Model, r.InputPerMTok, r.OutputPerMTok, r.Source)
+}
+
+// tokensLine describes token usage and its estimate.
+func tokensLine(t lab.Tokens) string {
+	return fmt.Sprintf("%d prompt, %d output, %d thinking, %d total tokens over %d replies; cost %s",
+		t.Prompt, t.Candidates, t.Thoughts, t.Total, t.Replies, usd(t.EstimatedUSD))
+}
+
+// worstCaseUSD bounds a plan's cost: every request a full body at one token
+// per byte, and every reply the full output allowance.
+func worstCaseUSD(r *price.Rate, requests int) *float64 {
+	if r == nil {
+		return nil
+	}
+	v := float64(requests) * r.Cost(gemini.MaxRequestBytes, maxOutputTokens())
+	return &v
+}
+
+// maxOutputTokens is the generation config's output cap.
+func maxOutputTokens() int {
+	v, _ := gemini.Config().Get("maxOutputTokens")
+	n, _ := v.(int)
+	return n
+}
+
+// recordedTokens sums the usage metadata of the bundled comparison, for
+// scale.
+func recordedTokens(r *price.Rate) (lab.Tokens, int) {
+	var t lab.Tokens
+	file, err := recording.Parse(recordings.AgentComparison)
+	if err != nil {
+		return t, 0
+	}
+	requests := 0
+	for _, trial := range file.Trials {
+		for _, ex := range trial.Exchanges {
+			requests++
+			resp, _ := ex.Response.(*pyjson.Object)
+			u, _ := resp.Get("usageMetadata")
+			if um, ok := u.(*pyjson.Object); ok {
+				m := lab.Tokens{Replies: 1}
+				m.Tokens = *agent.Meta{UsageMetadata: um}.Tokens()
+				t = t.Add(m)
+			}
+		}
+	}
+	if r != nil {
+		v := r.Cost(t.Prompt, t.Candidates+t.Thoughts)
+		t.EstimatedUSD = &v
+	}
+	return t, requests
+}

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/price"
+	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/internal/httptransport"
+)
+
+// livePlan is everything `ragagent live` shows before it spends anything.
+type livePlan struct {
+	Model             string       `json:"model"`
+	Endpoint          string       `json:"endpoint"`
+	Config            any          `json:"config"`
+	Limits            agent.Limits `json:"limits"`
+	Cases             []string     `json:"cases"`
+	Repeats           int          `json:"repeats"`
+	Modes             []string     `json:"modes"`
+	Trials            int          `json:"trials"`
+	RequestAllowance  int          `json:"request_allowance"`
+	MaxRequestBytes   int          `json:"max_request_bytes"`
+	MaxResponseBytes  int          `json:"max_response_bytes"`
+	MaxCallSeconds    int          `json:"max_call_timeout_seconds"`
+	WorstCaseRequests int          `json:"worst_case_requests"`
+	KeyVariable       *string      `json:"key_variable"`
+	Price             *price.Rate  `json:"price"`
+	WorstCaseUSD      *float64     `json:"worst_case_estimated_usd"`
+	Note              string       `json:"note"`
+
+	plan      *lab.Plan
+	allowance *gemini.Allowance
+	key       string
+}
+
+const liveNote = "Nothing is sent without --execute-approved. No retries; redirects refused; every attempt is recorded and saved as it happens. Costs are estimates."
+
+func cmdLive(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("live", "[--execute-approved [--output FILE] [--report FILE]] [--cases IDS] [--repeats N] [--modes fixed,agent] [--limits k=v,...] [--allowance N] [--price SPEC] [--json]", stderr)
+	execute := fs.Bool("execute-approved", false, "send the requests (without it, only the plan is printed)")
+	output := fs.String("output", "live-recording.json", "the ragagent-recording/1 `file` to write; never overwritten")
+	report := fs.String("report", "", "the report `file` to write (default: the output name with .report.json); never overwritten")
+	cases := fs.String("cases", "", "comma-separated case `ids` (default: every case in fixtures/cases.json)")
+	repeats := fs.String("repeats", "2", "how many times to run each case on each path (1-10)")
+	modes := fs.String("modes", "fixed,agent", "the paths to run: fixed, agent or both")
+	model := addModelFlags(fs, "200")
+	asJSON := fs.Bool("json", false, "print the plan (or the report) as JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "ragagent live: %s\n", oneLine(fmt.Errorf(format, a...)))
+		return code
+	}
+	l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
+	if err != nil {
+		return fail(exitError, "%v", err)
+	}
+	defer l.Close()
+	s, err := model.parse()
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	lp, err := planLive(l, *cases, *repeats, *modes, s)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if !*execute {
+		if *asJSON {
+			return writeJSON(stdout, stderr, "live", lp)
+		}
+		printPlan(stdout, lp)
+		fmt.Fprintln(stdout, "\nNothing was sent. To run this plan, add --execute-approved (and --output FILE to choose where the recording goes).")
+		return exitOK
+	}
+	if lp.key == "" {
+		return fail(exitError, "no API key: set GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")
+	}
+	reportPath := *report
+	if reportPath == "" {
+		reportPath = strings.TrimSuffix(*output, ".json") + ".report.json"
+	}
+	if reportPath == *output {
+		return fail(exitUsage, "--report and --output name the same file")
+	}
+	if err := claim(*output); err != nil {
+		return fail(exitError, "%v", err)
+	}
+	if err := claim(reportPath); err != nil {
+		os.Remove(*output)
+		return fail(exitError, "%v", err)
+	}
+	progress := stdout
+	if *asJSON {
+		progress = stderr
+	} else {
+		printPlan(stdout, lp)
+		fmt.Fprintln(stdout)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return executeLive(ctx, l, lp, *output, reportPath, *asJSON, stdout, progress, stderr)
+}
+
+// planLive checks every flag and builds the plan; any error is one line
+// about the flag at fault.
+func planLive(l *lab.Lab, cases, repeats, modes string, s settings) (*livePlan, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(repeats))
+	if err != nil {
+		return nil, fmt.Errorf("--repeats %q is not a whole number", repeats)
+	}
+	var ms []agent.Mode
+	for _, m := range splitList(modes) {
+		ms = append(ms, agent.Mode(m))
+	}
+	plan, err := l.Plan(splitList(cases), n, ms, s.limits)
+	if err != nil {
+		return nil, err
+	}
+	a := s.allowance.Limit()
+	lp := &livePlan{Model: gemini.Model, Endpoint: s.endpoint, Config: gemini.Config(), Limits: s.limits, Repeats: n,
+		Trials: len(plan.Trials()), RequestAllowance: a, MaxRequestBytes: gemini.MaxRequestBytes,
+		MaxResponseBytes: gemini.MaxResponseBytes, MaxCallSeconds: int(gemini.MaxCallTimeout / time.Second),
+		WorstCaseRequests: plan.WorstCaseRequests(), Price: s.rate, Note: liveNote, plan: plan, allowance: s.allowance}
+	for _, c := range plan.Cases {
+		lp.Cases = append(lp.Cases, c.ID)
+	}
+	for _, m := range plan.Paths() {
+		lp.Modes = append(lp.Modes, string(m))
+	}
+	lp.WorstCaseUSD = worstCaseUSD(s.rate, min(lp.WorstCaseRequests, a))
+	key, variable := httptransport.KeyFromEnv(os.Getenv)
+	if key != "" {
+		lp.key, lp.KeyVariable = key, &variable
+	}
+	return lp, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if p := strings.TrimSpace(part); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func printPlan(w io.Writer, lp *livePlan) {
+	fmt.Fprintln(w, "Live Gemini plan")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	config, _ := json.Marshal(lp.Config)
+	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "  %s\t%s\n", k, fmt.Sprintf(format, a...)) }
+	row("model", "%s", lp.Model)
+	row("endpoint", "%s", lp.Endpoint)
+	row("config", "%s", config)
+	row("limits", "%s (per run)", lp.Limits)
+	row("cases", "%s", strings.Join(lp.Cases, ", "))
+	row("repeats", "%d", lp.Repeats)
+	row("paths", "%s", strings.Join(lp.Modes, ", "))
+	row("trials", "%d", lp.Trials)
+	row("allowance", "%d requests for the whole process, checked before every attempt; no retries", lp.RequestAllowance)
+	row("caps", "request body <= %d bytes, response <= %d bytes, timeout min(%d s, run's remaining deadline), redirects refused",
+		lp.MaxRequestBytes, lp.MaxResponseBytes, lp.MaxCallSeconds)
+	within := "within the allowance"
+	if lp.WorstCaseRequests > lp.RequestAllowance {
+		within = fmt.Sprintf("over the allowance: trials after the %dth request end with batch_request_limit", lp.RequestAllowance)
+	}
+	row("worst case", "%d requests (1 per fixed trial, %d per agent trial), %s", lp.WorstCaseRequests, lp.Limits.ModelCalls, within)
+	key := "not set (GOOGLE_API_KEY or GEMINI_API_KEY); --execute-approved will refuse"
+	if lp.KeyVariable != nil {
+		key = "from " + *lp.KeyVariable + " (never printed, recorded or logged)"
+	}
+	row("key", "%s", key)
+	row("price", "%s", rateLine(lp.Price))
+	row("cost", "at most %s: every request a full %d-byte body at one token per byte and %d output tokens", usd(lp.WorstCaseUSD), lp.MaxRequestBytes, maxOutputTokens())
+	if t, n := recordedTokens(lp.Price); n > 0 {
+		row("for scale", "the recorded comparison (%d requests) used %d prompt and %d output tokens: %s", n, t.Prompt, t.Candidates+t.Thoughts, usd(t.EstimatedUSD))
+	}
+	tw.Flush()
+}
+
+// executeLive runs the plan, saving the recording after every attempt, and
+// writes the report.
+func executeLive(ctx context.Context, l *lab.Lab, lp *livePlan, output, reportPath string, asJSON bool, stdout, progress, stderr io.Writer) int {
+	began := time.Now()
+	head := recording.File{Model: gemini.Model, Endpoint: lp.Endpoint, Config: gemini.Config(), RecordedAt: began.UTC().Format(time.RFC3339Nano)}
+	rec, err := recording.NewRecorder(head, func(data []byte) error { return replaceFile(output, data) })
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent live: %s\n", oneLine(err))
+		return exitError
+	}
+	transport := httptransport.New(lp.key)
+	start := func(pt lab.PlannedTrial) (agent.Model, func(float64) error, error) {
+		log, err := rec.Begin(pt.Record())
+		if err != nil {
+			return nil, nil, err
+		}
+		live, err := gemini.NewLive(transport, lp.allowance, lp.Endpoint, log.Record)
+		return live, log.Finish, err
+	}
+	total := len(lp.plan.Trials())
+	done := 0
+	onTrial := func(t lab.TrialReport) {
+		done++
+		fmt.Fprintf(progress, "[%d/%d] %s\n", done, total, trialLine(t, lp.Price))
+	}
+	rep, runErr := l.RunBatch(ctx, lp.plan, start, time.Now, nil, onTrial)
+	br := &lab.BatchReport{ExecutionMode: "live-Gemini-API", Model: gemini.Model, Config: gemini.Config(),
+		Endpoint: lp.Endpoint, BatchRequestCap: lp.RequestAllowance, Limits: lp.Limits,
+		CasesSHA256: corpus.SHA256(string(fixtures.Cases)), RecordedAt: head.RecordedAt,
+		ActualAPIRequests: lp.allowance.Used(), ElapsedSeconds: time.Since(began).Seconds(), Environment: environment()}
+	br.Fill(rep, lp.Price)
+	data, err := json.MarshalIndent(br, "", "  ")
+	if err == nil {
+		err = replaceFile(reportPath, append(data, '\n'))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent live: writing the report: %s\n", oneLine(err))
+		return exitError
+	}
+	if runErr != nil {
+		fmt.Fprintf(stderr, "ragagent live: stopped: %s (the recording %s keeps every attempt made)\n", oneLine(runErr), output)
+		return exitError
+	}
+	if asJSON {
+		stdout.Write(append(data, '\n'))
+		return exitOK
+	}
+	fmt.Fprintln(stdout)
+	printTable(stdout, rep)
+	fmt.Fprintln(stdout)
+	printSummary(stdout, rep)
+	fmt.Fprintf(stdout, "\nActual API requests: %d of %d allowed. Elapsed: %.1f s.\n", br.ActualAPIRequests, lp.RequestAllowance, br.ElapsedSeconds)
+	fmt.Fprintf(stdout, "Tokens: fixed %s\n        agent %s\n        total %s\n",
+		tokensLine(br.Tokens.Fixed), tokensLine(br.Tokens.Agent), tokensLine(br.Tokens.Total))
+	fmt.Fprintf(stdout, "Prices: %s. %s\n", rateLine(lp.Price), lab.EstimateNote)
+	fmt.Fprintf(stdout, "Wrote the recording %s and the report %s.\nReplay it offline: ragagent replay --recording %s\n", output, reportPath, output)
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "ragagent live: stopped by interrupt after %d of %d trials; the recording and report hold what ran\n", len(rep.Trials), total)
+		return exitError
+	}
+	return exitOK
+}
+
+// trialLine is one finished trial for the progress log.
+func trialLine(t lab.TrialReport, rate *price.Rate) string {
+	if t.Result == nil {
+		return fmt.Sprintf("%s refused before it started: %s", t.ID, *t.Error)
+	}
+	outcome := "-"
+	if t.Checks != nil {
+		outcome = string(t.Checks.Outcome)
+	}
+	tokens := lab.TokensOf(t.Result, rate)
+	return fmt.Sprintf("%s: %s, %s, %s; model calls %d, tokens %d, %s; %.1f s", t.ID, outcome, t.Result.Status,
+		t.Result.Reason, t.Result.Usage.ModelCalls, tokens.Total, usd(tokens.EstimatedUSD), *t.ElapsedSeconds)
+}
+
+// writeJSON prints v as indented JSON.
+func writeJSON(stdout, stderr io.Writer, cmd string, v any) int {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent %s: %s\n", cmd, oneLine(err))
+		return exitError
+	}
+	stdout.Write(append(data, '\n'))
+	return exitOK
+}

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/policy"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/internal/httptransport"
+)
+
+// runOutput is `ragagent run --json`: the result, who decided, and the
+// priced token usage beside it.
+type runOutput struct {
+	Policy    string        `json:"policy"`
+	Recording *string       `json:"recording"`
+	Result    *agent.Result `json:"result"`
+	Tokens    lab.Tokens    `json:"tokens"`
+	Note      string        `json:"note"`
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("run", "--question Q [--version V] [--mode agent|fixed] [--policy scripted|gemini|replay:FILE] [--limits k=v,...] [--json]", stderr)
+	question := fs.String("question", "", "the question to answer (for replay:FILE, default: the recorded trial's)")
+	version := fs.String("version", "", "the Python version to search, like 3.12 (default 3.12, or the recorded trial's)")
+	mode := fs.String("mode", "", "agent (the policy chooses searches and reads) or fixed (one search of the question, every candidate read); default agent, or the recorded trial's")
+	policyFlag := fs.String("policy", "scripted", "who decides: scripted (offline rules), gemini (live, needs a key) or replay:FILE (a recording)")
+	trial := fs.String("trial", "", "with replay:FILE, the trial `id` to replay (default: the first whose question, version and mode match)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of the steps")
+	record := fs.String("record", "", "with gemini, the recording `file` (default ragagent-run-<time>.json); never overwritten")
+	model := addModelFlags(fs, "12")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(fmt.Errorf(format, a...)))
+		return exitUsage
+	}
+	s, err := model.parse()
+	if err != nil {
+		return usage("%v", err)
+	}
+	name, file, found := strings.Cut(*policyFlag, ":")
+	switch {
+	case name == "replay" && found && file != "":
+	case (name == "scripted" || name == "gemini") && !found:
+	default:
+		return usage("--policy %q is not scripted, gemini or replay:FILE", *policyFlag)
+	}
+	if name != "replay" && *trial != "" {
+		return usage("--trial goes with --policy replay:FILE")
+	}
+	task := agent.Task{Question: *question, Version: *version, Mode: agent.Mode(*mode), Limits: s.limits}
+	var decider agent.Model
+	var replayed *recording.Trial
+	if name == "replay" {
+		t, err := pickTrial(file, *trial, task)
+		if err != nil {
+			fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(err))
+			return exitError
+		}
+		replayed = t
+		if task, err = agent.TaskFromJSON(t.Question, t.Version, t.Mode, t.Limits); err != nil {
+			fmt.Fprintf(stderr, "ragagent run: %s: trial %s cannot run: %s\n", file, t.ID, oneLine(err))
+			return exitError
+		}
+		if *model.limits != "" {
+			task.Limits = s.limits
+		}
+		decider = recording.NewReplayer(*t)
+	}
+	if task.Version == "" {
+		task.Version = "3.12"
+	}
+	if task.Mode == "" {
+		task.Mode = agent.Agent
+	}
+	if task.Question == "" {
+		return usage("--question is required")
+	}
+	if err := task.Validate(); err != nil {
+		return usage("%v", err)
+	}
+	l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(err))
+		return exitError
+	}
+	defer l.Close()
+
+	out := runOutput{Policy: *policyFlag, Note: lab.EstimateNote}
+	switch name {
+	case "scripted":
+		decider = policy.Scripted{}
+	case "gemini":
+		live, path, err := liveModel(s, *record, task)
+		if err != nil {
+			fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(err))
+			return exitError
+		}
+		decider, out.Recording = live, &path
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctrl := agent.Controller{Tools: l.Library, Model: decider}
+	if !*asJSON {
+		printRunHeader(stdout, task, *policyFlag, replayed)
+		ctrl.OnStep = func(s agent.Step, o *agent.Observation) { printStep(stdout, s, o, task.Limits) }
+	}
+	began := time.Now()
+	res, err := ctrl.Run(ctx, task)
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(err))
+		return exitError
+	}
+	out.Result, out.Tokens = res, lab.TokensOf(res, s.rate)
+	if *asJSON {
+		return writeJSON(stdout, stderr, "run", out)
+	}
+	printEnding(stdout, res)
+	switch {
+	case out.Tokens.Replies > 0:
+		fmt.Fprintf(stdout, "Tokens: %s.\n", tokensLine(out.Tokens))
+		fmt.Fprintf(stdout, "Prices: %s. %s\n", rateLine(s.rate), lab.EstimateNote)
+	case name == "scripted":
+		fmt.Fprintln(stdout, "No model tokens: the scripted policy is offline rules, free to run.")
+	}
+	if name == "gemini" {
+		fmt.Fprintf(stdout, "Elapsed: %.1f s. Recording: %s (replay it: ragagent run --policy replay:%s)\n",
+			time.Since(began).Seconds(), *out.Recording, *out.Recording)
+	}
+	return exitOK
+}
+
+// liveModel sets up a live model whose attempts are saved to a new
+// recording file, refusing before anything is sent when there is no key
+// or the file exists.
+func liveModel(s settings, recordPath string, task agent.Task) (agent.Model, string, error) {
+	key, _ := httptransport.KeyFromEnv(os.Getenv)
+	if key == "" {
+		return nil, "", fmt.Errorf("--policy gemini needs GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")
+	}
+	began := time.Now().UTC()
+	if recordPath == "" {
+		recordPath = "ragagent-run-" + began.Format("20060102T150405Z") + ".json"
+	}
+	if err := claim(recordPath); err != nil {
+		return nil, "", err
+	}
+	rec, err := recording.NewRecorder(recording.File{Model: gemini.Model, Endpoint: s.endpoint, Config: gemini.Config(),
+		RecordedAt: began.Format(time.RFC3339Nano)}, func(data []byte) error { return replaceFile(recordPath, data) })
+	if err != nil {
+		return nil, "", err
+	}
+	log, err := rec.Begin(recording.Trial{ID: "run-1", Repeat: 1, Question: task.Question, Version: task.Version,
+		Mode: string(task.Mode), Limits: task.Limits.Value()})
+	if err != nil {
+		return nil, "", err
+	}
+	live, err := gemini.NewLive(httptransport.New(key), s.allowance, s.endpoint, log.Record)
+	return live, recordPath, err
+}
+
+// pickTrial finds the trial to replay: by id, or the first whose question,
+// version and mode match what was asked (any field not given matches).
+func pickTrial(path, id string, want agent.Task) (*recording.Trial, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	file, err := recording.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for i, t := range file.Trials {
+		if id != "" {
+			if t.ID == id {
+				return &file.Trials[i], nil
+			}
+			continue
+		}
+		if (want.Question == "" || t.Question == want.Question) && (want.Version == "" || t.Version == want.Version) &&
+			(want.Mode == "" || t.Mode == string(want.Mode)) {
+			return &file.Trials[i], nil
+		}
+	}
+	if id != "" {
+		return nil, fmt.Errorf("%s has no trial %q", path, id)
+	}
+	return nil, fmt.Errorf("%s has no trial with that question, version and mode (use --trial ID)", path)
+}
+
+func printRunHeader(w io.Writer, t agent.Task, policyName string, replayed *recording.Trial) {
+	fmt.Fprintf(w, "Question: %s\n", t.Question)
+	fmt.Fprintf(w, "Version %s, %s path, policy %s", t.Version, t.Mode, policyName)
+	if replayed != nil {
+		fmt.Fprintf(w, " (trial %s)", replayed.ID)
+	}
+	fmt.Fprintf(w, ", limits %s\n\n", t.Limits)
+}
+
+// printStep shows one step as it happens: the call, the proposed action,
+// what the application did with it, the assessment, the observation and
+// the counters against the limits.
+func printStep(w io.Writer, s agent.Step, o *agent.Observation, l agent.Limits) {
+	call := fmt.Sprintf("call %d", s.Call)
+	if s.Call == 0 {
+		call = "fixed " // the fixed path's own retrieval, no model call
+	}
+	action := string(s.Action)
+	switch {
+	case action == "":
+		action = "(reply refused)"
+	case s.Argument != "":
+		action += " " + strconv.Quote(s.Argument)
+	}
+	verdict := string(s.Outcome)
+	if s.Reason != "" {
+		verdict += ": " + string(s.Reason)
+	}
+	fmt.Fprintf(w, "%-7s %s -> %s\n", call, clip(action, 90), verdict)
+	if s.Detail != "" {
+		fmt.Fprintf(w, "        why: %s\n", clip(s.Detail, 200))
+	}
+	if s.Assessment != "" {
+		fmt.Fprintf(w, "        assessment: %s\n", clip(s.Assessment, 300))
+	}
+	if o != nil {
+		if sr, ok := o.Search(); ok {
+			cands := make([]string, len(sr.Candidates))
+			for i, c := range sr.Candidates {
+				cands[i] = fmt.Sprintf("%s (rank %d, %s)", c.SourceID, c.Rank, c.Version)
+			}
+			if len(cands) == 0 {
+				cands = []string{"none"}
+			}
+			fmt.Fprintf(w, "        candidates: %s\n", strings.Join(cands, ", "))
+		}
+		if rr, ok := o.Read(); ok {
+			fmt.Fprintf(w, "        read %d bytes: %s\n", len(rr.Text), clip(strconv.Quote(rr.Text), 120))
+		}
+	}
+	u := s.Usage
+	fmt.Fprintf(w, "        used: model calls %d/%d, searches %d/%d, reads %d/%d, source bytes %d/%d\n",
+		u.ModelCalls, l.ModelCalls, u.Searches, l.Searches, u.Reads, l.Reads, u.SourceBytes, l.SourceBytes)
+	if s.Tokens != nil {
+		fmt.Fprintf(w, "        tokens: %d prompt, %d output, %d thinking\n", s.Tokens.Prompt, s.Tokens.Candidates, s.Tokens.Thoughts)
+	}
+}
+
+func printEnding(w io.Writer, r *agent.Result) {
+	fmt.Fprintf(w, "\n%s: %s", strings.ToUpper(string(r.Status[:1]))+string(r.Status[1:]), r.Reason)
+	if r.Detail != "" {
+		fmt.Fprintf(w, " (%s)", oneLine(fmt.Errorf("%s", r.Detail)))
+	}
+	fmt.Fprintln(w)
+	if r.Status == agent.Answered {
+		fmt.Fprintf(w, "Answer: %s\n", r.Answer)
+		for i, c := range r.Citations {
+			fmt.Fprintf(w, "  [%d] %s: %s\n      %s\n", i+1, c.SourceID, strconv.Quote(c.Quote), c.URL)
+		}
+		return
+	}
+	if r.Reason == reason.ModelStopped {
+		fmt.Fprintln(w, "No answer: the policy stopped (see its last assessment).")
+		return
+	}
+	fmt.Fprintln(w, "No answer.")
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/policy"
+	"github.com/ragagentlab/ragagent/core/recording"
+)
+
+// reportWithScripted is `replay --with-scripted --json`: the replay report
+// with the scripted policy's report beside it.
+type reportWithScripted struct {
+	*lab.Report
+	Scripted *lab.Report `json:"scripted"`
+}
+
+// runScripted runs the scripted policy once per case of the recording
+// (those known to the lab, in the lab's order) on both paths, under the
+// default limits. Once is enough: the policy is deterministic.
+func runScripted(l *lab.Lab, f *recording.File) (*lab.Report, error) {
+	inFile := map[string]bool{}
+	for _, t := range f.Trials {
+		inFile[t.CaseID] = true
+	}
+	var ids []string
+	for _, c := range l.Cases.Cases {
+		if inFile[c.ID] {
+			ids = append(ids, c.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return &lab.Report{Trials: []lab.TrialReport{}}, nil
+	}
+	plan, err := l.Plan(ids, 1, []agent.Mode{agent.Fixed, agent.Agent}, agent.DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	start := func(lab.PlannedTrial) (agent.Model, func(float64) error, error) { return policy.Scripted{}, nil, nil }
+	return l.RunBatch(context.Background(), plan, start, nil, nil, nil)
+}
+
+// printScripted shows the scripted policy's trials and its summary beside
+// the recorded paths'.
+func printScripted(w io.Writer, recorded, scripted *lab.Report) {
+	fmt.Fprintln(w, "Scripted policy (offline rules, no model; the same validation and admission; deterministic, so one run per case and path):")
+	labelled := &lab.Report{Trials: make([]lab.TrialReport, len(scripted.Trials))}
+	for i, t := range scripted.Trials {
+		t.Mode = "scripted " + t.Mode
+		labelled.Trials[i] = t
+	}
+	printTable(w, labelled)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Path\tTrials\tPass\tFail\tIncomplete")
+	row := func(name string, trials int, pass, fail, incomplete int) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", name, trials, pass, fail, incomplete)
+	}
+	count := func(r *lab.Report, m agent.Mode) int {
+		n := 0
+		for _, t := range r.Trials {
+			if t.Mode == string(m) && t.Checks != nil {
+				n++
+			}
+		}
+		return n
+	}
+	rf, ra, sf, sa := recorded.Summary.Fixed, recorded.Summary.Agent, scripted.Summary.Fixed, scripted.Summary.Agent
+	row("recorded fixed", count(recorded, agent.Fixed), rf.Pass, rf.Fail, rf.Incomplete)
+	row("recorded agent", count(recorded, agent.Agent), ra.Pass, ra.Fail, ra.Incomplete)
+	row("scripted fixed", count(scripted, agent.Fixed), sf.Pass, sf.Fail, sf.Incomplete)
+	row("scripted agent", count(scripted, agent.Agent), sa.Pass, sa.Fail, sa.Incomplete)
+	tw.Flush()
+}

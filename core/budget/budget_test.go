@@ -1,0 +1,190 @@
+package budget_test
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/core/budget"
+	"github.com/ragagentlab/ragagent/core/price"
+	"github.com/ragagentlab/ragagent/core/reason"
+)
+
+// memory is a Store in memory that can be told to fail.
+type memory struct {
+	data  []byte
+	saved bool
+	fail  error
+	saves int
+}
+
+func (m *memory) Load() ([]byte, bool, error) { return m.data, m.saved, nil }
+
+func (m *memory) Save(data []byte) error {
+	if m.fail != nil {
+		return m.fail
+	}
+	m.data, m.saved = append([]byte(nil), data...), true
+	m.saves++
+	return nil
+}
+
+func clock() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
+
+func request(label string, usd float64) budget.Request {
+	return budget.Request{Label: label, Model: "gemini-3.1-flash-lite", RequestSHA256: strings.Repeat("a", 64), RequestBytes: 1776, EstimatedUSD: usd}
+}
+
+func TestReserveSettleAndPersist(t *testing.T) {
+	store := &memory{}
+	l, err := budget.Open(store, clock)
+	require.NoError(t, err)
+	require.NoError(t, l.SetBudget(0.005))
+
+	seq, err := l.Reserve(request("first", 0.002))
+	require.NoError(t, err)
+	assert.Equal(t, 1, seq)
+	// The reservation is saved before Reserve returns, i.e. before sending.
+	reopened, err := budget.Open(store, clock)
+	require.NoError(t, err)
+	require.Len(t, reopened.Entries(), 1)
+	assert.Equal(t, budget.Reserved, reopened.Entries()[0].Outcome)
+	assert.Equal(t, "2026-11-29T12:00:00Z", reopened.Entries()[0].At)
+
+	require.NoError(t, l.Settle(seq, "model_transport_failed:HTTPError"))
+	seq, err = l.Reserve(request("second", 0.002))
+	require.NoError(t, err)
+	require.NoError(t, l.Settle(seq, budget.Completed))
+
+	// The failed request's reservation is kept: 0.004 of 0.005 is spent.
+	assert.InDelta(t, 0.004, l.Spent(), 1e-15)
+	assert.InDelta(t, 0.001, l.Remaining(), 1e-15)
+	_, err = l.Reserve(request("third", 0.002))
+	code, ok := reason.Of(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, reason.BudgetExceeded, code)
+	assert.Len(t, l.Entries(), 2, "a refused request reserves nothing")
+
+	reopened, err = budget.Open(store, clock)
+	require.NoError(t, err)
+	b, ok := reopened.Budget()
+	require.True(t, ok)
+	assert.Equal(t, 0.005, b)
+	assert.Equal(t, []string{"model_transport_failed:HTTPError", budget.Completed},
+		[]string{reopened.Entries()[0].Outcome, reopened.Entries()[1].Outcome})
+	assert.Contains(t, string(store.data), `"spent_usd": 0.004`)
+}
+
+func TestReserveExactlyUpToTheBudget(t *testing.T) {
+	l, err := budget.Open(&memory{}, clock)
+	require.NoError(t, err)
+	require.NoError(t, l.SetBudget(0.5))
+	_, err = l.Reserve(request("a", 0.25))
+	require.NoError(t, err)
+	_, err = l.Reserve(request("b", 0.25))
+	require.NoError(t, err, "reaching the budget is allowed; passing it is not")
+	_, err = l.Reserve(request("c", 0))
+	require.NoError(t, err)
+	_, err = l.Reserve(request("d", 1e-12))
+	require.Error(t, err)
+}
+
+func TestReserveRefusals(t *testing.T) {
+	l, err := budget.Open(&memory{}, clock)
+	require.NoError(t, err)
+	_, err = l.Reserve(request("no budget", 0.001))
+	assert.ErrorContains(t, err, "no budget")
+	assert.Error(t, l.SetBudget(-1))
+	require.NoError(t, l.SetBudget(1))
+	for _, bad := range []float64{-0.1, nanValue(), math.Inf(1)} {
+		_, err = l.Reserve(request("bad", bad))
+		assert.ErrorContains(t, err, "estimate", "%v", bad)
+	}
+	assert.Empty(t, l.Entries())
+	assert.Error(t, l.Settle(1, budget.Completed))
+}
+
+func nanValue() float64 {
+	zero := 0.0
+	return zero / zero
+}
+
+func TestAReservationThatCannotBeSavedIsNotMade(t *testing.T) {
+	store := &memory{}
+	l, err := budget.Open(store, clock)
+	require.NoError(t, err)
+	require.NoError(t, l.SetBudget(1))
+	store.fail = errors.New("disk full")
+	_, err = l.Reserve(request("x", 0.1))
+	assert.ErrorContains(t, err, "disk full")
+	assert.Empty(t, l.Entries())
+	assert.Equal(t, 0.0, l.Spent())
+}
+
+func TestCorruptLedgerIsAOneLineErrorNeverAFreshStart(t *testing.T) {
+	for _, c := range []struct{ name, data, want string }{
+		{"not JSON", "garbage", "not a ragagent-ledger/1 file"},
+		{"truncated", `{"format": "ragagent-ledger/1", "entries": [`, "not a ragagent-ledger/1 file"},
+		{"other format", `{"format": "x", "budget_usd": 1, "entries": []}`, `format is "x"`},
+		{"negative budget", `{"format": "ragagent-ledger/1", "budget_usd": -1, "entries": []}`, "budget_usd"},
+		{"gap in seq", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 2, "estimated_usd": 0.1, "outcome": "completed"}]}`, "seq 2"},
+		{"negative estimate", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "estimated_usd": -0.1, "outcome": "completed"}]}`, "estimated_usd"},
+		{"no outcome", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "estimated_usd": 0.1}]}`, "no outcome"},
+		{"unknown key", `{"format": "ragagent-ledger/1", "budget": 1, "entries": []}`, "unknown field"},
+		{"trailing data", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": []} {}`, "unexpected data"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := budget.Open(&memory{data: []byte(c.data), saved: true}, clock)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.Contains(t, err.Error(), "not reset")
+			assert.NotContains(t, err.Error(), "\n")
+		})
+	}
+}
+
+func TestFileStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.json")
+	f := budget.File{Path: path}
+	_, ok, err := f.Load()
+	require.NoError(t, err)
+	assert.False(t, ok, "a missing file is an empty ledger")
+
+	l, err := budget.Open(f, clock)
+	require.NoError(t, err)
+	require.NoError(t, l.SetBudget(0.01))
+	_, err = l.Reserve(request("x", 0.001))
+	require.NoError(t, err)
+
+	again, err := budget.Open(f, clock)
+	require.NoError(t, err)
+	assert.Len(t, again.Entries(), 1)
+	entries, err := os.ReadDir(filepath.Dir(path))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file is left behind")
+
+	_, err = budget.Open(budget.File{Path: t.TempDir()}, clock)
+	assert.Error(t, err, "a directory is not a ledger")
+	assert.Error(t, budget.File{Path: filepath.Join(t.TempDir(), "missing", "l.json")}.Save([]byte("{}")))
+}
+
+func TestOpenNeedsAStoreAndAClock(t *testing.T) {
+	_, err := budget.Open(nil, clock)
+	assert.Error(t, err)
+	_, err = budget.Open(&memory{}, nil)
+	assert.Error(t, err)
+}
+
+func TestEstimateIsBodyBytesPlusTheOutputCap(t *testing.T) {
+	rate := price.Rate{Model: "m", InputPerMTok: 0.25, OutputPerMTok: 1.50}
+	// 1776 body bytes at $0.25/M plus 1024 output tokens at $1.50/M.
+	assert.InDelta(t, 0.00198, budget.Estimate(rate, 1776, 1024), 1e-18)
+	assert.Equal(t, 0.0, budget.Estimate(price.Rate{}, 1776, 1024))
+}

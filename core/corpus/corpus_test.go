@@ -1,0 +1,56 @@
+package corpus
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/fixtures"
+)
+
+func TestPinnedSnapshotLoads(t *testing.T) {
+	s, err := Parse(fixtures.Snapshot)
+	require.NoError(t, err)
+	var ids []string
+	for _, p := range s.Passages {
+		ids = append(ids, p.SourceID+"@"+p.Version)
+	}
+	assert.Equal(t, []string{"json-text@3.12", "path-read@3.12", "path-write@3.12", "path-read-3-13@3.13"}, ids)
+	p, ok := s.Passage("path-write")
+	require.True(t, ok)
+	assert.Equal(t, 224, p.Bytes())
+	assert.Equal(t, "https://docs.python.org/3.12/library/pathlib.html#pathlib.Path.write_text", p.URL)
+}
+
+func TestSnapshotValidation(t *testing.T) {
+	good := string(fixtures.Snapshot)
+	for _, c := range []struct {
+		name, from, to, want string
+	}{
+		{"edited text", "An existing file is overwritten.", "An existing file is kept.", "does not match the text"},
+		{"repeated id", `"source_id": "path-read",`, `"source_id": "json-text",`, "repeats passage 1"},
+		{"bad version", `"version": "3.13"`, `"version": "3.13.0"`, "not of the form"},
+		{"bad id", `"source_id": "path-read",`, `"source_id": "Path Read",`, "source_id must be"},
+		{"http url", `"url": "https://docs.python.org/3.12/library/json.html#json.dumps"`, `"url": "http://docs.python.org/"`, "not an absolute https URL"},
+		{"other format", `"format": "ragagent-snapshot/1"`, `"format": "ragagent-snapshot/9"`, "format is"},
+		{"unknown field", `"format": "ragagent-snapshot/1",`, `"format": "ragagent-snapshot/1", "extra": 1,`, "unknown field"},
+		{"no passages", good[strings.Index(good, `"passages"`):], `"passages": []}`, "no passages"},
+		{"truncated", good[len(good)-20:], "", "not a valid snapshot"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.Contains(t, good, c.from)
+			_, err := Parse([]byte(strings.Replace(good, c.from, c.to, 1)))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.True(t, strings.HasPrefix(err.Error(), "snapshot: "))
+		})
+	}
+}
+
+func TestValidVersion(t *testing.T) {
+	for v, ok := range map[string]bool{"3.12": true, "10.0": true, "3": false, "3.": false, ".12": false, "3.12.1": false, "3.1a": false, "３.12": false, "": false} {
+		assert.Equal(t, ok, ValidVersion(v), v)
+	}
+}

@@ -1,0 +1,95 @@
+package evaluate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/fixtures"
+)
+
+func cases(t *testing.T) *Cases {
+	t.Helper()
+	cs, err := ParseCases(fixtures.Cases)
+	require.NoError(t, err)
+	return cs
+}
+
+func readObs(ids ...string) []agent.Observation {
+	var out []agent.Observation
+	q := "q"
+	for _, id := range ids {
+		id := id
+		out = append(out, agent.Observation{Tool: agent.Search, Arguments: agent.Arguments{Query: &q}, Result: &agent.SearchResult{Query: q}})
+		out = append(out, agent.Observation{Tool: agent.Read, Arguments: agent.Arguments{SourceID: &id}, Result: &agent.ReadResult{SourceID: id}})
+	}
+	return out
+}
+
+func TestGrade(t *testing.T) {
+	cs := cases(t)
+	yes, no := true, false
+	for _, c := range []struct {
+		name      string
+		caseID    string
+		result    agent.Result
+		retrieval *bool
+		answer    bool
+		outcome   Outcome
+	}{
+		{"cited, matching answer", "overwrite", agent.Result{Status: agent.Answered, Answer: "It overwrites the file.",
+			Citations: []agent.Citation{{SourceID: "path-write"}}, Observations: readObs("path-write")}, &yes, true, Pass},
+		{"forbidden claim", "overwrite", agent.Result{Status: agent.Answered, Answer: "It overwrites, or appends to the file.",
+			Citations: []agent.Citation{{SourceID: "path-write"}}, Observations: readObs("path-write")}, &yes, false, Fail},
+		{"target read but not cited", "serialize-and-save", agent.Result{Status: agent.Answered, Answer: "ensure_ascii=False then write_text with utf-8",
+			Citations: []agent.Citation{{SourceID: "json-text"}}, Observations: readObs("json-text", "path-write")}, &yes, false, Fail},
+		{"missing a pattern", "serialize-and-save", agent.Result{Status: agent.Answered, Answer: "ensure_ascii=False and save it",
+			Citations: []agent.Citation{{SourceID: "json-text"}, {SourceID: "path-write"}}, Observations: readObs("json-text", "path-write")}, &yes, false, Fail},
+		{"target not read", "overwrite", agent.Result{Status: agent.Incomplete, Reason: reason.ModelStopped}, &no, false, IncompleteRun},
+		{"unsupported: explicit stop passes", "unsupported", agent.Result{Status: agent.Incomplete, Reason: reason.ModelStopped}, nil, true, Pass},
+		{"unsupported: exhaustion is not abstention", "unsupported", agent.Result{Status: agent.Incomplete, Reason: reason.ModelCallLimit}, nil, false, IncompleteRun},
+		{"unsupported: an answer fails", "unsupported", agent.Result{Status: agent.Answered, Answer: "No backups."}, nil, false, Fail},
+		{"failed run", "overwrite", agent.Result{Status: agent.Failed, Reason: reason.DuplicateQuery}, &no, false, Fail},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			kase, ok := cs.Case(c.caseID)
+			require.True(t, ok)
+			c.result.Limits = agent.DefaultLimits()
+			got := Grade(kase, &c.result)
+			assert.Equal(t, c.retrieval, got.RetrievalTargetsRead)
+			assert.Equal(t, c.answer, got.AnswerFixtureCheck)
+			assert.Equal(t, c.outcome, got.Outcome)
+			assert.Equal(t, Scope, got.Scope)
+		})
+	}
+}
+
+func TestTrajectory(t *testing.T) {
+	cs := cases(t)
+	kase, _ := cs.Case("overwrite")
+	r := agent.Result{Status: agent.Incomplete, Limits: agent.DefaultLimits(), Observations: readObs("path-write", "path-read"),
+		Usage: agent.Usage{ModelCalls: 9, Searches: 3, Reads: 5}}
+	got := Grade(kase, &r)
+	assert.Equal(t, []string{"q", "q"}, got.Trajectory.Queries)
+	assert.True(t, got.Trajectory.Refined)
+	assert.False(t, got.Trajectory.WithinLimits, "5 reads exceed the 4 allowed")
+}
+
+func TestParseCasesRefusals(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"format", `{"format": "x", "cases": []}`, "format is"},
+		{"bad pattern", `{"format": "ragagent-cases/1", "cases": [{"id": "a", "split": "development", "version": "3.12", "answer_patterns": ["(?=x)"]}]}`, "answer pattern"},
+		{"bad split", `{"format": "ragagent-cases/1", "cases": [{"id": "a", "split": "test", "version": "3.12"}]}`, "split"},
+		{"repeated id", `{"format": "ragagent-cases/1", "cases": [{"id": "a", "split": "development", "version": "3.12"}, {"id": "a", "split": "development", "version": "3.12"}]}`, "repeats"},
+		{"bad version", `{"format": "ragagent-cases/1", "cases": [{"id": "a", "split": "development", "version": "3"}]}`, "version"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseCases([]byte(c.text))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+}

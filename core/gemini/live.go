@@ -1,0 +1,239 @@
+package gemini
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/reason"
+)
+
+// MaxAllowance is the most requests one process may ever be allowed: the
+// reference lab's ceiling, so that no flag can turn a typo into a bill.
+const MaxAllowance = 200
+
+// MaxCallTimeout caps one attempt, whatever the run's deadline leaves.
+const MaxCallTimeout = 45 * time.Second
+
+// Allowance is the process-wide request allowance. One is made per batch
+// (or per command) and shared by every run in it, because what it bounds is
+// money spent by the process, not by one run. It is checked before each
+// attempt and an attempt is counted before it is sent, so a request that
+// fails, times out or is refused after sending still counts.
+type Allowance struct {
+	mu    sync.Mutex
+	limit int
+	used  int
+}
+
+// NewAllowance returns an allowance of limit requests (1..MaxAllowance).
+func NewAllowance(limit int) (*Allowance, error) {
+	if limit < 1 || limit > MaxAllowance {
+		return nil, reason.New(reason.InvalidRequestAllowance,
+			"the request allowance must be a whole number from 1 to %d, got %d", MaxAllowance, limit)
+	}
+	return &Allowance{limit: limit}, nil
+}
+
+// Limit is the number of requests allowed.
+func (a *Allowance) Limit() int { return a.limit }
+
+// Used is the number of attempts counted so far.
+func (a *Allowance) Used() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.used
+}
+
+func (a *Allowance) exhausted() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.used >= a.limit
+}
+
+// take counts one attempt; false when none is left (another run of the
+// batch may have taken the last one since exhausted was checked).
+func (a *Allowance) take() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.used >= a.limit {
+		return false
+	}
+	a.used++
+	return true
+}
+
+// Attempt is one request that was counted and sent: the request body, then
+// either the decoded response or why there is none. It is what a recording
+// keeps of a paid call.
+//
+// Error is empty when a response was decoded. Otherwise it is a transport
+// kind (HTTPError with HTTPStatus, URLError, TimeoutError), or, where an
+// HTTP 2xx body arrived but could not be kept, the code the run ended with:
+// provider_response_bytes_limit (over MaxResponseBytes) or
+// invalid_model_json (not JSON). A request the person stopped is recorded
+// as cancelled. The reference provider records only the request in those
+// three cases, which its own replay cannot read back; recording the code
+// lets a replay end the run exactly as the live run ended (AttemptReason).
+type Attempt struct {
+	Request    *pyjson.Object
+	Response   any
+	Error      string
+	HTTPStatus int
+}
+
+// Transport kinds, the reference lab's exception names.
+const (
+	HTTPError    = "HTTPError"
+	URLError     = "URLError"
+	TimeoutError = "TimeoutError"
+)
+
+// AttemptReason is the code a failed attempt ends a run with, live and in
+// replay alike: the three codes an attempt records for a body it could not
+// keep or a stop stand for themselves, and any other error (a transport
+// kind, or an exception name in a recording made by the reference lab) is
+// model_transport_failed:<kind>.
+func AttemptReason(kind string) reason.Code {
+	switch c := reason.Code(kind); c {
+	case reason.ProviderResponseBytesLimit, reason.InvalidModelJSON, reason.Cancelled:
+		return c
+	}
+	return reason.Transport(kind)
+}
+
+// Live is the paid model: each decision is one generateContent request
+// through a Transport, under the reference provider's guarantees and in its
+// order of checks: a body over MaxRequestBytes is refused, then an
+// exhausted allowance, then a missing key; only then is the attempt counted
+// and sent, with a timeout of min(45 s, the run's remaining deadline), no
+// retry and no redirect, and recorded (saved) whatever happened. The key
+// stays in the Transport.
+type Live struct {
+	transport Transport
+	allowance *Allowance
+	endpoint  string
+	record    func(Attempt) error
+}
+
+// NewLive returns a live model. endpoint is "" for Endpoint or a loopback
+// override (see ResolveEndpoint). record is called after every attempt,
+// before the reply is decoded; it should save the recording, and an error
+// from it stops the run as a fault (spending more without a record of it
+// would be worse).
+func NewLive(t Transport, a *Allowance, endpoint string, record func(Attempt) error) (*Live, error) {
+	return NewLiveFor(Model, t, a, endpoint, record)
+}
+
+// NewLiveFor is NewLive for another model of the API, with the same
+// guarantees; endpoint "" is that model's real URL (ResolveModelEndpoint).
+func NewLiveFor(model string, t Transport, a *Allowance, endpoint string, record func(Attempt) error) (*Live, error) {
+	if t == nil || a == nil {
+		return nil, errors.New("gemini: a live model needs a transport and an allowance")
+	}
+	ep, err := ResolveModelEndpoint(model, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	if record == nil {
+		record = func(Attempt) error { return nil }
+	}
+	return &Live{transport: t, allowance: a, endpoint: ep, record: record}, nil
+}
+
+// Endpoint is the URL this model posts to.
+func (m *Live) Endpoint() string { return m.endpoint }
+
+// Decide sends one request for the prompt. See Live for the guarantees.
+func (m *Live) Decide(ctx context.Context, p agent.Prompt, timeout time.Duration) (agent.Reply, error) {
+	payload := Payload(p)
+	body := Body(payload)
+	if len(body) > MaxRequestBytes {
+		return agent.Reply{}, reason.New(reason.ProviderInputBytesLimit,
+			"the request body is %d bytes, over the %d-byte cap; nothing was sent", len(body), MaxRequestBytes)
+	}
+	if m.allowance.exhausted() {
+		return agent.Reply{}, reason.New(reason.BatchRequestLimit,
+			"all %d requests of the allowance are used; nothing was sent", m.allowance.Limit())
+	}
+	if !m.transport.HasKey() {
+		return agent.Reply{}, reason.New(reason.MissingAPIKey, "no API key is configured; nothing was sent")
+	}
+	if ctx.Err() != nil {
+		return agent.Reply{}, reason.New(reason.Cancelled, "stopped before the request was sent")
+	}
+	if !m.allowance.take() {
+		return agent.Reply{}, reason.New(reason.BatchRequestLimit,
+			"all %d requests of the allowance are used; nothing was sent", m.allowance.Limit())
+	}
+	call, cancel := context.WithTimeout(ctx, min(timeout, MaxCallTimeout))
+	defer cancel()
+	status, raw, err := m.transport.Post(call, m.endpoint, body)
+	a := Attempt{Request: payload}
+	reply, failure := settle(ctx, call, &a, status, raw, err)
+	if err := m.record(a); err != nil {
+		return reply, fmt.Errorf("request %d was sent but could not be recorded: %w", m.allowance.Used(), err)
+	}
+	return reply, failure
+}
+
+// settle fills the attempt from what the transport brought back and returns
+// the decoded reply or the run's reason to end.
+func settle(ctx, call context.Context, a *Attempt, status int, raw []byte, err error) (agent.Reply, error) {
+	fail := func(kind, format string, args ...any) (agent.Reply, error) {
+		a.Error = kind
+		return agent.Reply{}, reason.New(AttemptReason(kind), format, args...)
+	}
+	if err != nil {
+		switch {
+		case errors.Is(ctx.Err(), context.Canceled):
+			return fail(string(reason.Cancelled), "stopped while waiting for the reply")
+		case call.Err() != nil:
+			return fail(TimeoutError, "no reply in time: %s", err.Error())
+		}
+		var te *TransportError
+		if errors.As(err, &te) && te.Kind == TimeoutError {
+			return fail(TimeoutError, "%s", err.Error())
+		}
+		return fail(URLError, "%s", err.Error())
+	}
+	if status < 200 || status > 299 {
+		a.HTTPStatus = status
+		return fail(HTTPError, "HTTP %d%s", status, serverMessage(raw))
+	}
+	if len(raw) > MaxResponseBytes {
+		return fail(string(reason.ProviderResponseBytesLimit),
+			"the response body is over the %d-byte cap", MaxResponseBytes)
+	}
+	v, err := pyjson.Decode(string(raw))
+	if err != nil {
+		return fail(string(reason.InvalidModelJSON), "the response body is not JSON: %s", err.Error())
+	}
+	a.Response = v
+	return Decode(v)
+}
+
+// serverMessage is the API's own explanation of an HTTP error (its
+// error.message), shortened, for people; it is never recorded.
+func serverMessage(raw []byte) string {
+	v, err := pyjson.Decode(string(raw))
+	if err != nil {
+		return ""
+	}
+	o, _ := v.(*pyjson.Object)
+	e, _ := o.Get("error")
+	eo, _ := e.(*pyjson.Object)
+	msg, _ := eo.Get("message")
+	s, ok := msg.(string)
+	if !ok || s == "" {
+		return ""
+	}
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:199]) + "…"
+	}
+	return ": " + s
+}

@@ -1,0 +1,121 @@
+package recording
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/reason"
+)
+
+func prompt() agent.Prompt {
+	return agent.Prompt{System: agent.Policy, State: `{"question": "q"}`, Schema: agent.Schema()}
+}
+
+// TestRecorderSavesAfterEveryChange: the saved bytes always parse, and
+// hold every attempt made so far.
+func TestRecorderSavesAfterEveryChange(t *testing.T) {
+	var saves [][]byte
+	rec, err := NewRecorder(File{Model: gemini.Model, Endpoint: gemini.Endpoint, Config: gemini.Config(), RecordedAt: "now"},
+		func(b []byte) error { saves = append(saves, b); return nil })
+	require.NoError(t, err)
+	require.Len(t, saves, 1, "saved once before anything is sent")
+
+	log, err := rec.Begin(Trial{ID: "a-agent-1", CaseID: "a", Repeat: 1, Question: "q", Version: "3.12", Mode: "agent",
+		Limits: agent.DefaultLimits().Value()})
+	require.NoError(t, err)
+	payload := gemini.Payload(prompt())
+	attempts := []gemini.Attempt{
+		{Request: payload, Response: pyjson.NewObject("candidates", []any{})},
+		{Request: payload, Error: "HTTPError", HTTPStatus: 429},
+		{Request: payload, Error: "provider_response_bytes_limit"},
+	}
+	for i, a := range attempts {
+		require.NoError(t, log.Record(a))
+		f, err := Parse(saves[len(saves)-1])
+		require.NoError(t, err, "save after attempt %d parses", i+1)
+		require.Len(t, f.Trials, 1)
+		assert.Len(t, f.Trials[0].Exchanges, i+1)
+	}
+	require.NoError(t, log.Finish(1.25))
+	f, err := Parse(saves[len(saves)-1])
+	require.NoError(t, err)
+	tr := f.Trials[0]
+	require.NotNil(t, tr.ElapsedSeconds)
+	assert.Equal(t, 1.25, *tr.ElapsedSeconds)
+	assert.Equal(t, "HTTPError", tr.Exchanges[1].Error)
+	assert.Equal(t, 429, tr.Exchanges[1].HTTPStatus)
+	assert.Equal(t, "provider_response_bytes_limit", tr.Exchanges[2].Error)
+	assert.Nil(t, tr.Exchanges[2].Response)
+	assert.Equal(t, 2+len(attempts)+1, len(saves), "start, trial, each attempt, finish")
+	assert.Len(t, rec.File().Trials[0].Exchanges, 3)
+}
+
+func TestRecorderSaveFailureIsReported(t *testing.T) {
+	broken := errors.New("disk full")
+	calls := 0
+	rec, err := NewRecorder(File{}, func([]byte) error {
+		calls++
+		if calls > 2 {
+			return broken
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	log, err := rec.Begin(Trial{ID: "x"})
+	require.NoError(t, err)
+	assert.ErrorIs(t, log.Record(gemini.Attempt{Request: gemini.Payload(prompt()), Error: "URLError"}), broken)
+}
+
+// TestReplayOfRecordedFailures: each recorded error replays to the code
+// the live model returned for it, one row per kind.
+func TestReplayOfRecordedFailures(t *testing.T) {
+	rows := []struct {
+		error  string
+		status int
+		want   reason.Code
+	}{
+		{"HTTPError", 503, "model_transport_failed:HTTPError"},
+		{"URLError", 0, "model_transport_failed:URLError"},
+		{"TimeoutError", 0, "model_transport_failed:TimeoutError"},
+		{"ConnectionResetError", 0, "model_transport_failed:ConnectionResetError"}, // a name the reference may record
+		{"provider_response_bytes_limit", 0, reason.ProviderResponseBytesLimit},
+		{"invalid_model_json", 0, reason.InvalidModelJSON},
+		{"cancelled", 0, reason.Cancelled},
+	}
+	for _, row := range rows {
+		t.Run(row.error, func(t *testing.T) {
+			ex := Exchange{Request: gemini.Payload(prompt()), Error: row.error, HTTPStatus: row.status}
+			// through the file format and back
+			data := writeFile(t, &File{Trials: []Trial{{ID: "t", Exchanges: []Exchange{ex}}}})
+			f, err := Parse(data)
+			require.NoError(t, err)
+			_, err = NewReplayer(f.Trials[0]).Decide(context.Background(), prompt(), time.Second)
+			code, _ := reason.Of(err)
+			assert.Equal(t, row.want, code)
+			assert.Equal(t, row.want, gemini.AttemptReason(row.error), "live and replay agree")
+		})
+	}
+}
+
+func writeFile(t *testing.T, f *File) []byte {
+	t.Helper()
+	var b []byte
+	rec, err := NewRecorder(*f, func(d []byte) error { b = d; return nil })
+	require.NoError(t, err)
+	for _, tr := range f.Trials {
+		log, err := rec.Begin(tr)
+		require.NoError(t, err)
+		for _, ex := range tr.Exchanges {
+			require.NoError(t, log.Record(gemini.Attempt{Request: ex.Request.(*pyjson.Object), Response: ex.Response, Error: ex.Error, HTTPStatus: ex.HTTPStatus}))
+		}
+	}
+	return b
+}

@@ -1,0 +1,129 @@
+package recording
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/tools"
+	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/recordings"
+)
+
+func TestBundledRecordingIsTheRebuiltOne(t *testing.T) {
+	snap, err := corpus.Parse(fixtures.Snapshot)
+	require.NoError(t, err)
+	lib, err := tools.Open(snap)
+	require.NoError(t, err)
+	defer lib.Close()
+	file, err := FromPublished(fixtures.Published, lib)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, file.Write(&buf))
+	assert.True(t, bytes.Equal(recordings.AgentComparison, buf.Bytes()),
+		"recordings/agent-comparison.json is stale: run `go run ./cmd/ragagent import-published`")
+	exchanges := 0
+	for _, trial := range file.Trials {
+		exchanges += len(trial.Exchanges)
+	}
+	assert.Len(t, file.Trials, 16)
+	assert.Equal(t, 40, exchanges)
+}
+
+func TestWriteThenParseRoundTrips(t *testing.T) {
+	file, err := Parse(recordings.AgentComparison)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, file.Write(&buf))
+	assert.Equal(t, string(recordings.AgentComparison), buf.String())
+}
+
+func TestParseRefusesMalformedRecordingsInOneLine(t *testing.T) {
+	valid := `{"format": "ragagent-recording/1", "trials": [{"id": "t1", "exchanges": [{"request": {}, "response": {}}]}]}`
+	for _, c := range []struct {
+		name, text, want string
+	}{
+		{"empty file", ``, "not valid JSON"},
+		{"truncated", valid[:len(valid)-7], "not valid JSON"},
+		{"not an object", `[]`, "top level"},
+		{"wrong format", `{"format": "ragagent-recording/2", "trials": []}`, "format"},
+		{"no trials", `{"format": "ragagent-recording/1"}`, "trials is not a list"},
+		{"trial not an object", `{"format": "ragagent-recording/1", "trials": [1]}`, "trial 1: not an object"},
+		{"trial without id", `{"format": "ragagent-recording/1", "trials": [{"exchanges": []}]}`, "id must be"},
+		{"repeated id", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": []}, {"id": "a", "exchanges": []}]}`, "repeats trial 1"},
+		{"exchanges not a list", `{"format": "ragagent-recording/1", "trials": [{"id": "a"}]}`, "exchanges is not a list"},
+		{"exchange without request", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": [{"response": {}}]}]}`, "exchange 1: has no request"},
+		{"exchange without outcome", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": [{"request": {}}]}]}`, "neither a response nor an error"},
+		{"error not a string", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": [{"request": {}, "error": 429}]}]}`, "error must be"},
+		{"repeat not whole", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "repeat": 1.5, "exchanges": []}]}`, "repeat must be"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.text))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.NotContains(t, err.Error(), "\n")
+			assert.True(t, strings.HasPrefix(err.Error(), "recording: "))
+		})
+	}
+	file, err := Parse([]byte(`{"format": "ragagent-recording/1", "unknown": true, "trials": [{"id": "t1", "x": 1, "exchanges": [{"request": {}, "error": "HTTPError", "http_status": 429, "response": {}}]}]}`))
+	require.NoError(t, err, "unknown keys are ignored")
+	assert.Equal(t, "HTTPError", file.Trials[0].Exchanges[0].Error, "an error wins over a response")
+	assert.Equal(t, 429, file.Trials[0].Exchanges[0].HTTPStatus)
+}
+
+func TestReplayerNamesTheDifference(t *testing.T) {
+	file, err := Parse(recordings.AgentComparison)
+	require.NoError(t, err)
+	trial := file.Trials[1] // overwrite-agent-1
+	snap, err := corpus.Parse(fixtures.Snapshot)
+	require.NoError(t, err)
+	lib, err := tools.Open(snap)
+	require.NoError(t, err)
+	defer lib.Close()
+
+	task, err := agent.TaskFromJSON(trial.Question, trial.Version, trial.Mode, trial.Limits)
+	require.NoError(t, err)
+	task.Question = strings.Replace(task.Question, "append to", "add to", 1)
+	res, err := (&agent.Controller{Tools: lib, Model: NewReplayer(trial)}).Run(context.Background(), task)
+	require.NoError(t, err)
+	assert.Equal(t, reason.ReplayRequestMismatch, res.Reason)
+	assert.Contains(t, res.Detail, "trial overwrite-agent-1, exchange 1")
+	assert.Contains(t, res.Detail, "$.contents[0].parts[0].text (character")
+	assert.Contains(t, res.Detail, "add to")
+	assert.Contains(t, res.Detail, "append to")
+
+	short := trial
+	short.Exchanges = trial.Exchanges[:1]
+	task.Question = strings.Replace(task.Question, "add to", "append to", 1)
+	res, err = (&agent.Controller{Tools: lib, Model: NewReplayer(short)}).Run(context.Background(), task)
+	require.NoError(t, err)
+	assert.Equal(t, reason.ReplayExhausted, res.Reason)
+	assert.Contains(t, res.Detail, "model call 2 has no recorded exchange")
+}
+
+// FuzzParse: no input panics; whatever parses writes and parses again to
+// the same trials.
+func FuzzParse(f *testing.F) {
+	f.Add(string(recordings.AgentComparison[:2000]))
+	f.Add(`{"format": "ragagent-recording/1", "trials": [{"id": "t", "limits": {"reads": 1}, "exchanges": [{"request": {"a": NaN}, "error": "URLError"}]}]}`)
+	f.Add(`{"format": "ragagent-recording/1", "trials": []}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		file, err := Parse([]byte(text))
+		if err != nil {
+			require.NotContains(t, err.Error(), "\n")
+			return
+		}
+		var buf bytes.Buffer
+		require.NoError(t, file.Write(&buf))
+		again, err := Parse(buf.Bytes())
+		require.NoError(t, err)
+		require.Len(t, again.Trials, len(file.Trials))
+	})
+}

@@ -1,0 +1,146 @@
+package rerank
+
+import (
+	"errors"
+	"sort"
+
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/store"
+)
+
+// MaxQueryChars caps a query in code points (Python len), as the agent caps
+// a question: a query is refused before any division, never truncated.
+const MaxQueryChars = 512
+
+// errNoSnapshot is a programming error: every entry point needs the
+// snapshot it checks candidates against.
+var errNoSnapshot = errors.New("rerank: no snapshot to check candidates against")
+
+// QueryTokens are a query's distinct lower-case ASCII alphanumeric tokens
+// in first-seen order, the same terms the lexical branch searches for. An
+// oversized query, or one with no token (whose coverage would divide by
+// zero), is refused with invalid_query.
+func QueryTokens(query string) ([]string, error) {
+	if n := pyjson.Len(query); n > MaxQueryChars {
+		return nil, reason.New(reason.InvalidQuery, "the query has %d characters; the limit is %d", n, MaxQueryChars)
+	}
+	tokens := store.Terms(query)
+	if len(tokens) == 0 {
+		return nil, reason.New(reason.InvalidQuery, "the query has no lower-case ASCII letter or digit to match")
+	}
+	return tokens, nil
+}
+
+// K reads a decoded JSON k as the reference does: a whole number (not a
+// boolean, not a float) of at least 1, else invalid_k.
+func K(v any) (int, error) {
+	if k, ok := wholeAtLeastOne(v); ok {
+		return k, nil
+	}
+	return 0, reason.New(reason.InvalidK, "k is %s, not a whole number of at least 1", excerpt(v))
+}
+
+// Features are what the coverage score was computed from, kept beside it so
+// an ordering can be checked by hand.
+type Features struct {
+	QueryTokens     []string `json:"query_tokens"`
+	MatchedTokens   []string `json:"matched_tokens"`
+	MatchedCount    int      `json:"matched_count"`
+	QueryTokenCount int      `json:"query_token_count"`
+}
+
+// Value is the features in the reference key order.
+func (f Features) Value() *pyjson.Object {
+	return pyjson.NewObject("query_tokens", strings(f.QueryTokens), "matched_tokens", strings(f.MatchedTokens),
+		"matched_count", f.MatchedCount, "query_token_count", f.QueryTokenCount)
+}
+
+// Covered is a candidate after coverage scoring.
+type Covered struct {
+	Candidate
+	IncomingRank  int      `json:"incoming_rank"`
+	Features      Features `json:"rerank_features"`
+	CoverageScore float64  `json:"coverage_score"`
+	RerankRank    int      `json:"rerank_rank"`
+}
+
+// Value is the row as the reference record writes it.
+func (c Covered) Value() *pyjson.Object {
+	return c.Candidate.Value().Set("incoming_rank", c.IncomingRank).Set("rerank_features", c.Features.Value()).
+		Set("coverage_score", c.CoverageScore).Set("rerank_rank", c.RerankRank)
+}
+
+// MarshalJSON writes Value.
+func (c Covered) MarshalJSON() ([]byte, error) { return marshal(c.Value()) }
+
+// Coverage is the reference rerank(): it scores each supplied candidate by
+// the share of distinct query tokens found among its exact text's tokens,
+// sorts by descending coverage keeping the incoming order for ties, and
+// returns the first k. It searches nothing, so a passage missing from the
+// input stays missing. Checks run in the reference order: invalid_k, the
+// query, the snapshot, then the candidates (see admit). rows is a
+// []Candidate or a decoded JSON value.
+func Coverage(query string, rows any, snap *Snapshot, k int) ([]Covered, error) {
+	if k < 1 {
+		return nil, reason.New(reason.InvalidK, "k is %d, not a whole number of at least 1", k)
+	}
+	tokens, cands, err := check(query, rows, snap)
+	if err != nil {
+		return nil, err
+	}
+	ranked := make([]Covered, len(cands))
+	for i, c := range cands {
+		passage := map[string]bool{}
+		for _, t := range store.Terms(c.Text) {
+			passage[t] = true
+		}
+		matched := []string{}
+		for _, t := range tokens {
+			if passage[t] {
+				matched = append(matched, t)
+			}
+		}
+		sort.Strings(matched)
+		ranked[i] = Covered{
+			Candidate:    c,
+			IncomingRank: i + 1,
+			Features: Features{QueryTokens: append([]string(nil), tokens...), MatchedTokens: matched,
+				MatchedCount: len(matched), QueryTokenCount: len(tokens)},
+			CoverageScore: float64(len(matched)) / float64(len(tokens)),
+		}
+	}
+	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].CoverageScore > ranked[j].CoverageScore })
+	ranked = ranked[:min(k, len(ranked))]
+	for i := range ranked {
+		ranked[i].RerankRank = i + 1
+	}
+	return ranked, nil
+}
+
+// check is the reference rerank()'s checks after k: the query, the
+// snapshot, then every candidate in order. It returns the query tokens and
+// the admitted candidates in their incoming order.
+func check(query string, rows any, snap *Snapshot) ([]string, []Candidate, error) {
+	tokens, err := QueryTokens(query)
+	if err != nil {
+		return nil, nil, err
+	}
+	if snap == nil {
+		return nil, nil, errNoSnapshot
+	}
+	cands, err := admit(rows, snap)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tokens, cands, nil
+}
+
+// strings is a string list as a JSON list value.
+func strings(list []string) []any {
+	out := make([]any, len(list))
+	for i, s := range list {
+		out[i] = s
+	}
+	return out
+}

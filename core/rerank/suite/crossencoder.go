@@ -1,0 +1,186 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/rerank"
+)
+
+// Execution modes of a cross-encoder run, and its scope as the reference
+// states it.
+const (
+	CrossEncoderReplayMode = "recorded-local-cross-encoder-inference"
+	CrossEncoderLiveMode   = "fresh-local-cross-encoder-inference"
+	CrossEncoderScope      = "Raw logits are not calibrated probabilities. Original hybrid candidates are unchanged. Expanded cases use all version-eligible passages in a four-document fixture; diagnostic and validation questions remain separate. This does not establish general retrieval quality, answer truth or support for unsupported questions."
+)
+
+// Encoder is a cross-encoder for a run: its scores, and what it is (the
+// model's acquisition record and the runtime environment), as recorded.
+type Encoder interface {
+	rerank.Scorer
+	Model() any
+	Environment() any
+	Mode() string
+}
+
+// Comparison is one original development case scored by the cross-encoder.
+type Comparison struct {
+	CaseID           string             `json:"case_id"`
+	Question         string             `json:"question"`
+	Candidates       []rerank.Candidate `json:"candidates"`
+	Coverage         []rerank.Covered   `json:"coverage"`
+	Scores           []float64          `json:"scores_in_candidate_order"`
+	CrossEncoder     []rerank.Scored    `json:"cross_encoder"`
+	InferenceSeconds float64            `json:"inference_seconds"`
+}
+
+// Outcomes are both scorers' outcomes for an expanded case.
+type Outcomes struct {
+	Coverage     rerank.Outcome `json:"coverage"`
+	CrossEncoder rerank.Outcome `json:"cross_encoder"`
+}
+
+// ExpandedResult is one expanded case scored by both scorers.
+type ExpandedResult struct {
+	ExpandedCase
+	Candidates       []rerank.Candidate `json:"candidates"`
+	Coverage         []rerank.Covered   `json:"coverage"`
+	Scores           []float64          `json:"scores_in_candidate_order"`
+	CrossEncoder     []rerank.Scored    `json:"cross_encoder"`
+	InferenceSeconds float64            `json:"inference_seconds"`
+	Outcome          Outcomes           `json:"outcome"`
+}
+
+// SplitSummary is both scorers' tallies over one split.
+type SplitSummary struct {
+	Coverage     rerank.Tally `json:"coverage"`
+	CrossEncoder rerank.Tally `json:"cross_encoder"`
+}
+
+// Value is the split summary in the reference key order.
+func (s SplitSummary) Value() *pyjson.Object {
+	return pyjson.NewObject("coverage", s.Coverage.Value(), "cross_encoder", s.CrossEncoder.Value())
+}
+
+// Summary is the tallies by split. Only the diagnostic and validation
+// splits are summarized, as in the reference.
+type Summary struct {
+	Diagnostic SplitSummary `json:"diagnostic"`
+	Validation SplitSummary `json:"validation"`
+}
+
+// Value is the summary in the reference key order.
+func (s Summary) Value() *pyjson.Object {
+	return pyjson.NewObject("diagnostic", s.Diagnostic.Value(), "validation", s.Validation.Value())
+}
+
+// MarshalJSON writes Value.
+func (s Summary) MarshalJSON() ([]byte, error) { return marshal(s.Value()) }
+
+// CrossEncoderRecord is a cross-encoder run, in the reference record's shape.
+type CrossEncoderRecord struct {
+	ExecutionMode string           `json:"execution_mode"`
+	Model         any              `json:"model"`
+	Environment   any              `json:"environment"`
+	CasesSHA256   string           `json:"cases_sha256"`
+	SnapshotID    string           `json:"snapshot_id"`
+	Original      []Comparison     `json:"original_candidate_comparison"`
+	Expanded      []ExpandedResult `json:"expanded_cases"`
+	Summary       Summary          `json:"summary"`
+	Scope         string           `json:"scope"`
+}
+
+// Value is the record as the reference writes it.
+func (r *CrossEncoderRecord) Value() *pyjson.Object {
+	orig := make([]any, len(r.Original))
+	for i, c := range r.Original {
+		orig[i] = pyjson.NewObject("case_id", c.CaseID, "question", c.Question, "candidates", values(c.Candidates),
+			"coverage", values(c.Coverage), "scores_in_candidate_order", list(c.Scores),
+			"cross_encoder", values(c.CrossEncoder), "inference_seconds", c.InferenceSeconds)
+	}
+	exp := make([]any, len(r.Expanded))
+	for i, c := range r.Expanded {
+		exp[i] = pyjson.NewObject("case_id", c.CaseID, "question", c.Question, "version", c.Version,
+			"target_sources", list(c.TargetSources), "split", c.Split, "stratum", c.Stratum,
+			"candidates", values(c.Candidates), "coverage", values(c.Coverage),
+			"scores_in_candidate_order", list(c.Scores), "cross_encoder", values(c.CrossEncoder),
+			"inference_seconds", c.InferenceSeconds,
+			"outcome", pyjson.NewObject("coverage", c.Outcome.Coverage.Value(), "cross_encoder", c.Outcome.CrossEncoder.Value()))
+	}
+	return pyjson.NewObject("execution_mode", r.ExecutionMode, "model", r.Model, "environment", r.Environment,
+		"cases_sha256", r.CasesSHA256, "snapshot_id", r.SnapshotID, "original_candidate_comparison", orig,
+		"expanded_cases", exp, "summary", r.Summary.Value(), "scope", r.Scope)
+}
+
+// MarshalJSON writes Value.
+func (r *CrossEncoderRecord) MarshalJSON() ([]byte, error) { return marshal(r.Value()) }
+
+// CrossEncoder runs the cross-encoder comparison, in the reference's call
+// order: first the original development cases' frozen hybrid candidates
+// (beside their coverage order), then each expanded case over every
+// version-eligible passage, with both scorers' top-1 and reciprocal-rank
+// outcomes and the summary by split. Any refused score list ends the run:
+// a summary is only worth the whole set of cases.
+func (s *Suite) CrossEncoder(ctx context.Context, enc Encoder) (*CrossEncoderRecord, error) {
+	cov, err := s.Coverage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rec := &CrossEncoderRecord{ExecutionMode: enc.Mode(), Model: enc.Model(), Environment: enc.Environment(),
+		CasesSHA256: s.casesSHA256, SnapshotID: s.snap.SnapshotID, Scope: CrossEncoderScope}
+	for _, d := range cov.DevelopmentCases {
+		scores, ranked, err := s.score(ctx, enc, d.Query, d.Before)
+		if err != nil {
+			return nil, fmt.Errorf("original case %s: %w", d.CaseID, err)
+		}
+		rec.Original = append(rec.Original, Comparison{CaseID: d.CaseID, Question: d.Query, Candidates: d.Before,
+			Coverage: d.After, Scores: acceptedLogits(ranked), CrossEncoder: ranked, InferenceSeconds: scores.Seconds})
+	}
+	var diag, val [2][]rerank.Outcome
+	for _, c := range s.expanded {
+		pool := s.pool(c)
+		scores, ranked, err := s.score(ctx, enc, c.Question, pool)
+		if err != nil {
+			return nil, fmt.Errorf("expanded case %s: %w", c.CaseID, err)
+		}
+		coverage, err := rerank.Coverage(c.Question, pool, s.snap, max(1, len(pool)))
+		if err != nil {
+			return nil, fmt.Errorf("expanded case %s: coverage: %w", c.CaseID, err)
+		}
+		out := Outcomes{Coverage: rerank.Judge(rerank.Sources(coverage), c.TargetSources),
+			CrossEncoder: rerank.Judge(rerank.Sources(ranked), c.TargetSources)}
+		rec.Expanded = append(rec.Expanded, ExpandedResult{ExpandedCase: c, Candidates: pool, Coverage: coverage,
+			Scores: acceptedLogits(ranked), CrossEncoder: ranked, InferenceSeconds: scores.Seconds, Outcome: out})
+		switch c.Split {
+		case "diagnostic":
+			diag[0], diag[1] = append(diag[0], out.Coverage), append(diag[1], out.CrossEncoder)
+		case "validation":
+			val[0], val[1] = append(val[0], out.Coverage), append(val[1], out.CrossEncoder)
+		}
+	}
+	rec.Summary = Summary{
+		Diagnostic: SplitSummary{Coverage: rerank.Count(diag[0]), CrossEncoder: rerank.Count(diag[1])},
+		Validation: SplitSummary{Coverage: rerank.Count(val[0]), CrossEncoder: rerank.Count(val[1])},
+	}
+	return rec, nil
+}
+
+func (s *Suite) score(ctx context.Context, enc Encoder, question string, cands []rerank.Candidate) (rerank.Scores, []rerank.Scored, error) {
+	scores, err := enc.Scores(ctx, question, cands)
+	if err != nil {
+		return rerank.Scores{}, nil, err
+	}
+	ranked, err := rerank.AcceptScores(question, cands, s.snap, scores.Logits)
+	return scores, ranked, err
+}
+
+// acceptedLogits are the scores in candidate order, as accepted.
+func acceptedLogits(ranked []rerank.Scored) []float64 {
+	out := make([]float64, len(ranked))
+	for _, r := range ranked {
+		out[r.IncomingRank-1] = r.CrossEncoderLogit
+	}
+	return out
+}

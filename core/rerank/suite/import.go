@@ -1,0 +1,164 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/price"
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/rerank"
+)
+
+// Where the bundled recordings come from, as their config says.
+const (
+	listwiseSource = "Rebuilt from the reference lab's published Gemini listwise record: each request is the body this project sends for the case's frozen candidates (the published request_sha256 values are of request files the reference does not publish, and could not be reproduced), each response carries the published proposal as its one text part. No usageMetadata or modelVersion was published, so none is invented."
+	encoderSource  = "Rebuilt from the reference lab's published cross-encoder record: each request is the question and the candidates' ids and texts in candidate order, each response the published logits in that order and the reported inference seconds."
+)
+
+func decodeRecord(data []byte, what string) (*pyjson.Object, error) {
+	v, err := pyjson.Decode(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("published %s record: %w", what, err)
+	}
+	o, ok := v.(*pyjson.Object)
+	if !ok {
+		return nil, fmt.Errorf("published %s record: not an object", what)
+	}
+	return o, nil
+}
+
+func objects(v any) []*pyjson.Object {
+	list, _ := v.([]any)
+	out := make([]*pyjson.Object, 0, len(list))
+	for _, x := range list {
+		if o, ok := x.(*pyjson.Object); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// sameAs fails when got differs from the published value at a path.
+func sameAs(got, want any, what string) error {
+	if d, same := pyjson.Diff(got, want); !same {
+		return fmt.Errorf("%s differs from the published record at %s: this project has %s, the record %s", what, d.Path, d.Got, d.Want)
+	}
+	return nil
+}
+
+// ImportGemini rebuilds the listwise recording from the published Gemini
+// record: one trial per development case, one exchange each. The published
+// candidates must be the ones this project's retriever produces, and the
+// rebuilt recording must replay to the published cases exactly, or the
+// import fails.
+func (s *Suite) ImportGemini(ctx context.Context, published []byte) (*recording.File, error) {
+	rec, err := decodeRecord(published, "Gemini")
+	if err != nil {
+		return nil, err
+	}
+	cov, err := s.Coverage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pubCases := objects(get(rec, "cases"))
+	if len(pubCases) != len(cov.DevelopmentCases) {
+		return nil, fmt.Errorf("published Gemini record: %d cases, this lab has %d development cases", len(pubCases), len(cov.DevelopmentCases))
+	}
+	config := pyjson.NewObject("generationConfig", gemini.Config(), "source", listwiseSource)
+	file := &recording.File{Model: ListwiseModel, Endpoint: ListwiseEndpoint, Config: config}
+	for i, d := range cov.DevelopmentCases {
+		pc := pubCases[i]
+		what := fmt.Sprintf("case %d (%s)", i+1, d.CaseID)
+		if err := sameAs(pyjson.NewObject("case_id", d.CaseID, "question", d.Query, "before", values(d.Before)),
+			pyjson.NewObject("case_id", get(pc, "case_id"), "question", get(pc, "question"), "before", get(pc, "before")), what); err != nil {
+			return nil, err
+		}
+		text := pyjson.Dumps(get(pc, "proposal"), pyjson.Options{})
+		response := pyjson.NewObject("candidates", []any{pyjson.NewObject(
+			"content", pyjson.NewObject("parts", []any{pyjson.NewObject("text", text)}, "role", "model"),
+			"finishReason", "STOP", "index", 0)})
+		request := gemini.Payload(rerank.Prompt(d.Query, d.Before))
+		file.Trials = append(file.Trials, recording.Trial{ID: d.CaseID, CaseID: d.CaseID, Split: "development", Repeat: 1,
+			Mode: "listwise", Question: d.Query, Version: d.RequestedVersion,
+			Exchanges: []recording.Exchange{{Request: request, Response: response}}})
+	}
+	replayed, err := s.Gemini(ctx, NewReplay(file), ListwiseReplayMode, price.Rate{})
+	if err != nil {
+		return nil, err
+	}
+	if err := sameAs(get(replayed.Value(), "cases"), get(rec, "cases"), "the replayed Gemini cases"); err != nil {
+		return nil, err
+	}
+	return file, nil
+}
+
+// ImportCrossEncoder rebuilds the cross-encoder recording from the
+// published record: one trial per original case, then one per expanded
+// case, one exchange each, in the reference's call order. The rebuilt
+// recording must replay to the published record exactly (every candidate,
+// order, outcome and the summary), or the import fails.
+func (s *Suite) ImportCrossEncoder(ctx context.Context, published []byte) (*recording.File, error) {
+	rec, err := decodeRecord(published, "cross-encoder")
+	if err != nil {
+		return nil, err
+	}
+	file := &recording.File{
+		Model:  fmt.Sprint(get(objectOf(get(rec, "model")), "model")),
+		Config: pyjson.NewObject("model", get(rec, "model"), "environment", get(rec, "environment"), "source", encoderSource),
+	}
+	add := func(id, caseID, split, question, version string, cands []rerank.Candidate, pc *pyjson.Object) error {
+		what := "case " + id
+		if err := sameAs(pyjson.NewObject("question", question, "candidates", values(cands)),
+			pyjson.NewObject("question", get(pc, "question"), "candidates", get(pc, "candidates")), what); err != nil {
+			return err
+		}
+		response := pyjson.NewObject("scores", get(pc, "scores_in_candidate_order"), "inference_seconds", get(pc, "inference_seconds"))
+		file.Trials = append(file.Trials, recording.Trial{ID: id, CaseID: caseID, Split: split, Repeat: 1,
+			Mode: "cross-encoder", Question: question, Version: version,
+			Exchanges: []recording.Exchange{{Request: rerank.Input(question, cands), Response: response}}})
+		return nil
+	}
+	cov, err := s.Coverage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	orig := objects(get(rec, "original_candidate_comparison"))
+	if len(orig) != len(cov.DevelopmentCases) {
+		return nil, fmt.Errorf("published cross-encoder record: %d original cases, this lab has %d development cases", len(orig), len(cov.DevelopmentCases))
+	}
+	for i, d := range cov.DevelopmentCases {
+		if err := add("original/"+d.CaseID, d.CaseID, "development", d.Query, d.RequestedVersion, d.Before, orig[i]); err != nil {
+			return nil, err
+		}
+	}
+	exp := objects(get(rec, "expanded_cases"))
+	if len(exp) != len(s.expanded) {
+		return nil, fmt.Errorf("published cross-encoder record: %d expanded cases, this lab has %d", len(exp), len(s.expanded))
+	}
+	for i, c := range s.expanded {
+		if err := add("expanded/"+c.CaseID, c.CaseID, c.Split, c.Question, c.Version, s.pool(c), exp[i]); err != nil {
+			return nil, err
+		}
+	}
+	replayed, err := s.CrossEncoder(ctx, NewRecordedEncoder(file))
+	if err != nil {
+		return nil, err
+	}
+	mine, theirs := replayed.Value(), rec
+	for _, k := range theirs.Keys() {
+		if k == "execution_mode" {
+			continue // ours says the logits are replayed
+		}
+		if err := sameAs(get(mine, k), get(theirs, k), "the replayed "+k); err != nil {
+			return nil, err
+		}
+	}
+	return file, nil
+}
+
+func objectOf(v any) *pyjson.Object {
+	o, _ := v.(*pyjson.Object)
+	return o
+}
