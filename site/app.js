@@ -662,6 +662,7 @@ runForm.addEventListener("submit", async (event) => {
   if (!p) return;
   const spec = runSpec();
   if (p.live && !confirmedPlan) {
+    clear($("#run-output"));
     try {
       renderPlan(await call("plan", [spec]));
       confirmedPlan = true;
@@ -693,10 +694,7 @@ runForm.addEventListener("submit", async (event) => {
     });
     clear(out).append(trialView(report));
     status.textContent = report.result ? `Finished: ${report.result.status}, ${report.result.reason}.` : `Refused: ${report.error}.`;
-    if (report.exchanges > 0) {
-      state.runs++;
-      updateRecordingCount();
-    }
+    if (report.exchanges > 0) updateRecordingCount((await call("recording")).trials);
   } catch (err) {
     status.textContent = refusalText(err);
   } finally {
@@ -719,9 +717,10 @@ function refusalText(err) {
 
 // ---------- recordings view ----------
 
-function updateRecordingCount() {
-  $("#rec-count").textContent = state.runs ? `${state.runs} recorded run${state.runs === 1 ? "" : "s"} in this session.` : "No runs yet.";
-  $("#rec-download").disabled = state.runs === 0;
+function updateRecordingCount(trials) {
+  state.runs = trials;
+  $("#rec-count").textContent = trials ? `${trials} recorded live run${trials === 1 ? "" : "s"} in this session.` : "No live runs yet.";
+  $("#rec-download").disabled = trials === 0;
 }
 
 $("#rec-download").addEventListener("click", async () => {
