@@ -853,4 +853,4 @@ engineReady.then((info) => {
 });
 
 // For the browser tests and the benchmark: start-up marks and timings.
-window.ragagentPage = { timings, engineReady };
+window.ragagentPage = { timings, engineReady, call };
