@@ -3,7 +3,7 @@
 // (median of 5); time to the rendered shell showing progress; replay-all in
 // the browser and in node; FTS5 search latency in WASM against native Go.
 // It prints a Markdown table for docs/page.md.
-import { statSync, existsSync } from "node:fs";
+import { statSync, existsSync, readFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { root, serveSite, launch } from "../tests/browser/harness.mjs";
@@ -11,14 +11,7 @@ import { startEngine } from "../tests/node/engine.mjs";
 
 const RUNS = Number(process.env.RUNS || 5);
 // The same queries as core/lab's BenchmarkPageSearch.
-const QUERIES = [
-  "json dump ensure_ascii utf-8",
-  "write_text encoding utf-8 open",
-  "Path.write_text overwrite append existing file",
-  "newline read_text 3.13 utf-8",
-  "backup copies retention days",
-  "In Python 3.12, how can I serialize an object with non-ASCII characters kept in JSON and save that string to a UTF-8 file?",
-];
+const QUERIES = JSON.parse(readFileSync(path.join(root, "core/lab/testdata/page-search-queries.json"), "utf8"));
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 const ms = (x) => `${Math.round(x)} ms`;

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -164,10 +165,17 @@ func TestRunRefusesNonLoopback(t *testing.T) {
 
 func TestRunServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errs syncBuffer
+	out, w := io.Pipe()
 	done := make(chan int)
-	go func() { done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--dir", t.TempDir()}, &out, &errs) }()
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "http://127.0.0.1:") }, 5*time.Second, 10*time.Millisecond)
+	go func() { done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--dir", t.TempDir()}, w, io.Discard) }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	assert.Regexp(t, `^serving .* on http://127\.0\.0\.1:\d+/\n$`, line)
+	url := strings.TrimSuffix(strings.Fields(line)[3], "\n")
+	res, err := http.Get(url)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, CSP, res.Header.Get("Content-Security-Policy"), "a live server sends the CSP")
 	cancel()
 	assert.Equal(t, exitOK, <-done)
 }

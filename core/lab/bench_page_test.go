@@ -2,6 +2,8 @@ package lab_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,22 +45,17 @@ func BenchmarkPageFirstReplay(b *testing.B) {
 	}
 }
 
-// SearchQueries are the queries the page benchmark times in WASM too
-// (scripts/bench-page.mjs): recorded agent queries and a question.
-var SearchQueries = []string{
-	"json dump ensure_ascii utf-8",
-	"write_text encoding utf-8 open",
-	"Path.write_text overwrite append existing file",
-	"newline read_text 3.13 utf-8",
-	"backup copies retention days",
-	"In Python 3.12, how can I serialize an object with non-ASCII characters kept in JSON and save that string to a UTF-8 file?",
-}
-
+// BenchmarkPageSearch is one FTS5 query with scores, cycling through the
+// queries the page benchmark also times in WASM.
 func BenchmarkPageSearch(b *testing.B) {
 	l := newLab(b)
+	data, err := os.ReadFile("testdata/page-search-queries.json")
+	require.NoError(b, err)
+	var queries []string
+	require.NoError(b, json.Unmarshal(data, &queries))
 	i := 0
 	for b.Loop() {
-		if _, err := l.Library.Explain(SearchQueries[i%len(SearchQueries)], 2, "3.12"); err != nil {
+		if _, err := l.Library.Explain(queries[i%len(queries)], 2, "3.12"); err != nil {
 			b.Fatal(err)
 		}
 		i++
