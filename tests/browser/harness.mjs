@@ -20,7 +20,10 @@ let built;
 
 /** goBinary builds a Go command once per process into a temp dir. */
 export function goBinary(pkg) {
-  built ??= mkdtempSync(path.join(tmpdir(), "ragagent-bin-"));
+  if (!built) {
+    built = mkdtempSync(path.join(tmpdir(), "ragagent-bin-"));
+    process.on("exit", () => rmSync(built, { recursive: true, force: true }));
+  }
   const out = path.join(built, path.basename(pkg));
   if (!existsSync(out)) execFileSync("go", ["build", "-o", out, pkg], { cwd: root, stdio: "inherit" });
   return out;

@@ -3,7 +3,8 @@
 // are saved under tests/browser/screenshots/ (not committed) for review.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { root, serveSite, launch, goBinary, startProcess } from "./harness.mjs";
 
@@ -28,7 +29,7 @@ const PUBLISHED = [
   "unsupported / 2|agent|No target|fail|citation_contract_passed|3",
 ];
 
-let site, fake, fakeLog = "", browser, page;
+let site, fake, slow, scripts, fakeLog = "", browser, page;
 const consoleLines = [];
 const requests = [];
 
@@ -36,7 +37,14 @@ before(async () => {
   mkdirSync(SHOTS, { recursive: true });
   fake = await startProcess(goBinary("./cmd/fakegemini"), ["--addr", "127.0.0.1:0"]);
   fake.child.stderr.on("data", (d) => { fakeLog += d; });
-  site = await serveSite([fake.url]);
+  // A fake whose first reply takes a minute, for the Stop button.
+  scripts = mkdtempSync(path.join(tmpdir(), "ragagent-fake-"));
+  const script = path.join(scripts, "slow.json");
+  writeFileSync(script, JSON.stringify({ format: "ragagent-fake/1", then: "policy", replies: [
+    { decision: { action: "stop", assessment: "Too slow to matter.", query: "", source_id: "", answer: "", citations: [] }, delay_ms: 60000 },
+  ] }));
+  slow = await startProcess(goBinary("./cmd/fakegemini"), ["--addr", "127.0.0.1:0", "--script", script, "--quiet"]);
+  site = await serveSite([fake.url, slow.url]);
   browser = await launch({ downloads: SHOTS });
   page = await browser.context.newPage();
   page.on("console", (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
@@ -51,6 +59,8 @@ after(async () => {
   await browser?.close();
   site?.stop();
   fake?.stop();
+  slow?.stop();
+  if (scripts) rmSync(scripts, { recursive: true, force: true });
 });
 
 const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
@@ -219,6 +229,30 @@ test("the corpus view lists receipts and searches FTS5 with bm25 scores", async 
   await page.click("#search-run");
   await page.waitForFunction(() => /invalid_query/.test(document.querySelector("#search-result").textContent));
   await shot("corpus");
+});
+
+test("Stop cancels a live run that is waiting for its reply", async () => {
+  const other = await browser.context.newPage();
+  const endpoint = `${slow.url}/v1beta/models/gemini-3.8-flash:generateContent`;
+  await other.goto(`${site.url}/?endpoint=${encodeURIComponent(endpoint)}#run`);
+  await other.waitForFunction(() => document.body.dataset.replay === "done", null, { timeout: 180000 });
+  let sent;
+  const posted = new Promise((resolve) => { sent = resolve; });
+  other.on("request", (r) => { if (r.url() === endpoint && r.method() === "POST") sent(); });
+  await other.selectOption("#run-preset", "unsupported");
+  await other.check('input[name="policy"][value="gemini"]');
+  await other.fill("#run-key", KEY);
+  await other.click("#run-start");
+  await other.waitForSelector("#run-plan:not([hidden])");
+  await other.click("#run-start");
+  await posted;
+  assert.equal(await other.isEnabled("#run-stop"), true);
+  await other.click("#run-stop");
+  await other.waitForFunction(() => /^Finished/.test(document.querySelector("#run-status").textContent), null, { timeout: 20000 });
+  assert.match(await other.textContent("#run-status"), /Finished: incomplete, cancelled\./);
+  assert.equal(await other.isEnabled("#run-stop"), false);
+  await other.screenshot({ path: path.join(SHOTS, "run-stopped.png"), fullPage: true });
+  await other.close();
 });
 
 test("no errors reached the console", () => {
