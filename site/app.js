@@ -340,7 +340,7 @@ function ending(t) {
       h("li", {}, `Refined: ${c.trajectory.refined} · within limits: ${c.trajectory.within_limits}`),
       h("li", { class: "help" }, c.scope)));
   } else {
-    box.append(h("p", { class: "help" }, "No authored case asks this question, so there are no fixture checks."));
+    box.append(h("p", { class: "help" }, "No authored case matches this trial, so there are no fixture checks."));
   }
   return box;
 }

@@ -86,10 +86,12 @@ func (e *engine) run(specValue, hooks js.Value) any {
 		if err != nil {
 			return nil, err
 		}
+		// A throwing onStep must not end the run: progress is a courtesy.
 		report := func(st agent.Step, obs *agent.Observation) {
 			if onStep.Type() != js.TypeFunction {
 				return
 			}
+			defer func() { _ = recover() }()
 			sv, err1 := toJS(st)
 			ov, err2 := toJS(obs)
 			if err1 == nil && err2 == nil {
