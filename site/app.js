@@ -487,11 +487,13 @@ const override = params.get("endpoint");
 if (override) {
   // A test may point the page at a fake Gemini, but only a page served from
   // this machine, and only at an endpoint on this machine.
-  let ok = false;
   try {
-    ok = isLoopbackHost(location.hostname) && isLoopbackHost(new URL(override).hostname) && /^https?:$/.test(new URL(override).protocol);
-  } catch { ok = false; }
-  if (ok) endpoint = override;
+    const u = new URL(override);
+    if (isLoopbackHost(location.hostname) && isLoopbackHost(u.hostname) && /^https?:$/.test(u.protocol) && !u.username && !u.search && !u.hash) {
+      // A bare origin gets the API's path, as the engine resolves it.
+      endpoint = u.pathname === "/" ? `${u.origin}${new URL(GEMINI_ENDPOINT).pathname}` : u.href;
+    }
+  } catch { /* not a URL: keep the real endpoint */ }
 }
 const inflight = new Map();
 
