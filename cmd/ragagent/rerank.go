@@ -193,13 +193,7 @@ func (r reranker) liveModel(f rerankFlags, rate price.Rate) (*suite.Live, *budge
 	if err := claim(path); err != nil {
 		return nil, nil, "", err
 	}
-	rec, err := recording.NewRecorder(recording.File{Model: suite.ListwiseModel, Endpoint: endpoint,
-		Config: pyjson.NewObject("generationConfig", gemini.Config()), RecordedAt: began.Format(time.RFC3339Nano)},
-		func(data []byte) error { return replaceFile(path, data) })
-	if err != nil {
-		return nil, nil, "", err
-	}
-	log, err := rec.Begin(recording.Trial{ID: "rerank-live", Split: "development", Repeat: 1, Mode: "listwise"})
+	_, log, err := suite.NewLiveRecording(endpoint, began, func(data []byte) error { return replaceFile(path, data) })
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -174,6 +174,30 @@ func (l *Ledger) Remaining() float64 {
 // Entries lists the reservations in order.
 func (l *Ledger) Entries() []Entry { return append([]Entry(nil), l.entries...) }
 
+// Check tells, without reserving anything, whether estimates reserved one
+// after another would stay within the budget: the test Reserve makes for
+// each, in the same order, so a batch (a page's four listwise requests)
+// can be refused whole, with nothing sent, before its first request.
+func (l *Ledger) Check(label string, estimates ...float64) error {
+	if l.budget == nil {
+		return errNoBudget
+	}
+	total := l.Spent()
+	for _, e := range estimates {
+		if !validUSD(e) {
+			return fmt.Errorf("ledger: the estimate must be a finite amount of at least 0, got %v", e)
+		}
+		total += e
+	}
+	if total > *l.budget {
+		return reason.New(reason.BudgetExceeded, "reserving $%.8f for %s would bring the reserved total to $%.8f, over the budget of $%.8f",
+			total-l.Spent(), label, total, *l.budget)
+	}
+	return nil
+}
+
+var errNoBudget = errors.New("ledger: no budget is set; set one before any paid request")
+
 // Reserve records r's estimate before its request is sent and returns the
 // entry's seq. It refuses, saving nothing, when no budget is set, when the
 // estimate is not a finite amount, or (budget_exceeded) when the reserved
@@ -181,7 +205,7 @@ func (l *Ledger) Entries() []Entry { return append([]Entry(nil), l.entries...) }
 // made, so nothing may be sent.
 func (l *Ledger) Reserve(r Request) (int, error) {
 	if l.budget == nil {
-		return 0, errors.New("ledger: no budget is set; set one before any paid request")
+		return 0, errNoBudget
 	}
 	if !validUSD(r.EstimatedUSD) {
 		return 0, fmt.Errorf("ledger: the estimate must be a finite amount of at least 0, got %v", r.EstimatedUSD)

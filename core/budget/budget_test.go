@@ -111,6 +111,64 @@ func TestReserveRefusals(t *testing.T) {
 	assert.Error(t, l.Settle(1, budget.Completed))
 }
 
+// TestCheckAgreesWithReserve: a batch Check passes exactly when reserving
+// its estimates one after another would, and it reserves nothing.
+func TestCheckAgreesWithReserve(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		spent     []float64
+		estimates []float64
+		fits      bool
+	}{
+		{"empty batch", nil, nil, true},
+		{"within", nil, []float64{0.00198, 0.0019785, 0.001976, 0.001979}, true},
+		{"exactly the budget", []float64{0.004}, []float64{0.003, 0.003}, true},
+		{"the last one passes it", []float64{0.004}, []float64{0.003, 0.003, 1e-12}, false},
+		{"spent already", []float64{0.009}, []float64{0.00198}, false},
+		// float64: ten thousandths add up to a hair over a hundredth, and both say so
+		{"ten thousandths", nil, []float64{0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := budget.Open(&memory{}, clock)
+			require.NoError(t, err)
+			require.NoError(t, l.SetBudget(0.01))
+			for _, s := range c.spent {
+				_, err := l.Reserve(request("earlier", s))
+				require.NoError(t, err)
+			}
+			before := len(l.Entries())
+			err = l.Check("the batch", c.estimates...)
+			assert.Len(t, l.Entries(), before, "Check reserves nothing")
+			var reserveErr error
+			for _, e := range c.estimates {
+				if _, reserveErr = l.Reserve(request("one", e)); reserveErr != nil {
+					break
+				}
+			}
+			if c.fits {
+				assert.NoError(t, err)
+				assert.NoError(t, reserveErr)
+				return
+			}
+			code, ok := reason.Of(err)
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, reason.BudgetExceeded, code)
+			assert.ErrorContains(t, err, "the batch")
+			assert.Error(t, reserveErr, "Reserve refuses the same batch")
+		})
+	}
+}
+
+func TestCheckRefusals(t *testing.T) {
+	l, err := budget.Open(&memory{}, clock)
+	require.NoError(t, err)
+	assert.ErrorContains(t, l.Check("x", 0.001), "no budget")
+	require.NoError(t, l.SetBudget(1))
+	for _, bad := range []float64{-0.1, nanValue(), math.Inf(1)} {
+		assert.ErrorContains(t, l.Check("bad", 0.1, bad), "estimate", "%v", bad)
+	}
+}
+
 func nanValue() float64 {
 	zero := 0.0
 	return zero / zero

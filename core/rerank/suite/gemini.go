@@ -111,6 +111,22 @@ func RequestCall(caseID string, p agent.Prompt, rate price.Rate) Call {
 		EstimatedUSD: budget.Estimate(rate, len(body), MaxOutputTokens())}
 }
 
+// ListwiseCalls are the requests a listwise run over the development
+// cases makes, in case order, each with the reservation rate gives it:
+// what a live run will reserve, to be shown (and checked against the
+// ledger) before anything is sent.
+func (s *Suite) ListwiseCalls(ctx context.Context, rate price.Rate) ([]Call, error) {
+	cov, err := s.Coverage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	calls := make([]Call, len(cov.DevelopmentCases))
+	for i, d := range cov.DevelopmentCases {
+		calls[i] = RequestCall(d.CaseID, rerank.Prompt(d.Query, d.Before), rate)
+	}
+	return calls, nil
+}
+
 // MaxOutputTokens is the output cap every listwise request carries (the
 // agent's generation config).
 func MaxOutputTokens() int {

@@ -14,6 +14,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/recording"
 )
 
 // LiveConfig is what a live listwise run needs.
@@ -95,4 +96,26 @@ func question(p agent.Prompt) string {
 		q = string(r[:80]) + "…"
 	}
 	return q
+}
+
+// LiveTrialID names the one trial of a live run's recording.
+const LiveTrialID = "rerank-live"
+
+// NewLiveRecording starts the recording of a live listwise run: the
+// listwise model, the endpoint and generation config, and one trial whose
+// exchanges are the run's attempts in case order, which is what Replay
+// answers from (ragagent rerank --gemini FILE, or the page). save gets the
+// whole file after every attempt; pass the trial log's Record as
+// LiveConfig.Record.
+func NewLiveRecording(endpoint string, began time.Time, save func([]byte) error) (*recording.Recorder, *recording.TrialLog, error) {
+	rec, err := recording.NewRecorder(recording.File{Model: ListwiseModel, Endpoint: endpoint,
+		Config: pyjson.NewObject("generationConfig", gemini.Config()), RecordedAt: began.UTC().Format(time.RFC3339Nano)}, save)
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := rec.Begin(recording.Trial{ID: LiveTrialID, Split: "development", Repeat: 1, Mode: "listwise"})
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, log, nil
 }

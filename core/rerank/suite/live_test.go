@@ -177,6 +177,40 @@ func TestLiveRerankSendsTheRecordedBytesAfterReservingEach(t *testing.T) {
 	sameJSON(t, a, b, "live cases replayed from the live recording")
 }
 
+// TestLiveRecordingReplays: the file NewLiveRecording keeps (saved after
+// every attempt) parses and replays to the live run's cases.
+func TestLiveRecordingReplays(t *testing.T) {
+	s := openSuite(t)
+	var saves [][]byte
+	_, log, err := NewLiveRecording(ListwiseEndpoint, fixedClock(), func(data []byte) error {
+		saves = append(saves, data)
+		return nil
+	})
+	require.NoError(t, err)
+	r := liveSetup(t, 0.05, true, publishedBodies(t))
+	allowance, err := gemini.NewAllowance(4)
+	require.NoError(t, err)
+	r.live, err = NewLive(LiveConfig{Transport: r.transport, Allowance: allowance, Ledger: r.ledger,
+		Rate: defaultRate(t), Record: log.Record})
+	require.NoError(t, err)
+	rec, err := s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
+	require.NoError(t, err)
+	require.Equal(t, 6, len(saves), "saved at the start, at the trial and after each of the 4 attempts")
+
+	file, err := recording.Parse(saves[len(saves)-1])
+	require.NoError(t, err)
+	assert.Equal(t, ListwiseModel, file.Model)
+	assert.Equal(t, ListwiseEndpoint, file.Endpoint)
+	assert.Equal(t, "2026-11-29T12:00:00Z", file.RecordedAt)
+	require.Len(t, file.Trials, 1)
+	assert.Equal(t, LiveTrialID, file.Trials[0].ID)
+	replayed, err := s.Gemini(context.Background(), NewReplay(file), ListwiseReplayMode, defaultRate(t))
+	require.NoError(t, err)
+	a, _ := rec.Value().Get("cases")
+	b, _ := replayed.Value().Get("cases")
+	sameJSON(t, a, b, "live cases replayed from NewLiveRecording's file")
+}
+
 func TestLiveRerankRefusesPastTheBudgetWithoutSending(t *testing.T) {
 	s := openSuite(t)
 	// Room for two reservations of about $0.00198 each.

@@ -134,6 +134,19 @@ func TestGeminiReplayReproducesThePublishedCases(t *testing.T) {
 	assert.InDelta(t, 0.00198, rec.Calls[0].EstimatedUSD, 1e-18)
 }
 
+// TestListwiseCallsAreTheRunsRequests: the calls shown before a live run
+// are the requests (bytes, sha256, reservation) the run makes, at any rate.
+func TestListwiseCallsAreTheRunsRequests(t *testing.T) {
+	s := openSuite(t)
+	for _, rate := range []price.Rate{defaultRate(t), {Model: ListwiseModel, InputPerMTok: 1, OutputPerMTok: 2}} {
+		calls, err := s.ListwiseCalls(context.Background(), rate)
+		require.NoError(t, err)
+		rec, err := s.Gemini(context.Background(), bundledReplay(t, recordings.RerankGemini), ListwiseReplayMode, rate)
+		require.NoError(t, err)
+		assert.Equal(t, rec.Calls, calls)
+	}
+}
+
 // TestCrossEncoderReplayReproducesThePublishedRecord compares the whole
 // cross-encoder record (every candidate, logit, order, outcome and the
 // summary) with the published one; only the execution mode differs.
