@@ -1,9 +1,11 @@
 // Command fakegemini serves the loopback fake of the Gemini generateContent
 // API (core/gemini/geminitest) as its own process, for tests that drive a
 // real browser or a separately built binary against it. It answers from a
-// script file, or with the offline scripted policy when none is given; it
-// handles CORS preflights as the real API does (only the Content-Type and
-// x-goog-api-key request headers allowed). It listens only on loopback.
+// script file, or as geminitest.Policy when none is given (the offline
+// scripted policy for an agent request, a coverage ranking for a listwise
+// rerank request); it handles CORS preflights as the real API does (only
+// the Content-Type and x-goog-api-key request headers allowed). It listens
+// only on loopback.
 //
 // The first line on stdout is the base URL (http://127.0.0.1:PORT); one line
 // per request goes to stderr (method, path, status and the names of the
@@ -39,7 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fakegemini", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "loopback `host:port` to listen on (port 0 picks a free one)")
-	script := fs.String("script", "", "a ragagent-fake/1 script `file` (default: answer every request with the scripted policy)")
+	script := fs.String("script", "", "a ragagent-fake/1 script `file` (default: answer agent requests with the scripted policy and listwise rerank requests with a coverage ranking)")
 	quiet := fs.Bool("quiet", false, "do not log requests")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

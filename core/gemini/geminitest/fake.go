@@ -236,6 +236,16 @@ func (s *Server) Close() { s.srv.Close() }
 // Sequence hands out replies in order, then lets then answer (nil: every
 // further request gets HTTP 500 saying the script is exhausted).
 func Sequence(then Responder, replies ...Reply) Responder {
+	steps := make([]Responder, len(replies))
+	for i, reply := range replies {
+		steps[i] = constant(reply)
+	}
+	return Steps(then, steps...)
+}
+
+// Steps is Sequence for replies that depend on their request (a ranking of
+// the candidates it carries): the i-th request is answered by steps[i].
+func Steps(then Responder, steps ...Responder) Responder {
 	var mu sync.Mutex
 	next := 0
 	return ResponderFunc(func(r Request) Reply {
@@ -243,21 +253,28 @@ func Sequence(then Responder, replies ...Reply) Responder {
 		i := next
 		next++
 		mu.Unlock()
-		if i < len(replies) {
-			return replies[i]
+		if i < len(steps) {
+			return steps[i].Reply(r)
 		}
 		if then != nil {
 			return then.Reply(r)
 		}
-		return apiError(http.StatusInternalServerError, "INTERNAL", fmt.Sprintf("the fake's script of %d replies is exhausted", len(replies)))
+		return apiError(http.StatusInternalServerError, "INTERNAL", fmt.Sprintf("the fake's script of %d replies is exhausted", len(steps)))
 	})
 }
 
-// Policy answers every request with the offline scripted policy's decision
-// for the prompt it carries: a realistic, deterministic model for
-// end-to-end tests.
+func constant(reply Reply) Responder { return ResponderFunc(func(Request) Reply { return reply }) }
+
+// Policy answers every request as a deterministic model would: an agent
+// request with the offline scripted policy's decision for the prompt it
+// carries, a listwise rerank request with its candidates ranked by
+// coverage (Ranking). A realistic model for end-to-end tests and for
+// trying the page or the command line without a key.
 func Policy() Responder {
 	return ResponderFunc(func(r Request) Reply {
+		if isListwise(r) {
+			return Ranking(RankByCoverage).Reply(r)
+		}
 		text := pyjson.Dumps(policy.Scripted{}.Next(r.Prompt()).Value(), pyjson.Options{})
 		return build(len(r.Body)/4, candidate("STOP", part(text)))
 	})

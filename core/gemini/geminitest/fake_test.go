@@ -199,7 +199,8 @@ func TestParseScript(t *testing.T) {
 		{"redirect": "http://127.0.0.1:1/x"},
 		{"oversized": true},
 		{"status": 200, "body": "plain"},
-		{"status": 429, "delay_ms": 1}
+		{"status": 429, "delay_ms": 1},
+		{"ranking": "reversed", "delay_ms": 1}
 	], "then": "exhausted"}`
 	r, err := ParseScript([]byte(script))
 	require.NoError(t, err)
@@ -207,11 +208,13 @@ func TestParseScript(t *testing.T) {
 	defer s.Close()
 	h := map[string]string{"Content-Type": "application/json", "X-Goog-Api-Key": key}
 	var statuses []int
-	for range 9 {
+	for range 10 {
 		resp, _ := post(t, s.Endpoint(), h, "{}")
 		statuses = append(statuses, resp.StatusCode)
 	}
-	assert.Equal(t, []int{200, 200, 200, 503, 302, 200, 200, 429, 500}, statuses)
+	// The ranking step gets a body with no candidates: 400, as the real
+	// API answers a malformed request.
+	assert.Equal(t, []int{200, 200, 200, 503, 302, 200, 200, 429, 400, 500}, statuses)
 
 	for _, bad := range []string{
 		`{"format": "other", "replies": []}`,
@@ -222,6 +225,9 @@ func TestParseScript(t *testing.T) {
 		`{"format": "ragagent-fake/1", "replies": [], "unknown": 1}`,
 		`{"format": "ragagent-fake/1", "replies": [{"status": 429, "delay_ms": -1}]}`,
 		`{"format": "ragagent-fake/1", "replies": [{"text": "x", "candidates": 1000000000}]}`,
+		`{"format": "ragagent-fake/1", "replies": [{"ranking": "best"}]}`,
+		`{"format": "ragagent-fake/1", "replies": [{"ranking": "reversed", "text": "x"}]}`,
+		`{"format": "ragagent-fake/1", "replies": [{"ranking": "reversed", "delay_ms": -5}]}`,
 	} {
 		_, err := ParseScript([]byte(bad))
 		assert.Error(t, err, bad)
@@ -264,6 +270,7 @@ func partText(c *pyjson.Object, i int) string {
 func FuzzParseScript(f *testing.F) {
 	f.Add([]byte(`{"format": "ragagent-fake/1", "replies": [{"status": 429}, {"text": "x", "candidates": 3}], "then": "policy"}`))
 	f.Add([]byte(`{"format": "ragagent-fake/1", "replies": [{"decision": [1, {"a": NaN}]}]}`))
+	f.Add([]byte(`{"format": "ragagent-fake/1", "replies": [{"ranking": "coverage", "delay_ms": 5}, {"decision": {"ranked_ids": ["a"]}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := ParseScript(data)
 		if err == nil {

@@ -27,11 +27,16 @@ const ScriptFormat = "ragagent-fake/1"
 //	   {"redirect": "http://127.0.0.1:9/elsewhere"},
 //	   {"oversized": true},
 //	   {"status": 200, "body": "raw bytes"},
-//	   {"decision": {...}, "delay_ms": 60000}
+//	   {"decision": {...}, "delay_ms": 60000},
+//	   {"decision": {"ranked_ids": ["c1", "c2"]}},
+//	   {"ranking": "reversed"}
 //	 ],
 //	 "then": "policy"}
 //
-// then is "policy" (answer with the scripted policy) or "exhausted" (HTTP
+// A decision may be any JSON value (a listwise reply is {"ranked_ids":
+// [...]}); ranking answers a listwise rerank request with its own
+// candidates ranked by a rule (coverage, incoming or reversed; see
+// Ranking). then is "policy" (answer as Policy does) or "exhausted" (HTTP
 // 500 for every further request, the default).
 type ScriptFile struct {
 	Format  string        `json:"format"`
@@ -40,7 +45,7 @@ type ScriptFile struct {
 }
 
 // ScriptReply is one scripted reply; exactly one of Decision, Text,
-// Status (alone), Redirect, Oversized or Body chooses its kind.
+// Status (alone), Redirect, Oversized, Body or Ranking chooses its kind.
 type ScriptReply struct {
 	Decision     json.RawMessage `json:"decision,omitempty"`
 	Text         *string         `json:"text,omitempty"`
@@ -51,6 +56,7 @@ type ScriptReply struct {
 	Body         *string         `json:"body,omitempty"`
 	Redirect     string          `json:"redirect,omitempty"`
 	Oversized    bool            `json:"oversized,omitempty"`
+	Ranking      string          `json:"ranking,omitempty"`
 	DelayMS      int             `json:"delay_ms,omitempty"`
 }
 
@@ -71,20 +77,39 @@ func ParseScript(data []byte) (Responder, error) {
 	default:
 		return nil, fmt.Errorf("script: then is %q, want \"policy\" or \"exhausted\"", f.Then)
 	}
-	replies := make([]Reply, len(f.Replies))
+	steps := make([]Responder, len(f.Replies))
 	for i, r := range f.Replies {
-		reply, err := r.reply()
+		step, err := r.responder()
 		if err != nil {
 			return nil, fmt.Errorf("script: reply %d: %w", i+1, err)
 		}
-		replies[i] = reply
+		steps[i] = step
 	}
-	return Sequence(then, replies...), nil
+	return Steps(then, steps...), nil
 }
 
-func (r ScriptReply) reply() (Reply, error) {
+// responder is the entry as a step of the script: a fixed reply, or a
+// ranking of the request's candidates.
+func (r ScriptReply) responder() (Responder, error) {
+	if r.Ranking == "" {
+		reply, err := r.reply()
+		return constant(reply), err
+	}
+	if err := r.only(true); err != nil {
+		return nil, err
+	}
+	if err := rankingRule(r.Ranking); err != nil {
+		return nil, err
+	}
+	delay, rank := time.Duration(r.DelayMS)*time.Millisecond, Ranking(r.Ranking)
+	return ResponderFunc(func(req Request) Reply { return Slow(delay, rank.Reply(req)) }), nil
+}
+
+// only checks that exactly one kind is set (extra, the ranking, counts as
+// one) and that the numbers are in range.
+func (r ScriptReply) only(extra bool) error {
 	kinds := 0
-	for _, set := range []bool{r.Decision != nil, r.Text != nil, r.Body != nil, r.Redirect != "", r.Oversized} {
+	for _, set := range []bool{r.Decision != nil, r.Text != nil, r.Body != nil, r.Redirect != "", r.Oversized, extra} {
 		if set {
 			kinds++
 		}
@@ -93,10 +118,17 @@ func (r ScriptReply) reply() (Reply, error) {
 		kinds = 1
 	}
 	if kinds != 1 {
-		return Reply{}, fmt.Errorf("needs exactly one of decision, text, status, body, redirect, oversized")
+		return fmt.Errorf("needs exactly one of decision, text, status, body, redirect, oversized, ranking")
 	}
 	if r.DelayMS < 0 || r.Candidates < 0 || r.Candidates > 8 {
-		return Reply{}, fmt.Errorf("delay_ms must not be negative and candidates must be 0 to 8")
+		return fmt.Errorf("delay_ms must not be negative and candidates must be 0 to 8")
+	}
+	return nil
+}
+
+func (r ScriptReply) reply() (Reply, error) {
+	if err := r.only(false); err != nil {
+		return Reply{}, err
 	}
 	var out Reply
 	switch {
