@@ -33,6 +33,7 @@ type engine struct {
 	funcs   []js.Func
 	exit    chan struct{}
 	clock   func() time.Time
+	rr      reranks // the Rerank view's lab, ledger and live recording
 }
 
 func newEngine() *engine {
@@ -82,6 +83,7 @@ func (e *engine) object() js.Value {
 		return e.cancel(id.Int())
 	})
 	export("recording", func([]js.Value) any { return promise(e.recording) })
+	e.exportRerank(export)
 	export("exit", func([]js.Value) any {
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -276,11 +278,20 @@ func (e *engine) recording() (any, error) {
 		return nil, err
 	}
 	f := s.Recording()
+	text, err := writeRecording(f)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"trials": len(f.Trials), "text": string(text)}, nil
+}
+
+// writeRecording is a recording as ragagent-recording/1 text.
+func writeRecording(f *recording.File) ([]byte, error) {
 	var b bytes.Buffer
 	if err := f.Write(&b); err != nil {
 		return nil, err
 	}
-	return map[string]any{"trials": len(f.Trials), "text": b.String()}, nil
+	return b.Bytes(), nil
 }
 
 func (e *engine) cancel(id int) bool {

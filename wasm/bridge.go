@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,4 +125,58 @@ func field(o js.Value, name string) js.Value {
 		return js.Undefined()
 	}
 	return o.Get(name)
+}
+
+// await calls fn(args...), which must return a Promise (any thenable), and
+// waits for it to settle without blocking the event loop: the goroutine
+// parks while JS runs. It returns the fulfilled value, or the rejection
+// reason with rejected set. A synchronous throw or a result that is not a
+// thenable is an error, not a panic. When ctx ends first, await returns
+// ctx's error at once; its handlers stay until the Promise settles and then
+// release themselves (exactly one of them runs, once).
+func await(ctx context.Context, fn js.Value, args ...any) (v js.Value, rejected bool, err error) {
+	type settled struct {
+		v        js.Value
+		rejected bool
+	}
+	done := make(chan settled, 1)
+	var onValue, onError js.Func
+	finish := func(args []js.Value, rejected bool) any {
+		onValue.Release()
+		onError.Release()
+		done <- settled{arg(args, 0), rejected}
+		return nil
+	}
+	onValue = js.FuncOf(func(_ js.Value, args []js.Value) any { return finish(args, false) })
+	onError = js.FuncOf(func(_ js.Value, args []js.Value) any { return finish(args, true) })
+	if err := chain(fn, onValue, onError, args...); err != nil {
+		onValue.Release()
+		onError.Release()
+		return js.Undefined(), false, err
+	}
+	select {
+	case s := <-done:
+		return s.v, s.rejected, nil
+	case <-ctx.Done():
+		return js.Undefined(), false, ctx.Err()
+	}
+}
+
+// chain calls fn and attaches the handlers to the Promise it returns,
+// reporting a synchronous throw or a non-thenable result as an error.
+func chain(fn js.Value, onValue, onError js.Func, args ...any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errors.New("the page's function threw")
+		}
+	}()
+	if fn.Type() != js.TypeFunction {
+		return errors.New("the page gave no function to call")
+	}
+	p := fn.Invoke(args...)
+	if p.Type() != js.TypeObject || p.Get("then").Type() != js.TypeFunction {
+		return errors.New("the page's function did not return a Promise")
+	}
+	p.Call("then", onValue, onError)
+	return nil
 }

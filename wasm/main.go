@@ -24,10 +24,25 @@
 //	                             named RunRefused whose code is the reason
 //	cancel(id)                   stops a run (it ends incomplete, reason cancelled); true if it was running
 //	recording()                  Promise<{trials, text}>: the session's recorded runs
+//	rerank({gemini?, crossEncoder?})
+//	                             Promise<{coverage, gemini, cross_encoder, sources, elapsed_ms, ...}>: the
+//	                             reranking lab's three runs replayed (records in the published shapes);
+//	                             gemini/crossEncoder replace the bundled recordings with loaded text
+//	rerankPlan(spec, store)      Promise<{model, endpoint, rate, prices, calls, total_usd, ledger, allowance,
+//	                             caps, refusal}>: what a live listwise rerank would reserve and send
+//	rerankLive(spec, {post, store, onCase})
+//	                             {id, result: Promise<{gemini, ledger, exchanges, ...}>}; spec is
+//	                             {price?, endpoint?, hasKey}; refused whole (RunRefused, code) before
+//	                             anything is reserved or sent when the plan has a refusal
+//	rerankRecording()            Promise<{exchanges, text} | null>: the latest live rerank's recording
+//	ledger(store)                Promise<{budget_usd, spent_usd, remaining_usd, entries}>
+//	setBudget(usd, store)        Promise<ledger state>
 //	exit()                       releases the API and ends the program
 //
 // post(endpoint, body, {signal, timeoutMs}) is the shell's fetch (see
-// fetchTransport): the API key never crosses into this module.
+// fetchTransport): the API key never crosses into this module. store is
+// the spending ledger's storage in the shell, {load(), save(text)} (see
+// shellStore): only the ledger's text crosses.
 package main
 
 import "syscall/js"

@@ -60,10 +60,42 @@ func parseSpec(text string) (runSpec, error) {
 // sees each step as it is final; hooks.post is the shell's fetch for live
 // policies.
 func (e *engine) run(specValue, hooks js.Value) any {
-	out := js.Global().Get("Object").New()
 	text := fromJS(specValue)
 	onStep := field(hooks, "onStep")
 	post := field(hooks, "post")
+	return e.start(func(ctx context.Context) (any, error) {
+		s, err := e.loaded()
+		if err != nil {
+			return nil, err
+		}
+		spec, err := parseSpec(text)
+		if err != nil {
+			return nil, err
+		}
+		// A throwing onStep must not end the run: progress is a courtesy.
+		report := func(st agent.Step, obs *agent.Observation) {
+			sv, err1 := toJS(st)
+			ov, err2 := toJS(obs)
+			if err1 == nil && err2 == nil {
+				notify(onStep, sv, ov)
+			}
+		}
+		if !spec.policy.Live {
+			return s.Run(ctx, spec.task, policy.Scripted{}, report)
+		}
+		if post.Type() != js.TypeFunction {
+			return nil, fmt.Errorf("run: policy %s calls the network and needs hooks.post", spec.policy.Name)
+		}
+		transport := &fetchTransport{post: post, hasKey: spec.hasKey}
+		return s.RunLive(ctx, spec.task, lab.Live{Transport: transport, Endpoint: spec.endpoint}, report)
+	})
+}
+
+// start runs work on a goroutine as a call that can be stopped: it returns
+// {id, result}, result a Promise of work's value, and cancel(id) cancels
+// work's context until work returns.
+func (e *engine) start(work func(ctx context.Context) (any, error)) js.Value {
+	out := js.Global().Get("Object").New()
 	e.mu.Lock()
 	e.nextRun++
 	id := e.nextRun
@@ -78,36 +110,19 @@ func (e *engine) run(specValue, hooks js.Value) any {
 			e.mu.Unlock()
 			stop()
 		}()
-		s, err := e.loaded()
-		if err != nil {
-			return nil, err
-		}
-		spec, err := parseSpec(text)
-		if err != nil {
-			return nil, err
-		}
-		// A throwing onStep must not end the run: progress is a courtesy.
-		report := func(st agent.Step, obs *agent.Observation) {
-			if onStep.Type() != js.TypeFunction {
-				return
-			}
-			defer func() { _ = recover() }()
-			sv, err1 := toJS(st)
-			ov, err2 := toJS(obs)
-			if err1 == nil && err2 == nil {
-				onStep.Invoke(sv, ov)
-			}
-		}
-		if !spec.policy.Live {
-			return s.Run(ctx, spec.task, policy.Scripted{}, report)
-		}
-		if post.Type() != js.TypeFunction {
-			return nil, fmt.Errorf("run: policy %s calls the network and needs hooks.post", spec.policy.Name)
-		}
-		transport := &fetchTransport{post: post, hasKey: spec.hasKey}
-		return s.RunLive(ctx, spec.task, lab.Live{Transport: transport, Endpoint: spec.endpoint}, report)
+		return work(ctx)
 	}))
 	return out
+}
+
+// notify calls a progress callback if it is a function; a throw is
+// ignored, since progress is a courtesy and must not end the work.
+func notify(fn js.Value, args ...any) {
+	if fn.Type() != js.TypeFunction {
+		return
+	}
+	defer func() { _ = recover() }()
+	fn.Invoke(args...)
 }
 
 // choice is a policy the Run view offers.

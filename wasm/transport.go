@@ -49,50 +49,20 @@ func (t *fetchTransport) Post(ctx context.Context, endpoint string, body []byte)
 	if deadline, ok := ctx.Deadline(); ok {
 		opts.Set("timeoutMs", max(0, time.Until(deadline).Milliseconds()))
 	}
-	done := make(chan posted, 1)
-	var onValue, onError js.Func
-	// Each handler releases both: exactly one of them runs, once, and it
-	// may run after Post has returned (a late settle after an abort).
-	onValue = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		onValue.Release()
-		onError.Release()
-		done <- response(arg(args, 0))
-		return nil
-	})
-	onError = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		onValue.Release()
-		onError.Release()
-		done <- posted{err: &gemini.TransportError{Kind: errorKind(arg(args, 0)), Err: errors.New(errorMessage(arg(args, 0)))}}
-		return nil
-	})
-	if err := invoke(t.post, onValue, onError, endpoint, string(body), opts); err != nil {
-		onValue.Release()
-		onError.Release()
-		return 0, nil, &gemini.TransportError{Kind: "URLError", Err: err}
-	}
-	select {
-	case p := <-done:
-		return p.status, p.body, p.err
-	case <-ctx.Done():
+	// A late settle after an abort finds nobody waiting; await's handlers
+	// release themselves then.
+	v, rejected, err := await(ctx, t.post, endpoint, string(body), opts)
+	switch {
+	case err != nil && ctx.Err() != nil:
 		abort.Call("abort")
 		return 0, nil, ctxError(ctx.Err())
+	case err != nil:
+		return 0, nil, &gemini.TransportError{Kind: "URLError", Err: err}
+	case rejected:
+		return 0, nil, &gemini.TransportError{Kind: errorKind(v), Err: errors.New(errorMessage(v))}
 	}
-}
-
-// invoke calls post and chains the handlers, reporting a synchronous throw
-// or a non-thenable result as an error instead of a panic.
-func invoke(post js.Value, onValue, onError js.Func, args ...any) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = errors.New("the page's fetch function threw")
-		}
-	}()
-	p := post.Invoke(args...)
-	if p.Type() != js.TypeObject || p.Get("then").Type() != js.TypeFunction {
-		return errors.New("the page's fetch function did not return a Promise")
-	}
-	p.Call("then", onValue, onError)
-	return nil
+	p := response(v)
+	return p.status, p.body, p.err
 }
 
 // ctxError is the transport error for a stopped context: the deadline is a

@@ -1,0 +1,91 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall/js"
+	"time"
+
+	"github.com/ragagentlab/ragagent/core/budget"
+)
+
+// storeTimeout bounds one load or save. The page answers from
+// localStorage at once, but the worker's thread can stall for seconds
+// while V8 optimises SQLite's huge functions, so the bound is generous: it
+// is there so a broken store fails (and a reservation that cannot be saved
+// is never sent) instead of hanging.
+const storeTimeout = 60 * time.Second
+
+// shellStore is the spending ledger's budget.Store in the page. The shell
+// keeps the ledger's text in localStorage (which a worker cannot reach, so
+// the worker relays to the page) and hands the engine two functions:
+//
+//	load()      Promise<string | null>  the saved ledger, null when none was saved
+//	save(text)  Promise<any>            settles once the text is stored; rejects if it was not
+//
+// Only the ledger's text crosses this bridge; the key never does.
+type shellStore struct {
+	load, save js.Value
+}
+
+var _ budget.Store = shellStore{}
+
+// storeOf reads {load, save} from a hooks object.
+func storeOf(v js.Value) (shellStore, error) {
+	s := shellStore{load: field(v, "load"), save: field(v, "save")}
+	if s.load.Type() != js.TypeFunction || s.save.Type() != js.TypeFunction {
+		return shellStore{}, errors.New("the ledger needs a store: {load(), save(text)}, each returning a Promise")
+	}
+	return s, nil
+}
+
+// Load asks the shell for the saved ledger.
+func (s shellStore) Load() ([]byte, bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	v, rejected, err := await(ctx, s.load)
+	switch {
+	case err != nil:
+		return nil, false, fmt.Errorf("the page's ledger store: %w", err)
+	case rejected:
+		return nil, false, fmt.Errorf("the page's ledger store could not load it: %s", errorMessage(v))
+	case v.IsNull() || v.IsUndefined():
+		return nil, false, nil
+	case v.Type() == js.TypeString:
+		return []byte(v.String()), true, nil
+	}
+	return nil, false, fmt.Errorf("the page's ledger store gave %s, not the ledger's text or null", v.Type())
+}
+
+// Save hands the shell the whole ledger and waits until it is stored.
+func (s shellStore) Save(data []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	v, rejected, err := await(ctx, s.save, string(data))
+	switch {
+	case err != nil:
+		return fmt.Errorf("the page's ledger store: %w", err)
+	case rejected:
+		return fmt.Errorf("the page's ledger store could not save it: %s", errorMessage(v))
+	}
+	return nil
+}
+
+// ledgerState is the ledger as the page shows it: the budget (null until
+// one is set), what is reserved, what remains (null without a budget) and
+// every reservation.
+func ledgerState(l *budget.Ledger) map[string]any {
+	var budgetUSD, remaining any
+	if b, ok := l.Budget(); ok {
+		budgetUSD, remaining = b, l.Remaining()
+	}
+	entries := l.Entries()
+	if entries == nil {
+		entries = []budget.Entry{}
+	}
+	return map[string]any{"format": budget.Format, "budget_usd": budgetUSD, "spent_usd": l.Spent(),
+		"remaining_usd": remaining, "entries": entries}
+}

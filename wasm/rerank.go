@@ -1,0 +1,434 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"syscall/js"
+	"time"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/budget"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/price"
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/rerank/suite"
+	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/recordings"
+)
+
+// reranks is the Rerank view's state: the reranking lab opened on first
+// use (not at load(), so the page's start-up does not pay for a second
+// index), the bundled recordings parsed once, and the latest live rerank's
+// recording.
+type reranks struct {
+	mu           sync.Mutex // one user of the replay suite at a time: it is not safe for concurrent use
+	suite        *suite.Suite
+	gemini       *recording.File
+	crossEncoder *recording.File
+
+	// ledger is held by a live rerank from its check to its last save,
+	// and by a budget change, so the page's ledger has one writer at a
+	// time (an engine-wide lock: two tabs share localStorage unlocked).
+	ledger sync.Mutex
+
+	recMu sync.Mutex
+	rec   *recording.Recorder
+}
+
+// openSuite opens the reranking lab over the bundled fixtures.
+func openSuite() (*suite.Suite, error) {
+	return suite.Open(suite.Inputs{Snapshot: fixtures.RerankSnapshot, Vectors: fixtures.RerankVectors,
+		Development: fixtures.RerankDevelopment, Expanded: fixtures.RerankExpanded})
+}
+
+// open opens the replay suite and parses the bundled recordings, once.
+// The caller holds r.mu.
+func (r *reranks) open() error {
+	if r.suite != nil {
+		return nil
+	}
+	g, err := recording.Parse(recordings.RerankGemini)
+	if err != nil {
+		return fmt.Errorf("the bundled Gemini listwise recording: %w", err)
+	}
+	c, err := recording.Parse(recordings.RerankCrossEncoder)
+	if err != nil {
+		return fmt.Errorf("the bundled cross-encoder recording: %w", err)
+	}
+	s, err := openSuite()
+	if err != nil {
+		return err
+	}
+	r.suite, r.gemini, r.crossEncoder = s, g, c
+	return nil
+}
+
+// recordingOr parses text when given, else returns the bundled file.
+func recordingOr(bundled *recording.File, text js.Value) (*recording.File, string, error) {
+	if text.Type() != js.TypeString {
+		return bundled, "bundled", nil
+	}
+	f, err := recording.Parse([]byte(text.String()))
+	return f, "loaded", err
+}
+
+// replay runs the three recorded runs in the browser: the coverage lab,
+// the Gemini listwise run replayed from its recording (exact-request
+// match) and the cross-encoder run from its logits, with the twelve-case
+// summary. opts.gemini and opts.crossEncoder replace the bundled
+// recordings with loaded ragagent-recording/1 text.
+func (e *engine) rerankReplay(geminiText, encoderText js.Value) (any, error) {
+	r := &e.rr
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	gfile, gsource, err := recordingOr(r.gemini, geminiText)
+	if err != nil {
+		return nil, err
+	}
+	cfile, csource, err := recordingOr(r.crossEncoder, encoderText)
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	cov, err := r.suite.Coverage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	replay := suite.NewReplay(gfile)
+	gem, err := r.suite.Gemini(ctx, replay, suite.ListwiseReplayMode, defaultListwiseRate())
+	if err != nil {
+		return nil, err
+	}
+	ce, err := r.suite.CrossEncoder(ctx, suite.NewRecordedEncoder(cfile))
+	if err != nil {
+		return nil, fmt.Errorf("cross-encoder: %w", err)
+	}
+	return map[string]any{
+		"coverage": cov, "gemini": gem, "cross_encoder": ce,
+		"sources":       map[string]string{"gemini": gsource, "cross_encoder": csource},
+		"gemini_unused": replay.Unused(),
+		"cases_sha256":  r.suite.CasesSHA256(),
+		"elapsed_ms":    msSince(started),
+		"rate":          defaultListwiseRate(),
+	}, nil
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+
+// defaultListwiseRate is the listwise model's price in the shipped table.
+func defaultListwiseRate() price.Rate {
+	rate, _ := price.Defaults().Rate(suite.ListwiseModel)
+	return rate
+}
+
+// liveRerank is what the live form asks for: {price?: {input_usd_per_mtok,
+// output_usd_per_mtok}, endpoint?, hasKey}.
+type liveRerank struct {
+	rate     price.Rate
+	endpoint string
+	hasKey   bool
+}
+
+func parseLiveRerank(text string) (liveRerank, error) {
+	v, err := pyjson.Decode(text)
+	if err != nil {
+		return liveRerank{}, fmt.Errorf("rerank: the options are not JSON: %v", err)
+	}
+	o, _ := v.(*pyjson.Object)
+	spec := liveRerank{rate: defaultListwiseRate()}
+	if p := get(o, "price"); p != nil {
+		if spec.rate, err = rateOf(p); err != nil {
+			return liveRerank{}, err
+		}
+	}
+	spec.hasKey, _ = get(o, "hasKey").(bool)
+	override, _ := get(o, "endpoint").(string)
+	if spec.endpoint, err = gemini.ResolveModelEndpoint(suite.ListwiseModel, override); err != nil {
+		return liveRerank{}, err
+	}
+	return spec, nil
+}
+
+// rateOf reads a price override for the listwise model: two finite,
+// non-negative amounts of US dollars per million tokens.
+func rateOf(v any) (price.Rate, error) {
+	o, _ := v.(*pyjson.Object)
+	in, ok1 := get(o, "input_usd_per_mtok").(pyjson.Number)
+	out, ok2 := get(o, "output_usd_per_mtok").(pyjson.Number)
+	valid := func(x float64) bool { return x >= 0 && !math.IsInf(x, 0) && !math.IsNaN(x) }
+	if !ok1 || !ok2 || !valid(in.Float64()) || !valid(out.Float64()) {
+		return price.Rate{}, errors.New("rerank: price needs input_usd_per_mtok and output_usd_per_mtok, each a finite amount of at least 0")
+	}
+	return price.Rate{Model: suite.ListwiseModel, InputPerMTok: in.Float64(), OutputPerMTok: out.Float64(),
+		Source: "given in the page"}, nil
+}
+
+// calls are the live run's requests at rate (the replay suite builds them).
+func (r *reranks) calls(rate price.Rate) ([]suite.Call, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	return r.suite.ListwiseCalls(context.Background(), rate)
+}
+
+// refusal is why a live rerank may not start, checked before anything is
+// reserved or sent: no key (missing_api_key), too few requests left in the
+// page's allowance (batch_request_limit), no budget, or reservations that
+// would pass the budget (budget_exceeded).
+func refusal(spec liveRerank, calls []suite.Call, a *gemini.Allowance, l *budget.Ledger) error {
+	if !spec.hasKey {
+		return reason.New(reason.MissingAPIKey, "paste a Gemini API key first; nothing was sent")
+	}
+	if left := a.Limit() - a.Used(); left < len(calls) {
+		return reason.New(reason.BatchRequestLimit, "%d requests are needed and %d of the page's %d are left; nothing was sent", len(calls), left, a.Limit())
+	}
+	estimates := make([]float64, len(calls))
+	for i, c := range calls {
+		estimates[i] = c.EstimatedUSD
+	}
+	if _, ok := l.Budget(); !ok {
+		return errors.New("set a budget first: no paid request is sent without one")
+	}
+	if err := l.Check(fmt.Sprintf("the %d listwise requests", len(calls)), estimates...); err != nil {
+		if _, ok := reason.Of(err); ok {
+			return fmt.Errorf("%w; nothing was sent", err)
+		}
+		return err
+	}
+	return nil
+}
+
+// refusalValue is a refusal as the plan shows it.
+func refusalValue(err error) map[string]any {
+	code, _ := reason.Of(err)
+	return map[string]any{"code": string(code), "message": err.Error()}
+}
+
+// rerankPlan is what a live rerank would do, shown before anything is
+// sent: the model and endpoint, the price table with the rate in use, each
+// request's size and reservation, their total, the ledger (budget, spent,
+// remaining), the page's request allowance, the caps, and the refusal (if
+// any) that would stop it.
+func (e *engine) rerankPlan(text string, store js.Value) (any, error) {
+	spec, err := parseLiveRerank(text)
+	if err != nil {
+		return nil, err
+	}
+	s, err := e.loaded()
+	if err != nil {
+		return nil, err
+	}
+	st, err := storeOf(store)
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := budget.Open(st, e.clock)
+	if err != nil {
+		return nil, err
+	}
+	calls, err := e.rr.calls(spec.rate)
+	if err != nil {
+		return nil, err
+	}
+	total := 0.0
+	for _, c := range calls {
+		total += c.EstimatedUSD
+	}
+	a := s.Allowance()
+	plan := map[string]any{
+		"model": suite.ListwiseModel, "endpoint": spec.endpoint, "rate": spec.rate,
+		"prices":    price.NewTable(append(price.Defaults().Rates(), spec.rate)...).Rates(),
+		"calls":     calls,
+		"total_usd": total, "max_output_tokens": suite.MaxOutputTokens(),
+		"ledger":    ledgerState(ledger),
+		"allowance": map[string]any{"limit": a.Limit(), "used": a.Used(), "remaining": a.Limit() - a.Used()},
+		"caps": map[string]any{"request_bytes": gemini.MaxRequestBytes, "response_bytes": gemini.MaxResponseBytes,
+			"call_timeout_seconds": int(gemini.MaxCallTimeout.Seconds()), "retries": 0, "redirects": "refused"},
+		"refusal": nil,
+	}
+	if err := refusal(spec, calls, a, ledger); err != nil {
+		plan["refusal"] = refusalValue(err)
+	}
+	return plan, nil
+}
+
+// rerankLive reranks the development cases with live listwise calls
+// through the shell's fetch (hooks.post), reserving each request's
+// estimate in the ledger (hooks.store) before sending it. It returns
+// {id, result}; cancel(id) stops it. hooks.onCase(done, total) reports each
+// case as it ends. A run the plan would refuse is refused whole, with
+// nothing reserved or sent.
+func (e *engine) rerankLive(specValue, hooks js.Value) any {
+	text := fromJS(specValue)
+	post, storeValue, onCase := field(hooks, "post"), field(hooks, "store"), field(hooks, "onCase")
+	return e.start(func(ctx context.Context) (any, error) {
+		if !e.rr.ledger.TryLock() {
+			return nil, errors.New("a live rerank is already running in this page")
+		}
+		defer e.rr.ledger.Unlock()
+		s, err := e.loaded()
+		if err != nil {
+			return nil, err
+		}
+		spec, err := parseLiveRerank(text)
+		if err != nil {
+			return nil, err
+		}
+		if post.Type() != js.TypeFunction {
+			return nil, errors.New("rerank: a live rerank calls the network and needs hooks.post")
+		}
+		st, err := storeOf(storeValue)
+		if err != nil {
+			return nil, err
+		}
+		ledger, err := budget.Open(st, e.clock)
+		if err != nil {
+			return nil, err
+		}
+		calls, err := e.rr.calls(spec.rate)
+		if err != nil {
+			return nil, err
+		}
+		if err := refusal(spec, calls, s.Allowance(), ledger); err != nil {
+			return nil, err
+		}
+		// Its own suite: the run waits on the network for up to a minute
+		// a case, and the replay suite stays free meanwhile.
+		lab, err := openSuite()
+		if err != nil {
+			return nil, err
+		}
+		defer lab.Close()
+		started := e.clock()
+		rec, log, err := suite.NewLiveRecording(spec.endpoint, started, func([]byte) error { return nil })
+		if err != nil {
+			return nil, err
+		}
+		e.rr.keep(rec)
+		live, err := suite.NewLive(suite.LiveConfig{Transport: &fetchTransport{post: post, hasKey: spec.hasKey},
+			Allowance: s.Allowance(), Endpoint: spec.endpoint, Record: log.Record, Ledger: ledger, Rate: spec.rate})
+		if err != nil {
+			return nil, err
+		}
+		done := 0
+		model := progress{Model: live, after: func() {
+			done++
+			notify(onCase, done, len(calls))
+		}}
+		gem, err := lab.Gemini(ctx, model, suite.ListwiseLiveMode, spec.rate)
+		if err != nil {
+			return nil, err
+		}
+		if err := log.Finish(e.clock().Sub(started).Seconds()); err != nil {
+			return nil, err
+		}
+		return map[string]any{"gemini": gem, "ledger": ledgerState(ledger), "endpoint": spec.endpoint, "rate": spec.rate,
+			"exchanges": len(rec.File().Trials[0].Exchanges), "elapsed_ms": float64(e.clock().Sub(started).Microseconds()) / 1000}, nil
+	})
+}
+
+// progress reports each listwise decision as it ends.
+type progress struct {
+	agent.Model
+	after func()
+}
+
+func (p progress) Decide(ctx context.Context, prompt agent.Prompt, timeout time.Duration) (agent.Reply, error) {
+	defer p.after()
+	return p.Model.Decide(ctx, prompt, timeout)
+}
+
+func (r *reranks) keep(rec *recording.Recorder) {
+	r.recMu.Lock()
+	defer r.recMu.Unlock()
+	r.rec = rec
+}
+
+// rerankRecording is the latest live rerank's recording as
+// ragagent-recording/1 text ({exchanges, text}), or null before any: every
+// attempt, never the key; `ragagent rerank --gemini FILE` and
+// rerank({gemini: text}) replay it.
+func (e *engine) rerankRecording() (any, error) {
+	e.rr.recMu.Lock()
+	rec := e.rr.rec
+	e.rr.recMu.Unlock()
+	if rec == nil {
+		return nil, nil
+	}
+	f := rec.File()
+	text, err := writeRecording(f)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, t := range f.Trials {
+		n += len(t.Exchanges)
+	}
+	return map[string]any{"exchanges": n, "text": string(text)}, nil
+}
+
+// ledgerOp opens the page's ledger and applies change (nil: read only).
+func (e *engine) ledgerOp(store js.Value, change func(*budget.Ledger) error) (any, error) {
+	st, err := storeOf(store)
+	if err != nil {
+		return nil, err
+	}
+	if change != nil {
+		if !e.rr.ledger.TryLock() {
+			return nil, errors.New("a live rerank is running; change the budget when it has finished")
+		}
+		defer e.rr.ledger.Unlock()
+	}
+	l, err := budget.Open(st, e.clock)
+	if err != nil {
+		return nil, err
+	}
+	if change != nil {
+		if err := change(l); err != nil {
+			return nil, err
+		}
+	}
+	return ledgerState(l), nil
+}
+
+// exportRerank adds the Rerank view's methods to the API object.
+func (e *engine) exportRerank(export func(string, func([]js.Value) any)) {
+	export("rerank", func(args []js.Value) any {
+		opts := arg(args, 0)
+		g, c := field(opts, "gemini"), field(opts, "crossEncoder")
+		return promise(func() (any, error) { return e.rerankReplay(g, c) })
+	})
+	export("rerankPlan", func(args []js.Value) any {
+		spec, store := fromJS(arg(args, 0)), arg(args, 1)
+		return promise(func() (any, error) { return e.rerankPlan(spec, store) })
+	})
+	export("rerankLive", func(args []js.Value) any { return e.rerankLive(arg(args, 0), arg(args, 1)) })
+	export("rerankRecording", func([]js.Value) any { return promise(e.rerankRecording) })
+	export("ledger", func(args []js.Value) any {
+		store := arg(args, 0)
+		return promise(func() (any, error) { return e.ledgerOp(store, nil) })
+	})
+	export("setBudget", func(args []js.Value) any {
+		usd, store := arg(args, 0), arg(args, 1)
+		return promise(func() (any, error) {
+			if usd.Type() != js.TypeNumber {
+				return nil, errors.New("setBudget: the budget must be a number of US dollars")
+			}
+			amount := usd.Float()
+			return e.ledgerOp(store, func(l *budget.Ledger) error { return l.SetBudget(amount) })
+		})
+	})
+}
