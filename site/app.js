@@ -4,8 +4,10 @@
 // a recording, a passage or a model is inserted as text, never as HTML.
 
 const GEMINI_ENDPOINT = "https://generativelanguage.googleapis.com/v1beta/models/gemini-3.8-flash:generateContent";
+const LISTWISE_ENDPOINT = "https://generativelanguage.googleapis.com/v1beta/models/gemini-3.1-flash-lite:generateContent";
 const MAX_RESPONSE_BYTES = 262144;
 const KEY_STORAGE = "ragagent.key";
+const LEDGER_STORAGE = "ragagent.ledger";
 
 performance.mark("shell-start");
 
@@ -91,6 +93,7 @@ worker.onmessage = (event) => {
   if (msg.type === "progress") return onProgress(msg);
   if (msg.type === "fetch") return liveFetch(msg);
   if (msg.type === "abortFetch") return abortFetch(msg.fetchId);
+  if (msg.type === "storage") return ledgerStorage(msg);
   const pending = calls.get(msg.id);
   if (!pending) return;
   if (msg.event) {
@@ -158,7 +161,7 @@ function onProgress(p) {
 
 // ---------- views ----------
 
-const views = ["replay", "trace", "run", "recordings", "corpus"];
+const views = ["replay", "trace", "run", "rerank", "recordings", "corpus"];
 
 function showView(name, focus = false) {
   if (!views.includes(name)) name = "replay";
@@ -169,6 +172,7 @@ function showView(name, focus = false) {
     else link.removeAttribute("aria-current");
   }
   if (focus) $(`#view-${name} h2`).focus?.();
+  window.dispatchEvent(new CustomEvent("ragagent:view", { detail: name }));
 }
 
 window.addEventListener("hashchange", () => showView(location.hash.slice(1), true));
@@ -483,6 +487,7 @@ $("#trace-repeat").addEventListener("change", () => {
 let apiKey = "";
 const params = new URLSearchParams(location.search);
 let endpoint = GEMINI_ENDPOINT;
+let listwiseEndpoint = LISTWISE_ENDPOINT;
 const override = params.get("endpoint");
 if (override) {
   // A test may point the page at a fake Gemini, but only a page served from
@@ -492,6 +497,8 @@ if (override) {
     if (isLoopbackHost(location.hostname) && isLoopbackHost(u.hostname) && /^https?:$/.test(u.protocol) && !u.username && !u.search && !u.hash) {
       // A bare origin gets the API's path, as the engine resolves it.
       endpoint = u.pathname === "/" ? `${u.origin}${new URL(GEMINI_ENDPOINT).pathname}` : u.href;
+      // The listwise reranker's model has its own path on the same fake.
+      listwiseEndpoint = `${u.origin}${new URL(LISTWISE_ENDPOINT).pathname}`;
     }
   } catch { /* not a URL: keep the real endpoint */ }
 }
@@ -499,7 +506,7 @@ const inflight = new Map();
 
 async function liveFetch({ fetchId, endpoint: target, body, timeoutMs }) {
   const reply = (msg, transfer = []) => worker.postMessage({ fetchId, ...msg }, transfer);
-  if (target !== endpoint) {
+  if (target !== endpoint && target !== listwiseEndpoint) {
     return reply({ type: "fetchFailed", kind: "URLError", message: "the engine asked for an endpoint this page does not allow" });
   }
   const ctrl = new AbortController();
@@ -597,7 +604,8 @@ function setupRun(info) {
 
 function onPolicyChange() {
   const p = selectedPolicy();
-  $("#key-fields").hidden = !(p && p.live);
+  // The key box is shared with the Rerank view, which may be holding it.
+  if (runForm.contains($("#key-fields"))) $("#key-fields").hidden = !(p && p.live);
   confirmedPlan = false;
   $("#run-plan").hidden = true;
   $("#run-start").textContent = p && p.live ? "Show the plan" : "Run";
@@ -715,6 +723,462 @@ $("#run-stop").addEventListener("click", () => {
 
 function refusalText(err) {
   return err.code ? `Refused before it started: ${err.code}${err.detail ? ` (${err.detail})` : ""}` : `Could not run: ${err.message}`;
+}
+
+// ---------- rerank view ----------
+
+const rerank = {
+  report: null, // the replay of the three recorded runs
+  loading: null, // that replay while it runs
+  confirmed: false, // the plan was shown and allows sending
+  running: null, // {id} of the live rerank in progress
+};
+
+/** ledgerStorage answers the engine's ledger load/save from localStorage. */
+function ledgerStorage({ storageId, op, text }) {
+  const reply = (msg) => worker.postMessage({ type: "stored", storageId, ...msg });
+  try {
+    if (op === "load") return reply({ ok: true, value: localStorage.getItem(LEDGER_STORAGE) });
+    if (op === "save") {
+      localStorage.setItem(LEDGER_STORAGE, text);
+      return reply({ ok: true });
+    }
+    reply({ ok: false, message: `unknown storage operation ${op}` });
+  } catch (err) {
+    reply({ ok: false, message: `${err.name || "Error"}: ${err.message}` });
+  }
+}
+
+const DASH = "–";
+
+/** num formats a number to a fixed number of decimals (whole numbers as they are). */
+function num(x, digits) {
+  if (x === null || x === undefined) return DASH;
+  return digits === 0 ? String(x) : Number(x).toFixed(digits);
+}
+
+/** sig formats a score to significant digits, so a bm25 of -4.9e-6 is not shown as -0.0000. */
+function sig(x, digits) {
+  return x === null || x === undefined ? DASH : Number(x).toPrecision(digits);
+}
+
+/** usd formats an amount of US dollars to six significant digits, which
+ * shows list-price estimates (and their sums) as they are. */
+function usd(x) {
+  if (x === null || x === undefined) return DASH;
+  if (x !== 0 && Math.abs(x) < 1e-6) return `$${x.toExponential(2)}`;
+  return `$${Number(x.toPrecision(6))}`;
+}
+
+/** numCell is a right-aligned number with its exact value as the title. */
+function numCell(x, digits, format = num) {
+  return h("td", { class: "num", title: x === null || x === undefined ? null : String(x) }, format(x, digits));
+}
+
+let tableIds = 0;
+
+/**
+ * table builds a captioned table in a keyboard-scrollable region. On a
+ * narrow screen its rows stack (style.css, table.stack), each cell labelled
+ * with its column's head; explicit roles keep it a table for screen readers
+ * once its display is no longer a table's.
+ */
+function table(caption, heads, rows, cls = "") {
+  const id = `rt-${++tableIds}`;
+  for (const tr of rows) {
+    tr.setAttribute("role", "row");
+    [...tr.children].forEach((cell, i) => {
+      cell.setAttribute("role", cell.tagName === "TH" ? "rowheader" : "cell");
+      cell.dataset.label = heads[i] ?? "";
+    });
+  }
+  return h("div", { class: "scroll", tabindex: 0, role: "region", "aria-labelledby": id },
+    h("table", { class: `stack ${cls}`.trim(), role: "table" },
+      h("caption", { id }, caption),
+      h("thead", { role: "rowgroup" }, h("tr", { role: "row" }, heads.map((c) => h("th", { scope: "col", role: "columnheader" }, c)))),
+      h("tbody", { role: "rowgroup" }, rows)));
+}
+
+const sourceList = (rows) => rows.map((r) => r.source_id).join(", ");
+
+function candidatesTable(caption, rows) {
+  return table(caption, ["Source", "Version", "Lexical rank", "bm25 score", "Vector rank", "Cosine", "Lexical RRF", "Vector RRF", "Fused score"],
+    rows.map((c) => h("tr", {},
+      h("th", { scope: "row" }, h("code", {}, c.source_id)), h("td", {}, c.version),
+      numCell(c.lexical_rank, 0), numCell(c.lexical_score, 4, sig), numCell(c.vector_rank, 0), numCell(c.vector_score, 4, sig),
+      numCell(c.lexical_contribution, 5, sig), numCell(c.vector_contribution, 5, sig), numCell(c.fused_score, 5, sig))), "cands-table");
+}
+
+const matched = (r) => r.rerank_features.matched_tokens.join(", ") || "none";
+const coverageText = (r) => `${r.rerank_features.matched_count}/${r.rerank_features.query_token_count} = ${num(r.coverage_score, 3)}`;
+
+/** coveredTable is the seed's table: incoming rank, matched terms, coverage, reranked position. */
+function coveredTable(caption, rows) {
+  return table(caption, ["Source", "Incoming rank", "Matched terms", "Coverage", "Reranked position"],
+    rows.map((r) => h("tr", {},
+      h("th", { scope: "row" }, h("code", {}, r.source_id)), numCell(r.incoming_rank, 0),
+      h("td", {}, matched(r)), h("td", { class: "num", title: String(r.coverage_score) }, coverageText(r)), numCell(r.rerank_rank, 0))));
+}
+
+function orderCell(row, detail) {
+  return h("td", {}, h("code", {}, row.source_id), " ", h("span", { class: "cell-detail" }, detail));
+}
+
+/** ordersTable puts the incoming order and the three second stages side by side. */
+function ordersTable(d, gem, cross) {
+  const incoming = new Map(d.before.map((c, i) => [c.chunk_id, i + 1]));
+  const rows = d.before.map((c, i) => {
+    const cov = d.after[i];
+    const g = gem && gem.gemini && gem.gemini[i];
+    const x = cross && cross.cross_encoder[i];
+    return h("tr", {},
+      h("th", { scope: "row" }, String(i + 1)),
+      orderCell(c, `fused ${sig(c.fused_score, 5)}`),
+      cov ? orderCell(cov, `matched ${matched(cov)} · ${coverageText(cov)} · was #${cov.incoming_rank}`) : h("td", {}, DASH),
+      g ? orderCell(g, `was #${incoming.get(g.chunk_id)}`)
+        : h("td", {}, i === 0 && gem && gem.error ? [badge("refused", "fail"), " ", h("code", {}, gem.error.code)] : DASH),
+      x ? orderCell(x, `logit ${num(x.cross_encoder_logit, 3)} · was #${x.incoming_rank}`) : h("td", {}, DASH));
+  });
+  return table("The same candidates in each second stage's order", ["Position", "Hybrid (incoming)", "Coverage", "Gemini listwise", "Cross-encoder"], rows, "orders");
+}
+
+/** scorerCell is a scorer's order for an expanded case and how it did. */
+function scorerCell(rows, o) {
+  const verdict = o.top1_hit === null
+    ? [badge("not counted", "incomplete"), " ", h("code", {}, o.reason)]
+    : [o.top1_hit ? badge("top-1 hit", "pass") : badge("top-1 miss", "fail"), ` reciprocal rank ${num(o.reciprocal_rank, 3)}`];
+  return h("td", {}, h("code", {}, sourceList(rows)), " ", h("span", { class: "cell-detail" }, verdict));
+}
+
+function summaryTable(ce) {
+  const rows = [];
+  for (const split of ["diagnostic", "validation"]) {
+    const cases = ce.expanded_cases.filter((c) => c.split === split);
+    for (const [scorer, label] of [["coverage", "coverage"], ["cross_encoder", "cross-encoder"]]) {
+      const t = ce.summary[split][scorer];
+      rows.push(h("tr", { dataset: { split, scorer } },
+        h("th", { scope: "row" }, split), h("td", {}, label),
+        h("td", { class: "num" }, `${t.top1_hits} of ${t.answerable}`),
+        h("td", { class: "num", title: String(t.mrr) }, num(t.mrr, 3)),
+        h("td", { class: "num" }, `${cases.length - t.answerable} of ${cases.length}`)));
+    }
+  }
+  return table("Summary by split and scorer", ["Split", "Scorer", "Top-1 hits", "MRR", "Not counted (no supported target)"], rows, "rerank-summary");
+}
+
+/** renderRerank shows the replayed runs: every number is the engine's, computed here. */
+function renderRerank(rep) {
+  const out = clear($("#rerank-report"));
+  const cov = rep.coverage, gem = rep.gemini, ce = rep.cross_encoder;
+  const geminiBy = new Map(gem.cases.map((c) => [c.case_id, c]));
+  const crossBy = new Map(ce.original_candidate_comparison.map((c) => [c.case_id, c]));
+  const conf = cov.configuration;
+  out.append(h("h3", {}, "Development cases"),
+    h("p", { class: "help" }, `Snapshot ${cov.snapshot_id.slice(0, 12)}… · rank constant ${conf.rank_constant} · candidate budget ${conf.candidate_budget} · coverage: ${conf.score}, ties by ${conf.tie} · Gemini ${gem.model} (${gem.execution_mode}) · cross-encoder ${ce.model.model} (${ce.execution_mode}; raw logits, not probabilities).`));
+  for (const d of cov.development_cases) {
+    const id = `rcase-${d.case_id}`;
+    out.append(h("article", { class: "rcase", id, "aria-labelledby": `${id}-title`, dataset: { case: d.case_id } },
+      h("h4", { id: `${id}-title` }, `${d.case_id} (Python ${d.requested_version})`),
+      h("p", { class: "question" }, h("span", { class: "label" }, "Question: "), d.query),
+      h("p", { class: "help" }, "Question tokens: ", d.after[0] ? d.after[0].rerank_features.query_tokens.join(", ") : DASH),
+      candidatesTable("Hybrid candidates (first stage)", d.before),
+      ordersTable(d, geminiBy.get(d.case_id), crossBy.get(d.case_id)),
+      geminiBy.get(d.case_id)?.error ? h("p", { class: "detail" }, `Gemini: ${geminiBy.get(d.case_id).error.code}: ${geminiBy.get(d.case_id).error.detail}`) : null));
+  }
+  out.append(h("p", { class: "note" }, gem.scope));
+
+  const m = cov.mechanism_check;
+  out.append(h("h3", {}, "Mechanism check"),
+    h("p", {}, `${m.query} Reversed input: `, h("code", {}, sourceList(m.before)), " → coverage order: ", h("code", { id: "rerank-mechanism-after" }, sourceList(m.after)), "."),
+    coveredTable("Coverage of the reversed candidates", m.after),
+    h("p", { class: "note" }, `Scope: ${m.scope}.`));
+
+  const u = cov.unfiltered_read_write_diagnostic;
+  out.append(h("h3", {}, "Unfiltered read/write diagnostic"),
+    h("p", {}, `${u.query} Every version is searched and every chunk kept.`),
+    candidatesTable("Candidates across versions", u.before),
+    coveredTable("Their coverage order", u.after),
+    h("p", { class: "note" }, `Scope: ${u.scope}.`),
+    h("p", {}, `Empty candidates give ${cov.empty_candidates.length} reranked rows; a candidate whose text was altered is refused with `,
+      h("code", { id: "rerank-altered" }, cov.altered_candidate_refusal), "."),
+    h("p", { class: "note" }, `Limit: ${cov.limit}`));
+
+  out.append(h("h3", {}, "Twelve expanded cases"),
+    h("p", {}, `Every version-eligible passage is a candidate; each scorer's top-1 and reciprocal rank against the target sources. Cases file sha256 ${ce.cases_sha256.slice(0, 12)}….`),
+    table("Expanded cases", ["Case", "Split", "Stratum", "Version", "Targets", "Coverage order", "Cross-encoder order"],
+      ce.expanded_cases.map((c) => h("tr", { dataset: { case: c.case_id } },
+        h("th", { scope: "row" }, c.case_id), h("td", {}, c.split), h("td", {}, c.stratum), h("td", {}, c.version),
+        h("td", {}, c.target_sources.length ? c.target_sources.join(", ") : "none"),
+        scorerCell(c.coverage, c.outcome.coverage), scorerCell(c.cross_encoder, c.outcome.cross_encoder))), "expanded"),
+    h("h3", {}, "Summary"),
+    summaryTable(ce),
+    h("p", { class: "note" }, "Unsupported questions have no target to hit, so they are outside every denominator. ", ce.scope));
+}
+
+function currentView() {
+  return views.find((v) => !$(`#view-${v}`).hidden) || "replay";
+}
+
+async function replayRerank() {
+  const status = $("#rerank-status");
+  $("#rerank-run").disabled = true;
+  status.textContent = "Replaying the reranking lab…";
+  const t0 = performance.now();
+  try {
+    rerank.loading = call("rerank");
+    const rep = await rerank.loading;
+    rerank.report = rep;
+    renderRerank(rep);
+    const cross = rep.cross_encoder.original_candidate_comparison.length + rep.cross_encoder.expanded_cases.length;
+    status.textContent = `Replayed in ${Math.round(performance.now() - t0)} ms (engine ${Math.round(rep.elapsed_ms)} ms): ${rep.coverage.development_cases.length} development cases, ${rep.gemini.cases.length - rep.gemini_unused} recorded Gemini replies and ${cross} recorded cross-encoder scorings used; no API call.`;
+    document.body.dataset.rerank = "done";
+  } catch (err) {
+    status.textContent = `The replay failed: ${err.message}`;
+  } finally {
+    rerank.loading = null;
+    $("#rerank-run").disabled = false;
+  }
+  await refreshLedger();
+}
+
+function loadRerank() {
+  if (rerank.report || rerank.loading) return;
+  replayRerank();
+}
+
+// ----- live rerank -----
+
+/** rerankSpec is what the live form asks for (never the key, only whether there is one). */
+function rerankSpec() {
+  const spec = { hasKey: apiKey !== "" };
+  if (listwiseEndpoint !== LISTWISE_ENDPOINT) spec.endpoint = listwiseEndpoint;
+  const pin = $("#rerank-price-in").value, pout = $("#rerank-price-out").value;
+  if (pin !== "" || pout !== "") spec.price = { input_usd_per_mtok: Number(pin), output_usd_per_mtok: Number(pout) };
+  return spec;
+}
+
+function priceError() {
+  const pin = $("#rerank-price-in").value, pout = $("#rerank-price-out").value;
+  const ok = (v) => v !== "" && Number.isFinite(Number(v)) && Number(v) >= 0;
+  return ok(pin) && ok(pout) ? null : "Enter both prices as amounts of at least 0.";
+}
+
+function renderLedger(ledger) {
+  const dl = clear($("#rerank-ledger"));
+  const n = ledger.entries.length;
+  dl.append(
+    h("dt", {}, "Budget"), h("dd", { id: "rerank-ledger-budget" }, ledger.budget_usd === null ? "not set: set one before any paid request" : usd(ledger.budget_usd)),
+    h("dt", {}, "Reserved so far"), h("dd", { id: "rerank-ledger-spent" }, `${usd(ledger.spent_usd)} in ${n} reservation${n === 1 ? "" : "s"}`),
+    h("dt", {}, "Remaining"), h("dd", { id: "rerank-ledger-remaining" }, usd(ledger.remaining_usd)));
+  const budgetInput = $("#rerank-budget");
+  if (ledger.budget_usd !== null && document.activeElement !== budgetInput) budgetInput.value = String(ledger.budget_usd);
+  const entries = clear($("#rerank-entries"));
+  if (n) {
+    entries.append(table("Reservations in this browser's ledger", ["#", "Reserved at (UTC)", "Request", "Bytes", "Estimate", "Outcome"],
+      ledger.entries.map((e) => h("tr", {},
+        h("th", { scope: "row" }, String(e.seq)), h("td", { class: "when" }, e.at), h("td", {}, e.label),
+        numCell(e.request_bytes, 0), h("td", { class: "num", title: String(e.estimated_usd) }, usd(e.estimated_usd)),
+        h("td", {}, e.outcome === "completed" ? badge("completed", "pass") : h("code", {}, e.outcome)))), "entries"));
+  }
+}
+
+function renderPrices(plan) {
+  const box = clear($("#rerank-prices"));
+  box.append(table("Price table (assumed list prices; an estimate, never a bill)", ["Model", "Input per M tokens", "Output per M tokens", "Source"],
+    plan.prices.map((r) => h("tr", { class: r.model === plan.model ? "current" : null },
+      h("th", { scope: "row" }, h("code", {}, r.model), r.model === plan.model ? " (reranks)" : ""),
+      h("td", { class: "num" }, `$${r.input_usd_per_mtok}`), h("td", { class: "num" }, `$${r.output_usd_per_mtok}`), h("td", {}, r.source)))));
+  if ($("#rerank-price-in").value === "" && $("#rerank-price-out").value === "") {
+    $("#rerank-price-in").value = String(plan.rate.input_usd_per_mtok);
+    $("#rerank-price-out").value = String(plan.rate.output_usd_per_mtok);
+  }
+}
+
+/** refreshLedger reads the ledger and the prices from the engine (a plan that is not shown). */
+async function refreshLedger() {
+  const spec = rerankSpec();
+  if (priceError()) delete spec.price;
+  try {
+    const plan = await call("rerankPlan", [spec]);
+    renderPrices(plan);
+    renderLedger(plan.ledger);
+    $("#rerank-set-budget").disabled = false;
+    $("#rerank-start").disabled = !!rerank.running;
+  } catch (err) {
+    clear($("#rerank-ledger")).append(h("dt", {}, "Ledger"), h("dd", { class: "error", role: "alert" }, err.message));
+  }
+}
+
+function renderRerankPlan(plan) {
+  const box = clear($("#rerank-plan"));
+  const l = plan.ledger, a = plan.allowance, caps = plan.caps;
+  const after = l.remaining_usd === null ? null : l.remaining_usd - plan.total_usd;
+  box.append(h("h4", {}, "Plan for this live rerank"),
+    h("dl", { class: "plan-list" },
+      h("dt", {}, "Model"), h("dd", {}, plan.model),
+      h("dt", {}, "Endpoint"), h("dd", {}, h("code", {}, plan.endpoint)),
+      h("dt", {}, "Price"), h("dd", {}, `$${plan.rate.input_usd_per_mtok}/M input, $${plan.rate.output_usd_per_mtok}/M output (${plan.rate.source})`),
+      h("dt", {}, "Requests"), h("dd", {}, `${plan.calls.length}, one per case, no retries; each reserves its body bytes as input tokens plus ${plan.max_output_tokens} output tokens`),
+      h("dt", {}, "Reserved before sending"), h("dd", { id: "rerank-plan-total" }, `${usd(plan.total_usd)} in all`),
+      h("dt", {}, "Budget"), h("dd", {}, l.budget_usd === null ? "not set" : `${usd(l.budget_usd)}: ${usd(l.spent_usd)} reserved, ${usd(l.remaining_usd)} remaining, ${usd(after)} after this rerank`),
+      h("dt", {}, "Request allowance"), h("dd", {}, `${a.remaining} of ${a.limit} left in this page (shared with live runs)`),
+      h("dt", {}, "Caps"), h("dd", {}, `request ${caps.request_bytes} bytes, response ${caps.response_bytes} bytes, ${caps.call_timeout_seconds} s per call, redirects ${caps.redirects}`),
+      h("dt", {}, "Key"), h("dd", {}, apiKey ? "sent only as the x-goog-api-key header" : "none entered")),
+    table("Each request's reservation", ["Case", "Request bytes", "Request sha256", "Reserved estimate"],
+      plan.calls.map((c) => h("tr", {}, h("th", { scope: "row" }, c.case_id), numCell(c.request_bytes, 0),
+        h("td", {}, h("code", { class: "sha", title: c.request_sha256 }, `${c.request_sha256.slice(0, 16)}…`)),
+        h("td", { class: "num", title: String(c.estimated_usd) }, usd(c.estimated_usd))))));
+  if (plan.refusal) {
+    box.append(h("p", { class: "message error", role: "alert", id: "rerank-refusal" },
+      "Refused before anything is reserved or sent: ", plan.refusal.code ? [h("code", {}, plan.refusal.code), " "] : "", plan.refusal.message));
+  } else {
+    box.append(h("p", { class: "help" }, "Live calls may incur charges on your key."));
+  }
+  box.hidden = false;
+  box.focus();
+}
+
+function resetRerankPlan() {
+  if (rerank.running) return;
+  rerank.confirmed = false;
+  $("#rerank-plan").hidden = true;
+  $("#rerank-start").textContent = "Show the plan";
+}
+
+function renderLiveRerank(live) {
+  const out = clear($("#rerank-live-output"));
+  const recorded = new Map((rerank.report ? rerank.report.gemini.cases : []).map((c) => [c.case_id, c]));
+  out.append(h("h4", {}, "Live result"),
+    table("Live Gemini orders beside the recorded ones", ["Case", "Hybrid (incoming)", "Coverage", "Live Gemini", "Recorded Gemini"],
+      live.gemini.cases.map((c) => h("tr", { dataset: { case: c.case_id } },
+        h("th", { scope: "row" }, c.case_id),
+        h("td", {}, h("code", {}, sourceList(c.before))),
+        h("td", {}, h("code", {}, sourceList(c.coverage))),
+        c.error ? h("td", {}, badge("refused", "fail"), " ", h("code", {}, c.error.code), " ", h("span", { class: "cell-detail" }, c.error.detail))
+          : h("td", {}, h("code", {}, sourceList(c.gemini))),
+        h("td", {}, recorded.get(c.case_id)?.gemini ? h("code", {}, sourceList(recorded.get(c.case_id).gemini)) : DASH))), "live-orders"),
+    h("div", { class: "controls" },
+      h("button", { type: "button", id: "rerank-download", onclick: downloadRerankRecording }, "Download this rerank's recording"),
+      h("span", { class: "help" }, `${live.exchanges} attempt${live.exchanges === 1 ? "" : "s"} recorded (never the key); replay it with `, h("code", {}, "ragagent rerank --gemini FILE"), ".")));
+}
+
+async function downloadRerankRecording() {
+  const rec = await call("rerankRecording");
+  if (!rec) return;
+  const a = h("a", { download: `ragagent-rerank-${new Date().toISOString().replace(/[:.]/g, "-")}.json` });
+  a.href = URL.createObjectURL(new Blob([rec.text], { type: "application/json" }));
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+$("#rerank-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  if (rerank.running) return;
+  const status = $("#rerank-live-status");
+  const bad = priceError();
+  if (bad) {
+    status.textContent = bad;
+    $("#rerank-price-in").focus();
+    return;
+  }
+  const spec = rerankSpec();
+  if (!rerank.confirmed) {
+    clear($("#rerank-live-output"));
+    try {
+      const plan = await call("rerankPlan", [spec]);
+      renderRerankPlan(plan);
+      renderLedger(plan.ledger);
+      if (plan.refusal) {
+        status.textContent = `Refused: ${plan.refusal.code || "no budget"}. Nothing was sent.`;
+        return;
+      }
+      rerank.confirmed = true;
+      $("#rerank-start").textContent = `Send ${plan.calls.length} requests`;
+      status.textContent = "Check the plan, then send.";
+    } catch (err) {
+      status.textContent = `Could not plan: ${err.message}`;
+    }
+    return;
+  }
+  $("#rerank-start").disabled = true;
+  $("#rerank-stop").disabled = false;
+  $("#rerank-set-budget").disabled = true;
+  status.textContent = "Sending…";
+  rerank.running = { id: null };
+  try {
+    const live = await call("rerankLive", [spec], (e) => {
+      if (e.event === "started") rerank.running.id = e.runId;
+      if (e.event === "case") status.textContent = `Case ${e.done} of ${e.total} done…`;
+    });
+    renderLiveRerank(live);
+    const failed = live.gemini.cases.filter((c) => c.error).length;
+    status.textContent = `Finished: ${live.gemini.cases.length - failed} of ${live.gemini.cases.length} cases reranked${failed ? `, ${failed} refused` : ""}.`;
+  } catch (err) {
+    status.textContent = err.code ? `Refused: ${err.code}: ${err.detail || err.message}` : `Stopped: ${err.message}`;
+  } finally {
+    rerank.running = null;
+    $("#rerank-stop").disabled = true;
+    $("#rerank-set-budget").disabled = false;
+    $("#rerank-start").disabled = false;
+    resetRerankPlan();
+    await refreshLedger();
+    document.body.dataset.rerankLive = "done";
+  }
+});
+
+$("#rerank-stop").addEventListener("click", () => {
+  if (rerank.running && rerank.running.id !== null) call("cancel", [rerank.running.id]);
+  $("#rerank-live-status").textContent = "Stopping…";
+});
+
+$("#rerank-set-budget").addEventListener("click", async () => {
+  const status = $("#rerank-live-status");
+  const value = $("#rerank-budget").value;
+  const amount = Number(value);
+  if (value === "" || !Number.isFinite(amount) || amount < 0) {
+    status.textContent = "Enter a budget of at least $0.";
+    $("#rerank-budget").focus();
+    return;
+  }
+  try {
+    renderLedger(await call("setBudget", [amount]));
+    status.textContent = `Budget set to ${usd(amount)}.`;
+    resetRerankPlan();
+  } catch (err) {
+    status.textContent = `Could not set the budget: ${err.message}`;
+  }
+});
+
+for (const id of ["#rerank-price-in", "#rerank-price-out"]) $(id).addEventListener("input", resetRerankPlan);
+$("#rerank-run").addEventListener("click", replayRerank);
+
+// One key field serves the Run and Rerank views: it moves to the view shown.
+const keyBox = $("#key-fields");
+const keyHome = { parent: keyBox.parentNode, next: keyBox.nextSibling };
+
+function placeKeyBox(view) {
+  if (view === "rerank") {
+    $("#rerank-key-slot").append(keyBox);
+    keyBox.hidden = false;
+  } else if (!runForm.contains(keyBox)) {
+    keyHome.parent.insertBefore(keyBox, keyHome.next);
+    const p = state.info && selectedPolicy();
+    keyBox.hidden = !(p && p.live);
+  }
+}
+
+window.addEventListener("ragagent:view", (e) => {
+  placeKeyBox(e.detail);
+  if (e.detail === "rerank" && state.info) loadRerank();
+});
+$("#run-key").addEventListener("input", resetRerankPlan);
+placeKeyBox(currentView());
+
+function setupRerank() {
+  $("#rerank-run").disabled = false;
+  if (currentView() === "rerank") loadRerank();
 }
 
 // ---------- recordings view ----------
@@ -844,6 +1308,7 @@ engineReady.then((info) => {
   for (const p of info.passages) state.passages.set(p.source_id, p);
   renderCorpus(info);
   setupRun(info);
+  setupRerank();
   $("#search-run").disabled = false;
   return replayBundled();
 }).catch((err) => {

@@ -8,7 +8,11 @@
 //   worker -> page  {type: "fetch", fetchId, endpoint, body, timeoutMs}
 //   page -> worker  {type: "fetched", fetchId, status, body} | {type: "fetchFailed", fetchId, kind, message}
 //   worker -> page  {type: "abortFetch", fetchId}
-// Live requests are fetched by the page, which alone holds the API key.
+//   worker -> page  {type: "storage", storageId, op: "load" | "save", text}
+//   page -> worker  {type: "stored", storageId, ok, value, message}
+// Live requests are fetched by the page, which alone holds the API key; the
+// spending ledger lives in the page's localStorage, which a worker cannot
+// reach, so its load/save bridge is relayed the same way.
 "use strict";
 
 importScripts("wasm_exec.js");
@@ -80,6 +84,18 @@ function post(endpoint, body, opts) {
   });
 }
 
+// The ledger's store for the engine: each load or save is answered by the page.
+const stored = new Map();
+let nextStorage = 0;
+function storage(op, text) {
+  return new Promise((resolve, reject) => {
+    const storageId = ++nextStorage;
+    stored.set(storageId, { resolve, reject });
+    self.postMessage({ type: "storage", storageId, op, text });
+  });
+}
+const ledgerStore = { load: () => storage("load"), save: (text) => storage("save", text) };
+
 function errorOf(err) {
   if (err && typeof err === "object") {
     return { name: err.name || "Error", message: String(err.message || err), code: err.code, detail: err.detail };
@@ -100,9 +116,25 @@ async function call(id, op, args) {
       self.postMessage({ id, event: "started", runId: handle.id });
       return handle.result;
     }
+    case "rerankLive": {
+      const handle = api.rerankLive(args[0], {
+        post,
+        store: ledgerStore,
+        onCase: (done, total) => self.postMessage({ id, event: "case", done, total }),
+      });
+      self.postMessage({ id, event: "started", runId: handle.id });
+      return handle.result;
+    }
+    case "rerankPlan":
+      return api.rerankPlan(args[0], ledgerStore);
+    case "ledger":
+      return api.ledger(ledgerStore);
+    case "setBudget":
+      return api.setBudget(args[0], ledgerStore);
     case "cancel":
       return api.cancel(args[0]);
     case "load": case "corpus": case "search": case "plan": case "policies": case "recording":
+    case "rerank": case "rerankRecording":
       return api[op](...args);
     default:
       throw new Error(`unknown operation ${op}`);
@@ -117,6 +149,14 @@ self.onmessage = async (event) => {
     fetches.delete(msg.fetchId);
     if (msg.type === "fetched") pending.resolve({ status: msg.status, body: msg.body });
     else pending.reject({ kind: msg.kind, message: msg.message });
+    return;
+  }
+  if (msg.type === "stored") {
+    const pending = stored.get(msg.storageId);
+    if (!pending) return;
+    stored.delete(msg.storageId);
+    if (msg.ok) pending.resolve(msg.value ?? null);
+    else pending.reject(new Error(msg.message || "the page could not use its storage"));
     return;
   }
   const { id, op, args } = msg;

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"syscall/js"
 	"time"
@@ -120,7 +121,7 @@ func (e *engine) rerankReplay(geminiText, encoderText js.Value) (any, error) {
 		"gemini_unused": replay.Unused(),
 		"cases_sha256":  r.suite.CasesSHA256(),
 		"elapsed_ms":    msSince(started),
-		"rate":          defaultListwiseRate(),
+		"rate":          pageRate(defaultListwiseRate()),
 	}, nil
 }
 
@@ -146,10 +147,14 @@ func parseLiveRerank(text string) (liveRerank, error) {
 		return liveRerank{}, fmt.Errorf("rerank: the options are not JSON: %v", err)
 	}
 	o, _ := v.(*pyjson.Object)
-	spec := liveRerank{rate: defaultListwiseRate()}
+	spec := liveRerank{rate: pageRate(defaultListwiseRate())}
 	if p := get(o, "price"); p != nil {
-		if spec.rate, err = rateOf(p); err != nil {
+		given, err := rateOf(p)
+		if err != nil {
 			return liveRerank{}, err
+		}
+		if given.InputPerMTok != spec.rate.InputPerMTok || given.OutputPerMTok != spec.rate.OutputPerMTok {
+			spec.rate = given // the shipped rate keeps its source when the page sends it back unchanged
 		}
 	}
 	spec.hasKey, _ = get(o, "hasKey").(bool)
@@ -172,6 +177,24 @@ func rateOf(v any) (price.Rate, error) {
 	}
 	return price.Rate{Model: suite.ListwiseModel, InputPerMTok: in.Float64(), OutputPerMTok: out.Float64(),
 		Source: "given in the page"}, nil
+}
+
+// pagePrices is the shipped price table with rate in force for the
+// listwise model. pageRate swaps the command line's advice at the end of a
+// shipped source (--price) for the page's (its price fields).
+func pagePrices(rate price.Rate) []price.Rate {
+	rates := price.NewTable(append(price.Defaults().Rates(), rate)...).Rates()
+	for i, r := range rates {
+		rates[i] = pageRate(r)
+	}
+	return rates
+}
+
+func pageRate(r price.Rate) price.Rate {
+	if head, ok := strings.CutSuffix(r.Source, "; override with --price"); ok {
+		r.Source = head + "; change it in the price fields"
+	}
+	return r
 }
 
 // calls are the live run's requests at rate (the replay suite builds them).
@@ -203,18 +226,23 @@ func refusal(spec liveRerank, calls []suite.Call, a *gemini.Allowance, l *budget
 		return errors.New("set a budget first: no paid request is sent without one")
 	}
 	if err := l.Check(fmt.Sprintf("the %d listwise requests", len(calls)), estimates...); err != nil {
-		if _, ok := reason.Of(err); ok {
-			return fmt.Errorf("%w; nothing was sent", err)
+		if code, ok := reason.Of(err); ok {
+			return reason.New(code, "%s; nothing was sent", reason.DetailOf(err))
 		}
 		return err
 	}
 	return nil
 }
 
-// refusalValue is a refusal as the plan shows it.
+// refusalValue is a refusal as the plan shows it: its code (if it has one)
+// and what to tell people.
 func refusalValue(err error) map[string]any {
-	code, _ := reason.Of(err)
-	return map[string]any{"code": string(code), "message": err.Error()}
+	code, ok := reason.Of(err)
+	message := err.Error()
+	if ok {
+		message = reason.DetailOf(err)
+	}
+	return map[string]any{"code": string(code), "message": message}
 }
 
 // rerankPlan is what a live rerank would do, shown before anything is
@@ -250,7 +278,7 @@ func (e *engine) rerankPlan(text string, store js.Value) (any, error) {
 	a := s.Allowance()
 	plan := map[string]any{
 		"model": suite.ListwiseModel, "endpoint": spec.endpoint, "rate": spec.rate,
-		"prices":    price.NewTable(append(price.Defaults().Rates(), spec.rate)...).Rates(),
+		"prices":    pagePrices(spec.rate),
 		"calls":     calls,
 		"total_usd": total, "max_output_tokens": suite.MaxOutputTokens(),
 		"ledger":    ledgerState(ledger),

@@ -117,7 +117,7 @@ test("the plan shows the price table, each reservation and the ledger before any
   assert.equal(plan.model, "gemini-3.1-flash-lite");
   assert.equal(plan.endpoint, LISTWISE);
   assert.deepEqual(plan.rate, { model: "gemini-3.1-flash-lite", input_usd_per_mtok: 0.25, output_usd_per_mtok: 1.5,
-    source: "assumed list price (Gemini Flash-Lite tier); override with --price" });
+    source: "assumed list price (Gemini Flash-Lite tier); change it in the price fields" });
   assert.deepEqual(plan.prices.map((r) => r.model), ["gemini-3.1-flash-lite", "gemini-3.8-flash"]);
   assert.deepEqual(plan.calls.map((c) => c.estimated_usd), [0.00198, 0.0019785, 0.001976, 0.001979]);
   assert.equal(plan.max_output_tokens, 1024);
@@ -129,6 +129,8 @@ test("the plan shows the price table, each reservation and the ledger before any
   const priced = await api.rerankPlan({ hasKey: true, price: { input_usd_per_mtok: 1, output_usd_per_mtok: 2 } }, store);
   assert.equal(priced.calls[0].estimated_usd, (1776 * 1 + 1024 * 2) / 1e6);
   assert.equal(priced.rate.source, "given in the page");
+  const unchanged = await api.rerankPlan({ hasKey: true, price: { input_usd_per_mtok: 0.25, output_usd_per_mtok: 1.5 } }, store);
+  assert.deepEqual(unchanged.rate, plan.rate, "the shipped rate sent back unchanged keeps its source");
   await assert.rejects(api.rerankPlan({ price: { input_usd_per_mtok: -1, output_usd_per_mtok: 2 } }, store), /finite amount/);
   await assert.rejects(api.rerankPlan({ endpoint: "https://example.com/x" }, store), /refused/);
   await assert.rejects(api.rerankPlan({}, {}), /needs a store/);
