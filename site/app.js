@@ -1174,6 +1174,13 @@ window.addEventListener("ragagent:view", (e) => {
   if (e.detail === "rerank" && state.info) loadRerank();
 });
 $("#run-key").addEventListener("input", resetRerankPlan);
+// Another tab of this page spent from the same ledger: show it.
+window.addEventListener("storage", (e) => {
+  if (e.key === LEDGER_STORAGE && rerank.report && !rerank.running) {
+    resetRerankPlan();
+    refreshLedger();
+  }
+});
 placeKeyBox(currentView());
 
 function setupRerank() {
