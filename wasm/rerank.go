@@ -15,6 +15,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/budget"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -245,49 +246,68 @@ func refusalValue(err error) map[string]any {
 	return map[string]any{"code": string(code), "message": message}
 }
 
+// prepared is what both the plan and a live rerank start from: the
+// options, the session (for its request allowance), the page's ledger and
+// the run's requests priced at the rate in force.
+type prepared struct {
+	spec    liveRerank
+	session *lab.Session
+	ledger  *budget.Ledger
+	calls   []suite.Call
+}
+
+func (e *engine) prepare(text string, store js.Value) (prepared, error) {
+	var p prepared
+	var err error
+	if p.spec, err = parseLiveRerank(text); err != nil {
+		return p, err
+	}
+	if p.session, err = e.loaded(); err != nil {
+		return p, err
+	}
+	st, err := storeOf(store)
+	if err != nil {
+		return p, err
+	}
+	if p.ledger, err = budget.Open(st, e.clock); err != nil {
+		return p, err
+	}
+	p.calls, err = e.rr.calls(p.spec.rate)
+	return p, err
+}
+
+// refusal is why this rerank may not start (nil when it may).
+func (p prepared) refusal() error {
+	return refusal(p.spec, p.calls, p.session.Allowance(), p.ledger)
+}
+
 // rerankPlan is what a live rerank would do, shown before anything is
 // sent: the model and endpoint, the price table with the rate in use, each
 // request's size and reservation, their total, the ledger (budget, spent,
 // remaining), the page's request allowance, the caps, and the refusal (if
 // any) that would stop it.
 func (e *engine) rerankPlan(text string, store js.Value) (any, error) {
-	spec, err := parseLiveRerank(text)
-	if err != nil {
-		return nil, err
-	}
-	s, err := e.loaded()
-	if err != nil {
-		return nil, err
-	}
-	st, err := storeOf(store)
-	if err != nil {
-		return nil, err
-	}
-	ledger, err := budget.Open(st, e.clock)
-	if err != nil {
-		return nil, err
-	}
-	calls, err := e.rr.calls(spec.rate)
+	p, err := e.prepare(text, store)
 	if err != nil {
 		return nil, err
 	}
 	total := 0.0
-	for _, c := range calls {
+	for _, c := range p.calls {
 		total += c.EstimatedUSD
 	}
-	a := s.Allowance()
+	a := p.session.Allowance()
 	plan := map[string]any{
-		"model": suite.ListwiseModel, "endpoint": spec.endpoint, "rate": spec.rate,
-		"prices":    pagePrices(spec.rate),
-		"calls":     calls,
+		"model": suite.ListwiseModel, "endpoint": p.spec.endpoint, "rate": p.spec.rate,
+		"prices":    pagePrices(p.spec.rate),
+		"calls":     p.calls,
 		"total_usd": total, "max_output_tokens": suite.MaxOutputTokens(),
-		"ledger":    ledgerState(ledger),
+		"ledger":    ledgerState(p.ledger),
 		"allowance": map[string]any{"limit": a.Limit(), "used": a.Used(), "remaining": a.Limit() - a.Used()},
 		"caps": map[string]any{"request_bytes": gemini.MaxRequestBytes, "response_bytes": gemini.MaxResponseBytes,
 			"call_timeout_seconds": int(gemini.MaxCallTimeout.Seconds()), "retries": 0, "redirects": "refused"},
 		"refusal": nil,
 	}
-	if err := refusal(spec, calls, a, ledger); err != nil {
+	if err := p.refusal(); err != nil {
 		plan["refusal"] = refusalValue(err)
 	}
 	return plan, nil
@@ -301,45 +321,30 @@ func (e *engine) rerankPlan(text string, store js.Value) (any, error) {
 // nothing reserved or sent.
 func (e *engine) rerankLive(specValue, hooks js.Value) any {
 	text := fromJS(specValue)
-	post, storeValue, onCase := field(hooks, "post"), field(hooks, "store"), field(hooks, "onCase")
+	post, store, onCase := field(hooks, "post"), field(hooks, "store"), field(hooks, "onCase")
 	return e.start(func(ctx context.Context) (any, error) {
 		if !e.rr.ledger.TryLock() {
 			return nil, errors.New("a live rerank is already running in this page")
 		}
 		defer e.rr.ledger.Unlock()
-		s, err := e.loaded()
-		if err != nil {
-			return nil, err
-		}
-		spec, err := parseLiveRerank(text)
-		if err != nil {
-			return nil, err
-		}
 		if post.Type() != js.TypeFunction {
 			return nil, errors.New("rerank: a live rerank calls the network and needs hooks.post")
 		}
-		st, err := storeOf(storeValue)
+		p, err := e.prepare(text, store)
 		if err != nil {
 			return nil, err
 		}
-		ledger, err := budget.Open(st, e.clock)
-		if err != nil {
+		if err := p.refusal(); err != nil {
 			return nil, err
 		}
-		calls, err := e.rr.calls(spec.rate)
-		if err != nil {
-			return nil, err
-		}
-		if err := refusal(spec, calls, s.Allowance(), ledger); err != nil {
-			return nil, err
-		}
+		spec, calls, ledger := p.spec, p.calls, p.ledger
 		// Its own suite: the run waits on the network for up to a minute
 		// a case, and the replay suite stays free meanwhile.
-		lab, err := openSuite()
+		fresh, err := openSuite()
 		if err != nil {
 			return nil, err
 		}
-		defer lab.Close()
+		defer fresh.Close()
 		started := e.clock()
 		rec, log, err := suite.NewLiveRecording(spec.endpoint, started, func([]byte) error { return nil })
 		if err != nil {
@@ -347,7 +352,7 @@ func (e *engine) rerankLive(specValue, hooks js.Value) any {
 		}
 		e.rr.keep(rec)
 		live, err := suite.NewLive(suite.LiveConfig{Transport: &fetchTransport{post: post, hasKey: spec.hasKey},
-			Allowance: s.Allowance(), Endpoint: spec.endpoint, Record: log.Record, Ledger: ledger, Rate: spec.rate})
+			Allowance: p.session.Allowance(), Endpoint: spec.endpoint, Record: log.Record, Ledger: ledger, Rate: spec.rate})
 		if err != nil {
 			return nil, err
 		}
@@ -356,7 +361,7 @@ func (e *engine) rerankLive(specValue, hooks js.Value) any {
 			done++
 			notify(onCase, done, len(calls))
 		}}
-		gem, err := lab.Gemini(ctx, model, suite.ListwiseLiveMode, spec.rate)
+		gem, err := fresh.Gemini(ctx, model, suite.ListwiseLiveMode, spec.rate)
 		if err != nil {
 			return nil, err
 		}

@@ -86,3 +86,20 @@ export async function openPage(context, url) {
   await page.waitForFunction(() => document.body.dataset.replay === "done" || document.body.dataset.engine === "failed", null, { timeout: 120000 });
   return { page, problems };
 }
+
+/** startFake starts cmd/fakegemini on loopback; its request log (never a header's value) collects in fake.log(). */
+export async function startFake(args = []) {
+  const fake = await startProcess(goBinary("./cmd/fakegemini"), ["--addr", "127.0.0.1:0", ...args]);
+  let log = "";
+  fake.child.stderr.on("data", (d) => { log += d; });
+  fake.log = () => log;
+  return fake;
+}
+
+/** observe collects a page's console lines, page errors and requests (url, method, headers, body). */
+export function observe(page, consoleLines = [], requests = []) {
+  page.on("console", (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+  page.on("pageerror", (e) => consoleLines.push(`pageerror: ${e}`));
+  page.on("request", (r) => requests.push({ url: r.url(), method: r.method(), headers: r.headers(), body: r.postData() || "" }));
+  return { consoleLines, requests };
+}

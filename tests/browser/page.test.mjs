@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { root, serveSite, launch, goBinary, startProcess } from "./harness.mjs";
+import { root, serveSite, launch, startFake, observe } from "./harness.mjs";
 
 const SHOTS = path.join(root, "tests", "browser", "screenshots");
 const KEY = "test-key-4f1d9c0b7e2a";
@@ -29,27 +29,22 @@ const PUBLISHED = [
   "unsupported / 2|agent|No target|fail|citation_contract_passed|3",
 ];
 
-let site, fake, slow, scripts, fakeLog = "", browser, page;
-const consoleLines = [];
-const requests = [];
+let site, fake, slow, scripts, browser, page, consoleLines, requests;
 
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  fake = await startProcess(goBinary("./cmd/fakegemini"), ["--addr", "127.0.0.1:0"]);
-  fake.child.stderr.on("data", (d) => { fakeLog += d; });
+  fake = await startFake();
   // A fake whose first reply takes a minute, for the Stop button.
   scripts = mkdtempSync(path.join(tmpdir(), "ragagent-fake-"));
   const script = path.join(scripts, "slow.json");
   writeFileSync(script, JSON.stringify({ format: "ragagent-fake/1", then: "policy", replies: [
     { decision: { action: "stop", assessment: "Too slow to matter.", query: "", source_id: "", answer: "", citations: [] }, delay_ms: 60000 },
   ] }));
-  slow = await startProcess(goBinary("./cmd/fakegemini"), ["--addr", "127.0.0.1:0", "--script", script, "--quiet"]);
+  slow = await startFake(["--script", script, "--quiet"]);
   site = await serveSite([fake.url, slow.url]);
   browser = await launch({ downloads: SHOTS });
   page = await browser.context.newPage();
-  page.on("console", (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
-  page.on("pageerror", (e) => consoleLines.push(`pageerror: ${e}`));
-  page.on("request", (r) => requests.push({ url: r.url(), headers: r.headers(), body: r.postData() || "" }));
+  ({ consoleLines, requests } = observe(page));
   const endpoint = `${fake.url}/v1beta/models/gemini-3.8-flash:generateContent`;
   await page.goto(`${site.url}/?endpoint=${encodeURIComponent(endpoint)}#replay`);
   await page.waitForFunction(() => document.body.dataset.replay === "done" || document.body.dataset.engine === "failed", null, { timeout: 180000 });
@@ -153,7 +148,7 @@ test("a live run shows the plan, then sends the key only as x-goog-api-key to th
   for (const r of requests) {
     if (!r.url.startsWith(fake.url)) assert.ok(!JSON.stringify(r).includes(KEY), `the key went nowhere else (${r.url})`);
   }
-  assert.match(fakeLog, /POST \/v1beta\/models\/gemini-3\.8-flash:generateContent -> 200 \(headers: .*x-goog-api-key/);
+  assert.match(fake.log(), /POST \/v1beta\/models\/gemini-3\.8-flash:generateContent -> 200 \(headers: .*x-goog-api-key/);
   assert.equal(await page.evaluate(() => sessionStorage.length), 0, "not remembered unless asked");
 });
 

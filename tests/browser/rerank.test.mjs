@@ -8,7 +8,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { root, serveSite, launch, goBinary, startProcess } from "./harness.mjs";
+import { root, serveSite, launch, startFake, observe } from "./harness.mjs";
 
 const SHOTS = path.join(root, "tests", "browser", "screenshots");
 const KEY = "test-key-rerank-93b1e07c";
@@ -18,20 +18,15 @@ const GEMINI = published("rerank-gemini-result.json");
 const CROSS = published("rerank-cross-encoder-result.json");
 const sources = (rows) => rows.map((r) => r.source_id).join(", ");
 
-let site, fake, fakeLog = "", browser, page, listwise;
-const consoleLines = [];
-const requests = [];
+let site, fake, browser, page, listwise, consoleLines, requests;
 
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  fake = await startProcess(goBinary("./cmd/fakegemini"), ["--addr", "127.0.0.1:0"]);
-  fake.child.stderr.on("data", (d) => { fakeLog += d; });
+  fake = await startFake();
   site = await serveSite([fake.url]);
   browser = await launch({ downloads: SHOTS });
   page = await browser.context.newPage();
-  page.on("console", (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
-  page.on("pageerror", (e) => consoleLines.push(`pageerror: ${e}`));
-  page.on("request", (r) => requests.push({ url: r.url(), method: r.method(), headers: r.headers(), body: r.postData() || "" }));
+  ({ consoleLines, requests } = observe(page));
   listwise = `${fake.url}/v1beta/models/gemini-3.1-flash-lite:generateContent`;
   await page.goto(`${site.url}/?endpoint=${encodeURIComponent(fake.url)}#replay`);
   await page.waitForFunction(() => document.body.dataset.replay === "done" || document.body.dataset.engine === "failed", null, { timeout: 180000 });
@@ -167,7 +162,7 @@ test("a live rerank sends the key only as x-goog-api-key and the ledger keeps it
   for (const r of requests) {
     if (!r.url.startsWith(fake.url)) assert.ok(!JSON.stringify(r).includes(KEY), `the key went nowhere else (${r.url})`);
   }
-  assert.match(fakeLog, /POST \/v1beta\/models\/gemini-3\.1-flash-lite:generateContent -> 200 \(headers: .*x-goog-api-key/);
+  assert.match(fake.log(), /POST \/v1beta\/models\/gemini-3\.1-flash-lite:generateContent -> 200 \(headers: .*x-goog-api-key/);
 
   // The ledger reflects the reservations, in the page and in localStorage.
   assert.equal(await page.textContent("#rerank-ledger-spent"), "$0.0079135 in 4 reservations");
