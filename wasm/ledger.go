@@ -7,17 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"syscall/js"
-	"time"
 
 	"github.com/ragagentlab/ragagent/core/budget"
 )
-
-// storeTimeout bounds one load or save. The page answers from
-// localStorage at once, but the worker's thread can stall for seconds
-// while V8 optimises SQLite's huge functions, so the bound is generous: it
-// is there so a broken store fails (and a reservation that cannot be saved
-// is never sent) instead of hanging.
-const storeTimeout = 60 * time.Second
 
 // shellStore is the spending ledger's budget.Store in the page. The shell
 // keeps the ledger's text in localStorage (which a worker cannot reach, so
@@ -27,6 +19,12 @@ const storeTimeout = 60 * time.Second
 //	save(text)  Promise<any>            settles once the text is stored; rejects if it was not
 //
 // Only the ledger's text crosses this bridge; the key never does.
+//
+// A load or save waits for the page's answer without a timeout of its own:
+// the page answers at once from localStorage (failures included), a save
+// in progress must not be abandoned by a Stop (the ledger would lose the
+// outcome of a request already sent), and a Go timer, even stopped, keeps
+// a node process waiting for it under js/wasm.
 type shellStore struct {
 	load, save js.Value
 }
@@ -44,9 +42,7 @@ func storeOf(v js.Value) (shellStore, error) {
 
 // Load asks the shell for the saved ledger.
 func (s shellStore) Load() ([]byte, bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	v, rejected, err := await(ctx, s.load)
+	v, rejected, err := await(context.Background(), s.load)
 	switch {
 	case err != nil:
 		return nil, false, fmt.Errorf("the page's ledger store: %w", err)
@@ -62,9 +58,7 @@ func (s shellStore) Load() ([]byte, bool, error) {
 
 // Save hands the shell the whole ledger and waits until it is stored.
 func (s shellStore) Save(data []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	v, rejected, err := await(ctx, s.save, string(data))
+	v, rejected, err := await(context.Background(), s.save, string(data))
 	switch {
 	case err != nil:
 		return fmt.Errorf("the page's ledger store: %w", err)

@@ -26,7 +26,7 @@ export function startEngine() {
     const t2 = performance.now();
     const info = await api.load();
     const t3 = performance.now();
-    return { api, info, exited, timings: { instantiate: t1 - t0, start: t2 - t1, load: t3 - t2 } };
+    return { api, info, exited, go, timings: { instantiate: t1 - t0, start: t2 - t1, load: t3 - t2 } };
   })();
   return started;
 }
@@ -34,4 +34,17 @@ export function startEngine() {
 /** bundled is the bundled comparison recording's text. */
 export function bundled() {
   return readFileSync(path.join(root, "recordings", "agent-comparison.json"), "utf8");
+}
+
+/**
+ * releaseTimers lets node exit once a file's tests are done. Under js/wasm
+ * a Go timer that was stopped (a live call's 45 s timeout, after the call
+ * ended) can stay scheduled as a JS timeout (wasm_exec's _scheduledTimeouts)
+ * until it would have fired, holding the process that long. Call it from
+ * after(): then nothing needs those timers any more.
+ */
+export async function releaseTimers() {
+  if (!started) return;
+  const { go } = await started;
+  for (const t of go._scheduledTimeouts.values()) t.unref?.();
 }

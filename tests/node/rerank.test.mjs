@@ -2,11 +2,11 @@
 // node give every published figure, and a live Gemini listwise rerank runs
 // through an injected fetch double with the spending ledger kept behind the
 // page's load/save bridge (here an object in memory).
-import { test, before } from "node:test";
+import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { startEngine, root } from "./engine.mjs";
+import { startEngine, releaseTimers, root } from "./engine.mjs";
 
 const LISTWISE = "https://generativelanguage.googleapis.com/v1beta/models/gemini-3.1-flash-lite:generateContent";
 const PUBLISHED = path.join(root, "fixtures", "rerank", "published");
@@ -22,6 +22,7 @@ const GEMINI_ORDERS = {
 
 let api;
 before(async () => { ({ api } = await startEngine()); });
+after(releaseTimers);
 
 const sources = (rows) => rows.map((r) => r.source_id);
 const orders = (gemini) => Object.fromEntries(gemini.cases.map((c) => [c.case_id, c.gemini && sources(c.gemini)]));
@@ -180,6 +181,24 @@ test("a live rerank reserves and saves each estimate before sending, then gives 
   assert.equal(again.gemini_unused, 0);
 });
 
+test("cancel stops a live rerank waiting on the network; its reservation stays", async () => {
+  const store = memoryStore();
+  await api.setBudget(1, store);
+  const seen = {};
+  const post = (endpoint, body, opts) => new Promise((resolve, reject) => {
+    seen.started = true;
+    opts.signal.addEventListener("abort", () => { seen.aborted = true; reject({ kind: "URLError", message: "aborted" }); });
+  });
+  const { id, result } = api.rerankLive({ hasKey: true }, { post, store });
+  while (!seen.started) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(api.cancel(id), true);
+  await assert.rejects(result, /case utf8-write/);
+  assert.equal(seen.aborted, true);
+  const state = await api.ledger(store);
+  assert.equal(state.entries.length, 1, "the reservation made before sending is kept");
+  assert.notEqual(state.entries[0].outcome, "reserved");
+});
+
 test("an HTTP error fails that case, keeps its reservation and never retries", async () => {
   const store = memoryStore();
   await api.setBudget(1, store);
@@ -234,22 +253,4 @@ test("a ledger that cannot be saved stops the run before anything is sent", asyn
   await assert.rejects(api.ledger(broken), /not reset/);
   await assert.rejects(api.setBudget("ten", memoryStore()), /must be a number/);
   await assert.rejects(api.setBudget(-1, memoryStore()), /at least 0/);
-});
-
-test("cancel stops a live rerank waiting on the network; its reservation stays", async () => {
-  const store = memoryStore();
-  await api.setBudget(1, store);
-  const seen = {};
-  const post = (endpoint, body, opts) => new Promise((resolve, reject) => {
-    seen.started = true;
-    opts.signal.addEventListener("abort", () => { seen.aborted = true; reject({ kind: "URLError", message: "aborted" }); });
-  });
-  const { id, result } = api.rerankLive({ hasKey: true }, { post, store });
-  while (!seen.started) await new Promise((r) => setTimeout(r, 5));
-  assert.equal(api.cancel(id), true);
-  await assert.rejects(result, /case utf8-write/);
-  assert.equal(seen.aborted, true);
-  const state = await api.ledger(store);
-  assert.equal(state.entries.length, 1, "the reservation made before sending is kept");
-  assert.notEqual(state.entries[0].outcome, "reserved");
 });
