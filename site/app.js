@@ -790,6 +790,10 @@ function table(caption, heads, rows, cls = "") {
     [...tr.children].forEach((cell, i) => {
       cell.setAttribute("role", cell.tagName === "TH" ? "rowheader" : "cell");
       cell.dataset.label = heads[i] ?? "";
+      // One box for the content, so a stacked cell is a two-column grid: label, content.
+      const inner = h("div", { class: "cell" });
+      inner.append(...cell.childNodes);
+      cell.append(inner);
     });
   }
   return h("div", { class: "scroll", tabindex: 0, role: "region", "aria-labelledby": id },
