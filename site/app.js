@@ -1034,7 +1034,7 @@ function renderRerankPlan(plan) {
         h("td", { class: "num", title: String(c.estimated_usd) }, usd(c.estimated_usd))))));
   if (plan.refusal) {
     box.append(h("p", { class: "message error", role: "alert", id: "rerank-refusal" },
-      "Refused before anything is reserved or sent: ", plan.refusal.code ? [h("code", {}, plan.refusal.code), " "] : "", plan.refusal.message));
+      "Refused before anything is reserved or sent: ", plan.refusal.code ? [h("code", {}, plan.refusal.code), ": "] : "", plan.refusal.message, "."));
   } else {
     box.append(h("p", { class: "help" }, "Live calls may incur charges on your key."));
   }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,6 +186,37 @@ func TestRerankLiveAgainstALoopbackFake(t *testing.T) {
 	assert.Contains(t, errOut, "budget_exceeded")
 	assert.Equal(t, 4, reached(srv), "nothing more was sent")
 	assert.Equal(t, 1, strings.Count(errOut, "\n"))
+}
+
+// TestRerankLiveAgainstTheDefaultFake: without a script the fake (as
+// `make fake` serves it) ranks listwise requests by coverage, so --live can
+// be tried end to end without a key: every case succeeds in coverage order.
+func TestRerankLiveAgainstTheDefaultFake(t *testing.T) {
+	dir := t.TempDir()
+	srv := geminitest.NewServer(geminitest.Policy())
+	t.Cleanup(srv.Close)
+	code, out, errOut := runRerank(t, withKey(), "--live", "--ledger", filepath.Join(dir, "ledger.json"), "--budget", "0.05",
+		"--record", filepath.Join(dir, "live.json"), "--endpoint", srv.URL(), "--json")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, 4, reached(srv))
+	var got struct {
+		Gemini struct {
+			Cases []struct {
+				CaseID   string `json:"case_id"`
+				Coverage []struct {
+					SourceID string `json:"source_id"`
+				} `json:"coverage"`
+				Gemini []struct {
+					SourceID string `json:"source_id"`
+				} `json:"gemini"`
+			} `json:"cases"`
+		} `json:"gemini"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got.Gemini.Cases, 4)
+	for _, c := range got.Gemini.Cases {
+		assert.Equal(t, c.Coverage, c.Gemini, c.CaseID)
+	}
 }
 
 func TestRerankLiveRefusesANonLoopbackEndpoint(t *testing.T) {
