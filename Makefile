@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page clean
+.PHONY: all build wasm serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page clean chromium
 
 all: build wasm
 
@@ -58,7 +58,7 @@ test-wasm:
 test-node: wasm
 	$(NODE) --test tests/node/
 
-test-browser: wasm
+test-browser: wasm node_modules/.package-lock.json chromium
 	$(NODE) --test --test-concurrency=1 tests/browser/
 
 # A short run of every fuzz target (go test allows one target per run).
@@ -85,3 +85,17 @@ bench-page: wasm
 
 clean:
 	rm -rf bin site/main.wasm site/main.wasm.gz site/main.wasm.br site/wasm_exec.js
+
+# The pinned test driver (playwright-core; it downloads no browser), installed
+# from the committed lock file whenever the lock file is newer.
+node_modules/.package-lock.json: package-lock.json
+	npm ci --no-audit --no-fund
+
+# Debian's Chromium drives the browser tests. Installed with apt-get when
+# missing and allowed (root or sudo); otherwise a one-line instruction.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || { \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else \
+			echo "the browser tests need Debian's chromium: apt-get install chromium" >&2; exit 1; fi; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+
+	"github.com/ragagentlab/ragagent/core/atomicfile"
 )
 
 // claim creates path empty, refusing one that exists, so that an output
@@ -21,30 +22,5 @@ func claim(path string) error {
 	return f.Close()
 }
 
-// replaceFile writes data to a temporary file beside path, flushes it to
-// disk and renames it over path: a reader (or a crash) sees the old file or
-// the new one, never half of one.
-func replaceFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-	}
-	return err
-}
+// replaceFile replaces path atomically (see atomicfile.Write).
+func replaceFile(path string, data []byte) error { return atomicfile.Write(path, data) }

@@ -95,21 +95,40 @@ func (t Task) Validate() error {
 	if err := t.Limits.Validate(); err != nil {
 		return err
 	}
-	if pyjson.Blank(t.Question) || pyjson.Len(t.Question) > maxQuestion {
+	if err := checkQuestion(t.Question); err != nil {
+		return err
+	}
+	if err := checkVersion(t.Version); err != nil {
+		return err
+	}
+	return checkMode(string(t.Mode))
+}
+
+func checkQuestion(q string) error {
+	if pyjson.Blank(q) || pyjson.Len(q) > maxQuestion {
 		return reason.New(reason.InvalidQuestion, "the question must be non-blank and at most %d characters", maxQuestion)
-	}
-	if !corpus.ValidVersion(t.Version) {
-		return reason.New(reason.InvalidVersion, "version %q is not of the form 3.12", t.Version)
-	}
-	if t.Mode != Agent && t.Mode != Fixed {
-		return reason.New(reason.InvalidMode, "mode %q is not agent or fixed", t.Mode)
 	}
 	return nil
 }
 
-// TaskFromJSON builds a task from decoded JSON fields (a recording's trial),
-// refusing a wrong type with the same code, in the same order, as a wrong
-// value. An absent field is passed as nil.
+func checkVersion(v string) error {
+	if !corpus.ValidVersion(v) {
+		return reason.New(reason.InvalidVersion, "version %q is not of the form 3.12", v)
+	}
+	return nil
+}
+
+func checkMode(m string) error {
+	if Mode(m) != Agent && Mode(m) != Fixed {
+		return reason.New(reason.InvalidMode, "mode %q is not agent or fixed", m)
+	}
+	return nil
+}
+
+// TaskFromJSON builds a task from decoded JSON fields (a recording's trial)
+// as run() checks its arguments: limits, then the question's type and value,
+// then the version's, then the mode's, so a wrong type is refused with the
+// same code, at the same point, as a wrong value. An absent field is nil.
 func TaskFromJSON(question, version, mode, limits any) (Task, error) {
 	l, err := LimitsFromJSON(limits)
 	if err != nil {
@@ -119,16 +138,24 @@ func TaskFromJSON(question, version, mode, limits any) (Task, error) {
 	if !ok {
 		return Task{}, reason.New(reason.InvalidQuestion, "the question must be a string")
 	}
+	if err := checkQuestion(q); err != nil {
+		return Task{}, err
+	}
 	v, ok := version.(string)
 	if !ok {
-		return Task{Question: q}, reason.New(reason.InvalidVersion, "the version must be a string")
+		return Task{}, reason.New(reason.InvalidVersion, "the version must be a string")
+	}
+	if err := checkVersion(v); err != nil {
+		return Task{}, err
 	}
 	m, ok := mode.(string)
 	if !ok {
-		return Task{Question: q, Version: v}, reason.New(reason.InvalidMode, "the mode must be a string")
+		return Task{}, reason.New(reason.InvalidMode, "the mode must be a string")
 	}
-	t := Task{Question: q, Version: v, Mode: Mode(m), Limits: l}
-	return t, t.Validate()
+	if err := checkMode(m); err != nil {
+		return Task{}, err
+	}
+	return Task{Question: q, Version: v, Mode: Mode(m), Limits: l}, nil
 }
 
 // Controller runs tasks with its tools and model.
@@ -349,8 +376,9 @@ func (r *run) state() string {
 	return pyjson.Dumps(state, pyjson.Options{SortKeys: true})
 }
 
-// queryKey is the equivalence class of a query: its sorted distinct terms.
-func queryKey(q string) string {
+// QueryKey is the equivalence class of a query: its sorted distinct terms.
+// Two searches with the same key are the same search (duplicate_query).
+func QueryKey(q string) string {
 	terms := store.Terms(q)
 	sort.Strings(terms)
 	return strings.Join(terms, " ")
@@ -361,7 +389,7 @@ func queryKey(q string) string {
 func (r *run) perform(action Action, arg string) (bool, error) {
 	t := r.task
 	if action == Search {
-		key := queryKey(arg)
+		key := QueryKey(arg)
 		if r.queries[key] {
 			return false, reason.New(reason.DuplicateQuery, "%q repeats the terms of an earlier search", arg)
 		}

@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/ragagentlab/ragagent/core/atomicfile"
 	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -271,22 +271,6 @@ func (f File) Load() ([]byte, bool, error) {
 	return data, true, nil
 }
 
-// Save replaces the file.
-func (f File) Save(data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(f.Path), "."+filepath.Base(f.Path)+".*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	serr := tmp.Sync() // on disk before it replaces the old ledger
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), f.Path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
-}
+// Save replaces the file atomically: on disk before it replaces the old
+// ledger, never half written.
+func (f File) Save(data []byte) error { return atomicfile.Write(f.Path, data) }

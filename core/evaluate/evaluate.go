@@ -42,10 +42,11 @@ type Cases struct {
 	byID   map[string]int
 }
 
-// ParseCases reads and validates a cases file. Patterns are matched
-// case-insensitively (Python's re.I); each must compile as RE2, which
-// accepts the plain patterns a fixture needs and refuses back-references
-// and look-arounds rather than matching differently.
+// ParseCases reads and validates a cases file. Patterns are RE2 syntax,
+// matched case-insensitively (Python's re.I), with Python's Unicode meaning
+// for \s \w \d and their negations (see compilePattern); a pattern RE2
+// would match differently from Python (\b, back-references, look-arounds)
+// is refused when the file loads, never matched differently.
 func ParseCases(data []byte) (*Cases, error) {
 	var cs Cases
 	if err := jsonfile.Decode(data, &cs); err != nil {
@@ -85,7 +86,7 @@ func ParseCases(data []byte) (*Cases, error) {
 func compile(patterns []string) ([]*regexp.Regexp, error) {
 	out := make([]*regexp.Regexp, len(patterns))
 	for i, p := range patterns {
-		re, err := regexp.Compile("(?i)" + p)
+		re, err := compilePattern(p)
 		if err != nil {
 			return nil, err
 		}

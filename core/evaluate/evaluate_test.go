@@ -93,3 +93,54 @@ func TestParseCasesRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestPatternsFollowPythonUnicodeClasses: every row's expectation is what
+// CPython's re.search(pattern, text, re.I) returns.
+func TestPatternsFollowPythonUnicodeClasses(t *testing.T) {
+	for _, c := range []struct {
+		pattern, text string
+		match         bool
+	}{
+		{`appends\s+to`, "x appends\u00a0to y", true},
+		{`ensure_ascii\s*=\s*False`, "ensure_ascii\u202f=\u202fFalse", true},
+		{`\w+_ascii`, "é_ascii", true},
+		{`^\w$`, "é", true},
+		{`\d`, "٣", true},
+		{`\D`, "٣", false},
+		{`\S`, "\u3000", false},
+		{`[\s,]x`, ",x", true},
+		{`[\s,]x`, "\u2028x", true},
+		{`[\d]`, "٣", true},
+		{`a\Wb`, "a\u00a0b", true},
+		{`a\Wb`, "aéb", false},
+		{`UTF-?8`, "utf8", true},
+		{`ÉCOLE`, "école", true},
+		{`\x1c`, "\x1c", true},
+	} {
+		t.Run(c.pattern+" "+c.text, func(t *testing.T) {
+			re, err := compilePattern(c.pattern)
+			require.NoError(t, err)
+			assert.Equal(t, c.match, re.MatchString(c.text))
+		})
+	}
+	for _, bad := range []string{`\bword\b`, `a\B`, `[\S]`, `[^\W]`, `(a)\1`, `(?=x)`} {
+		_, err := compilePattern(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+// TestForbiddenClaimWithUnicodeSpaces: a model may put a no-break space
+// inside the claim; the reference still catches it, and so must we.
+func TestForbiddenClaimWithUnicodeSpaces(t *testing.T) {
+	kase, ok := cases(t).Case("overwrite")
+	require.True(t, ok)
+	for answer, pass := range map[string]bool{
+		"Path.write_text appends\u00a0to nothing: an existing file is overwritten.": false,
+		"Path.write_text reappends to nothing: an existing file is overwritten.":    true,
+		"It is overwritten; it never éappends to anything.":                         true,
+	} {
+		r := agent.Result{Status: agent.Answered, Answer: answer, Limits: agent.DefaultLimits(),
+			Citations: []agent.Citation{{SourceID: "path-write"}}, Observations: readObs("path-write")}
+		assert.Equal(t, pass, Grade(kase, &r).AnswerFixtureCheck, answer)
+	}
+}

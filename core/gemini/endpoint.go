@@ -51,7 +51,10 @@ func ResolveModelEndpoint(model, override string) (string, error) {
 	}
 	u, err := url.Parse(override)
 	shown := override
-	if err == nil && (u.User != nil || u.RawQuery != "" || u.Fragment != "") {
+	if err != nil {
+		// an unparsable URL may still hold a credential: show none of it
+		shown = "(not shown: it does not parse as a URL)"
+	} else if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		// never repeat what may be a credential
 		c := *u
 		c.User, c.RawQuery, c.Fragment = nil, "", ""

@@ -42,6 +42,7 @@ func TestResolveEndpoint(t *testing.T) {
 		"http://127.0.0.1:8080/x?",
 		"//127.0.0.1:8080",
 		"http://",
+		"http://127.0.0.1:9/%zz?key=AIzaSECRETabc",
 	}
 	for _, in := range refused {
 		_, err := ResolveEndpoint(in)
@@ -50,6 +51,7 @@ func TestResolveEndpoint(t *testing.T) {
 			assert.NotContains(t, err.Error(), "\n")
 			assert.NotContains(t, err.Error(), "secret")
 			assert.NotContains(t, err.Error(), "abc")
+			assert.NotContains(t, err.Error(), "SECRET")
 		}
 	}
 }

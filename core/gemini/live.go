@@ -118,6 +118,12 @@ type Live struct {
 	allowance *Allowance
 	endpoint  string
 	record    func(Attempt) error
+	// BeforeSend, if set, is called once every check has passed, just
+	// before the attempt is counted and sent, with the exact body; an error
+	// refuses the request, and nothing is counted or sent. A spending
+	// ledger reserves here, so that what it reserves for is exactly what
+	// this model sends, under the same checks.
+	BeforeSend func(body []byte) error
 }
 
 // NewLive returns a live model. endpoint is "" for Endpoint or a loopback
@@ -165,6 +171,11 @@ func (m *Live) Decide(ctx context.Context, p agent.Prompt, timeout time.Duration
 	}
 	if ctx.Err() != nil {
 		return agent.Reply{}, reason.New(reason.Cancelled, "stopped before the request was sent")
+	}
+	if m.BeforeSend != nil {
+		if err := m.BeforeSend(body); err != nil {
+			return agent.Reply{}, err
+		}
 	}
 	if !m.allowance.take() {
 		return agent.Reply{}, reason.New(reason.BatchRequestLimit,

@@ -145,8 +145,7 @@ func (s *Session) recorder(endpoint string) *recording.Recorder {
 	if s.rec == nil {
 		head := recording.File{Model: gemini.Model, Endpoint: endpoint, Config: gemini.Config(),
 			RecordedAt: s.clock().UTC().Format(time.RFC3339)}
-		// Saving to memory cannot fail, so neither can NewRecorder.
-		s.rec, _ = recording.NewRecorder(head, func([]byte) error { return nil })
+		s.rec = recording.NewMemoryRecorder(head)
 	}
 	return s.rec
 }

@@ -8,13 +8,11 @@ package policy
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/pyjson"
-	"github.com/ragagentlab/ragagent/core/store"
 )
 
 // DefaultMinCoverage is the share of the question's content terms that the
@@ -106,7 +104,7 @@ func decide(st *state, minCoverage float64) agent.Decision {
 	}
 	if canSearch && len(cov.missing) > 0 {
 		q := strings.Join(cov.missing, " ")
-		if !st.queries[queryKey(q)] {
+		if !st.queries[agent.QueryKey(q)] {
 			return search(q, fmt.Sprintf("Every candidate has been read or cannot be; %s. Searching the uncovered terms: %s.",
 				cov.summary(len(content)), strings.Join(cov.missing, ", ")))
 		}
@@ -160,12 +158,4 @@ func clip(s string) string {
 	}
 	r := []rune(s)
 	return string(r[:maxText-1]) + "…"
-}
-
-// queryKey is the controller's notion of an equivalent query: its sorted
-// distinct terms.
-func queryKey(q string) string {
-	terms := store.Terms(q)
-	sort.Strings(terms)
-	return strings.Join(terms, " ")
 }

@@ -39,13 +39,22 @@ func run(t testing.TB, lib tools.Tools, task agent.Task) *agent.Result {
 // refusal of something it proposed, and never repeats a query or a read.
 func checkInvariants(t testing.TB, res *agent.Result) {
 	t.Helper()
-	assert.Contains(t, []reason.Code{reason.CitationContractPassed, reason.ModelStopped}, res.Reason,
-		"the run ended with %s (%s)", res.Reason, res.Detail)
+	switch res.Reason {
+	case reason.CitationContractPassed, reason.ModelStopped:
+	case reason.ReadOrByteLimit:
+		// A candidate's size is shown to no model, so a read may find less
+		// byte allowance left than the passage needs; the read count
+		// itself is visible and never exceeded.
+		// so the refusal must have come from the bytes.
+		assert.Less(t, res.Usage.Reads, res.Limits.Reads, "refused by the read count, which the policy can see")
+	default:
+		assert.Fail(t, "unexpected ending", "the run ended with %s (%s)", res.Reason, res.Detail)
+	}
 	keys, reads := map[string]bool{}, map[string]bool{}
 	for _, d := range res.Decisions {
 		switch d.Action {
 		case agent.Search:
-			k := queryKey(d.Query)
+			k := agent.QueryKey(d.Query)
 			assert.False(t, keys[k], "query %q repeats an earlier one", d.Query)
 			keys[k] = true
 		case agent.Read:
@@ -53,8 +62,6 @@ func checkInvariants(t testing.TB, res *agent.Result) {
 			reads[d.SourceID] = true
 		}
 	}
-	u, l := res.Usage, res.Limits
-	assert.True(t, u.ModelCalls <= l.ModelCalls && u.Searches <= l.Searches && u.Reads <= l.Reads && u.SourceBytes <= l.SourceBytes)
 }
 
 // TestTheFourCases runs the scripted policy on each authored case and path
@@ -223,19 +230,22 @@ func FuzzScripted(f *testing.F) {
 		"In Python 3.12, how many days does Path.write_text retain backup copies?",
 		"???", "a", "json json json", "İstanbul KELVIN \u212a encoding", "text. text! text?",
 	} {
-		f.Add(q, "3.12")
-		f.Add(q, "3.13")
+		f.Add(q, "3.12", uint8(9), uint8(3), uint8(4), uint16(4096))
+		f.Add(q, "3.13", uint8(2), uint8(1), uint8(1), uint16(300))
 	}
+	f.Add("json dumps write text file", "3.12", uint8(9), uint8(3), uint8(4), uint16(400))
 	lib := openLibrary(f)
-	f.Fuzz(func(t *testing.T, question, version string) {
+	f.Fuzz(func(t *testing.T, question, version string, calls, searches, reads uint8, bytes uint16) {
+		limits := agent.Limits{ModelCalls: 1 + int(calls)%12, Searches: 1 + int(searches)%4, Reads: 1 + int(reads)%6,
+			SourceBytes: 1 + int(bytes)%8192, Seconds: 180}
 		for _, mode := range []agent.Mode{agent.Agent, agent.Fixed} {
-			task := agent.Task{Question: question, Version: version, Mode: mode, Limits: agent.DefaultLimits()}
+			task := agent.Task{Question: question, Version: version, Mode: mode, Limits: limits}
 			if task.Validate() != nil {
 				return
 			}
 			res := run(t, lib, task)
-			if mode == agent.Fixed && res.Reason == reason.InvalidQuery && res.Usage.ModelCalls == 0 {
-				continue // the controller's own search had no terms
+			if mode == agent.Fixed && res.Usage.ModelCalls == 0 {
+				continue // the controller's own retrieval ended it (no terms, or limits) before any call
 			}
 			checkInvariants(t, res)
 		}

@@ -59,7 +59,7 @@ func readState(p agent.Prompt) (*state, error) {
 		switch get(o, "tool") {
 		case "search":
 			q, _ := get(args, "query").(string)
-			st.queries[queryKey(q)] = true
+			st.queries[agent.QueryKey(q)] = true
 			cands, _ := get(result, "candidates").([]any)
 			for _, c := range cands {
 				co, _ := c.(*pyjson.Object)

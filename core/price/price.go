@@ -5,6 +5,7 @@ package price
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,8 +84,8 @@ func (t Table) Override(spec string) (Table, error) {
 		}
 		i, err1 := strconv.ParseFloat(strings.TrimSpace(in), 64)
 		o, err2 := strconv.ParseFloat(strings.TrimSpace(outp), 64)
-		if err1 != nil || err2 != nil || i < 0 || o < 0 || i != i || o != o {
-			return Table{}, fmt.Errorf("price %q needs two non-negative numbers", part)
+		if err1 != nil || err2 != nil || !(i >= 0 && o >= 0) || math.IsInf(i, 0) || math.IsInf(o, 0) {
+			return Table{}, fmt.Errorf("price %q needs two finite, non-negative numbers", part)
 		}
 		out.rates[strings.TrimSpace(model)] = Rate{Model: strings.TrimSpace(model), InputPerMTok: i, OutputPerMTok: o, Source: "given on the command line"}
 	}

@@ -28,6 +28,8 @@ func TestOverride(t *testing.T) {
 		{"gemini-3.8-flash=-1/2", "", 0, true},
 		{"=1/2", "", 0, true},
 		{"m=NaN/1", "", 0, true},
+		{"m=Inf/1", "", 0, true},
+		{"m=1/+Inf", "", 0, true},
 	} {
 		t.Run(c.spec, func(t *testing.T) {
 			table, err := Defaults().Override(c.spec)

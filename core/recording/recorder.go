@@ -20,6 +20,13 @@ type Recorder struct {
 	save func(data []byte) error
 }
 
+// NewMemoryRecorder keeps the recording in memory only (the page offers it
+// for download), so no attempt pays for serializing the whole file again.
+func NewMemoryRecorder(head File) *Recorder {
+	head.Trials = nil
+	return &Recorder{file: head}
+}
+
 // NewRecorder starts a recording with head's provider settings (its trials
 // are ignored) and saves it once, so the output exists before anything is
 // sent.
@@ -36,6 +43,9 @@ func NewRecorder(head File, save func(data []byte) error) (*Recorder, error) {
 
 // flush saves the file; the caller holds mu.
 func (r *Recorder) flush() error {
+	if r.save == nil {
+		return nil // kept in memory only: nothing to serialize until File is asked for
+	}
 	var buf bytes.Buffer
 	if err := r.file.Write(&buf); err != nil {
 		return err

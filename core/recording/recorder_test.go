@@ -119,3 +119,14 @@ func writeFile(t *testing.T, f *File) []byte {
 	}
 	return b
 }
+
+func TestMemoryRecorderKeepsEveryAttempt(t *testing.T) {
+	r := NewMemoryRecorder(File{Model: "m", Trials: []Trial{{ID: "ignored"}}})
+	log, err := r.Begin(Trial{ID: "run-1"})
+	require.NoError(t, err)
+	require.NoError(t, log.Record(gemini.Attempt{Request: pyjson.NewObject("a", 1), Error: "URLError"}))
+	f := r.File()
+	require.Len(t, f.Trials, 1)
+	assert.Equal(t, "run-1", f.Trials[0].ID)
+	assert.Equal(t, "URLError", f.Trials[0].Exchanges[0].Error)
+}

@@ -7,6 +7,7 @@ package recording
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/ragagentlab/ragagent/core/pyjson"
@@ -131,6 +132,9 @@ func parseTrial(v any, i int) (Trial, error) {
 			return Trial{}, &ParseError{Where: where, Msg: "elapsed_seconds must be a number"}
 		}
 		f := n.Float64()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return Trial{}, &ParseError{Where: where, Msg: "elapsed_seconds must be a finite number"}
+		}
 		t.ElapsedSeconds = &f
 	}
 	raw, _ := o.Get("exchanges")

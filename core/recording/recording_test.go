@@ -62,6 +62,7 @@ func TestParseRefusesMalformedRecordingsInOneLine(t *testing.T) {
 		{"exchange without request", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": [{"response": {}}]}]}`, "exchange 1: has no request"},
 		{"exchange without outcome", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": [{"request": {}}]}]}`, "neither a response nor an error"},
 		{"error not a string", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": [{"request": {}, "error": 429}]}]}`, "error must be"},
+		{"elapsed not finite", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "elapsed_seconds": NaN, "exchanges": []}]}`, "finite"},
 		{"repeat not whole", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "repeat": 1.5, "exchanges": []}]}`, "repeat must be"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

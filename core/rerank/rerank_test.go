@@ -32,13 +32,6 @@ func snapshot(t testing.TB) *rerank.Snapshot {
 	return s
 }
 
-func decode(t testing.TB, text string) any {
-	t.Helper()
-	v, err := pyjson.Decode(text)
-	require.NoError(t, err)
-	return v
-}
-
 // pool is the three 3.12 chunks as bare candidates, in snapshot order.
 func pool(t testing.TB, snap *rerank.Snapshot) []rerank.Candidate {
 	t.Helper()

@@ -18,9 +18,6 @@ import (
 // ListwiseModel is the model the reference listwise run used.
 const ListwiseModel = "gemini-3.1-flash-lite"
 
-// ListwiseEndpoint is the generateContent URL for ListwiseModel.
-const ListwiseEndpoint = "https://generativelanguage.googleapis.com/v1beta/models/" + ListwiseModel + ":generateContent"
-
 // Execution modes of a listwise run, and its scope as the reference states it.
 const (
 	ListwiseReplayMode = "recorded-gemini-listwise-reranking"

@@ -67,7 +67,7 @@ func (s *Suite) ImportGemini(ctx context.Context, published []byte) (*recording.
 		return nil, fmt.Errorf("published Gemini record: %d cases, this lab has %d development cases", len(pubCases), len(cov.DevelopmentCases))
 	}
 	config := pyjson.NewObject("generationConfig", gemini.Config(), "source", listwiseSource)
-	file := &recording.File{Model: ListwiseModel, Endpoint: ListwiseEndpoint, Config: config}
+	file := &recording.File{Model: ListwiseModel, Endpoint: gemini.ModelEndpoint(ListwiseModel), Config: config}
 	for i, d := range cov.DevelopmentCases {
 		pc := pubCases[i]
 		what := fmt.Sprintf("case %d (%s)", i+1, d.CaseID)

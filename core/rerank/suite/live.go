@@ -36,11 +36,12 @@ type LiveConfig struct {
 // sending reserves nothing; any other has its estimate reserved, and
 // saved, before it is sent, and the reservation stays whatever happens.
 type Live struct {
-	model     *gemini.Live
-	transport gemini.Transport
-	allowance *gemini.Allowance
-	ledger    *budget.Ledger
-	rate      price.Rate
+	model  *gemini.Live
+	ledger *budget.Ledger
+	rate   price.Rate
+	// pending is the reservation of the request in flight (0: none made).
+	pending  int
+	question string
 }
 
 // NewLive builds the live listwise model.
@@ -52,29 +53,24 @@ func NewLive(c LiveConfig) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Live{model: m, transport: c.Transport, allowance: c.Allowance, ledger: c.Ledger, rate: c.Rate}, nil
+	l := &Live{model: m, ledger: c.Ledger, rate: c.Rate}
+	m.BeforeSend = l.reserve
+	return l, nil
 }
 
 // Endpoint is the URL requests go to.
 func (l *Live) Endpoint() string { return l.model.Endpoint() }
 
-// Decide reserves the request's estimate (budget_exceeded when it would
-// pass the budget: nothing is sent) and then sends it through the live
-// model; the reservation's outcome is completed or the failure's code.
+// Decide sends the request through the live model, which reserves its
+// estimate in the ledger once its own checks pass (budget_exceeded when it
+// would pass the budget: nothing is sent); the reservation is then settled
+// as completed or with the failure's code, and kept either way.
 func (l *Live) Decide(ctx context.Context, p agent.Prompt, timeout time.Duration) (agent.Reply, error) {
-	body := gemini.Body(gemini.Payload(p))
-	if len(body) > gemini.MaxRequestBytes || l.allowance.Used() >= l.allowance.Limit() || !l.transport.HasKey() || ctx.Err() != nil {
-		// The live model refuses these before sending: nothing to pay for.
-		return l.model.Decide(ctx, p, timeout)
-	}
-	sum := sha256.Sum256(body)
-	seq, err := l.ledger.Reserve(budget.Request{Label: "rerank listwise: " + question(p), Model: ListwiseModel,
-		RequestSHA256: hex.EncodeToString(sum[:]), RequestBytes: len(body),
-		EstimatedUSD: budget.Estimate(l.rate, len(body), MaxOutputTokens())})
-	if err != nil {
-		return agent.Reply{}, err
-	}
+	l.pending, l.question = 0, question(p)
 	reply, failure := l.model.Decide(ctx, p, timeout)
+	if l.pending == 0 {
+		return reply, failure // refused before sending: nothing was reserved
+	}
 	outcome := budget.Completed
 	if failure != nil {
 		outcome = "failed: " + failure.Error()
@@ -82,10 +78,24 @@ func (l *Live) Decide(ctx context.Context, p agent.Prompt, timeout time.Duration
 			outcome = string(code)
 		}
 	}
-	if err := l.ledger.Settle(seq, outcome); err != nil {
+	if err := l.ledger.Settle(l.pending, outcome); err != nil {
 		return agent.Reply{}, errors.Join(failure, fmt.Errorf("the request was sent: %w", err))
 	}
 	return reply, failure
+}
+
+// reserve is the live model's BeforeSend: the estimate for exactly the body
+// about to be sent, saved before it is sent.
+func (l *Live) reserve(body []byte) error {
+	sum := sha256.Sum256(body)
+	seq, err := l.ledger.Reserve(budget.Request{Label: "rerank listwise: " + l.question, Model: ListwiseModel,
+		RequestSHA256: hex.EncodeToString(sum[:]), RequestBytes: len(body),
+		EstimatedUSD: budget.Estimate(l.rate, len(body), MaxOutputTokens())})
+	if err != nil {
+		return err
+	}
+	l.pending = seq
+	return nil
 }
 
 // question is the question a listwise prompt carries, for the ledger.

@@ -40,7 +40,7 @@ type fakeTransport struct {
 func (f *fakeTransport) HasKey() bool { return f.key }
 
 func (f *fakeTransport) Post(ctx context.Context, endpoint string, body []byte) (int, []byte, error) {
-	assert.Equal(f.t, ListwiseEndpoint, endpoint)
+	assert.Equal(f.t, gemini.ModelEndpoint(ListwiseModel), endpoint)
 	deadline, ok := ctx.Deadline()
 	assert.True(f.t, ok, "every request has a deadline")
 	assert.LessOrEqual(f.t, time.Until(deadline), gemini.MaxCallTimeout)
@@ -149,7 +149,7 @@ func TestLiveRerankSendsTheRecordedBytesAfterReservingEach(t *testing.T) {
 	s := openSuite(t)
 	r := liveSetup(t, 0.05, true, publishedBodies(t))
 	ft, ledger := r.transport, r.ledger
-	assert.Equal(t, ListwiseEndpoint, r.live.Endpoint())
+	assert.Equal(t, gemini.ModelEndpoint(ListwiseModel), r.live.Endpoint())
 	rec, err := s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
 	require.NoError(t, err)
 	assert.Empty(t, rec.Failed())
