@@ -346,7 +346,7 @@ func (e *engine) rerankLive(specValue, hooks js.Value) any {
 		}
 		defer fresh.Close()
 		started := e.clock()
-		rec, log, err := suite.NewLiveRecording(spec.endpoint, started, func([]byte) error { return nil })
+		rec, log, err := suite.NewLiveRecording(spec.endpoint, started, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -115,13 +115,18 @@ const LiveTrialID = "rerank-live"
 // listwise model, the endpoint and generation config, and one trial whose
 // exchanges are the run's attempts in case order, which is what Replay
 // answers from (ragagent rerank --gemini FILE, or the page). save gets the
-// whole file after every attempt; pass the trial log's Record as
+// whole file after every attempt; nil keeps it in memory only (the page
+// offers it for download). Pass the trial log's Record as
 // LiveConfig.Record.
 func NewLiveRecording(endpoint string, began time.Time, save func([]byte) error) (*recording.Recorder, *recording.TrialLog, error) {
-	rec, err := recording.NewRecorder(recording.File{Model: ListwiseModel, Endpoint: endpoint,
-		Config: pyjson.NewObject("generationConfig", gemini.Config()), RecordedAt: began.UTC().Format(time.RFC3339Nano)}, save)
-	if err != nil {
-		return nil, nil, err
+	head := recording.File{Model: ListwiseModel, Endpoint: endpoint,
+		Config: pyjson.NewObject("generationConfig", gemini.Config()), RecordedAt: began.UTC().Format(time.RFC3339Nano)}
+	rec := recording.NewMemoryRecorder(head)
+	if save != nil {
+		var err error
+		if rec, err = recording.NewRecorder(head, save); err != nil {
+			return nil, nil, err
+		}
 	}
 	log, err := rec.Begin(recording.Trial{ID: LiveTrialID, Split: "development", Repeat: 1, Mode: "listwise"})
 	if err != nil {

@@ -182,7 +182,7 @@ func TestLiveRerankSendsTheRecordedBytesAfterReservingEach(t *testing.T) {
 func TestLiveRecordingReplays(t *testing.T) {
 	s := openSuite(t)
 	var saves [][]byte
-	_, log, err := NewLiveRecording(ListwiseEndpoint, fixedClock(), func(data []byte) error {
+	_, log, err := NewLiveRecording(gemini.ModelEndpoint(ListwiseModel), fixedClock(), func(data []byte) error {
 		saves = append(saves, data)
 		return nil
 	})
@@ -200,7 +200,7 @@ func TestLiveRecordingReplays(t *testing.T) {
 	file, err := recording.Parse(saves[len(saves)-1])
 	require.NoError(t, err)
 	assert.Equal(t, ListwiseModel, file.Model)
-	assert.Equal(t, ListwiseEndpoint, file.Endpoint)
+	assert.Equal(t, gemini.ModelEndpoint(ListwiseModel), file.Endpoint)
 	assert.Equal(t, "2026-11-29T12:00:00Z", file.RecordedAt)
 	require.Len(t, file.Trials, 1)
 	assert.Equal(t, LiveTrialID, file.Trials[0].ID)
@@ -209,6 +209,19 @@ func TestLiveRecordingReplays(t *testing.T) {
 	a, _ := rec.Value().Get("cases")
 	b, _ := replayed.Value().Get("cases")
 	sameJSON(t, a, b, "live cases replayed from NewLiveRecording's file")
+}
+
+// TestLiveRecordingInMemory: with no save function the recording stays in
+// memory (the page offers it for download).
+func TestLiveRecordingInMemory(t *testing.T) {
+	rec, log, err := NewLiveRecording("http://127.0.0.1:9/x", fixedClock(), nil)
+	require.NoError(t, err)
+	require.NoError(t, log.Record(gemini.Attempt{Request: pyjson.NewObject("a", 1), Response: pyjson.NewObject("b", 2)}))
+	f := rec.File()
+	assert.Equal(t, "http://127.0.0.1:9/x", f.Endpoint)
+	require.Len(t, f.Trials, 1)
+	assert.Equal(t, LiveTrialID, f.Trials[0].ID)
+	assert.Len(t, f.Trials[0].Exchanges, 1)
 }
 
 func TestLiveRerankRefusesPastTheBudgetWithoutSending(t *testing.T) {
