@@ -8,11 +8,11 @@
 //   worker -> page  {type: "fetch", fetchId, endpoint, body, timeoutMs}
 //   page -> worker  {type: "fetched", fetchId, status, body} | {type: "fetchFailed", fetchId, kind, message}
 //   worker -> page  {type: "abortFetch", fetchId}
+// Live requests are fetched by the page, which alone holds the API key.
 //   worker -> page  {type: "storage", storageId, op: "load" | "save", text}
 //   page -> worker  {type: "stored", storageId, ok, value, message}
-// Live requests are fetched by the page, which alone holds the API key; the
-// spending ledger lives in the page's localStorage, which a worker cannot
-// reach, so its load/save bridge is relayed the same way.
+// The spending ledger lives in the page's localStorage, which a worker
+// cannot reach, so its load/save bridge is relayed the same way.
 "use strict";
 
 importScripts("wasm_exec.js");
@@ -131,10 +131,11 @@ async function call(id, op, args) {
       return api.ledger(ledgerStore);
     case "setBudget":
       return api.setBudget(args[0], ledgerStore);
+    case "rerank": case "rerankRecording":
+      return api[op](...args);
     case "cancel":
       return api.cancel(args[0]);
     case "load": case "corpus": case "search": case "plan": case "policies": case "recording":
-    case "rerank": case "rerankRecording":
       return api[op](...args);
     default:
       throw new Error(`unknown operation ${op}`);

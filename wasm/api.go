@@ -49,6 +49,7 @@ func (e *engine) object() js.Value {
 		api.Set(name, fn)
 	}
 	api.Set("version", apiVersion)
+	e.exportRerank(export) // the Rerank view's methods (rerank.go)
 	export("load", func([]js.Value) any { return promise(e.load) })
 	export("corpus", func([]js.Value) any { return promise(e.corpus) })
 	export("search", func(args []js.Value) any {
@@ -83,7 +84,6 @@ func (e *engine) object() js.Value {
 		return e.cancel(id.Int())
 	})
 	export("recording", func([]js.Value) any { return promise(e.recording) })
-	e.exportRerank(export)
 	export("exit", func([]js.Value) any {
 		e.mu.Lock()
 		defer e.mu.Unlock()

@@ -23,7 +23,6 @@
 //	                             limits, policy, hasKey, endpoint}; a refused task rejects with an Error
 //	                             named RunRefused whose code is the reason
 //	cancel(id)                   stops a run (it ends incomplete, reason cancelled); true if it was running
-//	recording()                  Promise<{trials, text}>: the session's recorded runs
 //	rerank({gemini?, crossEncoder?})
 //	                             Promise<{coverage, gemini, cross_encoder, sources, elapsed_ms, ...}>: the
 //	                             reranking lab's three runs replayed (records in the published shapes);
@@ -37,12 +36,14 @@
 //	rerankRecording()            Promise<{exchanges, text} | null>: the latest live rerank's recording
 //	ledger(store)                Promise<{budget_usd, spent_usd, remaining_usd, entries}>
 //	setBudget(usd, store)        Promise<ledger state>
+//	recording()                  Promise<{trials, text}>: the session's recorded runs
 //	exit()                       releases the API and ends the program
 //
 // post(endpoint, body, {signal, timeoutMs}) is the shell's fetch (see
-// fetchTransport): the API key never crosses into this module. store is
-// the spending ledger's storage in the shell, {load(), save(text)} (see
-// shellStore): only the ledger's text crosses.
+// fetchTransport): the API key never crosses into this module.
+//
+// store is the spending ledger's storage in the shell, {load(), save(text)}
+// (see shellStore): only the ledger's text crosses.
 package main
 
 import "syscall/js"
