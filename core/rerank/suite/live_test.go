@@ -170,11 +170,17 @@ func TestLiveRerankSendsTheRecordedBytesAfterReservingEach(t *testing.T) {
 	assert.Contains(t, ledger.Entries()[0].Label, "How do I explicitly select UTF-8")
 
 	saved := &recording.File{Trials: []recording.Trial{{ID: "live", Exchanges: r.exchanges}}}
-	replayed, err := s.Gemini(context.Background(), NewReplay(saved), ListwiseReplayMode, defaultRate(t))
+	replaysTo(t, s, saved, rec, "live cases replayed from the live recording")
+}
+
+// replaysTo asserts that file replays to the cases of the live run rec.
+func replaysTo(t *testing.T, s *Suite, file *recording.File, rec *GeminiRecord, what string) {
+	t.Helper()
+	replayed, err := s.Gemini(context.Background(), NewReplay(file), ListwiseReplayMode, defaultRate(t))
 	require.NoError(t, err)
 	a, _ := rec.Value().Get("cases")
 	b, _ := replayed.Value().Get("cases")
-	sameJSON(t, a, b, "live cases replayed from the live recording")
+	sameJSON(t, a, b, what)
 }
 
 // TestLiveRecordingReplays: the file NewLiveRecording keeps (saved after
@@ -204,11 +210,7 @@ func TestLiveRecordingReplays(t *testing.T) {
 	assert.Equal(t, "2026-11-29T12:00:00Z", file.RecordedAt)
 	require.Len(t, file.Trials, 1)
 	assert.Equal(t, LiveTrialID, file.Trials[0].ID)
-	replayed, err := s.Gemini(context.Background(), NewReplay(file), ListwiseReplayMode, defaultRate(t))
-	require.NoError(t, err)
-	a, _ := rec.Value().Get("cases")
-	b, _ := replayed.Value().Get("cases")
-	sameJSON(t, a, b, "live cases replayed from NewLiveRecording's file")
+	replaysTo(t, s, file, rec, "live cases replayed from NewLiveRecording's file")
 }
 
 // TestLiveRecordingInMemory: with no save function the recording stays in
