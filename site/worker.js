@@ -68,7 +68,7 @@ async function boot() {
 // often: this makes the start-up code hot once, so the next visit starts
 // from cached optimised code (wasm/warm.go; measured in docs/page.md).
 const WARM_ROUNDS = 100;
-const WARM_SLICE = 10;
+const WARM_SLICE = 2;
 
 async function warmUp(api) {
   let ms = 0;

@@ -19,7 +19,7 @@ const maxWarmRounds = 50
 
 // replayEvery is how often a warm round also replays the bundled recording
 // (the page's first action after start-up) on its throwaway lab.
-const replayEvery = 25
+const replayEvery = 5
 
 // warm repeats the engine's start-up on throwaway labs: open a lab
 // (decode the corpus and cases, open SQLite, register FTS5, build the
