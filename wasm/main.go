@@ -24,6 +24,8 @@
 //	                             named RunRefused whose code is the reason
 //	cancel(id)                   stops a run (it ends incomplete, reason cancelled); true if it was running
 //	recording()                  Promise<{trials, text}>: the session's recorded runs
+//	warm(rounds, round)          Promise<{rounds, elapsed_ms}>: repeats start-up on throwaway labs
+//	                             (1 to 50 rounds a call) so the browser caches optimised code (warm.go)
 //	exit()                       releases the API and ends the program
 //
 // post(endpoint, body, {signal, timeoutMs}) is the shell's fetch (see
