@@ -63,7 +63,10 @@ function isLoopbackHost(host) {
 
 // ---------- engine client ----------
 
-const worker = new Worker("worker.js");
+// boot.js has usually started the worker already (else it is started here);
+// its early messages are handed over once the progress code below exists.
+const boot = self.ragagentBoot ??= { worker: new Worker("worker.js"), early: [] };
+const worker = boot.worker;
 let nextCall = 0;
 const calls = new Map();
 
@@ -111,6 +114,7 @@ worker.onerror = (event) => {
 // ---------- start-up progress ----------
 
 const timings = {};
+let engineTag = ""; // main.wasm's ETag: which engine build the code cache holds
 const progressBar = $("#engine-progress");
 const progressLabel = $("#engine-label");
 
@@ -119,7 +123,7 @@ function mb(n) {
 }
 
 function onProgress(p) {
-  timings[p.stage] ??= p.ms;
+  timings[p.stage] ??= Math.round(p.at - performance.timeOrigin); // since navigation
   document.body.dataset.engine = p.stage;
   switch (p.stage) {
     case "download":
@@ -145,6 +149,7 @@ function onProgress(p) {
       break;
     case "ready":
       performance.mark("engine-ready");
+      engineTag = p.etag || "";
       progressBar.max = 1;
       progressBar.value = 1;
       progressLabel.textContent = `Engine ready in ${(performance.measure("ready", "shell-start", "engine-ready").duration / 1000).toFixed(2)} s.`;
@@ -158,6 +163,8 @@ function onProgress(p) {
       break;
   }
 }
+
+for (const event of boot.early.splice(0)) (event.type === "error" ? worker.onerror : worker.onmessage)(event);
 
 // ---------- views ----------
 
@@ -1314,6 +1321,28 @@ $("#search-form").addEventListener("submit", async (event) => {
 
 // ---------- start ----------
 
+const WARM_KEY = "ragagent.warmed";
+
+/** primeCodeCache has the worker repeat the start-up work in the background,
+ * once per engine build, so the next visit starts from the browser's cache
+ * of optimised code (see warmUp in worker.js). */
+async function primeCodeCache() {
+  let warmed = null;
+  try { warmed = localStorage.getItem(WARM_KEY); } catch { /* storage blocked: warm every visit */ }
+  if (!engineTag || warmed === engineTag) {
+    document.body.dataset.warm = "skipped";
+    return;
+  }
+  document.body.dataset.warm = "running";
+  try {
+    timings.warm = await call("warm");
+    try { localStorage.setItem(WARM_KEY, engineTag); } catch { /* as above */ }
+    document.body.dataset.warm = "done";
+  } catch {
+    document.body.dataset.warm = "failed";
+  }
+}
+
 engineReady.then((info) => {
   state.info = info;
   for (const p of info.passages) state.passages.set(p.source_id, p);
@@ -1322,7 +1351,7 @@ engineReady.then((info) => {
   setupRerank();
   $("#search-run").disabled = false;
   return replayBundled();
-}).catch((err) => {
+}).then(primeCodeCache).catch((err) => {
   if (document.body.dataset.engine !== "failed") {
     progressLabel.textContent = `The page could not start: ${err.message}`;
     $("#engine").classList.add("failed");

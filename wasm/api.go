@@ -84,6 +84,17 @@ func (e *engine) object() js.Value {
 		return e.cancel(id.Int())
 	})
 	export("recording", func([]js.Value) any { return promise(e.recording) })
+	export("warm", func(args []js.Value) any {
+		rounds, round := arg(args, 0), arg(args, 1)
+		n, from := 0, 0
+		if rounds.Type() == js.TypeNumber {
+			n = rounds.Int()
+		}
+		if round.Type() == js.TypeNumber {
+			from = round.Int()
+		}
+		return promise(func() (any, error) { return e.warm(n, from) })
+	})
 	export("exit", func([]js.Value) any {
 		e.mu.Lock()
 		defer e.mu.Unlock()

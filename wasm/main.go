@@ -37,6 +37,8 @@
 //	ledger(store)                Promise<{budget_usd, spent_usd, remaining_usd, entries}>
 //	setBudget(usd, store)        Promise<ledger state>
 //	recording()                  Promise<{trials, text}>: the session's recorded runs
+//	warm(rounds, round)          Promise<{rounds, elapsed_ms}>: repeats start-up on throwaway labs
+//	                             (1 to 50 rounds a call) so the browser caches optimised code (warm.go)
 //	exit()                       releases the API and ends the program
 //
 // post(endpoint, body, {signal, timeoutMs}) is the shell's fetch (see

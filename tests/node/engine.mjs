@@ -12,14 +12,14 @@ export const site = path.join(root, "site");
 
 let started;
 
-/** startEngine instantiates the module once per process and loads it. */
-export function startEngine() {
+/** startEngine instantiates the module (from dir, default site/) once per process and loads it. */
+export function startEngine(dir = site) {
   started ??= (async () => {
-    require(path.join(site, "wasm_exec.js"));
+    require(path.join(dir, "wasm_exec.js"));
     const go = new globalThis.Go();
     const ready = new Promise((resolve) => { globalThis.ragagentReady = resolve; });
     const t0 = performance.now();
-    const { instance } = await WebAssembly.instantiate(readFileSync(path.join(site, "main.wasm")), go.importObject);
+    const { instance } = await WebAssembly.instantiate(readFileSync(path.join(dir, "main.wasm")), go.importObject);
     const t1 = performance.now();
     const exited = go.run(instance);
     const api = await ready;

@@ -1,0 +1,13 @@
+// boot.js starts the engine worker as early as the page allows: it is an
+// async classic script, so it runs as soon as it arrives, without waiting
+// for the style sheet or the rest of the page as the module app.js does.
+// What the worker posts before app.js takes over waits in `early`.
+"use strict";
+
+if (!self.ragagentBoot) {
+  const worker = new Worker("worker.js");
+  const early = [];
+  worker.onmessage = (event) => early.push(event);
+  worker.onerror = (event) => early.push(event);
+  self.ragagentBoot = { worker, early };
+}
