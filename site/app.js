@@ -532,7 +532,8 @@ async function liveFetch({ fetchId, endpoint: target, body, timeoutMs }) {
       signal: ctrl.signal,
     });
     if (res.type === "opaqueredirect") return reply({ type: "fetched", status: 300, body: new Uint8Array(0) });
-    const bytes = await readCapped(res, MAX_RESPONSE_BYTES + 1);
+    let bytes = await readCapped(res, MAX_RESPONSE_BYTES + 1);
+    if (!res.ok) bytes = redactKey(bytes); // an error body that echoes the key must not reach the engine
     reply({ type: "fetched", status: res.status, body: bytes }, [bytes.buffer]);
   } catch (err) {
     reply({ type: "fetchFailed", kind: timedOut ? "TimeoutError" : "URLError", message: timedOut ? "timed out" : "the request failed" });
@@ -540,6 +541,16 @@ async function liveFetch({ fetchId, endpoint: target, body, timeoutMs }) {
     clearTimeout(timer);
     inflight.delete(fetchId);
   }
+}
+
+/** redactKey replaces every occurrence of the key in a reply body, as the
+ * native transport does, so the engine, a run's detail and the console
+ * never see it. Only error bodies can echo a request header back. */
+function redactKey(bytes) {
+  if (!apiKey) return bytes;
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+  if (!text.includes(apiKey)) return bytes;
+  return new TextEncoder().encode(text.split(apiKey).join("[redacted]"));
 }
 
 function abortFetch(fetchId) {
@@ -701,7 +712,10 @@ runForm.addEventListener("submit", async (event) => {
   currentRun = { id: null };
   try {
     const report = await call("run", [spec], (e) => {
-      if (e.event === "started") currentRun.id = e.runId;
+      if (e.event === "started") {
+        currentRun.id = e.runId;
+        if (currentRun.stopRequested) call("cancel", [e.runId]); // Stop came before the engine named the run
+      }
       if (e.event === "step") {
         if (e.observation) observations.push(e.observation);
         steps.append(stepItem(e.step, e.observation, spec.limits, [...reads]));
@@ -724,7 +738,9 @@ runForm.addEventListener("submit", async (event) => {
 });
 
 $("#run-stop").addEventListener("click", () => {
-  if (currentRun && currentRun.id !== null) call("cancel", [currentRun.id]);
+  if (!currentRun) return;
+  if (currentRun.id !== null) call("cancel", [currentRun.id]);
+  else currentRun.stopRequested = true; // cancelled as soon as the run is started
   $("#run-status").textContent = "Stopping…";
 });
 
@@ -1120,7 +1136,10 @@ $("#rerank-form").addEventListener("submit", async (event) => {
   rerank.running = { id: null };
   try {
     const live = await call("rerankLive", [spec], (e) => {
-      if (e.event === "started") rerank.running.id = e.runId;
+      if (e.event === "started") {
+        rerank.running.id = e.runId;
+        if (rerank.running.stopRequested) call("cancel", [e.runId]);
+      }
       if (e.event === "case") status.textContent = `Case ${e.done} of ${e.total} done…`;
     });
     renderLiveRerank(live);
@@ -1140,7 +1159,9 @@ $("#rerank-form").addEventListener("submit", async (event) => {
 });
 
 $("#rerank-stop").addEventListener("click", () => {
-  if (rerank.running && rerank.running.id !== null) call("cancel", [rerank.running.id]);
+  if (!rerank.running) return;
+  if (rerank.running.id !== null) call("cancel", [rerank.running.id]);
+  else rerank.running.stopRequested = true;
   $("#rerank-live-status").textContent = "Stopping…";
 });
 
@@ -1328,8 +1349,12 @@ const WARM_KEY = "ragagent.warmed";
  * of optimised code (see warmUp in worker.js). */
 async function primeCodeCache() {
   let warmed = null;
-  try { warmed = localStorage.getItem(WARM_KEY); } catch { /* storage blocked: warm every visit */ }
-  if (!engineTag || warmed === engineTag) {
+  try {
+    warmed = localStorage.getItem(WARM_KEY);
+  } catch {
+    warmed = engineTag; // storage blocked: it could not be remembered, so it would cost every visit; skip
+  }
+  if (!engineTag || warmed === engineTag || navigator.connection?.saveData) {
     document.body.dataset.warm = "skipped";
     return;
   }

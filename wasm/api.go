@@ -264,9 +264,7 @@ func (e *engine) replay(data []byte, caseID string, onTrial js.Value) (any, erro
 	done := 0
 	report, err := s.Lab().Replay(context.Background(), file, func(tr lab.TrialReport) {
 		done++
-		if onTrial.Type() == js.TypeFunction {
-			onTrial.Invoke(done, total, tr.ID)
-		}
+		notify(onTrial, done, total, tr.ID)
 	})
 	if err != nil {
 		return nil, err
