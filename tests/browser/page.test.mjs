@@ -29,7 +29,7 @@ const PUBLISHED = [
   "unsupported / 2|agent|No target|fail|citation_contract_passed|3",
 ];
 
-let site, fake, slow, scripts, browser, page, consoleLines, requests;
+let site, fake, slow, echo, scripts, browser, page, consoleLines, requests;
 
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -41,7 +41,13 @@ before(async () => {
     { decision: { action: "stop", assessment: "Too slow to matter.", query: "", source_id: "", answer: "", citations: [] }, delay_ms: 60000 },
   ] }));
   slow = await startFake(["--script", script, "--quiet"]);
-  site = await serveSite([fake.url, slow.url]);
+  // A fake whose error body echoes the key, as a careless API might.
+  const echoing = path.join(scripts, "echo.json");
+  writeFileSync(echoing, JSON.stringify({ format: "ragagent-fake/1", replies: [
+    { status: 400, body: JSON.stringify({ error: { code: 400, message: `API key ${KEY} not valid. Please pass a valid API key.` } }) },
+  ] }));
+  echo = await startFake(["--script", echoing, "--quiet"]);
+  site = await serveSite([fake.url, slow.url, echo.url]);
   browser = await launch({ downloads: SHOTS });
   page = await browser.context.newPage();
   ({ consoleLines, requests } = observe(page));
@@ -55,6 +61,7 @@ after(async () => {
   site?.stop();
   fake?.stop();
   slow?.stop();
+  echo?.stop();
   if (scripts) rmSync(scripts, { recursive: true, force: true });
 });
 
@@ -250,6 +257,25 @@ test("Stop cancels a live run that is waiting for its reply", async () => {
   assert.match(await other.textContent("#run-status"), /Finished: incomplete, cancelled\./);
   assert.equal(await other.isEnabled("#run-stop"), false);
   await other.screenshot({ path: path.join(SHOTS, "run-stopped.png"), fullPage: true });
+  await other.close();
+});
+
+test("an error body that echoes the key reaches neither the engine nor the page", async () => {
+  const other = await browser.context.newPage();
+  const endpoint = `${echo.url}/v1beta/models/gemini-3.8-flash:generateContent`;
+  await other.goto(`${site.url}/?endpoint=${encodeURIComponent(endpoint)}#run`);
+  await other.waitForFunction(() => document.body.dataset.replay === "done", null, { timeout: 180000 });
+  await other.selectOption("#run-preset", "overwrite");
+  await other.check('input[name="policy"][value="gemini"]');
+  await other.fill("#run-key", KEY);
+  await other.click("#run-start");
+  await other.waitForSelector("#run-plan:not([hidden])");
+  await other.click("#run-start");
+  await other.waitForFunction(() => /^Finished/.test(document.querySelector("#run-status").textContent), null, { timeout: 60000 });
+  assert.match(await other.textContent("#run-status"), /Finished: failed, model_transport_failed:HTTPError\./);
+  const shown = await other.textContent("#run-output");
+  assert.match(shown, /\[redacted\] not valid/, "the API's message is shown, without the key");
+  assert.ok(!(await other.content()).replace(/value="[^"]*"/g, "").includes(KEY), "the key is nowhere in the page but its field");
   await other.close();
 });
 
