@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -94,7 +95,7 @@ func TestBundledReplayReproducesThePublishedRecord(t *testing.T) {
 
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
-	b, err := jsonMarshal(v)
+	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
 }
