@@ -12,10 +12,10 @@ import (
 	"syscall/js"
 	"time"
 
-	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/budget"
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -375,11 +375,11 @@ func (e *engine) rerankLive(specValue, hooks js.Value) any {
 
 // progress reports each listwise decision as it ends.
 type progress struct {
-	agent.Model
+	model.Model
 	after func()
 }
 
-func (p progress) Decide(ctx context.Context, prompt agent.Prompt, timeout time.Duration) (agent.Reply, error) {
+func (p progress) Decide(ctx context.Context, prompt model.Prompt, timeout time.Duration) (model.Reply, error) {
 	defer p.after()
 	return p.Model.Decide(ctx, prompt, timeout)
 }

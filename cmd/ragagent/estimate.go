@@ -3,9 +3,9 @@ package main
 import (
 	"fmt"
 
-	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
@@ -90,7 +90,7 @@ func recordedTokens(r *price.Rate) (lab.Tokens, int) {
 			u, _ := resp.Get("usageMetadata")
 			if um, ok := u.(*pyjson.Object); ok {
 				m := lab.Tokens{Replies: 1}
-				m.Tokens = *agent.Meta{UsageMetadata: um}.Tokens()
+				m.Tokens = *model.Meta{UsageMetadata: um}.Tokens()
 				t = t.Add(m)
 			}
 		}

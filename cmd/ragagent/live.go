@@ -16,6 +16,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/fixtures"
@@ -57,7 +58,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	cases := fs.String("cases", "", "comma-separated case `ids` (default: every case in fixtures/cases.json)")
 	repeats := fs.String("repeats", "2", "how many times to run each case on each path (1-10)")
 	modes := fs.String("modes", "fixed,agent", "the paths to run: fixed, agent or both")
-	model := addModelFlags(fs, "200")
+	mflags := addModelFlags(fs, "200")
 	asJSON := fs.Bool("json", false, "print the plan (or the report) as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -71,7 +72,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 		return fail(exitError, "%v", err)
 	}
 	defer l.Close()
-	s, err := model.parse()
+	s, err := mflags.parse()
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -205,7 +206,7 @@ func executeLive(ctx context.Context, l *lab.Lab, lp *livePlan, output, reportPa
 		return exitError
 	}
 	transport := httptransport.New(lp.key)
-	start := func(pt lab.PlannedTrial) (agent.Model, func(float64) error, error) {
+	start := func(pt lab.PlannedTrial) (model.Model, func(float64) error, error) {
 		log, err := rec.Begin(pt.Record())
 		if err != nil {
 			return nil, nil, err

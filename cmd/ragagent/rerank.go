@@ -12,9 +12,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/budget"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
@@ -100,7 +100,7 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 
 	var (
-		model      agent.Model
+		model      model.Model
 		mode       = suite.ListwiseReplayMode
 		ledger     *budget.Ledger
 		recordPath string

@@ -13,6 +13,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/policy"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
@@ -39,7 +40,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	trial := fs.String("trial", "", "with replay:FILE, the trial `id` to replay (default: the first whose question, version and mode match)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the steps")
 	record := fs.String("record", "", "with gemini, the recording `file` (default ragagent-run-<time>.json); never overwritten")
-	model := addModelFlags(fs, "12")
+	mflags := addModelFlags(fs, "12")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -47,7 +48,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(fmt.Errorf(format, a...)))
 		return exitUsage
 	}
-	s, err := model.parse()
+	s, err := mflags.parse()
 	if err != nil {
 		return usage("%v", err)
 	}
@@ -62,7 +63,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return usage("--trial goes with --policy replay:FILE")
 	}
 	task := agent.Task{Question: *question, Version: *version, Mode: agent.Mode(*mode), Limits: s.limits}
-	var decider agent.Model
+	var decider model.Model
 	var replayed *recording.Trial
 	if name == "replay" {
 		t, err := pickTrial(file, *trial, task)
@@ -75,7 +76,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ragagent run: %s: trial %s cannot run: %s\n", file, t.ID, oneLine(err))
 			return exitError
 		}
-		if *model.limits != "" {
+		if *mflags.limits != "" {
 			task.Limits = s.limits
 		}
 		decider = recording.NewReplayer(*t)
@@ -146,7 +147,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 // liveModel sets up a live model whose attempts are saved to a new
 // recording file, refusing before anything is sent when there is no key
 // or the file exists.
-func liveModel(s settings, recordPath string, task agent.Task) (agent.Model, string, error) {
+func liveModel(s settings, recordPath string, task agent.Task) (model.Model, string, error) {
 	key, _ := httptransport.KeyFromEnv(os.Getenv)
 	if key == "" {
 		return nil, "", fmt.Errorf("--policy gemini needs GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")

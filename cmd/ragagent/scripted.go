@@ -8,6 +8,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/policy"
 	"github.com/ragagentlab/ragagent/core/recording"
 )
@@ -40,7 +41,7 @@ func runScripted(l *lab.Lab, f *recording.File) (*lab.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := func(lab.PlannedTrial) (agent.Model, func(float64) error, error) { return policy.Scripted{}, nil, nil }
+	start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) { return policy.Scripted{}, nil, nil }
 	return l.RunBatch(context.Background(), plan, start, nil, nil, nil)
 }
 

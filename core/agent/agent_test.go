@@ -12,6 +12,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/tools"
@@ -23,13 +24,13 @@ import (
 // starting with "!" is a response object given whole.
 type script struct {
 	replies []string
-	prompts []agent.Prompt
+	prompts []model.Prompt
 }
 
-func (s *script) Decide(_ context.Context, p agent.Prompt, _ time.Duration) (agent.Reply, error) {
+func (s *script) Decide(_ context.Context, p model.Prompt, _ time.Duration) (model.Reply, error) {
 	s.prompts = append(s.prompts, p)
 	if len(s.replies) == 0 {
-		return agent.Reply{}, reason.New(reason.ReplayExhausted, "script ran out")
+		return model.Reply{}, reason.New(reason.ReplayExhausted, "script ran out")
 	}
 	text := s.replies[0]
 	s.replies = s.replies[1:]
@@ -240,10 +241,10 @@ func TestCancelledRunStopsAndSaysSo(t *testing.T) {
 // cancelling cancels the run while its first call is in flight.
 type cancelling struct{ cancel func() }
 
-func (c *cancelling) Decide(ctx context.Context, _ agent.Prompt, _ time.Duration) (agent.Reply, error) {
+func (c *cancelling) Decide(ctx context.Context, _ model.Prompt, _ time.Duration) (model.Reply, error) {
 	c.cancel()
 	<-ctx.Done()
-	return agent.Reply{}, reason.New(reason.Transport("TimeoutError"), "%v", ctx.Err())
+	return model.Reply{}, reason.New(reason.Transport("TimeoutError"), "%v", ctx.Err())
 }
 
 func TestStepsReportEachCallAsItHappens(t *testing.T) {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
@@ -99,19 +100,6 @@ func (o Observation) Value() *pyjson.Object {
 // MarshalJSON writes Value.
 func (o Observation) MarshalJSON() ([]byte, error) { return marshal(o.Value()) }
 
-// Tokens is one model call's token accounting, from its usageMetadata.
-type Tokens struct {
-	Prompt     int `json:"prompt"`
-	Candidates int `json:"candidates"`
-	Thoughts   int `json:"thoughts"`
-	Total      int `json:"total"`
-}
-
-// Add sums token counts.
-func (t Tokens) Add(o Tokens) Tokens {
-	return Tokens{t.Prompt + o.Prompt, t.Candidates + o.Candidates, t.Thoughts + o.Thoughts, t.Total + o.Total}
-}
-
 // Outcome is what the application did with a step's action.
 type Outcome string
 
@@ -136,7 +124,7 @@ type Step struct {
 	// Observation is the index in Result.Observations this step added, or -1.
 	Observation   int            `json:"observation"`
 	Usage         Usage          `json:"usage"`
-	Tokens        *Tokens        `json:"tokens,omitempty"`
+	Tokens        *model.Tokens  `json:"tokens,omitempty"`
 	ModelVersion  string         `json:"model_version,omitempty"`
 	UsageMetadata *pyjson.Object `json:"usage_metadata,omitempty"`
 }
@@ -156,14 +144,14 @@ type Result struct {
 	Decisions    []Decision    `json:"decisions"`
 	Observations []Observation `json:"observations"`
 
-	Steps  []Step `json:"steps"`
-	Tokens Tokens `json:"tokens"`
+	Steps  []Step       `json:"steps"`
+	Tokens model.Tokens `json:"tokens"`
 	// Detail explains a refusal for people (which check, which exchange).
 	Detail string `json:"detail,omitempty"`
 }
 
-// Value is the tokens as a JSON object.
-func (t Tokens) Value() *pyjson.Object {
+// tokensValue is the tokens as a JSON object.
+func tokensValue(t model.Tokens) *pyjson.Object {
 	return pyjson.NewObject("prompt", t.Prompt, "candidates", t.Candidates, "thoughts", t.Thoughts, "total", t.Total)
 }
 
@@ -188,7 +176,7 @@ func (s Step) Value() *pyjson.Object {
 	}
 	o.Set("observation", s.Observation).Set("usage", s.Usage.Value())
 	if s.Tokens != nil {
-		o.Set("tokens", s.Tokens.Value())
+		o.Set("tokens", tokensValue(*s.Tokens))
 	}
 	if s.ModelVersion != "" {
 		o.Set("model_version", s.ModelVersion)
@@ -225,7 +213,7 @@ func (r *Result) Value() *pyjson.Object {
 	o := pyjson.NewObject("status", string(r.Status), "reason", string(r.Reason), "answer", r.Answer,
 		"citations", cites, "question", r.Question, "version", r.Version, "mode", string(r.Mode),
 		"limits", r.Limits.Value(), "usage", r.Usage.Value(), "decisions", decisions, "observations", obs,
-		"steps", steps, "tokens", r.Tokens.Value())
+		"steps", steps, "tokens", tokensValue(r.Tokens))
 	if r.Detail != "" {
 		o.Set("detail", r.Detail)
 	}

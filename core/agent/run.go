@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/store"
@@ -37,49 +38,6 @@ const maxCallTimeout = 45 * time.Second
 
 // maxQuestion is the question's length cap in code points.
 const maxQuestion = 512
-
-// Prompt is one model request before any provider framing: the system
-// instruction, the user state text and the decision schema.
-type Prompt struct {
-	System string
-	State  string
-	Schema *pyjson.Object
-}
-
-// Reply is a model's decoded decision value (not yet validated) and what the
-// provider said about the call.
-type Reply struct {
-	Value any
-	Meta  Meta
-}
-
-// Meta is a model call's accounting, kept with the step it produced.
-type Meta struct {
-	UsageMetadata *pyjson.Object // the provider's usageMetadata, as sent
-	ModelVersion  string
-}
-
-// Tokens reads the counts from the usageMetadata.
-func (m Meta) Tokens() *Tokens {
-	if m.UsageMetadata == nil {
-		return nil
-	}
-	n := func(k string) int {
-		v, _ := m.UsageMetadata.Get(k)
-		num, _ := v.(pyjson.Number)
-		i, _ := num.Int()
-		return i
-	}
-	return &Tokens{Prompt: n("promptTokenCount"), Candidates: n("candidatesTokenCount"),
-		Thoughts: n("thoughtsTokenCount"), Total: n("totalTokenCount")}
-}
-
-// Model proposes the next decision. An error that carries a reason.Code ends
-// the run as failed with that code; Reply.Meta may be set with an error (a
-// reply that was paid for but refused).
-type Model interface {
-	Decide(ctx context.Context, p Prompt, timeout time.Duration) (Reply, error)
-}
 
 // Task is what to run.
 type Task struct {
@@ -161,7 +119,7 @@ func TaskFromJSON(question, version, mode, limits any) (Task, error) {
 // Controller runs tasks with its tools and model.
 type Controller struct {
 	Tools tools.Tools
-	Model Model
+	Model model.Model
 	// Clock is the time source for the deadline; nil means time.Now.
 	Clock func() time.Time
 	// OnStep, if set, sees each step as soon as it is final, with the
@@ -197,7 +155,7 @@ type run struct {
 	decisions    []Decision
 	observations []Observation
 	steps        []Step
-	tokens       Tokens
+	tokens       model.Tokens
 
 	issued      map[string]tools.Handle
 	issuedOrder []string
@@ -294,7 +252,7 @@ func (r *run) exec() (*Result, error) {
 		if remaining <= 0 {
 			return r.finish(Incomplete, reason.Deadline, "", "", nil), nil
 		}
-		prompt := Prompt{System: Instruction(t.Mode), State: r.state(), Schema: Schema()}
+		prompt := model.Prompt{System: Instruction(t.Mode), State: r.state(), Schema: Schema()}
 		r.usage.ModelCalls++
 		reply, err := r.c.Model.Decide(r.ctx, prompt, min(maxCallTimeout, remaining))
 		step := Step{Call: r.usage.ModelCalls, Usage: r.usage, Observation: -1,

@@ -4,7 +4,7 @@
 package gemini
 
 import (
-	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
@@ -30,7 +30,7 @@ func Config() *pyjson.Object {
 }
 
 // Payload is the request body for a prompt: payload(messages, schema).
-func Payload(p agent.Prompt) *pyjson.Object {
+func Payload(p model.Prompt) *pyjson.Object {
 	config := Config().Set("responseJsonSchema", p.Schema)
 	return pyjson.NewObject(
 		"systemInstruction", pyjson.NewObject("parts", []any{pyjson.NewObject("text", p.System)}),
@@ -54,9 +54,9 @@ func Body(payload any) []byte {
 // string, parts that cannot be iterated), this refuses the reply with
 // unfinished_model_reply instead; where Python iterates harmlessly (an empty
 // object or string for parts) it does too.
-func Decode(response any) (agent.Reply, error) {
-	var reply agent.Reply
-	unfinished := func(format string, args ...any) (agent.Reply, error) {
+func Decode(response any) (model.Reply, error) {
+	var reply model.Reply
+	unfinished := func(format string, args ...any) (model.Reply, error) {
 		return reply, reason.New(reason.UnfinishedModelReply, format, args...)
 	}
 	resp, ok := response.(*pyjson.Object)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
@@ -65,11 +66,11 @@ func TestDecodeKeepsUsageAndModelVersion(t *testing.T) {
 	reply, err := Decode(v)
 	require.Error(t, err, "a refused reply still reports what it cost")
 	assert.Equal(t, "gemini-3.8-flash-001", reply.Meta.ModelVersion)
-	assert.Equal(t, &agent.Tokens{Prompt: 471, Candidates: 72, Thoughts: 41, Total: 584}, reply.Meta.Tokens())
+	assert.Equal(t, &model.Tokens{Prompt: 471, Candidates: 72, Thoughts: 41, Total: 584}, reply.Meta.Tokens())
 }
 
 func TestPayloadIsTheReferenceBody(t *testing.T) {
-	p := agent.Prompt{System: "sys", State: `{"question": "<\u00e9>"}`, Schema: pyjson.NewObject("type", "object")}
+	p := model.Prompt{System: "sys", State: `{"question": "<\u00e9>"}`, Schema: pyjson.NewObject("type", "object")}
 	body := string(Body(Payload(p)))
 	assert.Equal(t, `{"systemInstruction": {"parts": [{"text": "sys"}]}, "contents": [{"role": "user", "parts": [{"text": "{\"question\": \"<\\u00e9>\"}"}]}], "generationConfig": {"maxOutputTokens": 1024, "temperature": 0, "thinkingConfig": {"thinkingLevel": "LOW"}, "responseMimeType": "application/json", "responseJsonSchema": {"type": "object"}}}`, body)
 }

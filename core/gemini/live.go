@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
@@ -155,30 +155,30 @@ func NewLiveFor(model string, t Transport, a *Allowance, endpoint string, record
 func (m *Live) Endpoint() string { return m.endpoint }
 
 // Decide sends one request for the prompt. See Live for the guarantees.
-func (m *Live) Decide(ctx context.Context, p agent.Prompt, timeout time.Duration) (agent.Reply, error) {
+func (m *Live) Decide(ctx context.Context, p model.Prompt, timeout time.Duration) (model.Reply, error) {
 	payload := Payload(p)
 	body := Body(payload)
 	if len(body) > MaxRequestBytes {
-		return agent.Reply{}, reason.New(reason.ProviderInputBytesLimit,
+		return model.Reply{}, reason.New(reason.ProviderInputBytesLimit,
 			"the request body is %d bytes, over the %d-byte cap; nothing was sent", len(body), MaxRequestBytes)
 	}
 	if m.allowance.exhausted() {
-		return agent.Reply{}, reason.New(reason.BatchRequestLimit,
+		return model.Reply{}, reason.New(reason.BatchRequestLimit,
 			"all %d requests of the allowance are used; nothing was sent", m.allowance.Limit())
 	}
 	if !m.transport.HasKey() {
-		return agent.Reply{}, reason.New(reason.MissingAPIKey, "no API key is configured; nothing was sent")
+		return model.Reply{}, reason.New(reason.MissingAPIKey, "no API key is configured; nothing was sent")
 	}
 	if ctx.Err() != nil {
-		return agent.Reply{}, reason.New(reason.Cancelled, "stopped before the request was sent")
+		return model.Reply{}, reason.New(reason.Cancelled, "stopped before the request was sent")
 	}
 	if m.BeforeSend != nil {
 		if err := m.BeforeSend(body); err != nil {
-			return agent.Reply{}, err
+			return model.Reply{}, err
 		}
 	}
 	if !m.allowance.take() {
-		return agent.Reply{}, reason.New(reason.BatchRequestLimit,
+		return model.Reply{}, reason.New(reason.BatchRequestLimit,
 			"all %d requests of the allowance are used; nothing was sent", m.allowance.Limit())
 	}
 	call, cancel := context.WithTimeout(ctx, min(timeout, MaxCallTimeout))
@@ -194,10 +194,10 @@ func (m *Live) Decide(ctx context.Context, p agent.Prompt, timeout time.Duration
 
 // settle fills the attempt from what the transport brought back and returns
 // the decoded reply or the run's reason to end.
-func settle(ctx, call context.Context, a *Attempt, status int, raw []byte, err error) (agent.Reply, error) {
-	fail := func(kind, format string, args ...any) (agent.Reply, error) {
+func settle(ctx, call context.Context, a *Attempt, status int, raw []byte, err error) (model.Reply, error) {
+	fail := func(kind, format string, args ...any) (model.Reply, error) {
 		a.Error = kind
-		return agent.Reply{}, reason.New(AttemptReason(kind), format, args...)
+		return model.Reply{}, reason.New(AttemptReason(kind), format, args...)
 	}
 	if err != nil {
 		switch {

@@ -14,6 +14,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/gemini/geminitest"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
@@ -25,8 +26,8 @@ import (
 // dummyKey is obviously not a key; tests look for it where it must not be.
 const dummyKey = "dummy-test-key-not-a-real-key"
 
-func prompt(state string) agent.Prompt {
-	return agent.Prompt{System: agent.Instruction(agent.Agent), State: state, Schema: agent.Schema()}
+func prompt(state string) model.Prompt {
+	return model.Prompt{System: agent.Instruction(agent.Agent), State: state, Schema: agent.Schema()}
 }
 
 const smallState = `{"question": "Does Path.write_text overwrite?", "version": "3.12"}`

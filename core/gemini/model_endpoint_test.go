@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 )
 
@@ -52,7 +52,7 @@ func TestNewLiveForPostsToThatModel(t *testing.T) {
 	m, err := NewLiveFor("gemini-3.1-flash-lite", tr, a, "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, ModelEndpoint("gemini-3.1-flash-lite"), m.Endpoint())
-	_, _ = m.Decide(context.Background(), agent.Prompt{System: "s", State: "{}", Schema: pyjson.NewObject()}, MaxCallTimeout)
+	_, _ = m.Decide(context.Background(), model.Prompt{System: "s", State: "{}", Schema: pyjson.NewObject()}, MaxCallTimeout)
 	assert.Equal(t, ModelEndpoint("gemini-3.1-flash-lite"), tr.got)
 	_, err = NewLiveFor("no/such", tr, a, "", nil)
 	assert.Error(t, err)

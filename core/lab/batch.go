@@ -7,6 +7,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/evaluate"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/recording"
 )
 
@@ -138,7 +139,7 @@ func (pt PlannedTrial) Record() recording.Trial {
 // Start supplies the model for one trial and a function to call when it
 // ends (with its elapsed seconds), which may fail (a recording that cannot
 // be saved stops the batch).
-type Start func(PlannedTrial) (agent.Model, func(elapsedSeconds float64) error, error)
+type Start func(PlannedTrial) (model.Model, func(elapsedSeconds float64) error, error)
 
 // RunBatch runs the plan's trials in order, grading each, and stops
 // starting new ones once ctx is done. onTrial, if set, sees each report as

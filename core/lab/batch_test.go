@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/fixtures"
@@ -67,11 +68,11 @@ func TestPlanRefusals(t *testing.T) {
 // stopper is a model that always stops, with usage metadata.
 type stopper struct{}
 
-func (stopper) Decide(context.Context, agent.Prompt, time.Duration) (agent.Reply, error) {
+func (stopper) Decide(context.Context, model.Prompt, time.Duration) (model.Reply, error) {
 	d := agent.Decision{Action: agent.Stop, Assessment: "stop", Citations: []agent.Quote{}}
-	meta := agent.Meta{UsageMetadata: pyjson.NewObject("promptTokenCount", pyjson.Number("1000"), "candidatesTokenCount", pyjson.Number("100"),
+	meta := model.Meta{UsageMetadata: pyjson.NewObject("promptTokenCount", pyjson.Number("1000"), "candidatesTokenCount", pyjson.Number("100"),
 		"thoughtsTokenCount", pyjson.Number("50"), "totalTokenCount", pyjson.Number("1150"))}
-	return agent.Reply{Value: d.Value(), Meta: meta}, nil
+	return model.Reply{Value: d.Value(), Meta: meta}, nil
 }
 
 func TestRunBatchAndReport(t *testing.T) {
@@ -79,7 +80,7 @@ func TestRunBatchAndReport(t *testing.T) {
 	plan, err := l.Plan([]string{"unsupported", "overwrite"}, 2, bothPaths, agent.DefaultLimits())
 	require.NoError(t, err)
 	var ended []float64
-	start := func(PlannedTrial) (agent.Model, func(float64) error, error) {
+	start := func(PlannedTrial) (model.Model, func(float64) error, error) {
 		return stopper{}, func(s float64) error { ended = append(ended, s); return nil }, nil
 	}
 	tick := time.Unix(0, 0)
@@ -120,7 +121,7 @@ func TestRunBatchStops(t *testing.T) {
 	l := openLab(t)
 	plan, err := l.Plan(nil, 1, bothPaths, agent.DefaultLimits())
 	require.NoError(t, err)
-	ok := func(PlannedTrial) (agent.Model, func(float64) error, error) { return stopper{}, nil, nil }
+	ok := func(PlannedTrial) (model.Model, func(float64) error, error) { return stopper{}, nil, nil }
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -130,7 +131,7 @@ func TestRunBatchStops(t *testing.T) {
 
 	broken := errors.New("cannot save")
 	n := 0
-	failing := func(PlannedTrial) (agent.Model, func(float64) error, error) {
+	failing := func(PlannedTrial) (model.Model, func(float64) error, error) {
 		n++
 		if n == 3 {
 			return nil, nil, broken
@@ -141,7 +142,7 @@ func TestRunBatchStops(t *testing.T) {
 	assert.ErrorIs(t, err, broken)
 	assert.Len(t, rep.Trials, 2, "the trials before the fault are kept")
 
-	endFails := func(PlannedTrial) (agent.Model, func(float64) error, error) {
+	endFails := func(PlannedTrial) (model.Model, func(float64) error, error) {
 		return stopper{}, func(float64) error { return broken }, nil
 	}
 	_, err = l.RunBatch(context.Background(), plan, endFails, nil, nil, nil)

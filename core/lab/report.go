@@ -3,6 +3,7 @@ package lab
 import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/evaluate"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -17,7 +18,7 @@ type Tokens struct {
 	// Replies is how many replies carried usageMetadata (a request that
 	// failed before a reply has none, and is not priced).
 	Replies int `json:"replies"`
-	agent.Tokens
+	model.Tokens
 	// EstimatedUSD is nil when the price table has no rate for the model.
 	EstimatedUSD *float64 `json:"estimated_usd"`
 }

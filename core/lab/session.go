@@ -9,6 +9,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/recording"
 )
 
@@ -58,7 +59,7 @@ type Live struct {
 // Run runs one task with an offline model (the scripted policy, a replay):
 // nothing is sent and nothing recorded. onStep sees each step as it is
 // final.
-func (s *Session) Run(ctx context.Context, task agent.Task, model agent.Model,
+func (s *Session) Run(ctx context.Context, task agent.Task, model model.Model,
 	onStep func(agent.Step, *agent.Observation)) (TrialReport, error) {
 	tr, c := s.begin(task)
 	return s.run(ctx, tr, c, task, model, onStep)
@@ -120,7 +121,7 @@ func (s *Session) begin(task agent.Task) (TrialReport, *evaluate.Case) {
 	return tr, c
 }
 
-func (s *Session) run(ctx context.Context, tr TrialReport, c *evaluate.Case, task agent.Task, model agent.Model,
+func (s *Session) run(ctx context.Context, tr TrialReport, c *evaluate.Case, task agent.Task, model model.Model,
 	onStep func(agent.Step, *agent.Observation)) (TrialReport, error) {
 	started := s.clock()
 	ctrl := agent.Controller{Tools: s.lab.tools, Model: model, Clock: s.clock, OnStep: onStep}

@@ -1,6 +1,6 @@
 // Package policy holds the offline, handwritten-rules policy: a deterministic
 // stand-in for the model that needs no key and no network. It is an
-// agent.Model like any other, so its proposals go through exactly the same
+// model.Model like any other, so its proposals go through exactly the same
 // validation and admission as a model's; it reads only what a model reads
 // (the request's system text and state JSON), never the tools.
 package policy
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 )
 
@@ -55,12 +56,12 @@ type Scripted struct {
 
 // Decide proposes the next decision for the prompt. It never fails: an
 // unreadable state gets a stop with its reason as the assessment.
-func (s Scripted) Decide(_ context.Context, p agent.Prompt, _ time.Duration) (agent.Reply, error) {
-	return agent.Reply{Value: s.Next(p).Value()}, nil
+func (s Scripted) Decide(_ context.Context, p model.Prompt, _ time.Duration) (model.Reply, error) {
+	return model.Reply{Value: s.Next(p).Value()}, nil
 }
 
 // Next is the decision for a prompt.
-func (s Scripted) Next(p agent.Prompt) agent.Decision {
+func (s Scripted) Next(p model.Prompt) agent.Decision {
 	st, err := readState(p)
 	if err != nil {
 		return stop("The request state could not be read (" + err.Error() + "); stopping.")

@@ -11,6 +11,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/evaluate"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/tools"
 	"github.com/ragagentlab/ragagent/fixtures"
@@ -180,7 +181,7 @@ func TestNoSearchableWords(t *testing.T) {
 // valid decision.
 func TestUnreadableState(t *testing.T) {
 	for _, state := range []string{"", "[]", "{", `{"question": 7, "observations": {}}`, `null`} {
-		d := Scripted{}.Next(agent.Prompt{State: state})
+		d := Scripted{}.Next(model.Prompt{State: state})
 		_, err := agent.ValidateDecision(d.Value())
 		assert.NoError(t, err, state)
 	}
@@ -257,7 +258,7 @@ func FuzzNext(f *testing.F) {
 	f.Add(`{"question": "q", "version": "3.12", "observations": [], "usage": {}, "limits": {}}`, false)
 	f.Add(`{"question": "path write", "version": "3.12", "observations": [{"tool": "search", "arguments": {"query": "path"}, "result": {"candidates": [{"source_id": "a", "rank": 1}]}}, {"tool": "read", "result": {"source_id": "a", "text": "Path write. Yes."}}], "usage": {"model_calls": 2, "searches": 1, "reads": 1, "source_bytes": 16}, "limits": {"model_calls": 9, "searches": 3, "reads": 4, "source_bytes": 4096}}`, true)
 	f.Fuzz(func(t *testing.T, state string, fixed bool) {
-		p := agent.Prompt{System: agent.Instruction(agent.Agent), State: state}
+		p := model.Prompt{System: agent.Instruction(agent.Agent), State: state}
 		if fixed {
 			p.System = agent.Instruction(agent.Fixed)
 		}

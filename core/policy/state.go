@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/store"
 )
@@ -34,7 +35,7 @@ type passage struct {
 
 // readState decodes the prompt's state text. Fields of the wrong type are
 // treated as absent: the policy must not fail on any input.
-func readState(p agent.Prompt) (*state, error) {
+func readState(p model.Prompt) (*state, error) {
 	v, err := pyjson.Decode(p.State)
 	if err != nil {
 		return nil, fmt.Errorf("not JSON: %w", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/tools"
@@ -102,9 +103,9 @@ type publishedModel struct {
 	exchanges        []Exchange
 }
 
-func (m *publishedModel) Decide(_ context.Context, p agent.Prompt, _ time.Duration) (agent.Reply, error) {
+func (m *publishedModel) Decide(_ context.Context, p model.Prompt, _ time.Duration) (model.Reply, error) {
 	if m.next >= len(m.decisions) {
-		return agent.Reply{}, reason.New(reason.ReplayExhausted, "no published decision %d", m.next+1)
+		return model.Reply{}, reason.New(reason.ReplayExhausted, "no published decision %d", m.next+1)
 	}
 	text := pyjson.Dumps(m.decisions[m.next], pyjson.Options{})
 	response := pyjson.NewObject(

@@ -11,12 +11,13 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
 
-func prompt() agent.Prompt {
-	return agent.Prompt{System: agent.Policy, State: `{"question": "q"}`, Schema: agent.Schema()}
+func prompt() model.Prompt {
+	return model.Prompt{System: agent.Policy, State: `{"question": "q"}`, Schema: agent.Schema()}
 }
 
 // TestRecorderSavesAfterEveryChange: the saved bytes always parse, and

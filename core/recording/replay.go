@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
 
-// Replayer is an agent.Model that answers from one trial's exchanges, in
+// Replayer is an model.Model that answers from one trial's exchanges, in
 // order, and only for the request each one recorded.
 type Replayer struct {
 	trial     string
@@ -35,10 +35,10 @@ func (r *Replayer) Used() int { return r.next }
 // model_transport_failed:<kind> for a transport kind (or a reference
 // exception name), and provider_response_bytes_limit, invalid_model_json or
 // cancelled for an attempt recorded with that code.
-func (r *Replayer) Decide(_ context.Context, p agent.Prompt, _ time.Duration) (agent.Reply, error) {
+func (r *Replayer) Decide(_ context.Context, p model.Prompt, _ time.Duration) (model.Reply, error) {
 	response, err := r.Answer(gemini.Payload(p))
 	if err != nil {
-		return agent.Reply{}, err
+		return model.Reply{}, err
 	}
 	return gemini.Decode(response)
 }

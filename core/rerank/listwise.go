@@ -1,7 +1,7 @@
 package rerank
 
 import (
-	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
@@ -35,8 +35,8 @@ func Input(question string, cands []Candidate) *pyjson.Object {
 
 // Prompt is the listwise request for a question and its candidates: the
 // System instruction, json.dumps(Input(...)) as the user text, and Schema.
-func Prompt(question string, cands []Candidate) agent.Prompt {
-	return agent.Prompt{System: System, State: pyjson.Dumps(Input(question, cands), pyjson.Options{}), Schema: Schema()}
+func Prompt(question string, cands []Candidate) model.Prompt {
+	return model.Prompt{System: System, State: pyjson.Dumps(Input(question, cands), pyjson.Options{}), Schema: Schema()}
 }
 
 // Listed is a candidate in the model's order.

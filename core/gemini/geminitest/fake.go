@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/policy"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 )
@@ -63,7 +63,7 @@ type Request struct {
 
 // Prompt is the agent prompt the request carries (system and state text),
 // as far as the body has them.
-func (r Request) Prompt() agent.Prompt {
+func (r Request) Prompt() model.Prompt {
 	text := func(v any) string {
 		o, _ := v.(*pyjson.Object)
 		parts, _ := field(o, "parts").([]any)
@@ -78,7 +78,7 @@ func (r Request) Prompt() agent.Prompt {
 	if len(contents) > 0 {
 		state = text(contents[0])
 	}
-	return agent.Prompt{System: text(field(r.Payload, "systemInstruction")), State: state}
+	return model.Prompt{System: text(field(r.Payload, "systemInstruction")), State: state}
 }
 
 func field(o *pyjson.Object, k string) any {

@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/budget"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -101,7 +101,7 @@ func (r *GeminiRecord) MarshalJSON() ([]byte, error) { return marshal(r.Value())
 
 // RequestCall describes the request a prompt becomes: its body's sha256
 // and size, and the reservation budget.Estimate makes for it at rate.
-func RequestCall(caseID string, p agent.Prompt, rate price.Rate) Call {
+func RequestCall(caseID string, p model.Prompt, rate price.Rate) Call {
 	body := gemini.Body(gemini.Payload(p))
 	sum := sha256.Sum256(body)
 	return Call{CaseID: caseID, RequestSHA256: hex.EncodeToString(sum[:]), RequestBytes: len(body),
@@ -139,7 +139,7 @@ func MaxOutputTokens() int {
 // goes on to the next case (each case is its own request; nothing is
 // retried). mode is ListwiseReplayMode or ListwiseLiveMode; rate prices the
 // calls' reservations.
-func (s *Suite) Gemini(ctx context.Context, model agent.Model, mode string, rate price.Rate) (*GeminiRecord, error) {
+func (s *Suite) Gemini(ctx context.Context, model model.Model, mode string, rate price.Rate) (*GeminiRecord, error) {
 	cov, err := s.Coverage(ctx)
 	if err != nil {
 		return nil, err

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/budget"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -65,7 +65,7 @@ func (l *Live) Endpoint() string { return l.model.Endpoint() }
 // estimate in the ledger once its own checks pass (budget_exceeded when it
 // would pass the budget: nothing is sent); the reservation is then settled
 // as completed or with the failure's code, and kept either way.
-func (l *Live) Decide(ctx context.Context, p agent.Prompt, timeout time.Duration) (agent.Reply, error) {
+func (l *Live) Decide(ctx context.Context, p model.Prompt, timeout time.Duration) (model.Reply, error) {
 	l.pending, l.question = 0, question(p)
 	reply, failure := l.model.Decide(ctx, p, timeout)
 	if l.pending == 0 {
@@ -79,7 +79,7 @@ func (l *Live) Decide(ctx context.Context, p agent.Prompt, timeout time.Duration
 		}
 	}
 	if err := l.ledger.Settle(l.pending, outcome); err != nil {
-		return agent.Reply{}, errors.Join(failure, fmt.Errorf("the request was sent: %w", err))
+		return model.Reply{}, errors.Join(failure, fmt.Errorf("the request was sent: %w", err))
 	}
 	return reply, failure
 }
@@ -99,7 +99,7 @@ func (l *Live) reserve(body []byte) error {
 }
 
 // question is the question a listwise prompt carries, for the ledger.
-func question(p agent.Prompt) string {
+func question(p model.Prompt) string {
 	v, _ := pyjson.Decode(p.State)
 	q, _ := get(objectOf(v), "question").(string)
 	if r := []rune(q); len(r) > 80 {

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/budget"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
@@ -291,7 +291,7 @@ func TestLiveRerankKeepsFailedReservationsAndNeverRetries(t *testing.T) {
 }
 
 func TestLiveReplyRefusals(t *testing.T) {
-	prompt := agent.Prompt{System: "s", State: `{"question": "q", "candidates": []}`, Schema: pyjson.NewObject()}
+	prompt := model.Prompt{System: "s", State: `{"question": "q", "candidates": []}`, Schema: pyjson.NewObject()}
 	for _, c := range []struct {
 		name string
 		r    reply
@@ -321,7 +321,7 @@ func TestLiveReplyRefusals(t *testing.T) {
 func TestLiveRefusesAnOversizedBodyBeforeReserving(t *testing.T) {
 	r := liveSetup(t, 1, true, nil)
 	ft, ledger := r.transport, r.ledger
-	_, err := r.live.Decide(context.Background(), agent.Prompt{System: "s", State: strings.Repeat("x", gemini.MaxRequestBytes), Schema: pyjson.NewObject()}, time.Second)
+	_, err := r.live.Decide(context.Background(), model.Prompt{System: "s", State: strings.Repeat("x", gemini.MaxRequestBytes), Schema: pyjson.NewObject()}, time.Second)
 	code, _ := reason.Of(err)
 	assert.Equal(t, reason.ProviderInputBytesLimit, code)
 	assert.Empty(t, ft.posts)

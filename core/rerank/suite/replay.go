@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
@@ -54,10 +54,10 @@ func (r *Replay) Unused() int {
 
 // Decide answers a listwise prompt from the recording, as the agent's
 // replay does.
-func (r *Replay) Decide(_ context.Context, p agent.Prompt, _ time.Duration) (agent.Reply, error) {
+func (r *Replay) Decide(_ context.Context, p model.Prompt, _ time.Duration) (model.Reply, error) {
 	response, err := r.Answer(gemini.Payload(p))
 	if err != nil {
-		return agent.Reply{}, err
+		return model.Reply{}, err
 	}
 	return gemini.Decode(response)
 }
