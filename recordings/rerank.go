@@ -5,7 +5,7 @@ import _ "embed"
 // RerankGemini is rerank-gemini.json: the reference lab's Gemini listwise
 // proposals for the four development cases as a ragagent-recording/1 file
 // (one trial per case), rebuilt from the published record by the suite's
-// ImportGemini and replayed with exact-request matching.
+// published.Gemini (internal/published) and replayed with exact-request matching.
 //
 //go:embed rerank-gemini.json
 var RerankGemini []byte

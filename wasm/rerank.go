@@ -20,7 +20,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
-	"github.com/ragagentlab/ragagent/core/rerank/suite"
+	"github.com/ragagentlab/ragagent/core/reranklab"
 	"github.com/ragagentlab/ragagent/fixtures"
 	"github.com/ragagentlab/ragagent/recordings"
 )
@@ -31,7 +31,7 @@ import (
 // recording.
 type reranks struct {
 	mu           sync.Mutex // one user of the replay suite at a time: it is not safe for concurrent use
-	suite        *suite.Suite
+	suite        *reranklab.Suite
 	gemini       *recording.File
 	crossEncoder *recording.File
 
@@ -45,8 +45,8 @@ type reranks struct {
 }
 
 // openSuite opens the reranking lab over the bundled fixtures.
-func openSuite() (*suite.Suite, error) {
-	return suite.Open(suite.Inputs{Snapshot: fixtures.RerankSnapshot, Vectors: fixtures.RerankVectors,
+func openSuite() (*reranklab.Suite, error) {
+	return reranklab.Open(reranklab.Inputs{Snapshot: fixtures.RerankSnapshot, Vectors: fixtures.RerankVectors,
 		Development: fixtures.RerankDevelopment, Expanded: fixtures.RerankExpanded})
 }
 
@@ -107,12 +107,12 @@ func (e *engine) rerankReplay(geminiText, encoderText js.Value) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	replay := suite.NewReplay(gfile)
-	gem, err := r.suite.Gemini(ctx, replay, suite.ListwiseReplayMode, defaultListwiseRate())
+	replay := reranklab.NewReplay(gfile)
+	gem, err := r.suite.Gemini(ctx, replay, reranklab.ListwiseReplayMode, defaultListwiseRate())
 	if err != nil {
 		return nil, err
 	}
-	ce, err := r.suite.CrossEncoder(ctx, suite.NewRecordedEncoder(cfile))
+	ce, err := r.suite.CrossEncoder(ctx, reranklab.NewRecordedEncoder(cfile))
 	if err != nil {
 		return nil, fmt.Errorf("cross-encoder: %w", err)
 	}
@@ -130,7 +130,7 @@ func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds())
 
 // defaultListwiseRate is the listwise model's price in the shipped table.
 func defaultListwiseRate() price.Rate {
-	rate, _ := price.Defaults().Rate(suite.ListwiseModel)
+	rate, _ := price.Defaults().Rate(reranklab.ListwiseModel)
 	return rate
 }
 
@@ -160,7 +160,7 @@ func parseLiveRerank(text string) (liveRerank, error) {
 	}
 	spec.hasKey, _ = get(o, "hasKey").(bool)
 	override, _ := get(o, "endpoint").(string)
-	if spec.endpoint, err = gemini.ResolveModelEndpoint(suite.ListwiseModel, override); err != nil {
+	if spec.endpoint, err = gemini.ResolveModelEndpoint(reranklab.ListwiseModel, override); err != nil {
 		return liveRerank{}, err
 	}
 	return spec, nil
@@ -176,7 +176,7 @@ func rateOf(v any) (price.Rate, error) {
 	if !ok1 || !ok2 || !valid(in.Float64()) || !valid(out.Float64()) {
 		return price.Rate{}, errors.New("rerank: price needs input_usd_per_mtok and output_usd_per_mtok, each a finite amount of at least 0")
 	}
-	return price.Rate{Model: suite.ListwiseModel, InputPerMTok: in.Float64(), OutputPerMTok: out.Float64(),
+	return price.Rate{Model: reranklab.ListwiseModel, InputPerMTok: in.Float64(), OutputPerMTok: out.Float64(),
 		Source: "given in the page"}, nil
 }
 
@@ -199,7 +199,7 @@ func pageRate(r price.Rate) price.Rate {
 }
 
 // calls are the live run's requests at rate (the replay suite builds them).
-func (r *reranks) calls(rate price.Rate) ([]suite.Call, error) {
+func (r *reranks) calls(rate price.Rate) ([]reranklab.Call, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.open(); err != nil {
@@ -212,7 +212,7 @@ func (r *reranks) calls(rate price.Rate) ([]suite.Call, error) {
 // reserved or sent: no key (missing_api_key), too few requests left in the
 // page's allowance (batch_request_limit), no budget, or reservations that
 // would pass the budget (budget_exceeded).
-func refusal(spec liveRerank, calls []suite.Call, a *gemini.Allowance, l *budget.Ledger) error {
+func refusal(spec liveRerank, calls []reranklab.Call, a *gemini.Allowance, l *budget.Ledger) error {
 	if !spec.hasKey {
 		return reason.New(reason.MissingAPIKey, "paste a Gemini API key first; nothing was sent")
 	}
@@ -253,7 +253,7 @@ type prepared struct {
 	spec    liveRerank
 	session *lab.Session
 	ledger  *budget.Ledger
-	calls   []suite.Call
+	calls   []reranklab.Call
 }
 
 func (e *engine) prepare(text string, store js.Value) (prepared, error) {
@@ -297,10 +297,10 @@ func (e *engine) rerankPlan(text string, store js.Value) (any, error) {
 	}
 	a := p.session.Allowance()
 	plan := map[string]any{
-		"model": suite.ListwiseModel, "endpoint": p.spec.endpoint, "rate": p.spec.rate,
+		"model": reranklab.ListwiseModel, "endpoint": p.spec.endpoint, "rate": p.spec.rate,
 		"prices":    pagePrices(p.spec.rate),
 		"calls":     p.calls,
-		"total_usd": total, "max_output_tokens": suite.MaxOutputTokens(),
+		"total_usd": total, "max_output_tokens": reranklab.MaxOutputTokens(),
 		"ledger":    ledgerState(p.ledger),
 		"allowance": map[string]any{"limit": a.Limit(), "used": a.Used(), "remaining": a.Limit() - a.Used()},
 		"caps": map[string]any{"request_bytes": gemini.MaxRequestBytes, "response_bytes": gemini.MaxResponseBytes,
@@ -346,12 +346,12 @@ func (e *engine) rerankLive(specValue, hooks js.Value) any {
 		}
 		defer fresh.Close()
 		started := e.clock()
-		rec, log, err := suite.NewLiveRecording(spec.endpoint, started, nil)
+		rec, log, err := reranklab.NewLiveRecording(spec.endpoint, started, nil)
 		if err != nil {
 			return nil, err
 		}
 		e.rr.keep(rec)
-		live, err := suite.NewLive(suite.LiveConfig{Transport: &fetchTransport{post: post, hasKey: spec.hasKey},
+		live, err := reranklab.NewLiveRanker(reranklab.LiveRankerConfig{Transport: &fetchTransport{post: post, hasKey: spec.hasKey},
 			Allowance: p.session.Allowance(), Endpoint: spec.endpoint, Record: log.Record, Ledger: ledger, Rate: spec.rate})
 		if err != nil {
 			return nil, err
@@ -361,7 +361,7 @@ func (e *engine) rerankLive(specValue, hooks js.Value) any {
 			done++
 			notify(onCase, done, len(calls))
 		}}
-		gem, err := fresh.Gemini(ctx, model, suite.ListwiseLiveMode, spec.rate)
+		gem, err := fresh.Gemini(ctx, model, reranklab.ListwiseLiveMode, spec.rate)
 		if err != nil {
 			return nil, err
 		}

@@ -1,5 +1,5 @@
 // Command fakegemini serves the loopback fake of the Gemini generateContent
-// API (core/gemini/geminitest) as its own process, for tests that drive a
+// API (internal/geminitest) as its own process, for tests that drive a
 // real browser or a separately built binary against it. It answers from a
 // script file, or as geminitest.Policy when none is given (the offline
 // scripted policy for an agent request, a coverage ranking for a listwise
@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/gemini/geminitest"
+	"github.com/ragagentlab/ragagent/internal/geminitest"
 )
 
 func main() {

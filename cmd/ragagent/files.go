@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/ragagentlab/ragagent/core/atomicfile"
+	"github.com/ragagentlab/ragagent/internal/atomicfile"
 )
 
 // claim creates path empty, refusing one that exists, so that an output

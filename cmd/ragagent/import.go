@@ -7,13 +7,13 @@ import (
 	"os"
 
 	"github.com/ragagentlab/ragagent/core/corpus"
-	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/tools"
 	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/internal/published"
 )
 
 // rebuildPublished builds the comparison recording from the published record.
-func rebuildPublished(published []byte) ([]byte, error) {
+func rebuildPublished(record []byte) ([]byte, error) {
 	snap, err := corpus.Parse(fixtures.Snapshot)
 	if err != nil {
 		return nil, err
@@ -23,7 +23,7 @@ func rebuildPublished(published []byte) ([]byte, error) {
 		return nil, err
 	}
 	defer lib.Close()
-	file, err := recording.FromPublished(published, lib)
+	file, err := published.Comparison(record, lib)
 	if err != nil {
 		return nil, err
 	}

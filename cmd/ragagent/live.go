@@ -211,7 +211,7 @@ func executeLive(ctx context.Context, l *lab.Lab, lp *livePlan, output, reportPa
 		if err != nil {
 			return nil, nil, err
 		}
-		live, err := gemini.NewLive(transport, lp.allowance, lp.Endpoint, log.Record)
+		live, err := gemini.NewClient(transport, lp.allowance, lp.Endpoint, log.Record)
 		return live, log.Finish, err
 	}
 	total := len(lp.plan.Trials())

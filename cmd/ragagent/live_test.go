@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ragagentlab/ragagent/core/gemini/geminitest"
 	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/internal/geminitest"
 )
 
 // dummyKey is obviously not a key; tests look for it where it must not be.

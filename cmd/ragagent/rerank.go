@@ -19,9 +19,10 @@ import (
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/rerank"
-	"github.com/ragagentlab/ragagent/core/rerank/suite"
+	"github.com/ragagentlab/ragagent/core/reranklab"
 	"github.com/ragagentlab/ragagent/fixtures"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
+	"github.com/ragagentlab/ragagent/internal/ledgerfile"
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
@@ -50,8 +51,8 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (the three run records) instead of tables")
 	fs.StringVar(&f.listwise, "gemini", "", "a Gemini listwise ragagent-recording/1 `file` to replay (default: the bundled recordings/rerank-gemini.json)")
 	fs.StringVar(&f.crossEncoder, "cross-encoder", "", "a cross-encoder logits recording `file` to replay (default: the bundled recordings/rerank-cross-encoder.json)")
-	fs.StringVar(&f.prices, "price", "", priceFlagHelp+" (the listwise reservations use "+suite.ListwiseModel+"'s)")
-	fs.BoolVar(&f.live, "live", false, "rerank the development cases with live "+suite.ListwiseModel+" calls (paid: needs GOOGLE_API_KEY or GEMINI_API_KEY and --ledger)")
+	fs.StringVar(&f.prices, "price", "", priceFlagHelp+" (the listwise reservations use "+reranklab.ListwiseModel+"'s)")
+	fs.BoolVar(&f.live, "live", false, "rerank the development cases with live "+reranklab.ListwiseModel+" calls (paid: needs GOOGLE_API_KEY or GEMINI_API_KEY and --ledger)")
 	fs.StringVar(&f.ledger, "ledger", "", "with --live, the spending ledger `file` (created if missing); each request's estimate is reserved in it before sending")
 	fs.StringVar(&f.budget, "budget", "", "with --live, set the ledger's budget in US dollars (`USD`); required while the ledger has none")
 	fs.StringVar(&f.record, "record", "", "with --live, the recording `file` every attempt is saved to (default ragagent-rerank-<time>.json); never overwritten")
@@ -83,15 +84,15 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	case f.live && f.ledger == "":
 		return usage("--live needs --ledger FILE (the budget ledger)")
 	}
-	rate, err := rateFor(f.prices, suite.ListwiseModel)
+	rate, err := rateFor(f.prices, reranklab.ListwiseModel)
 	if err != nil {
 		return usage("--price: " + oneLine(err))
 	}
 	if rate == nil {
-		return fail(fmt.Errorf("the price table has no rate for %s, so no reservation can be estimated; give one with --price %s=input/output", suite.ListwiseModel, suite.ListwiseModel))
+		return fail(fmt.Errorf("the price table has no rate for %s, so no reservation can be estimated; give one with --price %s=input/output", reranklab.ListwiseModel, reranklab.ListwiseModel))
 	}
 
-	s, err := suite.Open(suite.Inputs{Snapshot: fixtures.RerankSnapshot, Vectors: fixtures.RerankVectors,
+	s, err := reranklab.Open(reranklab.Inputs{Snapshot: fixtures.RerankSnapshot, Vectors: fixtures.RerankVectors,
 		Development: fixtures.RerankDevelopment, Expanded: fixtures.RerankExpanded})
 	if err != nil {
 		return fail(err)
@@ -101,22 +102,22 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 
 	var (
 		model      model.Model
-		mode       = suite.ListwiseReplayMode
+		mode       = reranklab.ListwiseReplayMode
 		ledger     *budget.Ledger
 		recordPath string
 	)
 	if f.live {
-		var live *suite.Live
+		var live *reranklab.LiveRanker
 		if live, ledger, recordPath, err = r.liveModel(f, *rate); err != nil {
 			return fail(err)
 		}
-		model, mode = live, suite.ListwiseLiveMode
+		model, mode = live, reranklab.ListwiseLiveMode
 	} else {
 		file, err := loadRecording(f.listwise, recordings.RerankGemini, "--gemini")
 		if err != nil {
 			return fail(err)
 		}
-		model = suite.NewReplay(file)
+		model = reranklab.NewReplay(file)
 	}
 	encFile, err := loadRecording(f.crossEncoder, recordings.RerankCrossEncoder, "--cross-encoder")
 	if err != nil {
@@ -134,7 +135,7 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 		}
 		return fail(err)
 	}
-	ce, err := s.CrossEncoder(ctx, suite.NewRecordedEncoder(encFile))
+	ce, err := s.CrossEncoder(ctx, reranklab.NewRecordedEncoder(encFile))
 	if err != nil {
 		return fail(fmt.Errorf("cross-encoder: %w", err))
 	}
@@ -168,7 +169,7 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 // sent when there is no key, the ledger cannot be used or has no budget, or
 // the recording file exists; every attempt is then saved to the recording
 // as it happens.
-func (r reranker) liveModel(f rerankFlags, rate price.Rate) (*suite.Live, *budget.Ledger, string, error) {
+func (r reranker) liveModel(f rerankFlags, rate price.Rate) (*reranklab.LiveRanker, *budget.Ledger, string, error) {
 	key, _ := httptransport.KeyFromEnv(r.getenv)
 	if key == "" {
 		return nil, nil, "", fmt.Errorf("--live needs GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")
@@ -177,7 +178,7 @@ func (r reranker) liveModel(f rerankFlags, rate price.Rate) (*suite.Live, *budge
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("--allowance: %w", err)
 	}
-	endpoint, err := gemini.ResolveModelEndpoint(suite.ListwiseModel, f.endpoint)
+	endpoint, err := gemini.ResolveModelEndpoint(reranklab.ListwiseModel, f.endpoint)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("--endpoint: %w", err)
 	}
@@ -193,18 +194,18 @@ func (r reranker) liveModel(f rerankFlags, rate price.Rate) (*suite.Live, *budge
 	if err := claim(path); err != nil {
 		return nil, nil, "", err
 	}
-	_, log, err := suite.NewLiveRecording(endpoint, began, func(data []byte) error { return replaceFile(path, data) })
+	_, log, err := reranklab.NewLiveRecording(endpoint, began, func(data []byte) error { return replaceFile(path, data) })
 	if err != nil {
 		return nil, nil, "", err
 	}
-	live, err := suite.NewLive(suite.LiveConfig{Transport: httptransport.New(key), Allowance: allowance, Endpoint: endpoint,
+	live, err := reranklab.NewLiveRanker(reranklab.LiveRankerConfig{Transport: httptransport.New(key), Allowance: allowance, Endpoint: endpoint,
 		Record: log.Record, Ledger: ledger, Rate: rate})
 	return live, ledger, path, err
 }
 
 // openLedger opens the --ledger file and applies --budget.
 func (r reranker) openLedger(f rerankFlags) (*budget.Ledger, error) {
-	ledger, err := budget.Open(budget.File{Path: f.ledger}, r.clock)
+	ledger, err := budget.Open(ledgerfile.File{Path: f.ledger}, r.clock)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.ledger, err)
 	}
@@ -297,7 +298,7 @@ func printCovered(w io.Writer, rows []rerank.Covered) {
 	tw.Flush()
 }
 
-func printCoverage(w io.Writer, rec *suite.CoverageRecord) {
+func printCoverage(w io.Writer, rec *reranklab.CoverageRecord) {
 	c := rec.Configuration
 	fmt.Fprintf(w, "Coverage reranking of hybrid candidates (snapshot %s; rank constant %d, candidate budget %d, rerank k %d; score: %s; ties: %s)\n",
 		rec.SnapshotID[:12], c.RankConstant, c.CandidateBudget, c.RerankK, c.Score, c.Tie)
@@ -308,7 +309,7 @@ func printCoverage(w io.Writer, rec *suite.CoverageRecord) {
 		printCovered(w, d.After)
 	}
 	m := rec.MechanismCheck
-	fmt.Fprintf(w, "\nMechanism check (%s): %s\n  before: %s\n  after:  %s\n", suite.MechanismScope, m.Query,
+	fmt.Fprintf(w, "\nMechanism check (%s): %s\n  before: %s\n  after:  %s\n", reranklab.MechanismScope, m.Query,
 		strings.Join(rerank.Sources(m.Before), ", "), strings.Join(rerank.Sources(m.After), ", "))
 	d := rec.UnfilteredDiagnostic
 	fmt.Fprintf(w, "\nUnfiltered read/write diagnostic (every version, every chunk kept): %s\n", d.Query)
@@ -319,7 +320,7 @@ func printCoverage(w io.Writer, rec *suite.CoverageRecord) {
 	fmt.Fprintf(w, "Limit: %s\n", rec.Limit)
 }
 
-func printListwise(w io.Writer, gem *suite.GeminiRecord, ce *suite.CrossEncoderRecord, rate price.Rate) {
+func printListwise(w io.Writer, gem *reranklab.GeminiRecord, ce *reranklab.CrossEncoderRecord, rate price.Rate) {
 	fmt.Fprintf(w, "\nGemini listwise and cross-encoder orders of the same frozen candidates (%s, %s)\n", gem.Model, gem.ExecutionMode)
 	scored := map[string][]rerank.Scored{}
 	for _, c := range ce.Original {
@@ -337,7 +338,7 @@ func printListwise(w io.Writer, gem *suite.GeminiRecord, ce *suite.CrossEncoderR
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n  Requests (the reservation a live run makes first: every body byte as an input token at $%s/M, plus %d output tokens at $%s/M; an estimate, not a bill)\n",
-		num(rate.InputPerMTok), suite.MaxOutputTokens(), num(rate.OutputPerMTok))
+		num(rate.InputPerMTok), reranklab.MaxOutputTokens(), num(rate.OutputPerMTok))
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  Case\tRequest bytes\tRequest sha256\tReserved estimate (USD)")
 	for _, c := range gem.Calls {
@@ -356,7 +357,7 @@ func outcome(o rerank.Outcome) string {
 	return "miss (RR " + num(o.ReciprocalRank) + ")"
 }
 
-func printCrossEncoder(w io.Writer, ce *suite.CrossEncoderRecord) {
+func printCrossEncoder(w io.Writer, ce *reranklab.CrossEncoderRecord) {
 	model, _ := ce.Model.(*pyjson.Object)
 	name, _ := model.Get("model")
 	revision, _ := model.Get("revision")
@@ -387,7 +388,7 @@ func printCrossEncoder(w io.Writer, ce *suite.CrossEncoderRecord) {
 	fmt.Fprintln(tw, "  Split\tScorer\tAnswerable\tTop-1 hits\tMRR")
 	for _, sp := range []struct {
 		name string
-		s    suite.SplitSummary
+		s    reranklab.SplitSummary
 	}{{"diagnostic", ce.Summary.Diagnostic}, {"validation", ce.Summary.Validation}} {
 		for _, sc := range []struct {
 			name string

@@ -12,10 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragagentlab/ragagent/core/budget"
-	"github.com/ragagentlab/ragagent/core/gemini/geminitest"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/internal/geminitest"
+	"github.com/ragagentlab/ragagent/internal/ledgerfile"
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
@@ -157,7 +158,7 @@ func TestRerankLiveAgainstALoopbackFake(t *testing.T) {
 	assert.Regexp(t, `Ledger .*ledger\.json: budget \$0\.05, reserved \$0\.0079\d*, remaining \$0\.042\d*`, out)
 	assert.Contains(t, out, "Recording: "+rec)
 
-	l, err := budget.Open(budget.File{Path: ledger}, fixedNow)
+	l, err := budget.Open(ledgerfile.File{Path: ledger}, fixedNow)
 	require.NoError(t, err)
 	require.Len(t, l.Entries(), 4)
 	for _, e := range l.Entries() {

@@ -169,7 +169,7 @@ func liveModel(s settings, recordPath string, task agent.Task) (model.Model, str
 	if err != nil {
 		return nil, "", err
 	}
-	live, err := gemini.NewLive(httptransport.New(key), s.allowance, s.endpoint, log.Record)
+	live, err := gemini.NewClient(httptransport.New(key), s.allowance, s.endpoint, log.Record)
 	return live, recordPath, err
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ragagentlab/ragagent/core/gemini/geminitest"
+	"github.com/ragagentlab/ragagent/internal/geminitest"
 	"github.com/ragagentlab/ragagent/recordings"
 )
 

@@ -281,5 +281,5 @@ func TestStateIsWhatTheModelSees(t *testing.T) {
 	assert.True(t, strings.HasPrefix(state, `{"limits": {"model_calls": 9, "reads": 4, "searches": 3, "seconds": 180, "source_bytes": 4096}, "observations": [{"arguments": {"query": "Path.write_text"}, "result": {"candidates": [{"rank": 1, "source_id": "path-write", "version": "3.12"}, {"rank": 2, "source_id": "path-read", "version": "3.12"}], "query": "Path.write_text"}, "tool": "search"}], "question": `), state)
 	assert.Contains(t, state, `"usage": {"model_calls": 1, "reads": 0, "searches": 1, "source_bytes": 0}, "version": "3.12"}`)
 	assert.NotContains(t, state, "text_sha256", "search metadata carries no receipt")
-	assert.Equal(t, agent.Policy, model.prompts[0].System)
+	assert.Equal(t, agent.SystemPrompt, model.prompts[0].System)
 }

@@ -149,7 +149,7 @@ func TestParseLimits(t *testing.T) {
 func TestSchemaAndPolicyAreTheReferenceOnes(t *testing.T) {
 	assert.Equal(t, `{"type": "object", "additionalProperties": false, "properties": {"action": {"type": "string", "enum": ["search", "read", "answer", "stop"]}, "assessment": {"type": "string"}, "query": {"type": "string"}, "source_id": {"type": "string"}, "answer": {"type": "string"}, "citations": {"type": "array", "items": {"type": "object", "additionalProperties": false, "properties": {"source_id": {"type": "string"}, "quote": {"type": "string"}}, "required": ["source_id", "quote"]}}}, "required": ["action", "assessment", "query", "source_id", "answer", "citations"]}`,
 		pyjson.Dumps(Schema(), pyjson.Options{}))
-	assert.Equal(t, 12, strings.Count(Policy, "\n")+1, "the policy text is byte-checked against the reference by the conformance recordings")
+	assert.Equal(t, 12, strings.Count(SystemPrompt, "\n")+1, "the policy text is byte-checked against the reference by the conformance recordings")
 	assert.True(t, strings.HasSuffix(Instruction(Fixed), "\nFixed mode: choose only answer or stop. Retrieval is finished."))
-	assert.Equal(t, Policy, Instruction(Agent))
+	assert.Equal(t, SystemPrompt, Instruction(Agent))
 }

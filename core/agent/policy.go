@@ -2,9 +2,9 @@ package agent
 
 import "github.com/ragagentlab/ragagent/core/pyjson"
 
-// Policy is the system instruction, byte for byte the reference lab's
+// SystemPrompt is the system instruction, byte for byte the reference lab's
 // POLICY: a recorded request only replays if this text is unchanged.
-const Policy = `You answer Python documentation questions using ONLY tool observations.
+const SystemPrompt = `You answer Python documentation questions using ONLY tool observations.
 Return JSON matching the supplied schema. All fields are required; unused strings
 must be empty and unused citations must be []. Assess what evidence is still
 missing in assessment, then choose ONE action:
@@ -23,9 +23,9 @@ const FixedModeSentence = "\nFixed mode: choose only answer or stop. Retrieval i
 // Instruction is the system text for a mode.
 func Instruction(mode Mode) string {
 	if mode == Fixed {
-		return Policy + FixedModeSentence
+		return SystemPrompt + FixedModeSentence
 	}
-	return Policy
+	return SystemPrompt
 }
 
 // Schema returns the decision JSON schema as the reference lab's SCHEMA dict,

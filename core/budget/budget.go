@@ -11,10 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"time"
 
-	"github.com/ragagentlab/ragagent/core/atomicfile"
 	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -251,26 +249,3 @@ func (l *Ledger) save() error {
 	}
 	return nil
 }
-
-// File is a Store in a file. Save writes a temporary file beside it,
-// flushes it to disk and renames it into place, so a crash leaves the old
-// ledger or the new one, never half of one.
-type File struct {
-	Path string
-}
-
-// Load reads the file; a missing file is an empty ledger.
-func (f File) Load() ([]byte, bool, error) {
-	data, err := os.ReadFile(f.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	return data, true, nil
-}
-
-// Save replaces the file atomically: on disk before it replaces the old
-// ledger, never half written.
-func (f File) Save(data []byte) error { return atomicfile.Write(f.Path, data) }

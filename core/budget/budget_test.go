@@ -3,8 +3,6 @@ package budget_test
 import (
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -206,31 +204,6 @@ func TestCorruptLedgerIsAOneLineErrorNeverAFreshStart(t *testing.T) {
 			assert.NotContains(t, err.Error(), "\n")
 		})
 	}
-}
-
-func TestFileStore(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ledger.json")
-	f := budget.File{Path: path}
-	_, ok, err := f.Load()
-	require.NoError(t, err)
-	assert.False(t, ok, "a missing file is an empty ledger")
-
-	l, err := budget.Open(f, clock)
-	require.NoError(t, err)
-	require.NoError(t, l.SetBudget(0.01))
-	_, err = l.Reserve(request("x", 0.001))
-	require.NoError(t, err)
-
-	again, err := budget.Open(f, clock)
-	require.NoError(t, err)
-	assert.Len(t, again.Entries(), 1)
-	entries, err := os.ReadDir(filepath.Dir(path))
-	require.NoError(t, err)
-	assert.Len(t, entries, 1, "no temporary file is left behind")
-
-	_, err = budget.Open(budget.File{Path: t.TempDir()}, clock)
-	assert.Error(t, err, "a directory is not a ledger")
-	assert.Error(t, budget.File{Path: filepath.Join(t.TempDir(), "missing", "l.json")}.Save([]byte("{}")))
 }
 
 func TestOpenNeedsAStoreAndAClock(t *testing.T) {

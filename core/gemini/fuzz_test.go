@@ -39,7 +39,7 @@ func FuzzLiveReply(f *testing.F) {
 		allowance, err := gemini.NewAllowance(1)
 		require.NoError(t, err)
 		var recorded []gemini.Attempt
-		live, err := gemini.NewLive(memTransport{status, body}, allowance, "", func(a gemini.Attempt) error {
+		live, err := gemini.NewClient(memTransport{status, body}, allowance, "", func(a gemini.Attempt) error {
 			recorded = append(recorded, a)
 			return nil
 		})

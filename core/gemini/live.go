@@ -106,14 +106,14 @@ func AttemptReason(kind string) reason.Code {
 	return reason.Transport(kind)
 }
 
-// Live is the paid model: each decision is one generateContent request
+// Client is the paid model: each decision is one generateContent request
 // through a Transport, under the reference provider's guarantees and in its
 // order of checks: a body over MaxRequestBytes is refused, then an
 // exhausted allowance, then a missing key; only then is the attempt counted
 // and sent, with a timeout of min(45 s, the run's remaining deadline), no
 // retry and no redirect, and recorded (saved) whatever happened. The key
 // stays in the Transport.
-type Live struct {
+type Client struct {
 	transport Transport
 	allowance *Allowance
 	endpoint  string
@@ -126,18 +126,18 @@ type Live struct {
 	BeforeSend func(body []byte) error
 }
 
-// NewLive returns a live model. endpoint is "" for Endpoint or a loopback
+// NewClient returns a live model. endpoint is "" for Endpoint or a loopback
 // override (see ResolveEndpoint). record is called after every attempt,
 // before the reply is decoded; it should save the recording, and an error
 // from it stops the run as a fault (spending more without a record of it
 // would be worse).
-func NewLive(t Transport, a *Allowance, endpoint string, record func(Attempt) error) (*Live, error) {
-	return NewLiveFor(Model, t, a, endpoint, record)
+func NewClient(t Transport, a *Allowance, endpoint string, record func(Attempt) error) (*Client, error) {
+	return NewClientFor(Model, t, a, endpoint, record)
 }
 
-// NewLiveFor is NewLive for another model of the API, with the same
+// NewClientFor is NewLive for another model of the API, with the same
 // guarantees; endpoint "" is that model's real URL (ResolveModelEndpoint).
-func NewLiveFor(model string, t Transport, a *Allowance, endpoint string, record func(Attempt) error) (*Live, error) {
+func NewClientFor(model string, t Transport, a *Allowance, endpoint string, record func(Attempt) error) (*Client, error) {
 	if t == nil || a == nil {
 		return nil, errors.New("gemini: a live model needs a transport and an allowance")
 	}
@@ -148,14 +148,14 @@ func NewLiveFor(model string, t Transport, a *Allowance, endpoint string, record
 	if record == nil {
 		record = func(Attempt) error { return nil }
 	}
-	return &Live{transport: t, allowance: a, endpoint: ep, record: record}, nil
+	return &Client{transport: t, allowance: a, endpoint: ep, record: record}, nil
 }
 
 // Endpoint is the URL this model posts to.
-func (m *Live) Endpoint() string { return m.endpoint }
+func (m *Client) Endpoint() string { return m.endpoint }
 
 // Decide sends one request for the prompt. See Live for the guarantees.
-func (m *Live) Decide(ctx context.Context, p model.Prompt, timeout time.Duration) (model.Reply, error) {
+func (m *Client) Decide(ctx context.Context, p model.Prompt, timeout time.Duration) (model.Reply, error) {
 	payload := Payload(p)
 	body := Body(payload)
 	if len(body) > MaxRequestBytes {

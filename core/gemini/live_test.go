@@ -13,7 +13,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/gemini/geminitest"
+	"github.com/ragagentlab/ragagent/internal/geminitest"
 	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -96,7 +96,7 @@ func TestLiveAgainstTheFake(t *testing.T) {
 			allowance, err := gemini.NewAllowance(5)
 			require.NoError(t, err)
 			rec := newAttempts(t)
-			live, err := gemini.NewLive(httptransport.New(dummyKey), allowance, fake.URL(), rec.record)
+			live, err := gemini.NewClient(httptransport.New(dummyKey), allowance, fake.URL(), rec.record)
 			require.NoError(t, err)
 			timeout := row.timeout
 			if timeout == 0 {
@@ -187,13 +187,13 @@ func TestLiveGuardsInOrder(t *testing.T) {
 			var recorded int
 			record := func(gemini.Attempt) error { recorded++; return nil }
 			if row.used > 0 {
-				spend, err := gemini.NewLive(httptransport.New(dummyKey), allowance, fake.URL(), record)
+				spend, err := gemini.NewClient(httptransport.New(dummyKey), allowance, fake.URL(), record)
 				require.NoError(t, err)
 				_, err = spend.Decide(context.Background(), prompt(smallState), time.Second*10)
 				require.NoError(t, err)
 			}
 			before, sentBefore := recorded, len(fake.Requests())
-			live, err := gemini.NewLive(httptransport.New(row.key), allowance, fake.URL(), record)
+			live, err := gemini.NewClient(httptransport.New(row.key), allowance, fake.URL(), record)
 			require.NoError(t, err)
 			_, err = live.Decide(context.Background(), prompt(row.state), 10*time.Second)
 			code, _ := reason.Of(err)
@@ -217,7 +217,7 @@ func TestTheInputCapMeasuresTheDumpedBody(t *testing.T) {
 		require.Equal(t, gemini.MaxRequestBytes+extra, len(gemini.Body(gemini.Payload(prompt(state)))))
 		fake := geminitest.NewServer(geminitest.Sequence(nil, geminitest.Decision(stopDecision())))
 		allowance, _ := gemini.NewAllowance(1)
-		live, err := gemini.NewLive(httptransport.New(dummyKey), allowance, fake.URL(), nil)
+		live, err := gemini.NewClient(httptransport.New(dummyKey), allowance, fake.URL(), nil)
 		require.NoError(t, err)
 		_, err = live.Decide(context.Background(), prompt(state), 10*time.Second)
 		code, _ := reason.Of(err)
@@ -242,7 +242,7 @@ func TestNoResponse(t *testing.T) {
 
 	allowance, _ := gemini.NewAllowance(2)
 	rec := newAttempts(t)
-	live, err := gemini.NewLive(httptransport.New(dummyKey), allowance, closed, rec.record)
+	live, err := gemini.NewClient(httptransport.New(dummyKey), allowance, closed, rec.record)
 	require.NoError(t, err)
 	_, err = live.Decide(context.Background(), prompt(smallState), 10*time.Second)
 	code, _ := reason.Of(err)
@@ -250,7 +250,7 @@ func TestNoResponse(t *testing.T) {
 
 	slow := geminitest.NewServer(geminitest.Sequence(nil, geminitest.Slow(time.Minute, geminitest.Decision(stopDecision()))))
 	defer slow.Close()
-	live, err = gemini.NewLive(httptransport.New(dummyKey), allowance, slow.URL(), rec.record)
+	live, err = gemini.NewClient(httptransport.New(dummyKey), allowance, slow.URL(), rec.record)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -280,7 +280,7 @@ func TestAllowanceIsSharedAcrossRuns(t *testing.T) {
 	lib := openLibrary(t)
 	var reasons []reason.Code
 	for range 2 {
-		live, err := gemini.NewLive(httptransport.New(dummyKey), allowance, fake.URL(), nil)
+		live, err := gemini.NewClient(httptransport.New(dummyKey), allowance, fake.URL(), nil)
 		require.NoError(t, err)
 		ctrl := agent.Controller{Tools: lib, Model: live}
 		res, err := ctrl.Run(context.Background(), agent.Task{Question: "Does Path.write_text overwrite an existing file?",
@@ -300,7 +300,7 @@ func TestARecordingFailureStopsTheRun(t *testing.T) {
 	fake := geminitest.NewServer(geminitest.Policy())
 	defer fake.Close()
 	allowance, _ := gemini.NewAllowance(10)
-	live, err := gemini.NewLive(httptransport.New(dummyKey), allowance, fake.URL(),
+	live, err := gemini.NewClient(httptransport.New(dummyKey), allowance, fake.URL(),
 		func(gemini.Attempt) error { return assert.AnError })
 	require.NoError(t, err)
 	ctrl := agent.Controller{Tools: openLibrary(t), Model: live}
@@ -345,7 +345,7 @@ func TestKeyEchoIsRedacted(t *testing.T) {
 	defer fake.Close()
 	allowance, _ := gemini.NewAllowance(1)
 	rec := newAttempts(t)
-	live, err := gemini.NewLive(httptransport.New(dummyKey), allowance, fake.URL(), rec.record)
+	live, err := gemini.NewClient(httptransport.New(dummyKey), allowance, fake.URL(), rec.record)
 	require.NoError(t, err)
 	_, err = live.Decide(context.Background(), prompt(smallState), 10*time.Second)
 	require.Error(t, err)
@@ -362,7 +362,7 @@ func TestTimeoutIsCappedByTheRunDeadline(t *testing.T) {
 	defer fake.Close()
 	allowance, _ := gemini.NewAllowance(5)
 	rec := newAttempts(t)
-	live, err := gemini.NewLive(httptransport.New(dummyKey), allowance, fake.URL(), rec.record)
+	live, err := gemini.NewClient(httptransport.New(dummyKey), allowance, fake.URL(), rec.record)
 	require.NoError(t, err)
 	start := time.Unix(1000, 0)
 	readings := 0
@@ -396,7 +396,7 @@ func BenchmarkLiveDecideLoopback(b *testing.B) {
 	p := prompt(smallState)
 	for b.Loop() {
 		allowance, _ := gemini.NewAllowance(1)
-		live, _ := gemini.NewLive(transport, allowance, fake.URL(), nil)
+		live, _ := gemini.NewClient(transport, allowance, fake.URL(), nil)
 		if _, err := live.Decide(context.Background(), p, 10*time.Second); err != nil {
 			b.Fatal(err)
 		}

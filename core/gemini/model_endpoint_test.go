@@ -49,11 +49,11 @@ func TestNewLiveForPostsToThatModel(t *testing.T) {
 	a, err := NewAllowance(1)
 	require.NoError(t, err)
 	tr := &endpointTransport{}
-	m, err := NewLiveFor("gemini-3.1-flash-lite", tr, a, "", nil)
+	m, err := NewClientFor("gemini-3.1-flash-lite", tr, a, "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, ModelEndpoint("gemini-3.1-flash-lite"), m.Endpoint())
 	_, _ = m.Decide(context.Background(), model.Prompt{System: "s", State: "{}", Schema: pyjson.NewObject()}, MaxCallTimeout)
 	assert.Equal(t, ModelEndpoint("gemini-3.1-flash-lite"), tr.got)
-	_, err = NewLiveFor("no/such", tr, a, "", nil)
+	_, err = NewClientFor("no/such", tr, a, "", nil)
 	assert.Error(t, err)
 }

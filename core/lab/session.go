@@ -89,7 +89,7 @@ func (s *Session) RunLive(ctx context.Context, task agent.Task, live Live,
 		attempts++
 		return log.Record(a)
 	}
-	model, err := gemini.NewLive(live.Transport, s.allowance, endpoint, record)
+	model, err := gemini.NewClient(live.Transport, s.allowance, endpoint, record)
 	if err != nil {
 		return TrialReport{}, err
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/gemini/geminitest"
+	"github.com/ragagentlab/ragagent/internal/geminitest"
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/policy"
 	"github.com/ragagentlab/ragagent/core/pyjson"

@@ -17,7 +17,7 @@ import (
 )
 
 func prompt() model.Prompt {
-	return model.Prompt{System: agent.Policy, State: `{"question": "q"}`, Schema: agent.Schema()}
+	return model.Prompt{System: agent.SystemPrompt, State: `{"question": "q"}`, Schema: agent.Schema()}
 }
 
 // TestRecorderSavesAfterEveryChange: the saved bytes always parse, and

@@ -17,26 +17,6 @@ import (
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
-func TestBundledRecordingIsTheRebuiltOne(t *testing.T) {
-	snap, err := corpus.Parse(fixtures.Snapshot)
-	require.NoError(t, err)
-	lib, err := tools.Open(snap)
-	require.NoError(t, err)
-	defer lib.Close()
-	file, err := FromPublished(fixtures.Published, lib)
-	require.NoError(t, err)
-	var buf bytes.Buffer
-	require.NoError(t, file.Write(&buf))
-	assert.True(t, bytes.Equal(recordings.AgentComparison, buf.Bytes()),
-		"recordings/agent-comparison.json is stale: run `go run ./cmd/ragagent import-published`")
-	exchanges := 0
-	for _, trial := range file.Trials {
-		exchanges += len(trial.Exchanges)
-	}
-	assert.Len(t, file.Trials, 16)
-	assert.Equal(t, 40, exchanges)
-}
-
 func TestWriteThenParseRoundTrips(t *testing.T) {
 	file, err := Parse(recordings.AgentComparison)
 	require.NoError(t, err)

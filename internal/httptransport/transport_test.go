@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/gemini/geminitest"
+	"github.com/ragagentlab/ragagent/internal/geminitest"
 )
 
 const dummyKey = "dummy-test-key-not-a-real-key"

@@ -1,4 +1,11 @@
-package recording
+// Package published rebuilds the bundled recordings from the reference
+// lab's published run records (kept in fixtures/published): each import
+// drives this project's own controller or reranking lab with the published
+// decisions, scores or proposals, and fails unless the rebuilt recording
+// replays to exactly the published results. It runs only when the
+// recordings are remade (ragagent import-published, the tests), never in a
+// run.
+package published
 
 import (
 	"context"
@@ -10,10 +17,11 @@ import (
 	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/tools"
 )
 
-// FromPublished rebuilds a recording from the reference lab's published
+// Comparison rebuilds a recording from the reference lab's published
 // comparison record, which keeps each trial's decisions and provider usage
 // but not the request bodies. For each trial it drives the controller with
 // the published decisions, captures every request body the controller
@@ -25,7 +33,7 @@ import (
 // the controller that made it.
 //
 // The published record has no modelVersion per call, so none is invented.
-func FromPublished(data []byte, lib tools.Tools) (*File, error) {
+func Comparison(data []byte, lib tools.Tools) (*recording.File, error) {
 	root, err := pyjson.Decode(string(data))
 	if err != nil {
 		return nil, fmt.Errorf("published record: %w", err)
@@ -35,7 +43,7 @@ func FromPublished(data []byte, lib tools.Tools) (*File, error) {
 		return nil, fmt.Errorf("published record: not an object")
 	}
 	get := func(o *pyjson.Object, k string) any { v, _ := o.Get(k); return v }
-	file := &File{Config: get(rec, "config")}
+	file := &recording.File{Config: get(rec, "config")}
 	file.Model, _ = get(rec, "model").(string)
 	file.Endpoint, _ = get(rec, "endpoint").(string)
 	file.RecordedAt, _ = get(rec, "recorded_at").(string)
@@ -54,13 +62,13 @@ func FromPublished(data []byte, lib tools.Tools) (*File, error) {
 	return file, nil
 }
 
-func importTrial(pt *pyjson.Object, lib tools.Tools) (Trial, error) {
+func importTrial(pt *pyjson.Object, lib tools.Tools) (recording.Trial, error) {
 	get := func(o *pyjson.Object, k string) any { v, _ := o.Get(k); return v }
 	result, ok := get(pt, "result").(*pyjson.Object)
 	if !ok {
-		return Trial{}, fmt.Errorf("no result")
+		return recording.Trial{}, fmt.Errorf("no result")
 	}
-	t := Trial{Question: get(result, "question"), Version: get(result, "version"), Mode: get(pt, "mode"), Limits: get(result, "limits")}
+	t := recording.Trial{Question: get(result, "question"), Version: get(result, "version"), Mode: get(pt, "mode"), Limits: get(result, "limits")}
 	t.ID, _ = get(pt, "id").(string)
 	t.CaseID, _ = get(pt, "case_id").(string)
 	t.Split, _ = get(pt, "split").(string)
@@ -73,23 +81,23 @@ func importTrial(pt *pyjson.Object, lib tools.Tools) (Trial, error) {
 	decisions, _ := get(result, "decisions").([]any)
 	usage, _ := get(pt, "provider_usage").([]any)
 	if len(usage) != len(decisions) {
-		return Trial{}, fmt.Errorf("%d decisions but %d provider_usage entries", len(decisions), len(usage))
+		return recording.Trial{}, fmt.Errorf("%d decisions but %d provider_usage entries", len(decisions), len(usage))
 	}
 	task, err := agent.TaskFromJSON(t.Question, t.Version, t.Mode, t.Limits)
 	if err != nil {
-		return Trial{}, err
+		return recording.Trial{}, err
 	}
 	scripted := &publishedModel{decisions: decisions, usage: usage}
 	ctrl := agent.Controller{Tools: lib, Model: scripted, Clock: func() time.Time { return time.Unix(0, 0) }}
 	got, err := ctrl.Run(context.Background(), task)
 	if err != nil {
-		return Trial{}, err
+		return recording.Trial{}, err
 	}
 	if scripted.next != len(decisions) {
-		return Trial{}, fmt.Errorf("the controller used %d of %d published decisions", scripted.next, len(decisions))
+		return recording.Trial{}, fmt.Errorf("the controller used %d of %d published decisions", scripted.next, len(decisions))
 	}
 	if err := samePublished(got, result); err != nil {
-		return Trial{}, err
+		return recording.Trial{}, err
 	}
 	t.Exchanges = scripted.exchanges
 	return t, nil
@@ -100,7 +108,7 @@ func importTrial(pt *pyjson.Object, lib tools.Tools) (Trial, error) {
 type publishedModel struct {
 	decisions, usage []any
 	next             int
-	exchanges        []Exchange
+	exchanges        []recording.Exchange
 }
 
 func (m *publishedModel) Decide(_ context.Context, p model.Prompt, _ time.Duration) (model.Reply, error) {
@@ -113,7 +121,7 @@ func (m *publishedModel) Decide(_ context.Context, p model.Prompt, _ time.Durati
 			"content", pyjson.NewObject("parts", []any{pyjson.NewObject("text", text)}, "role", "model"),
 			"finishReason", "STOP", "index", 0)},
 		"usageMetadata", m.usage[m.next])
-	m.exchanges = append(m.exchanges, Exchange{Request: gemini.Payload(p), Response: response})
+	m.exchanges = append(m.exchanges, recording.Exchange{Request: gemini.Payload(p), Response: response})
 	m.next++
 	return gemini.Decode(response)
 }

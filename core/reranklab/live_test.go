@@ -1,4 +1,4 @@
-package suite
+package reranklab
 
 import (
 	"context"
@@ -104,7 +104,7 @@ func publishedBodies(t *testing.T) []reply {
 // liveRun is a live listwise model over a fake transport, with its
 // attempts kept as exchanges.
 type liveRun struct {
-	live      *Live
+	live      *LiveRanker
 	transport *fakeTransport
 	ledger    *budget.Ledger
 	exchanges []recording.Exchange
@@ -124,7 +124,7 @@ func liveWith(t *testing.T, budgetUSD float64, allowance int, key bool, script [
 	a, err := gemini.NewAllowance(allowance)
 	require.NoError(t, err)
 	r := &liveRun{transport: &fakeTransport{t: t, key: key, script: script, store: store}, ledger: ledger}
-	r.live, err = NewLive(LiveConfig{Transport: r.transport, Allowance: a, Ledger: ledger, Rate: defaultRate(t),
+	r.live, err = NewLiveRanker(LiveRankerConfig{Transport: r.transport, Allowance: a, Ledger: ledger, Rate: defaultRate(t),
 		Record: func(at gemini.Attempt) error {
 			r.exchanges = append(r.exchanges, recording.ExchangeOf(at))
 			return nil
@@ -196,7 +196,7 @@ func TestLiveRecordingReplays(t *testing.T) {
 	r := liveSetup(t, 0.05, true, publishedBodies(t))
 	allowance, err := gemini.NewAllowance(4)
 	require.NoError(t, err)
-	r.live, err = NewLive(LiveConfig{Transport: r.transport, Allowance: allowance, Ledger: r.ledger,
+	r.live, err = NewLiveRanker(LiveRankerConfig{Transport: r.transport, Allowance: allowance, Ledger: r.ledger,
 		Rate: defaultRate(t), Record: log.Record})
 	require.NoError(t, err)
 	rec, err := s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
@@ -353,7 +353,7 @@ func TestLiveStopsWhenAnAttemptCannotBeRecorded(t *testing.T) {
 	r := liveSetup(t, 1, true, publishedBodies(t))
 	a, err := gemini.NewAllowance(10)
 	require.NoError(t, err)
-	r.live, err = NewLive(LiveConfig{Transport: r.transport, Allowance: a, Ledger: r.ledger, Rate: defaultRate(t),
+	r.live, err = NewLiveRanker(LiveRankerConfig{Transport: r.transport, Allowance: a, Ledger: r.ledger, Rate: defaultRate(t),
 		Record: func(gemini.Attempt) error { return errors.New("disk full") }})
 	require.NoError(t, err)
 	_, err = s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
@@ -366,12 +366,12 @@ func TestLiveStopsWhenAnAttemptCannotBeRecorded(t *testing.T) {
 func TestNewLiveNeedsItsParts(t *testing.T) {
 	a, err := gemini.NewAllowance(1)
 	require.NoError(t, err)
-	_, err = NewLive(LiveConfig{Transport: &fakeTransport{}, Allowance: a})
+	_, err = NewLiveRanker(LiveRankerConfig{Transport: &fakeTransport{}, Allowance: a})
 	assert.ErrorContains(t, err, "ledger")
 	l, err := budget.Open(&memoryStore{}, fixedClock)
 	require.NoError(t, err)
-	_, err = NewLive(LiveConfig{Allowance: a, Ledger: l})
+	_, err = NewLiveRanker(LiveRankerConfig{Allowance: a, Ledger: l})
 	assert.Error(t, err)
-	_, err = NewLive(LiveConfig{Transport: &fakeTransport{}, Allowance: a, Ledger: l, Endpoint: "http://example.com"})
+	_, err = NewLiveRanker(LiveRankerConfig{Transport: &fakeTransport{}, Allowance: a, Ledger: l, Endpoint: "http://example.com"})
 	assert.ErrorContains(t, err, "loopback")
 }

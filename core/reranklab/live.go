@@ -1,4 +1,4 @@
-package suite
+package reranklab
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	"github.com/ragagentlab/ragagent/core/recording"
 )
 
-// LiveConfig is what a live listwise run needs.
-type LiveConfig struct {
+// LiveRankerConfig is what a live listwise run needs.
+type LiveRankerConfig struct {
 	Transport gemini.Transport  // holds the key; the core never sees it
 	Allowance *gemini.Allowance // the process-wide request allowance
 	Endpoint  string            // "" for ListwiseModel's API URL; a loopback fake for tests
@@ -29,14 +29,14 @@ type LiveConfig struct {
 	Rate   price.Rate // ListwiseModel's price, from a visible, overridable table
 }
 
-// Live is the listwise model called for real: the agent's live model
-// (gemini.Live: body cap, allowance, key check, one attempt with a timeout,
+// LiveRanker is the listwise model called for real: the agent's live model
+// (gemini.LiveRanker: body cap, allowance, key check, one attempt with a timeout,
 // no retry, no redirect, every attempt recorded) for ListwiseModel, with a
 // ledger in front of it. A request the live model would refuse without
 // sending reserves nothing; any other has its estimate reserved, and
 // saved, before it is sent, and the reservation stays whatever happens.
-type Live struct {
-	model  *gemini.Live
+type LiveRanker struct {
+	model  *gemini.Client
 	ledger *budget.Ledger
 	rate   price.Rate
 	// pending is the reservation of the request in flight (0: none made).
@@ -44,28 +44,28 @@ type Live struct {
 	question string
 }
 
-// NewLive builds the live listwise model.
-func NewLive(c LiveConfig) (*Live, error) {
+// NewLiveRanker builds the live listwise model.
+func NewLiveRanker(c LiveRankerConfig) (*LiveRanker, error) {
 	if c.Ledger == nil {
 		return nil, errors.New("live listwise model: a ledger is required")
 	}
-	m, err := gemini.NewLiveFor(ListwiseModel, c.Transport, c.Allowance, c.Endpoint, c.Record)
+	m, err := gemini.NewClientFor(ListwiseModel, c.Transport, c.Allowance, c.Endpoint, c.Record)
 	if err != nil {
 		return nil, err
 	}
-	l := &Live{model: m, ledger: c.Ledger, rate: c.Rate}
+	l := &LiveRanker{model: m, ledger: c.Ledger, rate: c.Rate}
 	m.BeforeSend = l.reserve
 	return l, nil
 }
 
 // Endpoint is the URL requests go to.
-func (l *Live) Endpoint() string { return l.model.Endpoint() }
+func (l *LiveRanker) Endpoint() string { return l.model.Endpoint() }
 
 // Decide sends the request through the live model, which reserves its
 // estimate in the ledger once its own checks pass (budget_exceeded when it
 // would pass the budget: nothing is sent); the reservation is then settled
 // as completed or with the failure's code, and kept either way.
-func (l *Live) Decide(ctx context.Context, p model.Prompt, timeout time.Duration) (model.Reply, error) {
+func (l *LiveRanker) Decide(ctx context.Context, p model.Prompt, timeout time.Duration) (model.Reply, error) {
 	l.pending, l.question = 0, question(p)
 	reply, failure := l.model.Decide(ctx, p, timeout)
 	if l.pending == 0 {
@@ -86,7 +86,7 @@ func (l *Live) Decide(ctx context.Context, p model.Prompt, timeout time.Duration
 
 // reserve is the live model's BeforeSend: the estimate for exactly the body
 // about to be sent, saved before it is sent.
-func (l *Live) reserve(body []byte) error {
+func (l *LiveRanker) reserve(body []byte) error {
 	sum := sha256.Sum256(body)
 	seq, err := l.ledger.Reserve(budget.Request{Label: "rerank listwise: " + l.question, Model: ListwiseModel,
 		RequestSHA256: hex.EncodeToString(sum[:]), RequestBytes: len(body),

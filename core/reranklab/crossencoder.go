@@ -1,4 +1,4 @@
-package suite
+package reranklab
 
 import (
 	"context"
@@ -140,7 +140,7 @@ func (s *Suite) CrossEncoder(ctx context.Context, enc Encoder) (*CrossEncoderRec
 	}
 	var diag, val [2][]rerank.Outcome
 	for _, c := range s.expanded {
-		pool := s.pool(c)
+		pool := s.Pool(c)
 		scores, ranked, err := s.score(ctx, enc, c.Question, pool)
 		if err != nil {
 			return nil, fmt.Errorf("expanded case %s: %w", c.CaseID, err)

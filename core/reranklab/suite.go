@@ -7,7 +7,7 @@
 // top-1/MRR summary. Each run returns a record whose Value has the
 // reference record's JSON shape, so a replay can be compared with the
 // published record number for number.
-package suite
+package reranklab
 
 import (
 	"context"
@@ -196,9 +196,9 @@ func (s *Suite) candidates(ctx context.Context, c DevelopmentCase) ([]rerank.Can
 	return cands, nil
 }
 
-// pool is an expanded case's candidates: every chunk of its version, in
+// Pool is an expanded case's candidates: every chunk of its version, in
 // snapshot order, without branch evidence.
-func (s *Suite) pool(c ExpandedCase) []rerank.Candidate {
+func (s *Suite) Pool(c ExpandedCase) []rerank.Candidate {
 	eligible := s.snap.Eligible(c.Version)
 	out := make([]rerank.Candidate, len(eligible))
 	for i, p := range eligible {

@@ -1,4 +1,4 @@
-package suite
+package reranklab
 
 import (
 	"context"
@@ -107,4 +107,9 @@ func config(f *recording.File) *pyjson.Object {
 func get(o *pyjson.Object, key string) any {
 	v, _ := o.Get(key)
 	return v
+}
+
+func objectOf(v any) *pyjson.Object {
+	o, _ := v.(*pyjson.Object)
+	return o
 }

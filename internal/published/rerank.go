@@ -1,4 +1,4 @@
-package suite
+package published
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/rerank"
+	"github.com/ragagentlab/ragagent/core/reranklab"
 )
 
 // Where the bundled recordings come from, as their config says.
@@ -48,12 +49,12 @@ func sameAs(got, want any, what string) error {
 	return nil
 }
 
-// ImportGemini rebuilds the listwise recording from the published Gemini
+// Gemini rebuilds the listwise recording from the published Gemini
 // record: one trial per development case, one exchange each. The published
 // candidates must be the ones this project's retriever produces, and the
 // rebuilt recording must replay to the published cases exactly, or the
 // import fails.
-func (s *Suite) ImportGemini(ctx context.Context, published []byte) (*recording.File, error) {
+func Gemini(ctx context.Context, s *reranklab.Suite, published []byte) (*recording.File, error) {
 	rec, err := decodeRecord(published, "Gemini")
 	if err != nil {
 		return nil, err
@@ -62,20 +63,20 @@ func (s *Suite) ImportGemini(ctx context.Context, published []byte) (*recording.
 	if err != nil {
 		return nil, err
 	}
-	pubCases := objects(get(rec, "cases"))
+	pubCases := objects(pyget(rec, "cases"))
 	if len(pubCases) != len(cov.DevelopmentCases) {
 		return nil, fmt.Errorf("published Gemini record: %d cases, this lab has %d development cases", len(pubCases), len(cov.DevelopmentCases))
 	}
 	config := pyjson.NewObject("generationConfig", gemini.Config(), "source", listwiseSource)
-	file := &recording.File{Model: ListwiseModel, Endpoint: gemini.ModelEndpoint(ListwiseModel), Config: config}
+	file := &recording.File{Model: reranklab.ListwiseModel, Endpoint: gemini.ModelEndpoint(reranklab.ListwiseModel), Config: config}
 	for i, d := range cov.DevelopmentCases {
 		pc := pubCases[i]
 		what := fmt.Sprintf("case %d (%s)", i+1, d.CaseID)
 		if err := sameAs(pyjson.NewObject("case_id", d.CaseID, "question", d.Query, "before", values(d.Before)),
-			pyjson.NewObject("case_id", get(pc, "case_id"), "question", get(pc, "question"), "before", get(pc, "before")), what); err != nil {
+			pyjson.NewObject("case_id", pyget(pc, "case_id"), "question", pyget(pc, "question"), "before", pyget(pc, "before")), what); err != nil {
 			return nil, err
 		}
-		text := pyjson.Dumps(get(pc, "proposal"), pyjson.Options{})
+		text := pyjson.Dumps(pyget(pc, "proposal"), pyjson.Options{})
 		response := pyjson.NewObject("candidates", []any{pyjson.NewObject(
 			"content", pyjson.NewObject("parts", []any{pyjson.NewObject("text", text)}, "role", "model"),
 			"finishReason", "STOP", "index", 0)})
@@ -84,37 +85,37 @@ func (s *Suite) ImportGemini(ctx context.Context, published []byte) (*recording.
 			Mode: "listwise", Question: d.Query, Version: d.RequestedVersion,
 			Exchanges: []recording.Exchange{{Request: request, Response: response}}})
 	}
-	replayed, err := s.Gemini(ctx, NewReplay(file), ListwiseReplayMode, price.Rate{})
+	replayed, err := s.Gemini(ctx, reranklab.NewReplay(file), reranklab.ListwiseReplayMode, price.Rate{})
 	if err != nil {
 		return nil, err
 	}
-	if err := sameAs(get(replayed.Value(), "cases"), get(rec, "cases"), "the replayed Gemini cases"); err != nil {
+	if err := sameAs(pyget(replayed.Value(), "cases"), pyget(rec, "cases"), "the replayed Gemini cases"); err != nil {
 		return nil, err
 	}
 	return file, nil
 }
 
-// ImportCrossEncoder rebuilds the cross-encoder recording from the
+// CrossEncoder rebuilds the cross-encoder recording from the
 // published record: one trial per original case, then one per expanded
 // case, one exchange each, in the reference's call order. The rebuilt
 // recording must replay to the published record exactly (every candidate,
 // order, outcome and the summary), or the import fails.
-func (s *Suite) ImportCrossEncoder(ctx context.Context, published []byte) (*recording.File, error) {
+func CrossEncoder(ctx context.Context, s *reranklab.Suite, published []byte) (*recording.File, error) {
 	rec, err := decodeRecord(published, "cross-encoder")
 	if err != nil {
 		return nil, err
 	}
 	file := &recording.File{
-		Model:  fmt.Sprint(get(objectOf(get(rec, "model")), "model")),
-		Config: pyjson.NewObject("model", get(rec, "model"), "environment", get(rec, "environment"), "source", encoderSource),
+		Model:  fmt.Sprint(pyget(asObject(pyget(rec, "model")), "model")),
+		Config: pyjson.NewObject("model", pyget(rec, "model"), "environment", pyget(rec, "environment"), "source", encoderSource),
 	}
 	add := func(id, caseID, split, question, version string, cands []rerank.Candidate, pc *pyjson.Object) error {
 		what := "case " + id
 		if err := sameAs(pyjson.NewObject("question", question, "candidates", values(cands)),
-			pyjson.NewObject("question", get(pc, "question"), "candidates", get(pc, "candidates")), what); err != nil {
+			pyjson.NewObject("question", pyget(pc, "question"), "candidates", pyget(pc, "candidates")), what); err != nil {
 			return err
 		}
-		response := pyjson.NewObject("scores", get(pc, "scores_in_candidate_order"), "inference_seconds", get(pc, "inference_seconds"))
+		response := pyjson.NewObject("scores", pyget(pc, "scores_in_candidate_order"), "inference_seconds", pyget(pc, "inference_seconds"))
 		file.Trials = append(file.Trials, recording.Trial{ID: id, CaseID: caseID, Split: split, Repeat: 1,
 			Mode: "cross-encoder", Question: question, Version: version,
 			Exchanges: []recording.Exchange{{Request: rerank.Input(question, cands), Response: response}}})
@@ -124,7 +125,7 @@ func (s *Suite) ImportCrossEncoder(ctx context.Context, published []byte) (*reco
 	if err != nil {
 		return nil, err
 	}
-	orig := objects(get(rec, "original_candidate_comparison"))
+	orig := objects(pyget(rec, "original_candidate_comparison"))
 	if len(orig) != len(cov.DevelopmentCases) {
 		return nil, fmt.Errorf("published cross-encoder record: %d original cases, this lab has %d development cases", len(orig), len(cov.DevelopmentCases))
 	}
@@ -133,16 +134,16 @@ func (s *Suite) ImportCrossEncoder(ctx context.Context, published []byte) (*reco
 			return nil, err
 		}
 	}
-	exp := objects(get(rec, "expanded_cases"))
-	if len(exp) != len(s.expanded) {
-		return nil, fmt.Errorf("published cross-encoder record: %d expanded cases, this lab has %d", len(exp), len(s.expanded))
+	exp := objects(pyget(rec, "expanded_cases"))
+	if len(exp) != len(s.Expanded()) {
+		return nil, fmt.Errorf("published cross-encoder record: %d expanded cases, this lab has %d", len(exp), len(s.Expanded()))
 	}
-	for i, c := range s.expanded {
-		if err := add("expanded/"+c.CaseID, c.CaseID, c.Split, c.Question, c.Version, s.pool(c), exp[i]); err != nil {
+	for i, c := range s.Expanded() {
+		if err := add("expanded/"+c.CaseID, c.CaseID, c.Split, c.Question, c.Version, s.Pool(c), exp[i]); err != nil {
 			return nil, err
 		}
 	}
-	replayed, err := s.CrossEncoder(ctx, NewRecordedEncoder(file))
+	replayed, err := s.CrossEncoder(ctx, reranklab.NewRecordedEncoder(file))
 	if err != nil {
 		return nil, err
 	}
@@ -151,14 +152,27 @@ func (s *Suite) ImportCrossEncoder(ctx context.Context, published []byte) (*reco
 		if k == "execution_mode" {
 			continue // ours says the logits are replayed
 		}
-		if err := sameAs(get(mine, k), get(theirs, k), "the replayed "+k); err != nil {
+		if err := sameAs(pyget(mine, k), pyget(theirs, k), "the replayed "+k); err != nil {
 			return nil, err
 		}
 	}
 	return file, nil
 }
 
-func objectOf(v any) *pyjson.Object {
+func pyget(o *pyjson.Object, key string) any {
+	v, _ := o.Get(key)
+	return v
+}
+
+func values[T interface{ Value() *pyjson.Object }](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x.Value()
+	}
+	return out
+}
+
+func asObject(v any) *pyjson.Object {
 	o, _ := v.(*pyjson.Object)
 	return o
 }

@@ -1,4 +1,4 @@
-package suite
+package published_test
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/reranklab"
 	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/internal/published"
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
@@ -22,11 +24,14 @@ var update = flag.Bool("update", false, "rewrite the bundled rerank recordings f
 // recordings (each import replays its result against the published record)
 // and requires the bundled files to be exactly those bytes.
 func TestBundledRecordingsAreRebuiltFromThePublishedRecords(t *testing.T) {
-	s := openSuite(t)
-	ctx := context.Background()
-	gem, err := s.ImportGemini(ctx, fixtures.PublishedGemini)
+	s, err := reranklab.Open(reranklab.Inputs{Snapshot: fixtures.RerankSnapshot, Vectors: fixtures.RerankVectors,
+		Development: fixtures.RerankDevelopment, Expanded: fixtures.RerankExpanded})
 	require.NoError(t, err)
-	enc, err := s.ImportCrossEncoder(ctx, fixtures.PublishedCrossEncoder)
+	defer s.Close()
+	ctx := context.Background()
+	gem, err := published.Gemini(ctx, s, fixtures.PublishedGemini)
+	require.NoError(t, err)
+	enc, err := published.CrossEncoder(ctx, s, fixtures.PublishedCrossEncoder)
 	require.NoError(t, err)
 	for _, c := range []struct {
 		name    string
@@ -39,9 +44,9 @@ func TestBundledRecordingsAreRebuiltFromThePublishedRecords(t *testing.T) {
 		var b strings.Builder
 		require.NoError(t, c.file.Write(&b))
 		if *update {
-			require.NoError(t, os.WriteFile(filepath.Join("..", "..", "..", "recordings", c.name), []byte(b.String()), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join("..", "..", "recordings", c.name), []byte(b.String()), 0o644))
 			continue
 		}
-		assert.Equal(t, b.String(), string(c.bundled), "recordings/%s is stale: run go test ./core/rerank/suite -run Rebuilt -update", c.name)
+		assert.Equal(t, b.String(), string(c.bundled), "recordings/%s is stale: run go test ./internal/published -run Rebuilt -update", c.name)
 	}
 }
