@@ -17,6 +17,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/reranklab"
 	"github.com/ragagentlab/ragagent/core/store"
 	"github.com/ragagentlab/ragagent/fixtures"
 	"github.com/ragagentlab/ragagent/recordings"
@@ -170,7 +171,17 @@ func (e *engine) load() (any, error) {
 		"limits":   map[string]any{"fields": limits, "defaults": agent.DefaultLimits()},
 		"modes":    []string{string(agent.Agent), string(agent.Fixed)},
 		"policies": policyInfo(),
-		"open_ms":  float64(time.Since(started).Microseconds()) / 1000,
+		"constants": map[string]any{
+			"model": gemini.Model, "endpoint": gemini.Endpoint,
+			"listwise_model": reranklab.ListwiseModel, "listwise_endpoint": gemini.ModelEndpoint(reranklab.ListwiseModel),
+			"default_version": "3.12", "search_k": agent.SearchK, "max_question_chars": 512,
+			"caps": map[string]any{"request_bytes": gemini.MaxRequestBytes, "response_bytes": gemini.MaxResponseBytes,
+				"call_timeout_seconds": int(gemini.MaxCallTimeout.Seconds()), "allowance_max": gemini.MaxAllowance,
+				"retries": 0, "redirects": "refused"},
+			"prices":        pagePrices(defaultListwiseRate()),
+			"estimate_note": lab.EstimateNote,
+		},
+		"open_ms": float64(time.Since(started).Microseconds()) / 1000,
 	}, nil
 }
 
