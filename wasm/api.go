@@ -3,328 +3,336 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"syscall/js"
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
-	"github.com/ragagentlab/ragagent/core/corpus"
-	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/lab"
-	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/recording"
-	"github.com/ragagentlab/ragagent/core/reranklab"
-	"github.com/ragagentlab/ragagent/core/store"
-	"github.com/ragagentlab/ragagent/fixtures"
-	"github.com/ragagentlab/ragagent/recordings"
 )
 
-// engine is the state behind the exported API object: the session (after
-// load) and the runs in progress, each cancellable by id.
-type engine struct {
-	mu      sync.Mutex
-	session *lab.Session
-	bundled *recording.File // parsed once, at load
-	runs    map[int]context.CancelFunc
-	nextRun int
-	funcs   []js.Func
-	exit    chan struct{}
-	clock   func() time.Time
-	rr      reranks // the Rerank view's lab, ledger and live recording
+// apiVersion names the API's shape; the shell checks it.
+const apiVersion = "ragagent-wasm/1"
+
+// priceHint tells people how the page changes a shipped price.
+const priceHint = "change it in the price fields"
+
+// adapter is the state behind the exported API object: the engine (after
+// load) and the API's functions, released at exit.
+type adapter struct {
+	mu     sync.Mutex
+	engine *engine.Engine
+	funcs  []js.Func
+	exit   chan struct{}
 }
 
-func newEngine() *engine {
-	return &engine{runs: map[int]context.CancelFunc{}, exit: make(chan struct{}), clock: time.Now}
-}
+func newAdapter() *adapter { return &adapter{exit: make(chan struct{})} }
 
-// object builds the API object; its functions live until exit().
-func (e *engine) object() js.Value {
+// object builds the API object; its functions live until exit(). Each
+// decodes its arguments, calls the engine and returns its typed result.
+func (a *adapter) object() js.Value {
 	api := js.Global().Get("Object").New()
 	export := func(name string, f func(args []js.Value) any) {
 		fn := js.FuncOf(func(_ js.Value, args []js.Value) any { return f(args) })
-		e.funcs = append(e.funcs, fn)
+		a.funcs = append(a.funcs, fn)
 		api.Set(name, fn)
 	}
+	// withEngine runs work with the loaded engine in a Promise.
+	withEngine := func(work func(e *engine.Engine) (any, error)) js.Value {
+		return promise(func() (any, error) {
+			e, err := a.loaded()
+			if err != nil {
+				return nil, err
+			}
+			return work(e)
+		})
+	}
 	api.Set("version", apiVersion)
-	e.exportRerank(export) // the Rerank view's methods (rerank.go)
-	export("load", func([]js.Value) any { return promise(e.load) })
-	export("corpus", func([]js.Value) any { return promise(e.corpus) })
+	export("load", func([]js.Value) any { return promise(a.load) })
+	export("corpus", func([]js.Value) any {
+		return withEngine(func(e *engine.Engine) (any, error) { return e.Passages(), nil })
+	})
 	export("search", func(args []js.Value) any {
-		opts := fromJS(arg(args, 0))
-		return promise(func() (any, error) { return e.search(opts) })
+		text := fromJS(arg(args, 0))
+		return withEngine(func(e *engine.Engine) (any, error) {
+			req, err := engine.ParseSearchSpec(text)
+			if err != nil {
+				return nil, err
+			}
+			return e.Search(req)
+		})
 	})
 	export("replay", func(args []js.Value) any {
-		opts := arg(args, 0)
-		text, caseID := field(opts, "recording"), field(opts, "caseId")
-		onTrial, _ := callback(args, 1)
-		var data []byte
-		if text.Type() == js.TypeString {
-			data = []byte(text.String())
-		}
-		id := ""
-		if caseID.Type() == js.TypeString {
-			id = caseID.String()
-		}
-		return promise(func() (any, error) { return e.replay(data, id, onTrial) })
+		opts, onTrial := arg(args, 0), arg(args, 1)
+		text, caseID := stringField(opts, "recording"), stringField(opts, "caseId")
+		return withEngine(func(e *engine.Engine) (any, error) {
+			req := engine.ReplayRequest{OnTrial: func(done, total int, id string) { notify(onTrial, done, total, id) }}
+			if caseID != nil {
+				req.Case = *caseID
+			}
+			var err error
+			if req.File, err = parseRecording(text); err != nil {
+				return nil, err
+			}
+			return e.Replay(context.Background(), req)
+		})
 	})
-	export("policies", func([]js.Value) any { return promise(func() (any, error) { return policyInfo(), nil }) })
+	export("policies", func([]js.Value) any { return promise(func() (any, error) { return engine.Policies(), nil }) })
 	export("plan", func(args []js.Value) any {
-		spec := fromJS(arg(args, 0))
-		return promise(func() (any, error) { return e.plan(spec) })
+		text := fromJS(arg(args, 0))
+		return withEngine(func(e *engine.Engine) (any, error) {
+			req, err := engine.ParseRunSpec(text)
+			if err != nil {
+				return nil, err
+			}
+			return e.PlanRun(req)
+		})
 	})
-	export("run", func(args []js.Value) any { return e.run(arg(args, 0), arg(args, 1)) })
+	export("run", func(args []js.Value) any { return a.run(arg(args, 0), arg(args, 1)) })
 	export("cancel", func(args []js.Value) any {
 		id := arg(args, 0)
-		if id.Type() != js.TypeNumber {
+		e, err := a.loaded()
+		if err != nil || id.Type() != js.TypeNumber {
 			return false
 		}
-		return e.cancel(id.Int())
+		return e.Cancel(id.Int())
 	})
-	export("recording", func([]js.Value) any { return promise(e.recording) })
+	export("recording", func([]js.Value) any {
+		return withEngine(func(e *engine.Engine) (any, error) { return recordingText(e.Recording(), "trials") })
+	})
+	export("rerank", func(args []js.Value) any {
+		opts := arg(args, 0)
+		g, c := stringField(opts, "gemini"), stringField(opts, "crossEncoder")
+		return withEngine(func(e *engine.Engine) (any, error) {
+			var req engine.RerankRequest
+			var err error
+			if req.Gemini, err = parseRecording(g); err != nil {
+				return nil, err
+			}
+			if req.CrossEncoder, err = parseRecording(c); err != nil {
+				return nil, err
+			}
+			return e.Rerank(context.Background(), req)
+		})
+	})
+	export("rerankPlan", func(args []js.Value) any {
+		text, hooks := fromJS(arg(args, 0)), arg(args, 1)
+		return withEngine(func(e *engine.Engine) (any, error) {
+			req, err := a.liveRerank(e, text, hooks)
+			if err != nil {
+				return nil, err
+			}
+			return e.PlanRerank(req)
+		})
+	})
+	export("rerankLive", func(args []js.Value) any { return a.rerankLive(arg(args, 0), arg(args, 1)) })
+	export("rerankRecording", func([]js.Value) any {
+		return withEngine(func(e *engine.Engine) (any, error) {
+			f := e.RerankRecording()
+			if f == nil {
+				return nil, nil
+			}
+			return recordingText(f, "exchanges")
+		})
+	})
+	export("ledger", func(args []js.Value) any {
+		hooks := arg(args, 0)
+		return withEngine(func(e *engine.Engine) (any, error) {
+			st, err := storeOf(hooks)
+			if err != nil {
+				return nil, err
+			}
+			return e.Ledger(st)
+		})
+	})
+	export("setBudget", func(args []js.Value) any {
+		usd, hooks := arg(args, 0), arg(args, 1)
+		return withEngine(func(e *engine.Engine) (any, error) {
+			if usd.Type() != js.TypeNumber {
+				return nil, errors.New("setBudget: the budget must be a number of US dollars")
+			}
+			st, err := storeOf(hooks)
+			if err != nil {
+				return nil, err
+			}
+			return e.SetBudget(st, usd.Float())
+		})
+	})
 	export("warm", func(args []js.Value) any {
-		rounds, round := arg(args, 0), arg(args, 1)
-		n, from := 0, 0
-		if rounds.Type() == js.TypeNumber {
-			n = rounds.Int()
-		}
-		if round.Type() == js.TypeNumber {
-			from = round.Int()
-		}
-		return promise(func() (any, error) { return e.warm(n, from) })
+		rounds, round := intArg(args, 0), intArg(args, 1)
+		return withEngine(func(*engine.Engine) (any, error) { return warm(rounds, round) })
 	})
 	export("exit", func([]js.Value) any {
-		e.mu.Lock()
-		defer e.mu.Unlock()
+		a.mu.Lock()
+		defer a.mu.Unlock()
 		select {
-		case <-e.exit:
+		case <-a.exit:
 		default:
-			close(e.exit)
+			close(a.exit)
 		}
 		return nil
 	})
 	return api
 }
 
-// apiVersion names the API's shape; the shell checks it.
-const apiVersion = "ragagent-wasm/1"
-
 // release frees the API's functions once the module is done.
-func (e *engine) release() {
-	for _, f := range e.funcs {
+func (a *adapter) release() {
+	for _, f := range a.funcs {
 		f.Release()
 	}
-	e.funcs = nil
+	a.funcs = nil
 }
 
-func (e *engine) loaded() (*lab.Session, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.session == nil {
-		return nil, fmt.Errorf("the engine is not loaded: call load() first")
+func (a *adapter) loaded() (*engine.Engine, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.engine == nil {
+		return nil, errors.New("the engine is not loaded: call load() first")
 	}
-	return e.session, nil
+	return a.engine, nil
+}
+
+// loadResult is load()'s value: the engine's description, the API's
+// version and how long opening took.
+type loadResult struct {
+	API string `json:"api"`
+	engine.Info
+	OpenMS float64 `json:"open_ms"`
 }
 
 // load validates the corpus and cases and builds the FTS5 index, once.
-func (e *engine) load() (any, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (a *adapter) load() (any, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	started := time.Now()
-	if e.session == nil {
-		l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
+	if a.engine == nil {
+		prices, err := engine.PriceTable(priceHint, "")
 		if err != nil {
 			return nil, err
 		}
-		file, err := recording.Parse(recordings.AgentComparison)
-		if err != nil {
-			return nil, fmt.Errorf("the bundled recording: %w", err)
-		}
-		session, err := lab.NewSession(l, gemini.MaxAllowance, e.clock)
+		e, err := engine.Open(engine.Options{Prices: &prices})
 		if err != nil {
 			return nil, err
 		}
-		e.session, e.bundled = session, file
+		a.engine = e
 	}
-	l := e.session.Lab()
-	versions := map[string]bool{}
-	for _, p := range l.Snapshot.Passages {
-		versions[p.Version] = true
-	}
-	vs := make([]string, 0, len(versions))
-	for v := range versions {
-		vs = append(vs, v)
-	}
-	sort.Strings(vs)
-	limits := []any{}
-	for _, f := range agent.LimitFields() {
-		limits = append(limits, map[string]any{"name": f.Name, "max": f.Max})
-	}
-	return map[string]any{
-		"api":      apiVersion,
-		"passages": passages(l.Snapshot),
-		"cases":    l.Cases.Cases,
-		"versions": vs,
-		"limits":   map[string]any{"fields": limits, "defaults": agent.DefaultLimits()},
-		"modes":    []string{string(agent.Agent), string(agent.Fixed)},
-		"policies": policyInfo(),
-		"constants": map[string]any{
-			"model": gemini.Model, "endpoint": gemini.Endpoint,
-			"listwise_model": reranklab.ListwiseModel, "listwise_endpoint": gemini.ModelEndpoint(reranklab.ListwiseModel),
-			"default_version": "3.12", "search_k": agent.SearchK, "max_question_chars": 512,
-			"caps": map[string]any{"request_bytes": gemini.MaxRequestBytes, "response_bytes": gemini.MaxResponseBytes,
-				"call_timeout_seconds": int(gemini.MaxCallTimeout.Seconds()), "allowance_max": gemini.MaxAllowance,
-				"retries": 0, "redirects": "refused"},
-			"prices":        pagePrices(defaultListwiseRate()),
-			"estimate_note": lab.EstimateNote,
-		},
-		"open_ms": float64(time.Since(started).Microseconds()) / 1000,
-	}, nil
+	return loadResult{API: apiVersion, Info: a.engine.Info(), OpenMS: float64(time.Since(started).Microseconds()) / 1000}, nil
 }
 
-type passageInfo struct {
-	corpus.Passage
-	Bytes int `json:"bytes"`
+// run starts a run and returns {id, result}: result is a Promise of the
+// trial report; cancel(id) stops it. hooks.onStep sees each step as it is
+// final; hooks.post is the shell's fetch for live policies; spec.hasKey
+// says whether the shell holds a key.
+func (a *adapter) run(spec, hooks js.Value) any {
+	text := fromJS(spec)
+	hasKey := boolField(spec, "hasKey")
+	onStep, post := field(hooks, "onStep"), field(hooks, "post")
+	return a.start(func(ctx context.Context, e *engine.Engine) (any, error) {
+		req, err := engine.ParseRunSpec(text)
+		if err != nil {
+			return nil, err
+		}
+		// A throwing onStep must not end the run: progress is a courtesy.
+		req.OnStep = func(st agent.Step, obs *agent.Observation) {
+			sv, err1 := toJS(st)
+			ov, err2 := toJS(obs)
+			if err1 == nil && err2 == nil {
+				notify(onStep, sv, ov)
+			}
+		}
+		if req.Policy == engine.Gemini {
+			if post.Type() != js.TypeFunction {
+				return nil, fmt.Errorf("run: policy %s calls the network and needs hooks.post", req.Policy)
+			}
+			req.Transport = &fetchTransport{post: post, hasKey: hasKey}
+		}
+		return e.Run(ctx, req)
+	})
 }
 
-func passages(s *corpus.Snapshot) []passageInfo {
-	out := make([]passageInfo, len(s.Passages))
-	for i, p := range s.Passages {
-		out[i] = passageInfo{Passage: p, Bytes: p.Bytes()}
+// liveRerank decodes a live rerank's spec ({price?, endpoint?, hasKey})
+// with the page's ledger store (hooks.store, or hooks itself for a plan).
+func (a *adapter) liveRerank(e *engine.Engine, text string, hooks js.Value) (engine.LiveRerankRequest, error) {
+	req, err := e.ParseLiveRerankSpec(text, "given in the page")
+	if err != nil {
+		return req, err
 	}
+	store := hooks
+	if s := field(hooks, "store"); s.Type() == js.TypeObject {
+		store = s
+	}
+	st, err := storeOf(store)
+	if err != nil {
+		return req, err
+	}
+	req.Ledger = st
+	return req, nil
+}
+
+// rerankLive reranks the development cases live through the shell's fetch
+// (hooks.post), reserving each request in the page's ledger (hooks.store);
+// hooks.onCase(done, total) reports each case. It returns {id, result}.
+func (a *adapter) rerankLive(spec, hooks js.Value) any {
+	text := fromJS(spec)
+	post, onCase := field(hooks, "post"), field(hooks, "onCase")
+	return a.start(func(ctx context.Context, e *engine.Engine) (any, error) {
+		req, err := a.liveRerank(e, text, hooks)
+		if err != nil {
+			return nil, err
+		}
+		if post.Type() != js.TypeFunction {
+			return nil, errors.New("rerank: a live rerank calls the network and needs hooks.post")
+		}
+		req.Transport = &fetchTransport{post: post, hasKey: req.HasKey}
+		req.OnCase = func(done, total int) { notify(onCase, done, total) }
+		return e.RerankLive(ctx, req)
+	})
+}
+
+// start runs work as an engine job: it returns {id, result}, result a
+// Promise of work's value; cancel(id) cancels work's context.
+func (a *adapter) start(work func(ctx context.Context, e *engine.Engine) (any, error)) js.Value {
+	out := js.Global().Get("Object").New()
+	e, err := a.loaded()
+	if err != nil {
+		out.Set("id", 0)
+		out.Set("result", promise(func() (any, error) { return nil, err }))
+		return out
+	}
+	job := engine.Start(e, func(ctx context.Context) (any, error) { return work(ctx, e) })
+	out.Set("id", job.ID)
+	out.Set("result", promise(job.Wait))
 	return out
 }
 
-func (e *engine) corpus() (any, error) {
-	s, err := e.loaded()
-	if err != nil {
-		return nil, err
+// parseRecording parses ragagent-recording/1 text; nil is none.
+func parseRecording(text *string) (*recording.File, error) {
+	if text == nil {
+		return nil, nil
 	}
-	return passages(s.Lab().Snapshot), nil
+	return recording.Parse([]byte(*text))
 }
 
-// maxSearchK bounds a diagnostic search's page.
-const maxSearchK = 10
-
-// search runs the FTS5 query with scores, for the Corpus view. version ""
-// searches every version.
-func (e *engine) search(opts string) (any, error) {
-	s, err := e.loaded()
+// recordingText is a recording as {<count>, text}: count names what is
+// counted ("trials" or "exchanges").
+func recordingText(f *recording.File, count string) (any, error) {
+	text, err := f.Bytes()
 	if err != nil {
 		return nil, err
 	}
-	v, err := pyjson.Decode(opts)
-	if err != nil {
-		return nil, fmt.Errorf("search: options are not JSON: %v", err)
+	n := len(f.Trials)
+	if count == "exchanges" {
+		n = engine.Exchanges(f)
 	}
-	o, _ := v.(*pyjson.Object)
-	query, _ := get(o, "query").(string)
-	version, _ := get(o, "version").(string)
-	k := agent.SearchK
-	if n, ok := get(o, "k").(pyjson.Number); ok {
-		if i, whole := n.Int(); whole {
-			k = i
-		}
-	}
-	if k < 1 || k > maxSearchK {
-		return nil, fmt.Errorf("search: k must be from 1 to %d", maxSearchK)
-	}
-	started := time.Now()
-	hits, err := s.Lab().Explain(query, k, version)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"query": query, "version": version, "k": k, "hits": hits,
-		"terms": termsOf(query), "elapsed_ms": float64(time.Since(started).Microseconds()) / 1000}, nil
+	return map[string]any{count: n, "text": string(text)}, nil
 }
 
-func get(o *pyjson.Object, k string) any {
-	v, _ := o.Get(k)
-	return v
-}
-
-// replay replays a recording (the bundled comparison when data is nil),
-// optionally only one case's trials, reporting each trial as it is done.
-func (e *engine) replay(data []byte, caseID string, onTrial js.Value) (any, error) {
-	s, err := e.loaded()
-	if err != nil {
-		return nil, err
-	}
-	started := time.Now()
-	source, file := "bundled", e.bundled
-	if data != nil {
-		source = "loaded"
-		if file, err = recording.Parse(data); err != nil {
-			return nil, err
-		}
-	}
-	if caseID != "" {
-		kept := *file
-		kept.Trials = nil
-		for _, t := range file.Trials {
-			if t.CaseID == caseID {
-				kept.Trials = append(kept.Trials, t)
-			}
-		}
-		file = &kept
-	}
-	total := len(file.Trials)
-	done := 0
-	report, err := s.Lab().Replay(context.Background(), file, func(tr lab.TrialReport) {
-		done++
-		notify(onTrial, done, total, tr.ID)
-	})
-	if err != nil {
-		return nil, err
-	}
-	used, exchanges := 0, 0
-	for _, t := range report.Trials {
-		used += t.ExchangesUsed
-		exchanges += t.Exchanges
-	}
-	return map[string]any{"source": source, "model": file.Model, "endpoint": file.Endpoint,
-		"recorded_at": file.RecordedAt, "trials": report.Trials, "summary": report.Summary,
-		"exchanges": exchanges, "exchanges_used": used,
-		"elapsed_ms": float64(time.Since(started).Microseconds()) / 1000}, nil
-}
-
-// recording is the session's recording as ragagent-recording/1 text.
-func (e *engine) recording() (any, error) {
-	s, err := e.loaded()
-	if err != nil {
-		return nil, err
-	}
-	f := s.Recording()
-	text, err := writeRecording(f)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"trials": len(f.Trials), "text": string(text)}, nil
-}
-
-// writeRecording is a recording as ragagent-recording/1 text.
-func writeRecording(f *recording.File) ([]byte, error) {
-	var b bytes.Buffer
-	if err := f.Write(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-func (e *engine) cancel(id int) bool {
-	e.mu.Lock()
-	stop, ok := e.runs[id]
-	e.mu.Unlock()
-	if ok {
-		stop()
-	}
-	return ok
-}
-
-// termsOf is the FTS5 expression a query becomes, for showing people.
-func termsOf(query string) string {
-	return store.MatchExpression(store.Terms(query))
+// warmed is warm()'s value.
+type warmed struct {
+	Rounds    int     `json:"rounds"`
+	ElapsedMS float64 `json:"elapsed_ms"`
 }

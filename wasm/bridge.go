@@ -180,3 +180,37 @@ func chain(fn js.Value, onValue, onError js.Func, args ...any) (err error) {
 	p.Call("then", onValue, onError)
 	return nil
 }
+
+// stringField returns o[name] when it is a string (nil otherwise, so an
+// empty string is still given).
+func stringField(o js.Value, name string) *string {
+	if v := field(o, name); v.Type() == js.TypeString {
+		s := v.String()
+		return &s
+	}
+	return nil
+}
+
+// boolField returns o[name] when it is a boolean, else false.
+func boolField(o js.Value, name string) bool {
+	v := field(o, name)
+	return v.Type() == js.TypeBoolean && v.Bool()
+}
+
+// intArg returns args[i] when it is a number, else 0.
+func intArg(args []js.Value, i int) int {
+	if v := arg(args, i); v.Type() == js.TypeNumber {
+		return v.Int()
+	}
+	return 0
+}
+
+// notify calls a progress callback if it is a function; a throw is
+// ignored, since progress is a courtesy and must not end the work.
+func notify(fn js.Value, args ...any) {
+	if fn.Type() != js.TypeFunction {
+		return
+	}
+	defer func() { _ = recover() }()
+	fn.Invoke(args...)
+}

@@ -67,19 +67,3 @@ func (s shellStore) Save(data []byte) error {
 	}
 	return nil
 }
-
-// ledgerState is the ledger as the page shows it: the budget (null until
-// one is set), what is reserved, what remains (null without a budget) and
-// every reservation.
-func ledgerState(l *budget.Ledger) map[string]any {
-	var budgetUSD, remaining any
-	if b, ok := l.Budget(); ok {
-		budgetUSD, remaining = b, l.Remaining()
-	}
-	entries := l.Entries()
-	if entries == nil {
-		entries = []budget.Entry{}
-	}
-	return map[string]any{"format": budget.Format, "budget_usd": budgetUSD, "spent_usd": l.Spent(),
-		"remaining_usd": remaining, "entries": entries}
-}

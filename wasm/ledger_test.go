@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragagentlab/ragagent/core/budget"
+	"github.com/ragagentlab/ragagent/core/engine"
 )
 
 // storeHooks makes a {load, save} object from JS sources, as the page's
@@ -70,9 +71,11 @@ func TestShellStoreSave(t *testing.T) {
 	again, err := budget.Open(s, clock)
 	require.NoError(t, err)
 	assert.Equal(t, l.Entries(), again.Entries())
-	state := ledgerState(again)
-	assert.Equal(t, 0.01, state["budget_usd"])
-	assert.InDelta(t, 0.008, state["remaining_usd"], 1e-15)
+	state := engine.LedgerStateOf(again)
+	require.NotNil(t, state.BudgetUSD)
+	assert.Equal(t, 0.01, *state.BudgetUSD)
+	require.NotNil(t, state.RemainingUSD)
+	assert.InDelta(t, 0.008, *state.RemainingUSD, 1e-15)
 
 	failing := storeHooks(t, `return Promise.resolve(null)`, `return Promise.reject(new Error("QuotaExceededError"))`)
 	assert.ErrorContains(t, failing.Save([]byte("{}")), "could not save it: QuotaExceededError")

@@ -51,7 +51,7 @@ package main
 import "syscall/js"
 
 func main() {
-	e := newEngine()
+	e := newAdapter()
 	api := e.object()
 	js.Global().Set("ragagent", api)
 	if ready := js.Global().Get("ragagentReady"); ready.Type() == js.TypeFunction {

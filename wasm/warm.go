@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ragagentlab/ragagent/core/lab"
-	"github.com/ragagentlab/ragagent/core/recording"
-	"github.com/ragagentlab/ragagent/fixtures"
-	"github.com/ragagentlab/ragagent/recordings"
+	"github.com/ragagentlab/ragagent/core/engine"
 )
 
 // maxWarmRounds bounds one warm() call, so a call cannot hold the worker
@@ -18,13 +15,13 @@ import (
 const maxWarmRounds = 50
 
 // replayEvery is how often a warm round also replays the bundled recording
-// (the page's first action after start-up) on its throwaway lab.
+// (the page's first action after start-up) on its throwaway engine.
 const replayEvery = 5
 
-// warm repeats the engine's start-up on throwaway labs: open a lab
+// warm repeats the engine's start-up on throwaway engines: open one
 // (decode the corpus and cases, open SQLite, register FTS5, build the
-// index), parse the bundled recording, search, and now and then replay.
-// The results are discarded and the session is untouched.
+// index, parse the bundled recording), search, and now and then replay.
+// The results are discarded and the page's engine is untouched.
 //
 // Why: V8 keeps compiled WASM code across visits only for functions its
 // optimising tier (TurboFan) has compiled, and it only optimises functions
@@ -35,12 +32,9 @@ const replayEvery = 5
 // its code cache and the next visit starts from optimised code.
 // round is the number of rounds done before this call (it picks the
 // rounds that replay).
-func (e *engine) warm(rounds, round int) (any, error) {
+func warm(rounds, round int) (any, error) {
 	if rounds < 1 || rounds > maxWarmRounds {
 		return nil, fmt.Errorf("warm: rounds must be from 1 to %d", maxWarmRounds)
-	}
-	if _, err := e.loaded(); err != nil {
-		return nil, err
 	}
 	started := time.Now()
 	for i := 0; i < rounds; i++ {
@@ -48,24 +42,20 @@ func (e *engine) warm(rounds, round int) (any, error) {
 			return nil, err
 		}
 	}
-	return map[string]any{"rounds": rounds, "elapsed_ms": float64(time.Since(started).Microseconds()) / 1000}, nil
+	return warmed{Rounds: rounds, ElapsedMS: float64(time.Since(started).Microseconds()) / 1000}, nil
 }
 
 func warmRound(replay bool) error {
-	l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
+	e, err := engine.Open(engine.Options{})
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	file, err := recording.Parse(recordings.AgentComparison)
-	if err != nil {
-		return err
-	}
-	if _, err := l.Explain("write_text encoding utf-8", 4, ""); err != nil {
+	defer e.Close()
+	if _, err := e.Search(engine.SearchRequest{Query: "write_text encoding utf-8", K: 4}); err != nil {
 		return err
 	}
 	if replay {
-		_, err = l.Replay(context.Background(), file, nil)
+		_, err = e.Replay(context.Background(), engine.ReplayRequest{})
 	}
 	return err
 }

@@ -15,19 +15,6 @@ import (
 // priceFlagHelp documents --price for every command that estimates cost.
 const priceFlagHelp = "override list prices, `model=input/output` in US dollars per million tokens (comma-separated); every cost shown is an estimate"
 
-// rateFor returns the model's rate from the default table with overrides.
-func rateFor(spec, model string) (*price.Rate, error) {
-	table, err := price.Defaults().Override(spec)
-	if err != nil {
-		return nil, err
-	}
-	r, ok := table.Rate(model)
-	if !ok {
-		return nil, nil
-	}
-	return &r, nil
-}
-
 // usd formats an estimate.
 func usd(v *float64) string {
 	if v == nil {
@@ -55,23 +42,6 @@ func rateLine(r *price.Rate) string {
 func tokensLine(t lab.Tokens) string {
 	return fmt.Sprintf("%d prompt, %d output, %d thinking, %d total tokens over %d replies; cost %s",
 		t.Prompt, t.Candidates, t.Thoughts, t.Total, t.Replies, usd(t.EstimatedUSD))
-}
-
-// worstCaseUSD bounds a plan's cost: every request a full body at one token
-// per byte, and every reply the full output allowance.
-func worstCaseUSD(r *price.Rate, requests int) *float64 {
-	if r == nil {
-		return nil
-	}
-	v := float64(requests) * r.Cost(gemini.MaxRequestBytes, maxOutputTokens())
-	return &v
-}
-
-// maxOutputTokens is the generation config's output cap.
-func maxOutputTokens() int {
-	v, _ := gemini.Config().Get("maxOutputTokens")
-	n, _ := v.(int)
-	return n
 }
 
 // recordedTokens sums the usage metadata of the bundled comparison, for

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/internal/atomicfile"
 )
 
@@ -24,3 +25,17 @@ func claim(path string) error {
 
 // replaceFile replaces path atomically (see atomicfile.Write).
 func replaceFile(path string, data []byte) error { return atomicfile.Write(path, data) }
+
+// readRecording reads and parses a ragagent-recording/1 file; a parse
+// error names the file.
+func readRecording(path string) (*recording.File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := recording.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}

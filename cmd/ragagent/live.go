@@ -10,45 +10,15 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
-	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/lab"
-	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
-	"github.com/ragagentlab/ragagent/core/recording"
-	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
 )
-
-// livePlan is everything `ragagent live` shows before it spends anything.
-type livePlan struct {
-	Model             string       `json:"model"`
-	Endpoint          string       `json:"endpoint"`
-	Config            any          `json:"config"`
-	Limits            agent.Limits `json:"limits"`
-	Cases             []string     `json:"cases"`
-	Repeats           int          `json:"repeats"`
-	Modes             []string     `json:"modes"`
-	Trials            int          `json:"trials"`
-	RequestAllowance  int          `json:"request_allowance"`
-	MaxRequestBytes   int          `json:"max_request_bytes"`
-	MaxResponseBytes  int          `json:"max_response_bytes"`
-	MaxCallSeconds    int          `json:"max_call_timeout_seconds"`
-	WorstCaseRequests int          `json:"worst_case_requests"`
-	KeyVariable       *string      `json:"key_variable"`
-	Price             *price.Rate  `json:"price"`
-	WorstCaseUSD      *float64     `json:"worst_case_estimated_usd"`
-	Note              string       `json:"note"`
-
-	plan      *lab.Plan
-	allowance *gemini.Allowance
-	key       string
-}
-
-const liveNote = "Nothing is sent without --execute-approved. No retries; redirects refused; every attempt is recorded and saved as it happens. Costs are estimates."
 
 func cmdLive(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("live", "[--execute-approved [--output FILE] [--report FILE]] [--cases IDS] [--repeats N] [--modes fixed,agent] [--limits k=v,...] [--allowance N] [--price SPEC] [--json]", stderr)
@@ -67,16 +37,26 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ragagent live: %s\n", oneLine(fmt.Errorf(format, a...)))
 		return code
 	}
-	l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
-	if err != nil {
-		return fail(exitError, "%v", err)
-	}
-	defer l.Close()
 	s, err := mflags.parse()
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	lp, err := planLive(l, *cases, *repeats, *modes, s)
+	e, err := s.open()
+	if err != nil {
+		return fail(exitError, "%v", err)
+	}
+	defer e.Close()
+	n, err := strconv.Atoi(strings.TrimSpace(*repeats))
+	if err != nil {
+		return fail(exitUsage, "--repeats %q is not a whole number", *repeats)
+	}
+	var ms []agent.Mode
+	for _, m := range splitList(*modes) {
+		ms = append(ms, agent.Mode(m))
+	}
+	key, variable := httptransport.KeyFromEnv(os.Getenv)
+	lp, err := e.PlanBatch(engine.BatchRequest{Cases: splitList(*cases), Repeats: n, Modes: ms, Limits: s.limits,
+		Endpoint: s.endpoint, Transport: httptransport.New(key), KeySource: variable})
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -88,8 +68,11 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "\nNothing was sent. To run this plan, add --execute-approved (and --output FILE to choose where the recording goes).")
 		return exitOK
 	}
-	if lp.key == "" {
-		return fail(exitError, "no API key: set GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")
+	if err := lp.Refusal(); err != nil {
+		if code, _ := reason.Of(err); code == reason.MissingAPIKey {
+			return fail(exitError, "no API key: set GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")
+		}
+		return fail(exitError, "%v", err)
 	}
 	reportPath := *report
 	if reportPath == "" {
@@ -114,41 +97,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return executeLive(ctx, l, lp, *output, reportPath, *asJSON, stdout, progress, stderr)
-}
-
-// planLive checks every flag and builds the plan; any error is one line
-// about the flag at fault.
-func planLive(l *lab.Lab, cases, repeats, modes string, s settings) (*livePlan, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(repeats))
-	if err != nil {
-		return nil, fmt.Errorf("--repeats %q is not a whole number", repeats)
-	}
-	var ms []agent.Mode
-	for _, m := range splitList(modes) {
-		ms = append(ms, agent.Mode(m))
-	}
-	plan, err := l.Plan(splitList(cases), n, ms, s.limits)
-	if err != nil {
-		return nil, err
-	}
-	a := s.allowance.Limit()
-	lp := &livePlan{Model: gemini.Model, Endpoint: s.endpoint, Config: gemini.Config(), Limits: s.limits, Repeats: n,
-		Trials: len(plan.Trials()), RequestAllowance: a, MaxRequestBytes: gemini.MaxRequestBytes,
-		MaxResponseBytes: gemini.MaxResponseBytes, MaxCallSeconds: int(gemini.MaxCallTimeout / time.Second),
-		WorstCaseRequests: plan.WorstCaseRequests(), Price: s.rate, Note: liveNote, plan: plan, allowance: s.allowance}
-	for _, c := range plan.Cases {
-		lp.Cases = append(lp.Cases, c.ID)
-	}
-	for _, m := range plan.Paths() {
-		lp.Modes = append(lp.Modes, string(m))
-	}
-	lp.WorstCaseUSD = worstCaseUSD(s.rate, min(lp.WorstCaseRequests, a))
-	key, variable := httptransport.KeyFromEnv(os.Getenv)
-	if key != "" {
-		lp.key, lp.KeyVariable = key, &variable
-	}
-	return lp, nil
+	return executeLive(ctx, e, lp, *output, reportPath, *asJSON, stdout, progress, stderr)
 }
 
 func splitList(s string) []string {
@@ -161,7 +110,7 @@ func splitList(s string) []string {
 	return out
 }
 
-func printPlan(w io.Writer, lp *livePlan) {
+func printPlan(w io.Writer, lp *engine.BatchPlan) {
 	fmt.Fprintln(w, "Live Gemini plan")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	config, _ := json.Marshal(lp.Config)
@@ -188,7 +137,7 @@ func printPlan(w io.Writer, lp *livePlan) {
 	}
 	row("key", "%s", key)
 	row("price", "%s", rateLine(lp.Price))
-	row("cost", "at most %s: every request a full %d-byte body at one token per byte and %d output tokens", usd(lp.WorstCaseUSD), lp.MaxRequestBytes, maxOutputTokens())
+	row("cost", "at most %s: every request a full %d-byte body at one token per byte and %d output tokens", usd(lp.WorstCaseUSD), lp.MaxRequestBytes, gemini.MaxOutputTokens())
 	if t, n := recordedTokens(lp.Price); n > 0 {
 		row("for scale", "the recorded comparison (%d requests) used %d prompt and %d output tokens: %s", n, t.Prompt, t.Candidates+t.Thoughts, usd(t.EstimatedUSD))
 	}
@@ -197,35 +146,18 @@ func printPlan(w io.Writer, lp *livePlan) {
 
 // executeLive runs the plan, saving the recording after every attempt, and
 // writes the report.
-func executeLive(ctx context.Context, l *lab.Lab, lp *livePlan, output, reportPath string, asJSON bool, stdout, progress, stderr io.Writer) int {
-	began := time.Now()
-	head := recording.File{Model: gemini.Model, Endpoint: lp.Endpoint, Config: gemini.Config(), RecordedAt: began.UTC().Format(time.RFC3339Nano)}
-	rec, err := recording.NewRecorder(head, func(data []byte) error { return replaceFile(output, data) })
-	if err != nil {
-		fmt.Fprintf(stderr, "ragagent live: %s\n", oneLine(err))
-		return exitError
-	}
-	transport := httptransport.New(lp.key)
-	start := func(pt lab.PlannedTrial) (model.Model, func(float64) error, error) {
-		log, err := rec.Begin(pt.Record())
-		if err != nil {
-			return nil, nil, err
-		}
-		live, err := gemini.NewClient(transport, lp.allowance, lp.Endpoint, log.Record)
-		return live, log.Finish, err
-	}
-	total := len(lp.plan.Trials())
-	done := 0
+func executeLive(ctx context.Context, e *engine.Engine, lp *engine.BatchPlan, output, reportPath string, asJSON bool, stdout, progress, stderr io.Writer) int {
+	total, done := lp.Trials, 0
 	onTrial := func(t lab.TrialReport) {
 		done++
 		fmt.Fprintf(progress, "[%d/%d] %s\n", done, total, trialLine(t, lp.Price))
 	}
-	rep, runErr := l.RunBatch(ctx, lp.plan, start, time.Now, nil, onTrial)
-	br := &lab.BatchReport{ExecutionMode: "live-Gemini-API", Model: gemini.Model, Config: gemini.Config(),
-		Endpoint: lp.Endpoint, BatchRequestCap: lp.RequestAllowance, Limits: lp.Limits,
-		CasesSHA256: corpus.SHA256(string(fixtures.Cases)), RecordedAt: head.RecordedAt,
-		ActualAPIRequests: lp.allowance.Used(), ElapsedSeconds: time.Since(began).Seconds(), Environment: environment()}
-	br.Fill(rep, lp.Price)
+	br, rep, runErr := e.RunBatch(ctx, lp, engine.BatchRun{Save: func(data []byte) error { return replaceFile(output, data) },
+		OnTrial: onTrial, Environment: environment()})
+	if br == nil {
+		fmt.Fprintf(stderr, "ragagent live: %s\n", oneLine(runErr))
+		return exitError
+	}
 	data, err := json.MarshalIndent(br, "", "  ")
 	if err == nil {
 		err = replaceFile(reportPath, append(data, '\n'))
@@ -274,11 +206,12 @@ func trialLine(t lab.TrialReport, rate *price.Rate) string {
 
 // writeJSON prints v as indented JSON.
 func writeJSON(stdout, stderr io.Writer, cmd string, v any) int {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		fmt.Fprintf(stderr, "ragagent %s: %s\n", cmd, oneLine(err))
 		return exitError
 	}
-	stdout.Write(append(data, '\n'))
 	return exitOK
 }

@@ -7,9 +7,13 @@ import (
 	"strings"
 
 	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/price"
 )
+
+// priceHint tells people how the command line changes a shipped price.
+const priceHint = "override with --price"
 
 // modelFlags are the flags shared by the commands that run the agent and
 // may call Gemini: limits, the request allowance, the test endpoint and the
@@ -21,9 +25,10 @@ type modelFlags struct {
 // settings are modelFlags checked.
 type settings struct {
 	limits    agent.Limits
-	allowance *gemini.Allowance
+	allowance int
 	endpoint  string
-	rate      *price.Rate
+	prices    price.Table
+	rate      *price.Rate // gemini.Model's, if the table has one
 }
 
 func addModelFlags(fs *flag.FlagSet, defaultAllowance string) modelFlags {
@@ -42,18 +47,25 @@ func (f modelFlags) parse() (settings, error) {
 	if s.limits, err = agent.ParseLimits(*f.limits); err != nil {
 		return s, fmt.Errorf("--limits: %v", err)
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(*f.allowance))
-	if err != nil {
+	if s.allowance, err = strconv.Atoi(strings.TrimSpace(*f.allowance)); err != nil {
 		return s, fmt.Errorf("--allowance %q is not a whole number", *f.allowance)
 	}
-	if s.allowance, err = gemini.NewAllowance(n); err != nil {
+	if _, err = gemini.NewAllowance(s.allowance); err != nil {
 		return s, fmt.Errorf("--allowance: %v", err)
 	}
 	if s.endpoint, err = gemini.ResolveEndpoint(*f.endpoint); err != nil {
 		return s, fmt.Errorf("--endpoint: %v", err)
 	}
-	if s.rate, err = rateFor(*f.price, gemini.Model); err != nil {
+	if s.prices, err = engine.PriceTable(priceHint, *f.price); err != nil {
 		return s, fmt.Errorf("--price: %v", err)
 	}
+	if r, ok := s.prices.Rate(gemini.Model); ok {
+		s.rate = &r
+	}
 	return s, nil
+}
+
+// open opens the engine with the settings' allowance and prices.
+func (s settings) open() (*engine.Engine, error) {
+	return engine.Open(engine.Options{Allowance: s.allowance, Prices: &s.prices})
 }

@@ -2,19 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/lab"
-	"github.com/ragagentlab/ragagent/core/recording"
-	"github.com/ragagentlab/ragagent/fixtures"
-	"github.com/ragagentlab/ragagent/recordings"
 )
 
 const bundledName = "recordings/agent-comparison.json (bundled)"
@@ -28,75 +24,52 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	data, name := recordings.AgentComparison, bundledName
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(fmt.Errorf(format, a...)))
+		return exitError
+	}
+	e, err := engine.Open(engine.Options{})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer e.Close()
+	file, name := e.Bundled(), bundledName
 	if *path != "" {
-		var err error
-		if data, err = os.ReadFile(*path); err != nil {
-			fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(err))
-			return exitError
+		if file, err = readRecording(*path); err != nil {
+			return fail("%v", err)
 		}
 		name = *path
 	}
-	file, err := recording.Parse(data)
+	ctx := context.Background()
+	res, err := e.Replay(ctx, engine.ReplayRequest{File: file, Case: *caseID})
+	var noCase *engine.NoCaseError
+	if errors.As(err, &noCase) {
+		fmt.Fprintf(stderr, "ragagent replay: no trial has case %q; cases in %s: %s\n", noCase.Case, name, strings.Join(noCase.Known, ", "))
+		return exitUsage
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ragagent replay: %s: %s\n", name, oneLine(err))
-		return exitError
+		return fail("%v", err)
 	}
-	if *caseID != "" {
-		var kept []recording.Trial
-		for _, t := range file.Trials {
-			if t.CaseID == *caseID {
-				kept = append(kept, t)
-			}
-		}
-		if len(kept) == 0 {
-			fmt.Fprintf(stderr, "ragagent replay: no trial has case %q; cases in %s: %s\n", *caseID, name, strings.Join(caseIDs(file), ", "))
-			return exitUsage
-		}
-		file.Trials = kept
-	}
-	l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
-	if err != nil {
-		fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(err))
-		return exitError
-	}
-	defer l.Close()
-	rep, err := l.Replay(context.Background(), file, nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(err))
-		return exitError
-	}
+	rep := res.Report()
 	var scripted *lab.Report
 	if *withScripted {
-		if scripted, err = runScripted(l, file); err != nil {
-			fmt.Fprintf(stderr, "ragagent replay: scripted policy: %s\n", oneLine(err))
-			return exitError
+		kept, _ := engine.FilterCase(file, *caseID)
+		if scripted, err = e.ScriptedReport(ctx, kept); err != nil {
+			return fail("scripted policy: %v", err)
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
 		var out any = rep
 		if scripted != nil {
 			out = reportWithScripted{rep, scripted}
 		}
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(err))
-			return exitError
-		}
-		return exitOK
+		return writeJSON(stdout, stderr, "replay", out)
 	}
 	printTable(stdout, rep)
 	fmt.Fprintln(stdout)
 	printSummary(stdout, rep)
-	used, total := 0, 0
-	for _, t := range rep.Trials {
-		used += t.ExchangesUsed
-		total += t.Exchanges
-	}
 	fmt.Fprintf(stdout, "\n%d trials replayed from %s: %d of %d recorded model exchanges used, no API calls made.\n",
-		len(rep.Trials), name, used, total)
+		len(rep.Trials), name, res.ExchangesUsed, res.Exchanges)
 	if scripted != nil {
 		fmt.Fprintln(stdout)
 		printScripted(stdout, rep, scripted)
@@ -108,19 +81,6 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
-}
-
-func caseIDs(f *recording.File) []string {
-	seen := map[string]bool{}
-	var ids []string
-	for _, t := range f.Trials {
-		if !seen[t.CaseID] {
-			seen[t.CaseID] = true
-			ids = append(ids, t.CaseID)
-		}
-	}
-	sort.Strings(ids)
-	return ids
 }
 
 func printTable(w io.Writer, rep *lab.Report) {

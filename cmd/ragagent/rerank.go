@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -12,18 +14,16 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ragagentlab/ragagent/core/budget"
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/rerank"
 	"github.com/ragagentlab/ragagent/core/reranklab"
-	"github.com/ragagentlab/ragagent/fixtures"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
 	"github.com/ragagentlab/ragagent/internal/ledgerfile"
-	"github.com/ragagentlab/ragagent/recordings"
 )
 
 // reranker is the rerank command with what it depends on made explicit, so
@@ -84,77 +84,54 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	case f.live && f.ledger == "":
 		return usage("--live needs --ledger FILE (the budget ledger)")
 	}
-	rate, err := rateFor(f.prices, reranklab.ListwiseModel)
+	prices, err := engine.PriceTable(priceHint, f.prices)
 	if err != nil {
 		return usage("--price: " + oneLine(err))
 	}
-	if rate == nil {
+	rate, ok := prices.Rate(reranklab.ListwiseModel)
+	if !ok {
 		return fail(fmt.Errorf("the price table has no rate for %s, so no reservation can be estimated; give one with --price %s=input/output", reranklab.ListwiseModel, reranklab.ListwiseModel))
 	}
-
-	s, err := reranklab.Open(reranklab.Inputs{Snapshot: fixtures.RerankSnapshot, Vectors: fixtures.RerankVectors,
-		Development: fixtures.RerankDevelopment, Expanded: fixtures.RerankExpanded})
+	if f.live {
+		if _, err := gemini.NewAllowance(f.allowance); err != nil {
+			return fail(fmt.Errorf("--allowance: %w", err))
+		}
+		if _, err := gemini.ResolveModelEndpoint(reranklab.ListwiseModel, f.endpoint); err != nil {
+			return fail(fmt.Errorf("--endpoint: %w", err))
+		}
+	}
+	e, err := engine.Open(engine.Options{Clock: r.clock, Allowance: f.allowance, Prices: &prices})
 	if err != nil {
 		return fail(err)
 	}
-	defer s.Close()
+	defer e.Close()
 	ctx := context.Background()
 
-	var (
-		model      model.Model
-		mode       = reranklab.ListwiseReplayMode
-		ledger     *budget.Ledger
-		recordPath string
-	)
+	var replayed engine.RerankRequest
+	if replayed.CrossEncoder, err = loadRecording(f.crossEncoder, "--cross-encoder"); err != nil {
+		return fail(err)
+	}
+	if !f.live {
+		if replayed.Gemini, err = loadRecording(f.listwise, "--gemini"); err != nil {
+			return fail(err)
+		}
+	}
+	var live *engine.LiveRerankResult
+	var recordPath string
 	if f.live {
-		var live *reranklab.LiveRanker
-		if live, ledger, recordPath, err = r.liveModel(f, *rate); err != nil {
+		if live, recordPath, err = r.rerankLive(ctx, e, f, rate); err != nil {
 			return fail(err)
 		}
-		model, mode = live, reranklab.ListwiseLiveMode
-	} else {
-		file, err := loadRecording(f.listwise, recordings.RerankGemini, "--gemini")
-		if err != nil {
-			return fail(err)
-		}
-		model = reranklab.NewReplay(file)
 	}
-	encFile, err := loadRecording(f.crossEncoder, recordings.RerankCrossEncoder, "--cross-encoder")
+	res, err := e.Rerank(ctx, replayed)
 	if err != nil {
 		return fail(err)
 	}
-
-	cov, err := s.Coverage(ctx)
-	if err != nil {
-		return fail(err)
+	gem := res.Gemini
+	if live != nil {
+		gem = live.Gemini
 	}
-	gem, err := s.Gemini(ctx, model, mode, *rate)
-	if err != nil {
-		if recordPath != "" {
-			err = fmt.Errorf("%w (the recording %s keeps every attempt made)", err, recordPath)
-		}
-		return fail(err)
-	}
-	ce, err := s.CrossEncoder(ctx, reranklab.NewRecordedEncoder(encFile))
-	if err != nil {
-		return fail(fmt.Errorf("cross-encoder: %w", err))
-	}
-
-	if f.asJSON {
-		out := pyjson.NewObject("coverage", cov.Value(), "gemini", gem.Value(), "cross_encoder", ce.Value())
-		if ledger != nil {
-			out.Set("ledger", ledgerValue(f.ledger, ledger)).Set("recording", recordPath)
-		}
-		fmt.Fprintln(stdout, pyjson.Dumps(out, pyjson.Options{Indent: 2, Strict: true}))
-	} else {
-		printCoverage(stdout, cov)
-		printListwise(stdout, gem, ce, *rate)
-		printCrossEncoder(stdout, ce)
-		if ledger != nil {
-			printLedger(stdout, f.ledger, ledger, *rate)
-			fmt.Fprintf(stdout, "Recording: %s (replay it: ragagent rerank --gemini %s)\n", recordPath, recordPath)
-		}
-	}
+	printRerank(stdout, f, res, live, recordPath, rate)
 	if failed := gem.Failed(); len(failed) > 0 {
 		var parts []string
 		for _, c := range failed {
@@ -165,88 +142,120 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// liveModel sets up the live listwise model, refusing before anything is
-// sent when there is no key, the ledger cannot be used or has no budget, or
-// the recording file exists; every attempt is then saved to the recording
-// as it happens.
-func (r reranker) liveModel(f rerankFlags, rate price.Rate) (*reranklab.LiveRanker, *budget.Ledger, string, error) {
-	key, _ := httptransport.KeyFromEnv(r.getenv)
-	if key == "" {
-		return nil, nil, "", fmt.Errorf("--live needs GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")
+// printRerank shows the three runs (the live Gemini run in place of the
+// replayed one, with its ledger and recording), as tables or one JSON
+// object.
+func printRerank(w io.Writer, f rerankFlags, res *engine.RerankResult, live *engine.LiveRerankResult, recordPath string, rate price.Rate) {
+	cov, gem, ce := res.Coverage, res.Gemini, res.CrossEncoder
+	if live != nil {
+		gem = live.Gemini
 	}
-	allowance, err := gemini.NewAllowance(f.allowance)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("--allowance: %w", err)
+	if f.asJSON {
+		out := pyjson.NewObject("coverage", cov.Value(), "gemini", gem.Value(), "cross_encoder", ce.Value())
+		if live != nil {
+			out.Set("ledger", ledgerValue(f.ledger, live.Ledger)).Set("recording", recordPath)
+		}
+		fmt.Fprintln(w, pyjson.Dumps(out, pyjson.Options{Indent: 2, Strict: true}))
+		return
 	}
-	endpoint, err := gemini.ResolveModelEndpoint(reranklab.ListwiseModel, f.endpoint)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("--endpoint: %w", err)
+	printCoverage(w, cov)
+	printListwise(w, gem, ce, rate)
+	printCrossEncoder(w, ce)
+	if live != nil {
+		printLedger(w, f.ledger, live.Ledger, rate)
+		fmt.Fprintf(w, "Recording: %s (replay it: ragagent rerank --gemini %s)\n", recordPath, recordPath)
 	}
-	ledger, err := r.openLedger(f)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	began := r.clock().UTC()
-	path := f.record
-	if path == "" {
-		path = "ragagent-rerank-" + began.Format("20060102T150405Z") + ".json"
-	}
-	if err := claim(path); err != nil {
-		return nil, nil, "", err
-	}
-	_, log, err := reranklab.NewLiveRecording(endpoint, began, func(data []byte) error { return replaceFile(path, data) })
-	if err != nil {
-		return nil, nil, "", err
-	}
-	live, err := reranklab.NewLiveRanker(reranklab.LiveRankerConfig{Transport: httptransport.New(key), Allowance: allowance, Endpoint: endpoint,
-		Record: log.Record, Ledger: ledger, Rate: rate})
-	return live, ledger, path, err
 }
 
-// openLedger opens the --ledger file and applies --budget.
-func (r reranker) openLedger(f rerankFlags) (*budget.Ledger, error) {
-	ledger, err := budget.Open(ledgerfile.File{Path: f.ledger}, r.clock)
+// rerankLive makes the live listwise run: it refuses before anything is
+// sent, recorded or written when there is no key, and before anything is
+// sent when the ledger has no budget, the allowance is too small or the
+// run's reservations would pass the budget; it applies --budget, claims the
+// recording file and saves every attempt to it as it happens.
+func (r reranker) rerankLive(ctx context.Context, e *engine.Engine, f rerankFlags, rate price.Rate) (*engine.LiveRerankResult, string, error) {
+	key, _ := httptransport.KeyFromEnv(r.getenv)
+	store := ledgerfile.File{Path: f.ledger}
+	req := engine.LiveRerankRequest{Rate: &rate, Endpoint: f.endpoint, Transport: httptransport.New(key), Ledger: store}
+	plan := func() (*engine.Refusal, error) {
+		p, err := e.PlanRerank(req)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.ledger, err)
+		}
+		return p.Refusal, nil
+	}
+	// No key is refused before --budget touches the ledger.
+	refusal, err := plan()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.ledger, err)
+		return nil, "", err
+	}
+	if refusal != nil && refusal.Code == reason.MissingAPIKey {
+		return nil, "", errors.New("--live needs GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")
 	}
 	if f.budget != "" {
 		usd, err := strconv.ParseFloat(f.budget, 64)
 		if err != nil || usd < 0 || math.IsInf(usd, 0) || math.IsNaN(usd) {
-			return nil, fmt.Errorf("--budget %q is not an amount of US dollars", f.budget)
+			return nil, "", fmt.Errorf("--budget %q is not an amount of US dollars", f.budget)
 		}
-		if err := ledger.SetBudget(usd); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.ledger, err)
+		if _, err := e.SetBudget(store, usd); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", f.ledger, err)
+		}
+		if refusal, err = plan(); err != nil {
+			return nil, "", err
 		}
 	}
-	if _, ok := ledger.Budget(); !ok {
-		return nil, fmt.Errorf("%s has no budget yet: give one with --budget USD", f.ledger)
+	switch {
+	case refusal == nil:
+	case refusal.Code == "":
+		if state, err := e.Ledger(store); err == nil && state.BudgetUSD == nil {
+			return nil, "", fmt.Errorf("%s has no budget yet: give one with --budget USD", f.ledger)
+		}
+		return nil, "", fmt.Errorf("%s: %s", f.ledger, refusal.Message)
+	default:
+		return nil, "", fmt.Errorf("%s: %s", refusal.Code, refusal.Message)
 	}
-	return ledger, nil
+	path := f.record
+	if path == "" {
+		path = "ragagent-rerank-" + r.clock().UTC().Format("20060102T150405Z") + ".json"
+	}
+	if err := claim(path); err != nil {
+		return nil, "", err
+	}
+	req.Save = func(data []byte) error { return replaceFile(path, data) }
+	res, err := e.RerankLive(ctx, req)
+	if err != nil {
+		return nil, path, fmt.Errorf("%w (the recording %s keeps every attempt made)", err, path)
+	}
+	return res, path, nil
 }
 
-func loadRecording(path string, bundled []byte, flagName string) (*recording.File, error) {
-	data := bundled
-	if path != "" {
-		var err error
-		if data, err = os.ReadFile(path); err != nil {
-			return nil, fmt.Errorf("%s: %w", flagName, err)
-		}
+// loadRecording reads a recording named by a flag; "" is the bundled one
+// (nil).
+func loadRecording(path, flagName string) (*recording.File, error) {
+	if path == "" {
+		return nil, nil
 	}
-	file, err := recording.Parse(data)
-	if err != nil && path != "" {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	f, err := readRecording(path)
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
-	return file, err
+	return f, err
 }
 
-func ledgerValue(path string, l *budget.Ledger) *pyjson.Object {
-	b, _ := l.Budget()
+func ledgerValue(path string, l engine.LedgerState) *pyjson.Object {
 	entries := make([]any, 0)
-	for _, e := range l.Entries() {
+	for _, e := range l.Entries {
 		entries = append(entries, pyjson.NewObject("seq", e.Seq, "at", e.At, "label", e.Label, "model", e.Model,
 			"request_sha256", e.RequestSHA256, "request_bytes", e.RequestBytes, "estimated_usd", e.EstimatedUSD, "outcome", e.Outcome))
 	}
-	return pyjson.NewObject("file", path, "budget_usd", b, "spent_usd", l.Spent(), "remaining_usd", l.Remaining(), "entries", entries)
+	return pyjson.NewObject("file", path, "budget_usd", optFloat(l.BudgetUSD), "spent_usd", l.SpentUSD,
+		"remaining_usd", optFloat(l.RemainingUSD), "entries", entries)
+}
+
+func optFloat(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 // num is a float as Python prints it, so the tables show the record's digits.
@@ -338,7 +347,7 @@ func printListwise(w io.Writer, gem *reranklab.GeminiRecord, ce *reranklab.Cross
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n  Requests (the reservation a live run makes first: every body byte as an input token at $%s/M, plus %d output tokens at $%s/M; an estimate, not a bill)\n",
-		num(rate.InputPerMTok), reranklab.MaxOutputTokens(), num(rate.OutputPerMTok))
+		num(rate.InputPerMTok), gemini.MaxOutputTokens(), num(rate.OutputPerMTok))
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  Case\tRequest bytes\tRequest sha256\tReserved estimate (USD)")
 	for _, c := range gem.Calls {
@@ -400,8 +409,7 @@ func printCrossEncoder(w io.Writer, ce *reranklab.CrossEncoderRecord) {
 	tw.Flush()
 }
 
-func printLedger(w io.Writer, path string, l *budget.Ledger, rate price.Rate) {
-	b, _ := l.Budget()
+func printLedger(w io.Writer, path string, l engine.LedgerState, rate price.Rate) {
 	fmt.Fprintf(w, "\nLedger %s: budget $%s, reserved $%s, remaining $%s (%d reservations; %s at $%s/$%s per M tokens, %s)\n",
-		path, num(b), num(l.Spent()), num(l.Remaining()), len(l.Entries()), rate.Model, num(rate.InputPerMTok), num(rate.OutputPerMTok), rate.Source)
+		path, optNum(l.BudgetUSD), num(l.SpentUSD), optNum(l.RemainingUSD), len(l.Entries), rate.Model, num(rate.InputPerMTok), num(rate.OutputPerMTok), rate.Source)
 }

@@ -179,12 +179,15 @@ func TestRerankLiveAgainstALoopbackFake(t *testing.T) {
 	assert.Contains(t, errOut, "already exists")
 	assert.Equal(t, 4, reached(srv), "nothing more was sent")
 
-	// Lowered to $0.009, the budget leaves about $0.0011, less than one
-	// reservation: every case is refused unsent, and the command fails.
+	// Lowered to $0.009, the budget leaves about $0.0011, less than the
+	// run's reservations: the run is refused whole before anything is
+	// reserved or sent (the engine's rule, as in the page), and the
+	// command fails.
 	code, _, errOut = runRerank(t, withKey(), "--live", "--ledger", ledger, "--budget", "0.009", "--record", filepath.Join(dir, "second.json"), "--endpoint", srv.URL(), "--json")
 	assert.Equal(t, exitError, code)
-	assert.Contains(t, errOut, "4 of 4 Gemini cases failed")
 	assert.Contains(t, errOut, "budget_exceeded")
+	assert.Contains(t, errOut, "nothing was sent")
+	assert.NoFileExists(t, filepath.Join(dir, "second.json"), "nothing was recorded")
 	assert.Equal(t, 4, reached(srv), "nothing more was sent")
 	assert.Equal(t, 1, strings.Count(errOut, "\n"))
 }

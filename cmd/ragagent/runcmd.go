@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,13 +12,11 @@ import (
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
-	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/lab"
-	"github.com/ragagentlab/ragagent/core/model"
-	"github.com/ragagentlab/ragagent/core/policy"
+	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
-	"github.com/ragagentlab/ragagent/fixtures"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
 )
 
@@ -48,6 +47,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(fmt.Errorf(format, a...)))
 		return exitUsage
 	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(err))
+		return exitError
+	}
 	s, err := mflags.parse()
 	if err != nil {
 		return usage("%v", err)
@@ -62,115 +65,128 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if name != "replay" && *trial != "" {
 		return usage("--trial goes with --policy replay:FILE")
 	}
-	task := agent.Task{Question: *question, Version: *version, Mode: agent.Mode(*mode), Limits: s.limits}
-	var decider model.Model
-	var replayed *recording.Trial
-	if name == "replay" {
-		t, err := pickTrial(file, *trial, task)
-		if err != nil {
-			fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(err))
-			return exitError
-		}
-		replayed = t
-		if task, err = agent.TaskFromJSON(t.Question, t.Version, t.Mode, t.Limits); err != nil {
-			fmt.Fprintf(stderr, "ragagent run: %s: trial %s cannot run: %s\n", file, t.ID, oneLine(err))
-			return exitError
-		}
-		if *mflags.limits != "" {
-			task.Limits = s.limits
-		}
-		decider = recording.NewReplayer(*t)
-	}
-	if task.Version == "" {
-		task.Version = "3.12"
-	}
-	if task.Mode == "" {
-		task.Mode = agent.Agent
-	}
-	if task.Question == "" {
-		return usage("--question is required")
-	}
-	if err := task.Validate(); err != nil {
+	req, err := runRequest(name, file, *trial, s, mflags,
+		agent.Task{Question: *question, Version: *version, Mode: agent.Mode(*mode), Limits: s.limits})
+	var bad usageError
+	if errors.As(err, &bad) {
 		return usage("%v", err)
 	}
-	l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
 	if err != nil {
-		fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(err))
-		return exitError
+		return fail(err)
 	}
-	defer l.Close()
-
+	e, err := s.open()
+	if err != nil {
+		return fail(err)
+	}
+	defer e.Close()
 	out := runOutput{Policy: *policyFlag, Note: lab.EstimateNote}
-	switch name {
-	case "scripted":
-		decider = policy.Scripted{}
-	case "gemini":
-		live, path, err := liveModel(s, *record, task)
+	if name == "gemini" {
+		path, err := liveRun(e, &req, *record)
 		if err != nil {
-			fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(err))
-			return exitError
+			return fail(err)
 		}
-		decider, out.Recording = live, &path
+		out.Recording = &path
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	ctrl := agent.Controller{Tools: l.Library, Model: decider}
 	if !*asJSON {
-		printRunHeader(stdout, task, *policyFlag, replayed)
-		ctrl.OnStep = func(s agent.Step, o *agent.Observation) { printStep(stdout, s, o, task.Limits) }
+		printRunHeader(stdout, req.Task, *policyFlag, req.Trial)
+		req.OnStep = func(st agent.Step, o *agent.Observation) { printStep(stdout, st, o, req.Task.Limits) }
 	}
 	began := time.Now()
-	res, err := ctrl.Run(ctx, task)
-	if err != nil {
-		fmt.Fprintf(stderr, "ragagent run: %s\n", oneLine(err))
-		return exitError
+	tr, err := e.Run(ctx, req)
+	if err == nil && tr.Result == nil {
+		err = fmt.Errorf("%s: %s", *tr.Error, tr.ErrorDetail)
 	}
-	out.Result, out.Tokens = res, lab.TokensOf(res, s.rate)
+	if err != nil {
+		return fail(err)
+	}
+	out.Result, out.Tokens = tr.Result, lab.TokensOf(tr.Result, s.rate)
 	if *asJSON {
 		return writeJSON(stdout, stderr, "run", out)
 	}
-	printEnding(stdout, res)
-	switch {
-	case out.Tokens.Replies > 0:
-		fmt.Fprintf(stdout, "Tokens: %s.\n", tokensLine(out.Tokens))
-		fmt.Fprintf(stdout, "Prices: %s. %s\n", rateLine(s.rate), lab.EstimateNote)
-	case name == "scripted":
-		fmt.Fprintln(stdout, "No model tokens: the scripted policy is offline rules, free to run.")
-	}
-	if name == "gemini" {
-		fmt.Fprintf(stdout, "Elapsed: %.1f s. Recording: %s (replay it: ragagent run --policy replay:%s)\n",
-			time.Since(began).Seconds(), *out.Recording, *out.Recording)
-	}
+	printRunEnd(stdout, out, name, s.rate, time.Since(began))
 	return exitOK
 }
 
-// liveModel sets up a live model whose attempts are saved to a new
-// recording file, refusing before anything is sent when there is no key
-// or the file exists.
-func liveModel(s settings, recordPath string, task agent.Task) (model.Model, string, error) {
-	key, _ := httptransport.KeyFromEnv(os.Getenv)
-	if key == "" {
-		return nil, "", fmt.Errorf("--policy gemini needs GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")
+// printRunEnd shows how a run ended, its tokens and estimated cost, and
+// for a live run where its recording is.
+func printRunEnd(w io.Writer, out runOutput, policyName string, rate *price.Rate, elapsed time.Duration) {
+	printEnding(w, out.Result)
+	switch {
+	case out.Tokens.Replies > 0:
+		fmt.Fprintf(w, "Tokens: %s.\n", tokensLine(out.Tokens))
+		fmt.Fprintf(w, "Prices: %s. %s\n", rateLine(rate), lab.EstimateNote)
+	case policyName == "scripted":
+		fmt.Fprintln(w, "No model tokens: the scripted policy is offline rules, free to run.")
 	}
-	began := time.Now().UTC()
+	if policyName == "gemini" {
+		fmt.Fprintf(w, "Elapsed: %.1f s. Recording: %s (replay it: ragagent run --policy replay:%s)\n",
+			elapsed.Seconds(), *out.Recording, *out.Recording)
+	}
+}
+
+// usageError is a command line that cannot run (exit 2).
+type usageError struct{ error }
+
+// runRequest completes the run's task: a replayed trial's own question,
+// version, mode and limits where the flags leave them out (with replay:FILE),
+// then the defaults (version 3.12, the agent path). A task the controller
+// would refuse is a usage error.
+func runRequest(policyName, file, trialID string, s settings, mflags modelFlags, task agent.Task) (engine.RunRequest, error) {
+	req := engine.RunRequest{Policy: engine.PolicyName(policyName), Endpoint: s.endpoint, Task: task}
+	if policyName == "replay" {
+		t, err := pickTrial(file, trialID, req.Task)
+		if err != nil {
+			return req, err
+		}
+		if req.Task, err = agent.TaskFromJSON(t.Question, t.Version, t.Mode, t.Limits); err != nil {
+			return req, fmt.Errorf("%s: trial %s cannot run: %w", file, t.ID, err)
+		}
+		if *mflags.limits != "" {
+			req.Task.Limits = task.Limits
+		}
+		req.Trial = t
+	}
+	if req.Task.Version == "" {
+		req.Task.Version = engine.DefaultVersion
+	}
+	if req.Task.Mode == "" {
+		req.Task.Mode = agent.Agent
+	}
+	if req.Task.Question == "" {
+		return req, usageError{errors.New("--question is required")}
+	}
+	if err := req.Task.Validate(); err != nil {
+		return req, usageError{err}
+	}
+	return req, nil
+}
+
+// liveRun gives a Gemini run its transport (the key from the environment)
+// and a new recording file, refusing before anything is sent when there is
+// no key or the file exists.
+func liveRun(e *engine.Engine, req *engine.RunRequest, recordPath string) (string, error) {
+	key, _ := httptransport.KeyFromEnv(os.Getenv)
+	req.Transport = httptransport.New(key)
+	plan, err := e.PlanRun(*req)
+	if err != nil {
+		return "", err
+	}
+	if r := plan.Refusal; r != nil {
+		if r.Code == reason.MissingAPIKey {
+			return "", fmt.Errorf("--policy gemini needs GOOGLE_API_KEY or GEMINI_API_KEY in the environment; nothing was sent")
+		}
+		return "", fmt.Errorf("%s: %s", r.Code, r.Message)
+	}
 	if recordPath == "" {
-		recordPath = "ragagent-run-" + began.Format("20060102T150405Z") + ".json"
+		recordPath = "ragagent-run-" + time.Now().UTC().Format("20060102T150405Z") + ".json"
 	}
 	if err := claim(recordPath); err != nil {
-		return nil, "", err
+		return "", err
 	}
-	rec, err := recording.NewRecorder(recording.File{Model: gemini.Model, Endpoint: s.endpoint, Config: gemini.Config(),
-		RecordedAt: began.Format(time.RFC3339Nano)}, func(data []byte) error { return replaceFile(recordPath, data) })
-	if err != nil {
-		return nil, "", err
-	}
-	log, err := rec.Begin(recording.Trial{ID: "run-1", Repeat: 1, Question: task.Question, Version: task.Version,
-		Mode: string(task.Mode), Limits: task.Limits.Value()})
-	if err != nil {
-		return nil, "", err
-	}
-	live, err := gemini.NewClient(httptransport.New(key), s.allowance, s.endpoint, log.Record)
-	return live, recordPath, err
+	req.Save = func(data []byte) error { return replaceFile(recordPath, data) }
+	return recordPath, nil
 }
 
 // pickTrial finds the trial to replay: by id, or the first whose question,

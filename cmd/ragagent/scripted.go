@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/lab"
-	"github.com/ragagentlab/ragagent/core/model"
-	"github.com/ragagentlab/ragagent/core/policy"
-	"github.com/ragagentlab/ragagent/core/recording"
 )
 
 // reportWithScripted is `replay --with-scripted --json`: the replay report
@@ -18,31 +14,6 @@ import (
 type reportWithScripted struct {
 	*lab.Report
 	Scripted *lab.Report `json:"scripted"`
-}
-
-// runScripted runs the scripted policy once per case of the recording
-// (those known to the lab, in the lab's order) on both paths, under the
-// default limits. Once is enough: the policy is deterministic.
-func runScripted(l *lab.Lab, f *recording.File) (*lab.Report, error) {
-	inFile := map[string]bool{}
-	for _, t := range f.Trials {
-		inFile[t.CaseID] = true
-	}
-	var ids []string
-	for _, c := range l.Cases.Cases {
-		if inFile[c.ID] {
-			ids = append(ids, c.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return &lab.Report{Trials: []lab.TrialReport{}}, nil
-	}
-	plan, err := l.Plan(ids, 1, []agent.Mode{agent.Fixed, agent.Agent}, agent.DefaultLimits())
-	if err != nil {
-		return nil, err
-	}
-	start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) { return policy.Scripted{}, nil, nil }
-	return l.RunBatch(context.Background(), plan, start, nil, nil, nil)
 }
 
 // printScripted shows the scripted policy's trials and its summary beside

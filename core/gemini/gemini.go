@@ -24,10 +24,14 @@ const (
 // Config is the generation config without the schema, in the reference
 // insertion order. Each call returns a new value.
 func Config() *pyjson.Object {
-	return pyjson.NewObject("maxOutputTokens", 1024, "temperature", 0,
+	return pyjson.NewObject("maxOutputTokens", MaxOutputTokens(), "temperature", 0,
 		"thinkingConfig", pyjson.NewObject("thinkingLevel", "LOW"),
 		"responseMimeType", "application/json")
 }
+
+// MaxOutputTokens is the generation config's output cap, which bounds what
+// one reply can cost.
+func MaxOutputTokens() int { return 1024 }
 
 // Payload is the request body for a prompt: payload(messages, schema).
 func Payload(p model.Prompt) *pyjson.Object {

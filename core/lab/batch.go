@@ -159,30 +159,14 @@ func (l *Lab) RunBatch(ctx context.Context, p *Plan, start Start, clock func() t
 		if err != nil {
 			return rep, fmt.Errorf("trial %s: %w", pt.ID, err)
 		}
-		ctrl := agent.Controller{Tools: l.Library, Model: model, Clock: clock}
+		o := TrialOptions{Clock: clock, OnEnd: end}
 		if onStep != nil {
-			ctrl.OnStep = func(s agent.Step, o *agent.Observation) { onStep(pt, s, o) }
+			o.OnStep = func(s agent.Step, obs *agent.Observation) { onStep(pt, s, obs) }
 		}
-		began := clock()
-		res, runErr := ctrl.Run(ctx, pt.Task)
-		elapsed := clock().Sub(began).Seconds()
-		if end != nil {
-			if err := end(elapsed); err != nil {
-				return rep, fmt.Errorf("trial %s: %w", pt.ID, err)
-			}
-		}
-		tr := TrialReport{ID: pt.ID, CaseID: pt.CaseID, Split: pt.Split, Repeat: pt.Repeat,
-			Mode: string(pt.Task.Mode), ElapsedSeconds: &elapsed}
-		if runErr != nil {
-			if tr, err = refused(tr, runErr); err != nil {
-				return rep, fmt.Errorf("trial %s: %w", pt.ID, err)
-			}
-		} else {
-			tr.Result = res
-			if c, ok := l.Cases.Case(pt.CaseID); ok {
-				checks := evaluate.Grade(c, res)
-				tr.Checks = &checks
-			}
+		tr := TrialReport{ID: pt.ID, CaseID: pt.CaseID, Split: pt.Split, Repeat: pt.Repeat, Mode: string(pt.Task.Mode)}
+		tr, err = l.Trial(ctx, tr, pt.Task, model, o)
+		if err != nil {
+			return rep, fmt.Errorf("trial %s: %w", pt.ID, err)
 		}
 		rep.add(tr)
 		if onTrial != nil {

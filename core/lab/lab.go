@@ -7,10 +7,12 @@ package lab
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/evaluate"
+	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/tools"
@@ -101,33 +103,70 @@ func (l *Lab) Replay(ctx context.Context, f *recording.File, onTrial func(TrialR
 	return rep, nil
 }
 
-// ReplayTrial replays one trial.
+// ReplayTrial replays one trial. Its elapsed time is the recorded one.
 func (l *Lab) ReplayTrial(ctx context.Context, t recording.Trial) (TrialReport, error) {
 	mode, _ := t.Mode.(string)
 	tr := TrialReport{ID: t.ID, CaseID: t.CaseID, Split: t.Split, Repeat: t.Repeat, Mode: mode,
 		Exchanges: len(t.Exchanges), ElapsedSeconds: t.ElapsedSeconds}
 	task, err := agent.TaskFromJSON(t.Question, t.Version, t.Mode, t.Limits)
 	if err != nil {
-		return refused(tr, err)
+		return Refused(tr, err)
 	}
 	replayer := recording.NewReplayer(t)
-	ctrl := agent.Controller{Tools: l.tools, Model: replayer}
+	tr, err = l.Trial(ctx, tr, task, replayer, TrialOptions{})
+	tr.ExchangesUsed = replayer.Used()
+	return tr, err
+}
+
+// TrialOptions are how a trial runs besides its task and model.
+type TrialOptions struct {
+	// Clock times the run and its deadline; nil uses time.Now for the
+	// deadline and keeps the report's elapsed time as given (a replay
+	// reports the recorded one).
+	Clock func() time.Time
+	// OnStep, if set, sees each step as soon as it is final.
+	OnStep func(agent.Step, *agent.Observation)
+	// OnEnd, if set, is told the run's elapsed seconds as soon as it ends,
+	// before it is graded; an error from it is a fault (a live recording
+	// that cannot be saved).
+	OnEnd func(elapsedSeconds float64) error
+}
+
+// Trial runs one task with a model and grades the result against the
+// trial's case (tr.CaseID): the one place a run becomes a report, for
+// replays, batches and single runs alike. A task refused before it starts
+// is reported with its code and no result; an error is a fault outside the
+// trial's own outcome.
+func (l *Lab) Trial(ctx context.Context, tr TrialReport, task agent.Task, m model.Model, o TrialOptions) (TrialReport, error) {
+	ctrl := agent.Controller{Tools: l.tools, Model: m, Clock: o.Clock, OnStep: o.OnStep}
+	var began time.Time
+	if o.Clock != nil {
+		began = o.Clock()
+	}
 	res, err := ctrl.Run(ctx, task)
+	if o.Clock != nil && err == nil {
+		elapsed := o.Clock().Sub(began).Seconds()
+		tr.ElapsedSeconds = &elapsed
+	}
+	if o.OnEnd != nil && tr.ElapsedSeconds != nil {
+		if endErr := o.OnEnd(*tr.ElapsedSeconds); endErr != nil {
+			return tr, endErr
+		}
+	}
 	if err != nil {
-		return refused(tr, err)
+		return Refused(tr, err)
 	}
 	tr.Result = res
-	tr.ExchangesUsed = replayer.Used()
-	if c, ok := l.Cases.Case(t.CaseID); ok {
+	if c, ok := l.Cases.Case(tr.CaseID); ok {
 		checks := evaluate.Grade(c, res)
 		tr.Checks = &checks
 	}
 	return tr, nil
 }
 
-// refused reports a run refused before it started; an error without a
+// Refused reports a run refused before it started; an error without a
 // reason code is a fault and is passed up.
-func refused(tr TrialReport, err error) (TrialReport, error) {
+func Refused(tr TrialReport, err error) (TrialReport, error) {
 	code, ok := reason.Of(err)
 	if !ok {
 		return tr, err

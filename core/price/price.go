@@ -38,9 +38,9 @@ type Table struct {
 func Defaults() Table {
 	return NewTable(
 		Rate{Model: "gemini-3.8-flash", InputPerMTok: 0.50, OutputPerMTok: 3.00,
-			Source: "assumed list price (Gemini Flash tier); override with --price"},
+			Source: "assumed list price (Gemini Flash tier)"},
 		Rate{Model: "gemini-3.1-flash-lite", InputPerMTok: 0.25, OutputPerMTok: 1.50,
-			Source: "assumed list price (Gemini Flash-Lite tier); override with --price"},
+			Source: "assumed list price (Gemini Flash-Lite tier)"},
 	)
 }
 

@@ -5,6 +5,7 @@
 package recording
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -242,4 +243,13 @@ func (f *File) Write(w io.Writer) error {
 	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Bytes is the recording as ragagent-recording/1 text (what Write writes).
+func (f *File) Bytes() ([]byte, error) {
+	var b bytes.Buffer
+	if err := f.Write(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

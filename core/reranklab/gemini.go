@@ -105,7 +105,7 @@ func RequestCall(caseID string, p model.Prompt, rate price.Rate) Call {
 	body := gemini.Body(gemini.Payload(p))
 	sum := sha256.Sum256(body)
 	return Call{CaseID: caseID, RequestSHA256: hex.EncodeToString(sum[:]), RequestBytes: len(body),
-		EstimatedUSD: budget.Estimate(rate, len(body), MaxOutputTokens())}
+		EstimatedUSD: budget.Estimate(rate, len(body), gemini.MaxOutputTokens())}
 }
 
 // ListwiseCalls are the requests a listwise run over the development
@@ -122,14 +122,6 @@ func (s *Suite) ListwiseCalls(ctx context.Context, rate price.Rate) ([]Call, err
 		calls[i] = RequestCall(d.CaseID, rerank.Prompt(d.Query, d.Before), rate)
 	}
 	return calls, nil
-}
-
-// MaxOutputTokens is the output cap every listwise request carries (the
-// agent's generation config).
-func MaxOutputTokens() int {
-	v, _ := gemini.Config().Get("maxOutputTokens")
-	n, _ := v.(int)
-	return n
 }
 
 // Gemini runs the listwise reranker over the development cases' frozen

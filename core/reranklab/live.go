@@ -90,7 +90,7 @@ func (l *LiveRanker) reserve(body []byte) error {
 	sum := sha256.Sum256(body)
 	seq, err := l.ledger.Reserve(budget.Request{Label: "rerank listwise: " + l.question, Model: ListwiseModel,
 		RequestSHA256: hex.EncodeToString(sum[:]), RequestBytes: len(body),
-		EstimatedUSD: budget.Estimate(l.rate, len(body), MaxOutputTokens())})
+		EstimatedUSD: budget.Estimate(l.rate, len(body), gemini.MaxOutputTokens())})
 	if err != nil {
 		return err
 	}
@@ -111,26 +111,12 @@ func question(p model.Prompt) string {
 // LiveTrialID names the one trial of a live run's recording.
 const LiveTrialID = "rerank-live"
 
-// NewLiveRecording starts the recording of a live listwise run: the
-// listwise model, the endpoint and generation config, and one trial whose
-// exchanges are the run's attempts in case order, which is what Replay
-// answers from (ragagent rerank --gemini FILE, or the page). save gets the
-// whole file after every attempt; nil keeps it in memory only (the page
-// offers it for download). Pass the trial log's Record as
-// LiveConfig.Record.
-func NewLiveRecording(endpoint string, began time.Time, save func([]byte) error) (*recording.Recorder, *recording.TrialLog, error) {
-	head := recording.File{Model: ListwiseModel, Endpoint: endpoint,
-		Config: pyjson.NewObject("generationConfig", gemini.Config()), RecordedAt: began.UTC().Format(time.RFC3339Nano)}
-	rec := recording.NewMemoryRecorder(head)
-	if save != nil {
-		var err error
-		if rec, err = recording.NewRecorder(head, save); err != nil {
-			return nil, nil, err
-		}
-	}
-	log, err := rec.Begin(recording.Trial{ID: LiveTrialID, Split: "development", Repeat: 1, Mode: "listwise"})
-	if err != nil {
-		return nil, nil, err
-	}
-	return rec, log, nil
+// LiveConfig is the generation config a live rerank's recording names.
+func LiveConfig() *pyjson.Object { return pyjson.NewObject("generationConfig", gemini.Config()) }
+
+// LiveTrial is the one trial of a live rerank's recording: its exchanges
+// are the run's attempts in case order, which is what Replay answers from
+// (ragagent rerank --gemini FILE, or the page).
+func LiveTrial() recording.Trial {
+	return recording.Trial{ID: LiveTrialID, Split: "development", Repeat: 1, Mode: "listwise"}
 }

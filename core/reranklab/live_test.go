@@ -183,15 +183,19 @@ func replaysTo(t *testing.T, s *Suite, file *recording.File, rec *GeminiRecord, 
 	sameJSON(t, a, b, what)
 }
 
-// TestLiveRecordingReplays: the file NewLiveRecording keeps (saved after
+// TestLiveRecordingReplays: the file a live run's recorder keeps (saved after
 // every attempt) parses and replays to the live run's cases.
 func TestLiveRecordingReplays(t *testing.T) {
 	s := openSuite(t)
 	var saves [][]byte
-	_, log, err := NewLiveRecording(gemini.ModelEndpoint(ListwiseModel), fixedClock(), func(data []byte) error {
+	head := recording.File{Model: ListwiseModel, Endpoint: gemini.ModelEndpoint(ListwiseModel), Config: LiveConfig(),
+		RecordedAt: "2026-11-29T12:00:00Z"}
+	rec0, err := recording.NewRecorder(head, func(data []byte) error {
 		saves = append(saves, data)
 		return nil
 	})
+	require.NoError(t, err)
+	log, err := rec0.Begin(LiveTrial())
 	require.NoError(t, err)
 	r := liveSetup(t, 0.05, true, publishedBodies(t))
 	allowance, err := gemini.NewAllowance(4)
@@ -210,20 +214,7 @@ func TestLiveRecordingReplays(t *testing.T) {
 	assert.Equal(t, "2026-11-29T12:00:00Z", file.RecordedAt)
 	require.Len(t, file.Trials, 1)
 	assert.Equal(t, LiveTrialID, file.Trials[0].ID)
-	replaysTo(t, s, file, rec, "live cases replayed from NewLiveRecording's file")
-}
-
-// TestLiveRecordingInMemory: with no save function the recording stays in
-// memory (the page offers it for download).
-func TestLiveRecordingInMemory(t *testing.T) {
-	rec, log, err := NewLiveRecording("http://127.0.0.1:9/x", fixedClock(), nil)
-	require.NoError(t, err)
-	require.NoError(t, log.Record(gemini.Attempt{Request: pyjson.NewObject("a", 1), Response: pyjson.NewObject("b", 2)}))
-	f := rec.File()
-	assert.Equal(t, "http://127.0.0.1:9/x", f.Endpoint)
-	require.Len(t, f.Trials, 1)
-	assert.Equal(t, LiveTrialID, f.Trials[0].ID)
-	assert.Len(t, f.Trials[0].Exchanges, 1)
+	replaysTo(t, s, file, rec, "live cases replayed from the live recording")
 }
 
 func TestLiveRerankRefusesPastTheBudgetWithoutSending(t *testing.T) {

@@ -1,0 +1,173 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/model"
+	"github.com/ragagentlab/ragagent/core/policy"
+	"github.com/ragagentlab/ragagent/core/price"
+	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/fixtures"
+)
+
+// BatchRequest is a fresh comparison to plan: the authored cases (all
+// when none are named), repeated, on each path, under one set of limits.
+type BatchRequest struct {
+	Cases    []string
+	Repeats  int
+	Modes    []agent.Mode
+	Limits   agent.Limits
+	Endpoint string // "" for the real API, or a loopback test double
+	// Transport will carry the requests and holds the key (nil: no key).
+	Transport gemini.Transport
+	// KeySource says where the key was found (an environment variable's
+	// name), for the plan; never the key.
+	KeySource string
+}
+
+// BatchPlan is everything a live batch will be allowed to do, shown before
+// anything is spent.
+type BatchPlan struct {
+	Model             string       `json:"model"`
+	Endpoint          string       `json:"endpoint"`
+	Config            any          `json:"config"`
+	Limits            agent.Limits `json:"limits"`
+	Cases             []string     `json:"cases"`
+	Repeats           int          `json:"repeats"`
+	Modes             []string     `json:"modes"`
+	Trials            int          `json:"trials"`
+	RequestAllowance  int          `json:"request_allowance"`
+	MaxRequestBytes   int          `json:"max_request_bytes"`
+	MaxResponseBytes  int          `json:"max_response_bytes"`
+	MaxCallSeconds    int          `json:"max_call_timeout_seconds"`
+	WorstCaseRequests int          `json:"worst_case_requests"`
+	KeyVariable       *string      `json:"key_variable"`
+	Price             *price.Rate  `json:"price"`
+	WorstCaseUSD      *float64     `json:"worst_case_estimated_usd"`
+	Note              string       `json:"note"`
+
+	engine    *Engine
+	plan      *lab.Plan
+	transport gemini.Transport
+}
+
+// BatchNote is what every batch plan promises.
+const BatchNote = "Nothing is sent without --execute-approved. No retries; redirects refused; every attempt is recorded and saved as it happens. Costs are estimates."
+
+// PlanBatch checks a batch request and builds its plan; an error is one
+// line about what is wrong.
+func (e *Engine) PlanBatch(req BatchRequest) (*BatchPlan, error) {
+	plan, err := e.lab.Plan(req.Cases, req.Repeats, req.Modes, req.Limits)
+	if err != nil {
+		return nil, err
+	}
+	endpoint, err := gemini.ResolveEndpoint(req.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	a := e.allowance.Limit()
+	bp := &BatchPlan{Model: gemini.Model, Endpoint: endpoint, Config: gemini.Config(), Limits: req.Limits,
+		Repeats: req.Repeats, Trials: len(plan.Trials()), RequestAllowance: a, MaxRequestBytes: gemini.MaxRequestBytes,
+		MaxResponseBytes: gemini.MaxResponseBytes, MaxCallSeconds: caps(0).CallTimeoutSeconds,
+		WorstCaseRequests: plan.WorstCaseRequests(), Note: BatchNote, engine: e, plan: plan, transport: req.Transport}
+	for _, c := range plan.Cases {
+		bp.Cases = append(bp.Cases, c.ID)
+	}
+	for _, m := range plan.Paths() {
+		bp.Modes = append(bp.Modes, string(m))
+	}
+	if rate, ok := e.Rate(gemini.Model); ok {
+		bp.Price = &rate
+		usd := WorstCaseUSD(rate, min(bp.WorstCaseRequests, a))
+		bp.WorstCaseUSD = &usd
+	}
+	if bp.HasKey() {
+		source := req.KeySource
+		bp.KeyVariable = &source
+	}
+	return bp, nil
+}
+
+// HasKey reports whether the plan's transport holds a key.
+func (p *BatchPlan) HasKey() bool { return p.transport != nil && p.transport.HasKey() }
+
+// Refusal is why the plan may not be sent (nil when it may): no key, or
+// no request left in the allowance.
+func (p *BatchPlan) Refusal() error { return p.engine.liveRefusal(p.transport) }
+
+// BatchRun is how a planned batch runs.
+type BatchRun struct {
+	// Save gets the whole recording after every change (required: a paid
+	// batch is never kept only in memory).
+	Save func([]byte) error
+	// OnTrial, if set, sees each trial's report as it ends.
+	OnTrial func(lab.TrialReport)
+	// Environment describes where it ran, for the report.
+	Environment map[string]string
+}
+
+// RunBatch runs a plan with live Gemini, saving the recording after every
+// attempt, and returns the report shaped like the reference lab's
+// published record. It stops starting trials once ctx is done; the report
+// then holds what ran. The error is a fault outside every trial's outcome
+// (a recording that cannot be saved), returned with the report so far.
+func (e *Engine) RunBatch(ctx context.Context, p *BatchPlan, run BatchRun) (*lab.BatchReport, *lab.Report, error) {
+	if err := p.Refusal(); err != nil {
+		return nil, nil, err
+	}
+	if run.Save == nil {
+		return nil, nil, errors.New("batch: a live batch needs somewhere to save its recording")
+	}
+	began := e.clock()
+	head := e.header(gemini.Model, p.Endpoint, gemini.Config())
+	rec, err := recording.NewRecorder(head, run.Save)
+	if err != nil {
+		return nil, nil, err
+	}
+	used := e.allowance.Used()
+	start := func(pt lab.PlannedTrial) (model.Model, func(float64) error, error) {
+		client, live, err := e.startLive(rec, pt.Record(), LiveModel{Model: gemini.Model, Transport: p.transport, Endpoint: p.Endpoint})
+		if err != nil {
+			return nil, nil, err
+		}
+		return client, live.Log.Finish, nil
+	}
+	rep, runErr := e.lab.RunBatch(ctx, p.plan, start, e.clock, nil, run.OnTrial)
+	br := &lab.BatchReport{ExecutionMode: "live-Gemini-API", Model: gemini.Model, Config: gemini.Config(),
+		Endpoint: p.Endpoint, BatchRequestCap: p.RequestAllowance, Limits: p.Limits,
+		CasesSHA256: corpus.SHA256(string(fixtures.Cases)), RecordedAt: head.RecordedAt,
+		ActualAPIRequests: e.allowance.Used() - used, ElapsedSeconds: e.clock().Sub(began).Seconds(), Environment: run.Environment}
+	br.Fill(rep, p.Price)
+	return br, rep, runErr
+}
+
+// ScriptedReport runs the offline scripted policy once per case of a
+// recording (those the lab knows, in the lab's order) on both paths under
+// the default limits, to show beside the recorded paths. Once is enough:
+// the policy is deterministic.
+func (e *Engine) ScriptedReport(ctx context.Context, f *recording.File) (*lab.Report, error) {
+	inFile := map[string]bool{}
+	for _, t := range f.Trials {
+		inFile[t.CaseID] = true
+	}
+	var ids []string
+	for _, c := range e.lab.Cases.Cases {
+		if inFile[c.ID] {
+			ids = append(ids, c.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return &lab.Report{Trials: []lab.TrialReport{}}, nil
+	}
+	plan, err := e.lab.Plan(ids, 1, []agent.Mode{agent.Fixed, agent.Agent}, agent.DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) { return policy.Scripted{}, nil, nil }
+	return e.lab.RunBatch(ctx, plan, start, nil, nil, nil)
+}

@@ -1,0 +1,257 @@
+// Package engine is the lab as its front ends use it: the command line, the
+// page's WebAssembly adapter and the server all call these typed requests,
+// so the rules they share (the pre-send refusals, how a recorded live run
+// starts, case filters, exchange totals, the plan's caps) are written once.
+//
+// An Engine holds the seed corpus with its index and cases, the bundled
+// recordings, a session of runs (numbered, graded when they ask an
+// authored case's question, live ones recorded), the reranking lab (opened
+// on first use) and a registry of cancellable jobs. It knows no flags,
+// files, DOM or keys: a front end passes a gemini.Transport (which holds
+// the key), a budget.Store (where the ledger lives) and a save function
+// (where a live recording goes).
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/evaluate"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/price"
+	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/reranklab"
+	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/recordings"
+)
+
+// DefaultVersion is the Python version a run asks about when none is given.
+const DefaultVersion = "3.12"
+
+// MaxQuestionChars is the question's length cap in code points (the
+// controller refuses a longer one with invalid_question).
+const MaxQuestionChars = 512
+
+// Options configure an engine.
+type Options struct {
+	// Clock times runs, stamps recordings and dates ledger entries; nil
+	// means time.Now.
+	Clock func() time.Time
+	// Allowance is the session's live request allowance
+	// (1..gemini.MaxAllowance); 0 means gemini.MaxAllowance.
+	Allowance int
+	// Prices is the price table for cost estimates; nil means the shipped
+	// table (see PriceTable).
+	Prices *price.Table
+}
+
+// PriceTable is the shipped price table, each source ending with the
+// front end's hint on how to change it ("override with --price"), with
+// the overrides of spec (model=input/output,...) applied.
+func PriceTable(hint, spec string) (price.Table, error) {
+	t := price.Defaults()
+	if hint != "" {
+		rates := t.Rates()
+		for i := range rates {
+			rates[i].Source += "; " + hint
+		}
+		t = price.NewTable(rates...)
+	}
+	return t.Override(spec)
+}
+
+// Engine is the lab behind a front end. It is safe for concurrent use.
+type Engine struct {
+	lab       *lab.Lab
+	clock     func() time.Time
+	allowance *gemini.Allowance
+	prices    price.Table
+	bundled   *recording.File
+	session   session
+	rerank    rerankLab
+	jobs      jobs
+}
+
+// Open validates the seed corpus and cases, builds the FTS5 index and
+// parses the bundled recording.
+func Open(o Options) (*Engine, error) {
+	clock := o.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	n := o.Allowance
+	if n == 0 {
+		n = gemini.MaxAllowance
+	}
+	a, err := gemini.NewAllowance(n)
+	if err != nil {
+		return nil, err
+	}
+	l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
+	if err != nil {
+		return nil, err
+	}
+	bundled, err := recording.Parse(recordings.AgentComparison)
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("the bundled recording: %w", err)
+	}
+	prices := price.Defaults()
+	if o.Prices != nil {
+		prices = *o.Prices
+	}
+	e := &Engine{lab: l, clock: clock, allowance: a, prices: prices, bundled: bundled}
+	e.session.repeat = map[string]int{}
+	e.rerank.engine = e
+	return e, nil
+}
+
+// Close releases the indexes.
+func (e *Engine) Close() error {
+	err := e.rerank.close()
+	if lerr := e.lab.Close(); err == nil {
+		err = lerr
+	}
+	return err
+}
+
+// Lab is the opened seed lab (corpus, index, cases).
+func (e *Engine) Lab() *lab.Lab { return e.lab }
+
+// Allowance is the session's live request allowance, shared by every live
+// run and live rerank the engine makes.
+func (e *Engine) Allowance() *gemini.Allowance { return e.allowance }
+
+// Prices is the price table in force, with the front end's hint.
+func (e *Engine) Prices() price.Table { return e.prices }
+
+// Rate is the model's price, if the table has one.
+func (e *Engine) Rate(model string) (price.Rate, bool) { return e.prices.Rate(model) }
+
+// Bundled is the bundled 16-trial comparison recording.
+func (e *Engine) Bundled() *recording.File { return e.bundled }
+
+// since is the milliseconds from t to now on the engine's clock.
+func (e *Engine) since(t time.Time) float64 {
+	return float64(e.clock().Sub(t).Microseconds()) / 1000
+}
+
+// Info is what a front end shows before anything runs: the corpus, the
+// cases, the versions, the limits with their caps and defaults, the modes,
+// the policies, and the engine's constants.
+type Info struct {
+	Passages  []Passage       `json:"passages"`
+	Cases     []evaluate.Case `json:"cases"`
+	Versions  []string        `json:"versions"`
+	Limits    LimitsInfo      `json:"limits"`
+	Modes     []string        `json:"modes"`
+	Policies  []Policy        `json:"policies"`
+	Constants Constants       `json:"constants"`
+}
+
+// Passage is a corpus passage with its size in bytes (what a read costs).
+type Passage struct {
+	corpus.Passage
+	Bytes int `json:"bytes"`
+}
+
+// LimitsInfo lists the limits with their caps, and the defaults.
+type LimitsInfo struct {
+	Fields   []LimitField `json:"fields"`
+	Defaults agent.Limits `json:"defaults"`
+}
+
+// LimitField is one limit's name and cap.
+type LimitField struct {
+	Name string `json:"name"`
+	Max  int    `json:"max"`
+}
+
+// Constants are the engine's fixed settings, so no front end restates
+// them: the models and their endpoints, the default version, the search
+// depth, the caps on every live request, the price table and the note that
+// labels every cost.
+type Constants struct {
+	Model            string       `json:"model"`
+	Endpoint         string       `json:"endpoint"`
+	ListwiseModel    string       `json:"listwise_model"`
+	ListwiseEndpoint string       `json:"listwise_endpoint"`
+	DefaultVersion   string       `json:"default_version"`
+	SearchK          int          `json:"search_k"`
+	MaxQuestionChars int          `json:"max_question_chars"`
+	Caps             Caps         `json:"caps"`
+	Prices           []price.Rate `json:"prices"`
+	EstimateNote     string       `json:"estimate_note"`
+}
+
+// Caps are the guarantees every live request is sent under.
+type Caps struct {
+	RequestBytes       int    `json:"request_bytes"`
+	ResponseBytes      int    `json:"response_bytes"`
+	CallTimeoutSeconds int    `json:"call_timeout_seconds"`
+	AllowanceMax       int    `json:"allowance_max,omitempty"`
+	RunSeconds         int    `json:"run_seconds,omitempty"`
+	Retries            int    `json:"retries"`
+	Redirects          string `json:"redirects"`
+}
+
+// caps are the live request caps (runSeconds 0 when no run is planned).
+func caps(runSeconds int) Caps {
+	return Caps{RequestBytes: gemini.MaxRequestBytes, ResponseBytes: gemini.MaxResponseBytes,
+		CallTimeoutSeconds: int(gemini.MaxCallTimeout / time.Second), RunSeconds: runSeconds, Retries: 0, Redirects: "refused"}
+}
+
+// Info describes the engine.
+func (e *Engine) Info() Info {
+	versions := map[string]bool{}
+	for _, p := range e.lab.Snapshot.Passages {
+		versions[p.Version] = true
+	}
+	vs := make([]string, 0, len(versions))
+	for v := range versions {
+		vs = append(vs, v)
+	}
+	sort.Strings(vs)
+	var fields []LimitField
+	for _, f := range agent.LimitFields() {
+		fields = append(fields, LimitField{Name: f.Name, Max: f.Max})
+	}
+	return Info{Passages: e.Passages(), Cases: e.lab.Cases.Cases, Versions: vs,
+		Limits: LimitsInfo{Fields: fields, Defaults: agent.DefaultLimits()},
+		Modes:  []string{string(agent.Agent), string(agent.Fixed)}, Policies: Policies(), Constants: e.Constants()}
+}
+
+// Constants are the engine's fixed settings.
+func (e *Engine) Constants() Constants {
+	c := caps(0)
+	c.AllowanceMax = gemini.MaxAllowance
+	return Constants{Model: gemini.Model, Endpoint: gemini.Endpoint,
+		ListwiseModel: reranklab.ListwiseModel, ListwiseEndpoint: gemini.ModelEndpoint(reranklab.ListwiseModel),
+		DefaultVersion: DefaultVersion, SearchK: agent.SearchK, MaxQuestionChars: MaxQuestionChars,
+		Caps: c, Prices: e.prices.Rates(), EstimateNote: lab.EstimateNote}
+}
+
+// Passages lists the corpus with each passage's size.
+func (e *Engine) Passages() []Passage {
+	ps := e.lab.Snapshot.Passages
+	out := make([]Passage, len(ps))
+	for i, p := range ps {
+		out[i] = Passage{Passage: p, Bytes: p.Bytes()}
+	}
+	return out
+}
+
+// session is the runs one person makes in an engine: numbered, graded
+// when they ask an authored case's question, and every attempt of its live
+// runs kept in one recording.
+type session struct {
+	mu     sync.Mutex
+	rec    *recording.Recorder // made by the first live run kept in memory
+	runs   int
+	repeat map[string]int // case/mode -> runs so far
+}

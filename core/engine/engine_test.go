@@ -1,0 +1,606 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/budget"
+	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/evaluate"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/price"
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/rerank"
+	"github.com/ragagentlab/ragagent/core/reranklab"
+	"github.com/ragagentlab/ragagent/internal/geminitest"
+)
+
+var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func open(t testing.TB, allowance int) *engine.Engine {
+	t.Helper()
+	e, err := engine.Open(engine.Options{Allowance: allowance, Clock: func() time.Time { return now }})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// inProcess is a gemini.Transport that answers like the loopback fake (the
+// scripted policy's decision, or a listwise ranking by coverage) without a
+// network, as the page's fetch hook or the native transport would.
+type inProcess struct {
+	key bool
+	mu  sync.Mutex
+	n   int
+	// fail, if set, is every attempt's error.
+	fail error
+	// block, if set, holds each attempt until the context ends.
+	block bool
+}
+
+func (f *inProcess) HasKey() bool { return f.key }
+
+func (f *inProcess) calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+func (f *inProcess) Post(ctx context.Context, _ string, body []byte) (int, []byte, error) {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+	if f.block {
+		<-ctx.Done()
+		return 0, nil, ctx.Err()
+	}
+	if f.fail != nil {
+		return 0, nil, f.fail
+	}
+	v, err := pyjson.Decode(string(body))
+	if err != nil {
+		return 400, nil, nil
+	}
+	payload, _ := v.(*pyjson.Object)
+	reply := geminitest.Policy().Reply(geminitest.Request{Method: "POST", Body: body, Payload: payload})
+	status := reply.Status
+	if status == 0 {
+		status = 200
+	}
+	return status, reply.Body, ctx.Err()
+}
+
+func task(t *testing.T, e *engine.Engine, caseID string, mode agent.Mode) agent.Task {
+	t.Helper()
+	c, ok := e.Lab().Cases.Case(caseID)
+	require.True(t, ok)
+	return agent.Task{Question: c.Question, Version: c.Version, Mode: mode, Limits: agent.DefaultLimits()}
+}
+
+func TestInfoCarriesTheConstantsFrontEndsUse(t *testing.T) {
+	prices, err := engine.PriceTable("change it here", "")
+	require.NoError(t, err)
+	e, err := engine.Open(engine.Options{Prices: &prices})
+	require.NoError(t, err)
+	defer e.Close()
+	info := e.Info()
+	c := info.Constants
+	assert.Equal(t, gemini.Model, c.Model)
+	assert.Equal(t, gemini.Endpoint, c.Endpoint)
+	assert.Equal(t, reranklab.ListwiseModel, c.ListwiseModel)
+	assert.Equal(t, gemini.ModelEndpoint(reranklab.ListwiseModel), c.ListwiseEndpoint)
+	assert.Equal(t, "3.12", c.DefaultVersion)
+	assert.Equal(t, agent.SearchK, c.SearchK)
+	assert.Equal(t, 512, c.MaxQuestionChars)
+	assert.Equal(t, engine.Caps{RequestBytes: 30000, ResponseBytes: 262144, CallTimeoutSeconds: 45, AllowanceMax: 200,
+		Retries: 0, Redirects: "refused"}, c.Caps)
+	require.Len(t, c.Prices, 2)
+	for _, r := range c.Prices {
+		assert.True(t, strings.HasSuffix(r.Source, "; change it here"), r.Source)
+	}
+	assert.Len(t, info.Passages, len(e.Lab().Snapshot.Passages))
+	assert.Equal(t, []string{"3.12", "3.13"}, info.Versions)
+	assert.Len(t, info.Limits.Fields, 5)
+	assert.Equal(t, agent.DefaultLimits(), info.Limits.Defaults)
+}
+
+func TestPriceTableRefusesABadOverride(t *testing.T) {
+	_, err := engine.PriceTable("", "gemini-3.8-flash=1")
+	assert.Error(t, err)
+	got, err := engine.PriceTable("hint", "gemini-3.8-flash=1/2")
+	require.NoError(t, err)
+	r, ok := got.Rate(gemini.Model)
+	require.True(t, ok)
+	assert.Equal(t, price.Rate{Model: gemini.Model, InputPerMTok: 1, OutputPerMTok: 2, Source: "given on the command line"}, r)
+}
+
+func TestReplayTheBundledComparison(t *testing.T) {
+	e := open(t, 0)
+	var progress []string
+	res, err := e.Replay(context.Background(), engine.ReplayRequest{OnTrial: func(done, total int, id string) {
+		assert.Equal(t, 16, total)
+		progress = append(progress, id)
+		assert.Len(t, progress, done)
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, "bundled", res.Source)
+	assert.Len(t, res.Trials, 16)
+	assert.Len(t, progress, 16)
+	assert.Equal(t, 40, res.Exchanges)
+	assert.Equal(t, res.Exchanges, res.ExchangesUsed)
+	assert.Equal(t, evaluate.Tally{Pass: 4, Fail: 2, Incomplete: 2}, res.Summary.Fixed)
+	assert.Equal(t, evaluate.Tally{Pass: 4, Fail: 3, Incomplete: 1}, res.Summary.Agent)
+}
+
+func TestReplayCaseFilter(t *testing.T) {
+	e := open(t, 0)
+	res, err := e.Replay(context.Background(), engine.ReplayRequest{Case: "overwrite"})
+	require.NoError(t, err)
+	require.Len(t, res.Trials, 4)
+	for _, tr := range res.Trials {
+		assert.Equal(t, "overwrite", tr.CaseID)
+	}
+	_, err = e.Replay(context.Background(), engine.ReplayRequest{Case: "nope"})
+	var noCase *engine.NoCaseError
+	require.ErrorAs(t, err, &noCase)
+	assert.Equal(t, []string{"newline-version", "overwrite", "serialize-and-save", "unsupported"}, noCase.Known)
+	assert.ErrorContains(t, err, `no trial has case "nope"`)
+}
+
+func TestOfflineRunIsGradedNotRecorded(t *testing.T) {
+	e := open(t, 10)
+	var steps []agent.Step
+	tr, err := e.Run(context.Background(), engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Scripted,
+		OnStep: func(st agent.Step, _ *agent.Observation) { steps = append(steps, st) }})
+	require.NoError(t, err)
+	require.NotNil(t, tr.Result)
+	assert.Equal(t, "run-1-agent", tr.ID)
+	assert.Equal(t, "overwrite", tr.CaseID)
+	assert.Len(t, steps, len(tr.Result.Steps), "every step is reported as it happens")
+	require.NotNil(t, tr.Checks, "an authored case's question is graded")
+	assert.Equal(t, evaluate.Pass, tr.Checks.Outcome)
+	assert.Zero(t, tr.Exchanges)
+	assert.Empty(t, e.Recording().Trials, "offline runs send and record nothing")
+	assert.Zero(t, e.Allowance().Used())
+
+	other := task(t, e, "overwrite", agent.Agent)
+	other.Question = "What does Path.read_text return?"
+	tr, err = e.Run(context.Background(), engine.RunRequest{Task: other, Policy: engine.Scripted})
+	require.NoError(t, err)
+	assert.Nil(t, tr.Checks, "no case asks this question")
+	assert.Equal(t, "run-2-agent", tr.ID)
+	assert.Equal(t, 1, tr.Repeat)
+}
+
+func TestLiveRunRecordsEveryAttemptAndReplays(t *testing.T) {
+	e := open(t, 20)
+	transport := &inProcess{key: true}
+	want := task(t, e, "serialize-and-save", agent.Agent)
+	tr, err := e.Run(context.Background(), engine.RunRequest{Task: want, Policy: engine.Gemini, Transport: transport})
+	require.NoError(t, err)
+	require.NotNil(t, tr.Result)
+	assert.Equal(t, transport.calls(), tr.Exchanges)
+	assert.Equal(t, tr.Result.Usage.ModelCalls, transport.calls())
+	assert.Equal(t, transport.calls(), e.Allowance().Used())
+
+	fixed := task(t, e, "serialize-and-save", agent.Fixed)
+	_, err = e.Run(context.Background(), engine.RunRequest{Task: fixed, Policy: engine.Gemini, Transport: transport})
+	require.NoError(t, err)
+
+	file := e.Recording()
+	require.Len(t, file.Trials, 2)
+	assert.Equal(t, gemini.Model, file.Model)
+	assert.Equal(t, gemini.Endpoint, file.Endpoint)
+	assert.Equal(t, "2026-11-29T12:00:00Z", file.RecordedAt)
+	data, err := file.Bytes()
+	require.NoError(t, err)
+	parsed, err := recording.Parse(data)
+	require.NoError(t, err)
+	rep, err := e.Replay(context.Background(), engine.ReplayRequest{File: parsed})
+	require.NoError(t, err)
+	require.Len(t, rep.Trials, 2)
+	assert.Equal(t, tr.Result.Reason, rep.Trials[0].Result.Reason)
+	assert.Equal(t, tr.Result.Answer, rep.Trials[0].Result.Answer)
+	assert.Equal(t, tr.Checks.Outcome, rep.Trials[0].Checks.Outcome)
+	assert.Equal(t, rep.Trials[0].Exchanges, rep.Trials[0].ExchangesUsed)
+
+	// The same trial replayed as a single run answers the same.
+	again, err := e.Run(context.Background(), engine.RunRequest{Task: want, Policy: engine.Replay, Trial: &parsed.Trials[0]})
+	require.NoError(t, err)
+	assert.Equal(t, tr.Result.Answer, again.Result.Answer)
+	assert.Equal(t, again.Exchanges, again.ExchangesUsed)
+}
+
+func TestLiveRunSavedToItsOwnFile(t *testing.T) {
+	e := open(t, 20)
+	var saves [][]byte
+	tr, err := e.Run(context.Background(), engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Gemini,
+		Transport: &inProcess{key: true}, Save: func(b []byte) error { saves = append(saves, b); return nil }})
+	require.NoError(t, err)
+	require.NotNil(t, tr.Result)
+	// Saved at the start, when the trial begins, after each attempt and at the end.
+	assert.Len(t, saves, 3+tr.Exchanges)
+	f, err := recording.Parse(saves[len(saves)-1])
+	require.NoError(t, err)
+	require.Len(t, f.Trials, 1)
+	assert.Equal(t, tr.ID, f.Trials[0].ID)
+	assert.Equal(t, "overwrite", f.Trials[0].CaseID)
+	assert.NotNil(t, f.Trials[0].ElapsedSeconds)
+	assert.Empty(t, e.Recording().Trials, "a run saved to its own file is not also kept in the session's")
+}
+
+func TestLiveRunRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		allowance int
+		transport *inProcess
+		cancel    bool
+		want      reason.Code
+		attempts  int
+	}{
+		{"no key: nothing sent", 5, &inProcess{}, false, reason.MissingAPIKey, 0},
+		{"allowance spent mid-run", 1, &inProcess{key: true}, false, reason.BatchRequestLimit, 1},
+		{"transport failure is recorded", 5, &inProcess{key: true, fail: &gemini.TransportError{Kind: "URLError", Err: errors.New("refused")}}, false, "model_transport_failed:URLError", 1},
+		{"stopped before sending", 5, &inProcess{key: true}, true, reason.Cancelled, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := open(t, tc.allowance)
+			ctx, cancel := context.WithCancel(context.Background())
+			if tc.cancel {
+				cancel()
+			}
+			defer cancel()
+			tr, err := e.Run(ctx, engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Gemini, Transport: tc.transport})
+			require.NoError(t, err)
+			require.NotNil(t, tr.Result)
+			assert.Equal(t, tc.want, tr.Result.Reason)
+			assert.Equal(t, tc.attempts, tc.transport.calls())
+			assert.Equal(t, tc.attempts, tr.Exchanges)
+			require.Len(t, e.Recording().Trials, 1)
+			assert.Len(t, e.Recording().Trials[0].Exchanges, tc.attempts)
+		})
+	}
+}
+
+func TestRunRefusesBeforeStarting(t *testing.T) {
+	e := open(t, 5)
+	bad := task(t, e, "overwrite", agent.Agent)
+	bad.Question = " "
+	tr, err := e.Run(context.Background(), engine.RunRequest{Task: bad, Policy: engine.Gemini, Transport: &inProcess{key: true}})
+	require.NoError(t, err)
+	require.NotNil(t, tr.Error)
+	assert.Equal(t, reason.InvalidQuestion, *tr.Error)
+	assert.Empty(t, e.Recording().Trials)
+
+	_, err = e.Run(context.Background(), engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Gemini,
+		Transport: &inProcess{key: true}, Endpoint: "https://example.com/v1"})
+	assert.ErrorContains(t, err, "refused")
+	_, err = e.Run(context.Background(), engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Gemini})
+	assert.ErrorContains(t, err, "needs a transport")
+	_, err = e.Run(context.Background(), engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Replay})
+	assert.ErrorContains(t, err, "needs a recorded trial")
+	_, err = e.Run(context.Background(), engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: "oracle"})
+	assert.ErrorContains(t, err, "not scripted, gemini or replay")
+
+	_, err = engine.Open(engine.Options{Allowance: 201})
+	assert.Error(t, err, "an allowance over the cap is refused")
+}
+
+func TestPlanRun(t *testing.T) {
+	e := open(t, 6)
+	tk := task(t, e, "overwrite", agent.Agent)
+	tk.Limits.ModelCalls = 8
+	plan, err := e.PlanRun(engine.RunRequest{Task: tk, Policy: engine.Scripted})
+	require.NoError(t, err)
+	assert.Equal(t, 8, plan.ModelCallsAtMost)
+	assert.Zero(t, plan.WorstCaseRequests, "the scripted policy sends nothing")
+	assert.Nil(t, plan.Caps)
+
+	plan, err = e.PlanRun(engine.RunRequest{Task: tk, Policy: engine.Gemini, Transport: &inProcess{key: true}})
+	require.NoError(t, err)
+	assert.Equal(t, gemini.Endpoint, plan.Endpoint)
+	assert.Equal(t, 6, plan.WorstCaseRequests, "bounded by the allowance left")
+	require.NotNil(t, plan.Caps)
+	assert.Equal(t, tk.Limits.Seconds, plan.Caps.RunSeconds)
+	assert.Equal(t, &engine.AllowanceState{Limit: 6, Used: 0, Remaining: 6}, plan.Allowance)
+	require.NotNil(t, plan.WorstCaseUSD)
+	assert.InDelta(t, 6*plan.Rate.Cost(30000, 1024), *plan.WorstCaseUSD, 1e-12)
+	assert.Nil(t, plan.Refusal)
+
+	plan, err = e.PlanRun(engine.RunRequest{Task: tk, Policy: engine.Gemini, Transport: &inProcess{}})
+	require.NoError(t, err)
+	require.NotNil(t, plan.Refusal)
+	assert.Equal(t, reason.MissingAPIKey, plan.Refusal.Code)
+
+	tk.Mode = agent.Fixed
+	plan, err = e.PlanRun(engine.RunRequest{Task: tk, Policy: engine.Gemini, Transport: &inProcess{key: true}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, plan.WorstCaseRequests, "a fixed run makes one call")
+
+	tk.Limits.Reads = 0
+	_, err = e.PlanRun(engine.RunRequest{Task: tk, Policy: engine.Gemini})
+	code, _ := reason.Of(err)
+	assert.Equal(t, reason.InvalidLimits, code)
+}
+
+func TestParseRunSpec(t *testing.T) {
+	q := `"question": "Which method writes text?", "version": "3.12", "mode": "agent"`
+	for _, tc := range []struct {
+		name, spec string
+		code       reason.Code
+		err        string
+	}{
+		{"not JSON", `{`, "", "not JSON"},
+		{"not an object", `[]`, "", "not an object"},
+		{"limits first", `{"limits": {"reads": 99}, "question": 5, "policy": "scripted"}`, reason.InvalidLimits, ""},
+		{"question type", `{"question": 5, "version": "3.12", "mode": "agent", "policy": "scripted"}`, reason.InvalidQuestion, ""},
+		{"version", `{"question": "q", "version": "twelve", "mode": "agent", "policy": "scripted"}`, reason.InvalidVersion, ""},
+		{"mode", `{"question": "q", "version": "3.12", "mode": "both", "policy": "scripted"}`, reason.InvalidMode, ""},
+		{"policy", `{` + q + `, "policy": "oracle"}`, "", `policy "oracle" is not one of scripted, gemini`},
+		{"endpoint", `{` + q + `, "policy": "gemini", "endpoint": "https://example.com/v1"}`, "", "refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := engine.ParseRunSpec(tc.spec)
+			require.Error(t, err)
+			if tc.code != "" {
+				code, _ := reason.Of(err)
+				assert.Equal(t, tc.code, code)
+			} else {
+				assert.ErrorContains(t, err, tc.err)
+			}
+		})
+	}
+	req, err := engine.ParseRunSpec(`{` + q + `, "policy": "gemini", "endpoint": "http://127.0.0.1:9/x"}`)
+	require.NoError(t, err)
+	assert.Equal(t, engine.Gemini, req.Policy)
+	assert.Equal(t, "http://127.0.0.1:9/x", req.Endpoint)
+	assert.Equal(t, agent.DefaultLimits(), req.Task.Limits)
+}
+
+func TestSearch(t *testing.T) {
+	e := open(t, 0)
+	res, err := e.Search(engine.SearchRequest{Query: "write_text encoding utf-8", Version: "3.12", K: 4})
+	require.NoError(t, err)
+	assert.Equal(t, `"write" OR "text" OR "encoding" OR "utf" OR "8"`, res.Terms)
+	want, err := e.Lab().Library.Explain("write_text encoding utf-8", 4, "3.12")
+	require.NoError(t, err)
+	assert.Equal(t, want, res.Hits)
+
+	for _, spec := range []string{`{"query": "x", "k": 11}`, `{"query": "x", "k": 0}`, `{"query": "x", "k": 2.5}`, `{`} {
+		_, err := engine.ParseSearchSpec(spec)
+		assert.Error(t, err, spec)
+	}
+	req, err := engine.ParseSearchSpec(`{"query": "newline", "version": ""}`)
+	require.NoError(t, err)
+	res, err = e.Search(req)
+	require.NoError(t, err)
+	assert.Equal(t, agent.SearchK, res.K, "an absent k is the agent's")
+	_, err = e.Search(engine.SearchRequest{Query: "?!", Version: "3.12"})
+	code, _ := reason.Of(err)
+	assert.Equal(t, reason.InvalidQuery, code)
+}
+
+func TestBatchPlanAndRun(t *testing.T) {
+	e := open(t, 200)
+	plan, err := e.PlanBatch(engine.BatchRequest{Cases: []string{"overwrite"}, Repeats: 1, Modes: []agent.Mode{agent.Agent, agent.Fixed},
+		Limits: agent.DefaultLimits(), Transport: &inProcess{key: true}, KeySource: "GOOGLE_API_KEY"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"fixed", "agent"}, plan.Modes)
+	assert.Equal(t, 2, plan.Trials)
+	assert.Equal(t, 1+9, plan.WorstCaseRequests)
+	require.NotNil(t, plan.KeyVariable)
+	assert.Equal(t, "GOOGLE_API_KEY", *plan.KeyVariable)
+	assert.NoError(t, plan.Refusal())
+
+	var saved []byte
+	var trials []string
+	br, rep, err := e.RunBatch(context.Background(), plan, engine.BatchRun{Save: func(b []byte) error { saved = b; return nil },
+		OnTrial: func(tr lab.TrialReport) { trials = append(trials, tr.ID) }})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"overwrite-fixed-1", "overwrite-agent-1"}, trials)
+	require.Len(t, rep.Trials, 2)
+	assert.Equal(t, e.Allowance().Used(), br.ActualAPIRequests)
+	file, err := recording.Parse(saved)
+	require.NoError(t, err)
+	require.Len(t, file.Trials, 2)
+	replayed, err := e.Replay(context.Background(), engine.ReplayRequest{File: file})
+	require.NoError(t, err)
+	for i := range rep.Trials {
+		assert.Equal(t, rep.Trials[i].Result.Reason, replayed.Trials[i].Result.Reason)
+	}
+
+	_, err = e.PlanBatch(engine.BatchRequest{Cases: []string{"nope"}, Repeats: 1, Modes: []agent.Mode{agent.Agent}, Limits: agent.DefaultLimits()})
+	assert.ErrorContains(t, err, `no case "nope"`)
+	noKey, err := e.PlanBatch(engine.BatchRequest{Repeats: 1, Modes: []agent.Mode{agent.Agent}, Limits: agent.DefaultLimits()})
+	require.NoError(t, err)
+	assert.Nil(t, noKey.KeyVariable)
+	code, _ := reason.Of(noKey.Refusal())
+	assert.Equal(t, reason.MissingAPIKey, code)
+	_, _, err = e.RunBatch(context.Background(), noKey, engine.BatchRun{Save: func([]byte) error { return nil }})
+	code, _ = reason.Of(err)
+	assert.Equal(t, reason.MissingAPIKey, code, "a batch without a key sends nothing")
+}
+
+// memStore is a budget.Store in memory.
+type memStore struct {
+	mu   sync.Mutex
+	data []byte
+}
+
+func (m *memStore) Load() ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data, m.data != nil, nil
+}
+
+func (m *memStore) Save(b []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.data = append([]byte(nil), b...)
+	return nil
+}
+
+func TestRerankReplaysThePublishedRecords(t *testing.T) {
+	e := open(t, 0)
+	res, err := e.Rerank(context.Background(), engine.RerankRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, engine.RerankSources{Gemini: "bundled", CrossEncoder: "bundled"}, res.Sources)
+	assert.Zero(t, res.GeminiUnused)
+	assert.Empty(t, res.Gemini.Failed())
+	assert.Len(t, res.Coverage.DevelopmentCases, 4)
+	assert.Len(t, res.CrossEncoder.Expanded, 12)
+	assert.Equal(t, reranklab.ListwiseModel, res.Rate.Model)
+}
+
+func TestRerankRefusalsInOrder(t *testing.T) {
+	withBudget := func(usd float64) *memStore {
+		s := &memStore{}
+		l, err := budget.Open(s, func() time.Time { return now })
+		require.NoError(t, err)
+		require.NoError(t, l.SetBudget(usd))
+		return s
+	}
+	for _, tc := range []struct {
+		name      string
+		key       bool
+		allowance int
+		store     *memStore
+		code      reason.Code
+		message   string
+	}{
+		{"no key first", false, 1, &memStore{}, reason.MissingAPIKey, "no Gemini API key"},
+		{"then the allowance", true, 3, &memStore{}, reason.BatchRequestLimit, "4 requests are needed and 3"},
+		{"then a budget", true, 4, &memStore{}, "", "set a budget first"},
+		{"then the whole run within it", true, 4, withBudget(0.005), reason.BudgetExceeded, "over the budget of $0.00500000; nothing was sent"},
+		{"allowed", true, 4, withBudget(0.05), "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := open(t, tc.allowance)
+			req := engine.LiveRerankRequest{HasKey: tc.key, Ledger: tc.store}
+			plan, err := e.PlanRerank(req)
+			require.NoError(t, err)
+			if tc.message == "" {
+				assert.Nil(t, plan.Refusal)
+				return
+			}
+			require.NotNil(t, plan.Refusal)
+			assert.Equal(t, tc.code, plan.Refusal.Code)
+			assert.Contains(t, plan.Refusal.Message, tc.message)
+
+			transport := &inProcess{key: tc.key}
+			req.Transport = transport
+			_, err = e.RerankLive(context.Background(), req)
+			assert.ErrorContains(t, err, tc.message)
+			assert.Zero(t, transport.calls(), "a refused rerank sends nothing")
+			state, err := e.Ledger(tc.store)
+			require.NoError(t, err)
+			assert.Empty(t, state.Entries, "and reserves nothing")
+		})
+	}
+}
+
+func TestRerankLiveReservesRecordsAndReplays(t *testing.T) {
+	e := open(t, 10)
+	store := &memStore{}
+	_, err := e.SetBudget(store, 0.05)
+	require.NoError(t, err)
+	transport := &inProcess{key: true}
+	var cases []int
+	res, err := e.RerankLive(context.Background(), engine.LiveRerankRequest{Transport: transport, Ledger: store,
+		OnCase: func(done, total int) { assert.Equal(t, 4, total); cases = append(cases, done) }})
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2, 3, 4}, cases)
+	assert.Equal(t, 4, transport.calls())
+	assert.Equal(t, 4, res.Exchanges)
+	assert.Empty(t, res.Gemini.Failed())
+	require.Len(t, res.Ledger.Entries, 4)
+	for _, en := range res.Ledger.Entries {
+		assert.Equal(t, budget.Completed, en.Outcome)
+	}
+
+	rec := e.RerankRecording()
+	require.NotNil(t, rec)
+	assert.Equal(t, reranklab.ListwiseModel, rec.Model)
+	assert.Equal(t, "2026-11-29T12:00:00Z", rec.RecordedAt)
+	require.Len(t, rec.Trials, 1)
+	assert.Equal(t, reranklab.LiveTrialID, rec.Trials[0].ID)
+	replayed, err := e.Rerank(context.Background(), engine.RerankRequest{Gemini: rec})
+	require.NoError(t, err)
+	assert.Equal(t, "loaded", replayed.Sources.Gemini)
+	for i, c := range replayed.Gemini.Cases {
+		assert.Equal(t, rerank.Sources(res.Gemini.Cases[i].Gemini), rerank.Sources(c.Gemini), c.CaseID)
+	}
+}
+
+func TestCancelStopsALiveRerankAndABudgetChangeWaits(t *testing.T) {
+	e := open(t, 10)
+	store := &memStore{}
+	_, err := e.SetBudget(store, 0.05)
+	require.NoError(t, err)
+	transport := &inProcess{key: true, block: true}
+	job := engine.Start(e, func(ctx context.Context) (*engine.LiveRerankResult, error) {
+		return e.RerankLive(ctx, engine.LiveRerankRequest{Transport: transport, Ledger: store})
+	})
+	require.Eventually(t, func() bool { return transport.calls() == 1 }, 5*time.Second, time.Millisecond)
+	_, err = e.SetBudget(store, 1)
+	assert.ErrorContains(t, err, "live rerank is running")
+	_, err = e.RerankLive(context.Background(), engine.LiveRerankRequest{Transport: transport, Ledger: store})
+	assert.ErrorIs(t, err, engine.ErrRerankRunning)
+	assert.True(t, e.Cancel(job.ID))
+	res, err := job.Wait()
+	if err == nil {
+		for _, c := range res.Gemini.Cases {
+			assert.NotNil(t, c.Error, "every case after the stop is refused: %s", c.CaseID)
+		}
+	}
+	assert.False(t, e.Cancel(job.ID), "a finished job is not running")
+	_, err = e.SetBudget(store, 1)
+	assert.NoError(t, err)
+}
+
+func TestCancelEndsARunAsCancelled(t *testing.T) {
+	e := open(t, 10)
+	transport := &inProcess{key: true, block: true}
+	job := engine.Start(e, func(ctx context.Context) (lab.TrialReport, error) {
+		return e.Run(ctx, engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Gemini, Transport: transport})
+	})
+	require.Eventually(t, func() bool { return transport.calls() == 1 }, 5*time.Second, time.Millisecond)
+	require.True(t, e.Cancel(job.ID))
+	tr, err := job.Wait()
+	require.NoError(t, err)
+	require.NotNil(t, tr.Result)
+	assert.Equal(t, agent.Incomplete, tr.Result.Status)
+	assert.Equal(t, reason.Cancelled, tr.Result.Reason)
+}
+
+func TestParseLiveRerankSpec(t *testing.T) {
+	e := open(t, 0)
+	req, err := e.ParseLiveRerankSpec(`{"hasKey": true, "endpoint": "http://127.0.0.1:9/x"}`, "given here")
+	require.NoError(t, err)
+	assert.True(t, req.HasKey)
+	assert.Nil(t, req.Rate, "no price: the table's")
+	shipped, _ := e.Rate(reranklab.ListwiseModel)
+	req, err = e.ParseLiveRerankSpec(`{"price": {"input_usd_per_mtok": 0.25, "output_usd_per_mtok": 1.5}}`, "given here")
+	require.NoError(t, err)
+	require.Equal(t, 0.25, shipped.InputPerMTok)
+	assert.Nil(t, req.Rate, "the shipped price sent back keeps its source")
+	req, err = e.ParseLiveRerankSpec(`{"price": {"input_usd_per_mtok": 1, "output_usd_per_mtok": 2}}`, "given here")
+	require.NoError(t, err)
+	assert.Equal(t, &price.Rate{Model: reranklab.ListwiseModel, InputPerMTok: 1, OutputPerMTok: 2, Source: "given here"}, req.Rate)
+	for _, spec := range []string{`{`, `{"price": {"input_usd_per_mtok": -1, "output_usd_per_mtok": 2}}`,
+		`{"price": {"input_usd_per_mtok": 1}}`, `{"endpoint": "https://example.com"}`} {
+		_, err := e.ParseLiveRerankSpec(spec, "x")
+		assert.Error(t, err, spec)
+	}
+}

@@ -1,0 +1,66 @@
+package engine
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/recording"
+)
+
+// LiveModel is how a live run reaches a model of the Gemini API: which
+// model, the transport that holds the key, and the endpoint ("" for the
+// model's real URL, or a loopback test double).
+type LiveModel struct {
+	Model     string
+	Transport gemini.Transport
+	Endpoint  string
+}
+
+// liveTrial is a trial begun in a recording, whose record function logs
+// every attempt and counts it.
+type liveTrial struct {
+	Log      *recording.TrialLog
+	attempts atomic.Int64
+}
+
+// Attempts is how many attempts were sent and recorded.
+func (l *liveTrial) Attempts() int { return int(l.attempts.Load()) }
+
+// record logs an attempt; it is a live model's record function.
+func (l *liveTrial) record(a gemini.Attempt) error {
+	l.attempts.Add(1)
+	return l.Log.Record(a)
+}
+
+// header is a recording's provider settings, stamped now. Every live
+// recording the engine makes starts here, so they agree on the format of
+// recorded_at (RFC 3339 with the clock's full precision).
+func (e *Engine) header(modelName, endpoint string, config any) recording.File {
+	return recording.File{Model: modelName, Endpoint: endpoint, Config: config,
+		RecordedAt: e.clock().UTC().Format(time.RFC3339Nano)}
+}
+
+// beginLive begins a trial in rec: the one way every live run (a single
+// run, a batch trial, a live rerank) starts its record.
+func (e *Engine) beginLive(rec *recording.Recorder, trial recording.Trial) (*liveTrial, error) {
+	log, err := rec.Begin(trial)
+	if err != nil {
+		return nil, err
+	}
+	return &liveTrial{Log: log}, nil
+}
+
+// startLive begins a trial in rec and returns the live client that records
+// every attempt in it, counted against the engine's allowance.
+func (e *Engine) startLive(rec *recording.Recorder, trial recording.Trial, m LiveModel) (*gemini.Client, *liveTrial, error) {
+	lt, err := e.beginLive(rec, trial)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := gemini.NewClientFor(m.Model, m.Transport, e.allowance, m.Endpoint, lt.record)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, lt, nil
+}
