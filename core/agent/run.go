@@ -175,6 +175,11 @@ func (r *run) finish(status Status, code reason.Code, detail string, answer stri
 	return res
 }
 
+// incomplete ends the run as incomplete for code, with no answer.
+func (r *run) incomplete(code reason.Code) *Result {
+	return r.finish(Incomplete, code, "", "", nil)
+}
+
 // fail ends the run as failed when err carries a code; otherwise the fault is
 // returned to the caller.
 func (r *run) fail(err error) (*Result, error) {
@@ -219,28 +224,13 @@ func (r *run) stepOf(s Step, admitted bool, limit reason.Code, err error) {
 	r.addStep(s)
 }
 
+// exec runs the task: in fixed mode the baseline's retrieval first, then the
+// model calls. A part that returns nil, nil lets the run go on.
 func (r *run) exec() (*Result, error) {
 	t := r.task
 	if t.Mode == Fixed {
-		// The baseline retrieves the original question once and reads every
-		// candidate: same backend, context and answer contract, no refinement.
-		ok, err := r.perform(Search, t.Question)
-		r.stepOf(Step{Action: Search, Argument: t.Question}, ok, reason.SearchLimit, err)
-		if err != nil {
-			return r.fail(err)
-		}
-		if !ok {
-			return r.finish(Incomplete, reason.SearchLimit, "", "", nil), nil
-		}
-		for _, source := range append([]string{}, r.issuedOrder...) {
-			ok, err := r.perform(Read, source)
-			r.stepOf(Step{Action: Read, Argument: source}, ok, reason.ReadOrByteLimit, err)
-			if err != nil {
-				return r.fail(err)
-			}
-			if !ok {
-				return r.finish(Incomplete, reason.ReadOrByteLimit, "", "", nil), nil
-			}
+		if res, err := r.retrieve(); res != nil || err != nil {
+			return res, err
 		}
 	}
 	seconds := time.Duration(t.Limits.Seconds) * time.Second
@@ -307,20 +297,47 @@ func (r *run) exec() (*Result, error) {
 			r.addStep(step)
 			return r.fail(err)
 		}
-		ok, err := r.perform(d.Action, step.Argument)
-		limit := reason.SearchLimit
-		if d.Action == Read {
-			limit = reason.ReadOrByteLimit
-		}
-		r.stepOf(step, ok, limit, err)
-		if err != nil {
-			return r.fail(err)
-		}
-		if !ok {
-			return r.finish(Incomplete, limit, "", "", nil), nil
+		if res, err := r.use(step); res != nil || err != nil {
+			return res, err
 		}
 	}
-	return r.finish(Incomplete, reason.ModelCallLimit, "", "", nil), nil
+	return r.incomplete(reason.ModelCallLimit), nil
+}
+
+// retrieve is the fixed baseline's retrieval: it searches the original
+// question once and reads every candidate, in the order they were issued,
+// with the same backend, context and answer contract as the agent but no
+// refinement. It returns nil, nil when every action was admitted.
+func (r *run) retrieve() (*Result, error) {
+	if res, err := r.use(Step{Action: Search, Argument: r.task.Question}); res != nil || err != nil {
+		return res, err
+	}
+	for _, source := range append([]string{}, r.issuedOrder...) {
+		if res, err := r.use(Step{Action: Read, Argument: source}); res != nil || err != nil {
+			return res, err
+		}
+	}
+	return nil, nil
+}
+
+// use performs the search or read a step names and records the step. A
+// refusal ends the run: failed for a check (or a fault, returned as the
+// error), incomplete for a spent allowance. It returns nil, nil when the
+// action was admitted.
+func (r *run) use(step Step) (*Result, error) {
+	ok, err := r.perform(step.Action, step.Argument)
+	limit := reason.SearchLimit
+	if step.Action == Read {
+		limit = reason.ReadOrByteLimit
+	}
+	r.stepOf(step, ok, limit, err)
+	if err != nil {
+		return r.fail(err)
+	}
+	if !ok {
+		return r.incomplete(limit), nil
+	}
+	return nil, nil
 }
 
 // state is the user text of the next request: json.dumps(state, sort_keys=True).
