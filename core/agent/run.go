@@ -224,80 +224,18 @@ func (r *run) stepOf(s Step, admitted bool, limit reason.Code, err error) {
 	r.addStep(s)
 }
 
-// exec runs the task: in fixed mode the baseline's retrieval first, then the
-// model calls. A part that returns nil, nil lets the run go on.
+// exec runs the task: in fixed mode the baseline's retrieval first, then one
+// decision step per allowed model call. A part that returns nil, nil lets
+// the run go on; a run that outlasts its model calls ends with
+// model_call_limit.
 func (r *run) exec() (*Result, error) {
-	t := r.task
-	if t.Mode == Fixed {
+	if r.task.Mode == Fixed {
 		if res, err := r.retrieve(); res != nil || err != nil {
 			return res, err
 		}
 	}
-	seconds := time.Duration(t.Limits.Seconds) * time.Second
-	for range t.Limits.ModelCalls {
-		if r.ctx.Err() != nil {
-			return r.finish(Incomplete, reason.Cancelled, "", "", nil), nil
-		}
-		remaining := seconds - r.elapsed()
-		if remaining <= 0 {
-			return r.finish(Incomplete, reason.Deadline, "", "", nil), nil
-		}
-		prompt := model.Prompt{System: Instruction(t.Mode), State: r.state(), Schema: Schema()}
-		r.usage.ModelCalls++
-		reply, err := r.c.Model.Decide(r.ctx, prompt, min(maxCallTimeout, remaining))
-		step := Step{Call: r.usage.ModelCalls, Usage: r.usage, Observation: -1,
-			Tokens: reply.Meta.Tokens(), ModelVersion: reply.Meta.ModelVersion, UsageMetadata: reply.Meta.UsageMetadata}
-		if step.Tokens != nil {
-			r.tokens = r.tokens.Add(*step.Tokens)
-		}
-		var d Decision
-		if err == nil {
-			d, err = ValidateDecision(reply.Value)
-		}
-		if err != nil {
-			if r.ctx.Err() != nil {
-				err = reason.New(reason.Cancelled, "stopped during model call %d", r.usage.ModelCalls)
-			}
-			step.Outcome = Refused
-			step.Reason, _ = reason.Of(err)
-			step.Detail = reason.DetailOf(err)
-			r.addStep(step)
-			if step.Reason == reason.Cancelled {
-				return r.finish(Incomplete, reason.Cancelled, step.Detail, "", nil), nil
-			}
-			return r.fail(err)
-		}
-		r.decisions = append(r.decisions, d)
-		step.Action, step.Assessment = d.Action, d.Assessment
-		step.Argument = d.Query + d.SourceID // at most one is non-empty
-		if r.elapsed() >= seconds {
-			step.Outcome, step.Reason = Refused, reason.Deadline
-			r.addStep(step)
-			return r.finish(Incomplete, reason.Deadline, "", "", nil), nil
-		}
-		switch d.Action {
-		case Stop:
-			step.Outcome, step.Reason = Finished, reason.ModelStopped
-			r.addStep(step)
-			return r.finish(Incomplete, reason.ModelStopped, "", "", nil), nil
-		case Answer:
-			citations, err := r.checkCitations(d)
-			if err != nil {
-				step.Outcome, step.Reason, step.Detail = Refused, reason.UnreadOrChangedCitation, reason.DetailOf(err)
-				r.addStep(step)
-				return r.fail(err)
-			}
-			step.Outcome, step.Reason = Finished, reason.CitationContractPassed
-			r.addStep(step)
-			return r.finish(Answered, reason.CitationContractPassed, "", d.Answer, citations), nil
-		}
-		if t.Mode == Fixed {
-			err := reason.New(reason.FixedPolicyToolRequest, "the fixed path admits only answer or stop, not %s", d.Action)
-			step.Outcome, step.Reason, step.Detail = Refused, reason.FixedPolicyToolRequest, reason.DetailOf(err)
-			r.addStep(step)
-			return r.fail(err)
-		}
-		if res, err := r.use(step); res != nil || err != nil {
+	for range r.task.Limits.ModelCalls {
+		if res, err := r.decide(); res != nil || err != nil {
 			return res, err
 		}
 	}
@@ -318,6 +256,94 @@ func (r *run) retrieve() (*Result, error) {
 		}
 	}
 	return nil, nil
+}
+
+// decide is one decision step, its checks in the reference order (the
+// first that fires names the reason the run reports): the context is not
+// cancelled, the deadline has not passed, the model is called and its reply
+// validated, the deadline still has not passed, and then act carries out
+// the decision. It returns nil, nil when the run goes on.
+func (r *run) decide() (*Result, error) {
+	if r.ctx.Err() != nil {
+		return r.incomplete(reason.Cancelled), nil
+	}
+	seconds := time.Duration(r.task.Limits.Seconds) * time.Second
+	remaining := seconds - r.elapsed()
+	if remaining <= 0 {
+		return r.incomplete(reason.Deadline), nil
+	}
+	prompt := model.Prompt{System: Instruction(r.task.Mode), State: r.state(), Schema: Schema()}
+	r.usage.ModelCalls++
+	reply, err := r.c.Model.Decide(r.ctx, prompt, min(maxCallTimeout, remaining))
+	step := Step{Call: r.usage.ModelCalls, Usage: r.usage, Observation: -1,
+		Tokens: reply.Meta.Tokens(), ModelVersion: reply.Meta.ModelVersion, UsageMetadata: reply.Meta.UsageMetadata}
+	if step.Tokens != nil {
+		r.tokens = r.tokens.Add(*step.Tokens)
+	}
+	var d Decision
+	if err == nil {
+		d, err = ValidateDecision(reply.Value)
+	}
+	if err != nil {
+		return r.refuseReply(step, err)
+	}
+	r.decisions = append(r.decisions, d)
+	step.Action, step.Assessment = d.Action, d.Assessment
+	step.Argument = d.Query + d.SourceID // at most one is non-empty
+	if r.elapsed() >= seconds {
+		step.Outcome, step.Reason = Refused, reason.Deadline
+		r.addStep(step)
+		return r.incomplete(reason.Deadline), nil
+	}
+	return r.act(step, d)
+}
+
+// refuseReply records a model call that produced no decision (the call
+// failed or its reply was invalid) and ends the run: incomplete when the
+// context was cancelled meanwhile, whatever the call reported; failed with
+// the error's code otherwise.
+func (r *run) refuseReply(step Step, err error) (*Result, error) {
+	if r.ctx.Err() != nil {
+		err = reason.New(reason.Cancelled, "stopped during model call %d", r.usage.ModelCalls)
+	}
+	step.Outcome = Refused
+	step.Reason, _ = reason.Of(err)
+	step.Detail = reason.DetailOf(err)
+	r.addStep(step)
+	if step.Reason == reason.Cancelled {
+		return r.finish(Incomplete, reason.Cancelled, step.Detail, "", nil), nil
+	}
+	return r.fail(err)
+}
+
+// act carries out a decision that arrived in time: stop ends the run; an
+// answer ends it answered if its citations pass the contract, failed if
+// not; in fixed mode a search or read is refused; otherwise the tool action
+// goes to admission (use).
+func (r *run) act(step Step, d Decision) (*Result, error) {
+	switch d.Action {
+	case Stop:
+		step.Outcome, step.Reason = Finished, reason.ModelStopped
+		r.addStep(step)
+		return r.incomplete(reason.ModelStopped), nil
+	case Answer:
+		citations, err := r.checkCitations(d)
+		if err != nil {
+			step.Outcome, step.Reason, step.Detail = Refused, reason.UnreadOrChangedCitation, reason.DetailOf(err)
+			r.addStep(step)
+			return r.fail(err)
+		}
+		step.Outcome, step.Reason = Finished, reason.CitationContractPassed
+		r.addStep(step)
+		return r.finish(Answered, reason.CitationContractPassed, "", d.Answer, citations), nil
+	}
+	if r.task.Mode == Fixed {
+		err := reason.New(reason.FixedPolicyToolRequest, "the fixed path admits only answer or stop, not %s", d.Action)
+		step.Outcome, step.Reason, step.Detail = Refused, reason.FixedPolicyToolRequest, reason.DetailOf(err)
+		r.addStep(step)
+		return r.fail(err)
+	}
+	return r.use(step)
 }
 
 // use performs the search or read a step names and records the step. A
