@@ -107,6 +107,7 @@ func TestGuards(t *testing.T) {
 		replies []string
 		tools   func(*tools.Library) tools.Tools
 		clock   func() time.Time
+		stopped bool // the context is cancelled before the run starts
 		status  agent.Status
 		reason  reason.Code
 		usage   usage
@@ -149,6 +150,8 @@ func TestGuards(t *testing.T) {
 			status: agent.Incomplete, reason: reason.ReadOrByteLimit, usage: usage{0, 1, 1, 224}},
 		{name: "call limit", limits: func(l *agent.Limits) { l.ModelCalls = 2 }, replies: []string{search("Path.write_text"), search("json dumps")},
 			status: agent.Incomplete, reason: reason.ModelCallLimit, usage: usage{2, 2, 0, 0}},
+		{name: "cancellation before the deadline", stopped: true, clock: ticking(181 * time.Second), limits: func(l *agent.Limits) { l.Seconds = 180 },
+			status: agent.Incomplete, reason: reason.Cancelled, usage: usage{0, 0, 0, 0}},
 		{name: "deadline before a call", clock: ticking(61 * time.Second), limits: func(l *agent.Limits) { l.Seconds = 180 },
 			replies: []string{search("Path.write_text")}, status: agent.Incomplete, reason: reason.Deadline, usage: usage{1, 1, 0, 0}},
 		{name: "deadline reached during a call", clock: ticking(100 * time.Second), limits: func(l *agent.Limits) { l.Seconds = 180 },
@@ -177,7 +180,12 @@ func TestGuards(t *testing.T) {
 				clock = ticking(0)
 			}
 			ctrl := agent.Controller{Tools: ts, Model: model, Clock: clock}
-			res, err := ctrl.Run(context.Background(), agent.Task{Question: question, Version: "3.12", Mode: mode, Limits: limits})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if c.stopped {
+				cancel()
+			}
+			res, err := ctrl.Run(ctx, agent.Task{Question: question, Version: "3.12", Mode: mode, Limits: limits})
 			require.NoError(t, err)
 			assert.Equal(t, c.status, res.Status)
 			assert.Equal(t, c.reason, res.Reason, res.Detail)

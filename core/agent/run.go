@@ -175,6 +175,11 @@ func (r *run) finish(status Status, code reason.Code, detail string, answer stri
 	return res
 }
 
+// incomplete ends the run as incomplete for code, with no answer.
+func (r *run) incomplete(code reason.Code) *Result {
+	return r.finish(Incomplete, code, "", "", nil)
+}
+
 // fail ends the run as failed when err carries a code; otherwise the fault is
 // returned to the caller.
 func (r *run) fail(err error) (*Result, error) {
@@ -219,108 +224,146 @@ func (r *run) stepOf(s Step, admitted bool, limit reason.Code, err error) {
 	r.addStep(s)
 }
 
+// exec runs the task: in fixed mode the baseline's retrieval first, then one
+// decision step per allowed model call. A part that returns nil, nil lets
+// the run go on; a run that outlasts its model calls ends with
+// model_call_limit.
 func (r *run) exec() (*Result, error) {
-	t := r.task
-	if t.Mode == Fixed {
-		// The baseline retrieves the original question once and reads every
-		// candidate: same backend, context and answer contract, no refinement.
-		ok, err := r.perform(Search, t.Question)
-		r.stepOf(Step{Action: Search, Argument: t.Question}, ok, reason.SearchLimit, err)
-		if err != nil {
-			return r.fail(err)
-		}
-		if !ok {
-			return r.finish(Incomplete, reason.SearchLimit, "", "", nil), nil
-		}
-		for _, source := range append([]string{}, r.issuedOrder...) {
-			ok, err := r.perform(Read, source)
-			r.stepOf(Step{Action: Read, Argument: source}, ok, reason.ReadOrByteLimit, err)
-			if err != nil {
-				return r.fail(err)
-			}
-			if !ok {
-				return r.finish(Incomplete, reason.ReadOrByteLimit, "", "", nil), nil
-			}
+	if r.task.Mode == Fixed {
+		if res, err := r.retrieve(); res != nil || err != nil {
+			return res, err
 		}
 	}
-	seconds := time.Duration(t.Limits.Seconds) * time.Second
-	for range t.Limits.ModelCalls {
-		if r.ctx.Err() != nil {
-			return r.finish(Incomplete, reason.Cancelled, "", "", nil), nil
-		}
-		remaining := seconds - r.elapsed()
-		if remaining <= 0 {
-			return r.finish(Incomplete, reason.Deadline, "", "", nil), nil
-		}
-		prompt := model.Prompt{System: Instruction(t.Mode), State: r.state(), Schema: Schema()}
-		r.usage.ModelCalls++
-		reply, err := r.c.Model.Decide(r.ctx, prompt, min(maxCallTimeout, remaining))
-		step := Step{Call: r.usage.ModelCalls, Usage: r.usage, Observation: -1,
-			Tokens: reply.Meta.Tokens(), ModelVersion: reply.Meta.ModelVersion, UsageMetadata: reply.Meta.UsageMetadata}
-		if step.Tokens != nil {
-			r.tokens = r.tokens.Add(*step.Tokens)
-		}
-		var d Decision
-		if err == nil {
-			d, err = ValidateDecision(reply.Value)
-		}
-		if err != nil {
-			if r.ctx.Err() != nil {
-				err = reason.New(reason.Cancelled, "stopped during model call %d", r.usage.ModelCalls)
-			}
-			step.Outcome = Refused
-			step.Reason, _ = reason.Of(err)
-			step.Detail = reason.DetailOf(err)
-			r.addStep(step)
-			if step.Reason == reason.Cancelled {
-				return r.finish(Incomplete, reason.Cancelled, step.Detail, "", nil), nil
-			}
-			return r.fail(err)
-		}
-		r.decisions = append(r.decisions, d)
-		step.Action, step.Assessment = d.Action, d.Assessment
-		step.Argument = d.Query + d.SourceID // at most one is non-empty
-		if r.elapsed() >= seconds {
-			step.Outcome, step.Reason = Refused, reason.Deadline
-			r.addStep(step)
-			return r.finish(Incomplete, reason.Deadline, "", "", nil), nil
-		}
-		switch d.Action {
-		case Stop:
-			step.Outcome, step.Reason = Finished, reason.ModelStopped
-			r.addStep(step)
-			return r.finish(Incomplete, reason.ModelStopped, "", "", nil), nil
-		case Answer:
-			citations, err := r.checkCitations(d)
-			if err != nil {
-				step.Outcome, step.Reason, step.Detail = Refused, reason.UnreadOrChangedCitation, reason.DetailOf(err)
-				r.addStep(step)
-				return r.fail(err)
-			}
-			step.Outcome, step.Reason = Finished, reason.CitationContractPassed
-			r.addStep(step)
-			return r.finish(Answered, reason.CitationContractPassed, "", d.Answer, citations), nil
-		}
-		if t.Mode == Fixed {
-			err := reason.New(reason.FixedPolicyToolRequest, "the fixed path admits only answer or stop, not %s", d.Action)
-			step.Outcome, step.Reason, step.Detail = Refused, reason.FixedPolicyToolRequest, reason.DetailOf(err)
-			r.addStep(step)
-			return r.fail(err)
-		}
-		ok, err := r.perform(d.Action, step.Argument)
-		limit := reason.SearchLimit
-		if d.Action == Read {
-			limit = reason.ReadOrByteLimit
-		}
-		r.stepOf(step, ok, limit, err)
-		if err != nil {
-			return r.fail(err)
-		}
-		if !ok {
-			return r.finish(Incomplete, limit, "", "", nil), nil
+	for range r.task.Limits.ModelCalls {
+		if res, err := r.decide(); res != nil || err != nil {
+			return res, err
 		}
 	}
-	return r.finish(Incomplete, reason.ModelCallLimit, "", "", nil), nil
+	return r.incomplete(reason.ModelCallLimit), nil
+}
+
+// retrieve is the fixed baseline's retrieval: it searches the original
+// question once and reads every candidate, in the order they were issued,
+// with the same backend, context and answer contract as the agent but no
+// refinement. It returns nil, nil when every action was admitted.
+func (r *run) retrieve() (*Result, error) {
+	if res, err := r.use(Step{Action: Search, Argument: r.task.Question}); res != nil || err != nil {
+		return res, err
+	}
+	for _, source := range append([]string{}, r.issuedOrder...) {
+		if res, err := r.use(Step{Action: Read, Argument: source}); res != nil || err != nil {
+			return res, err
+		}
+	}
+	return nil, nil
+}
+
+// decide is one decision step, its checks in the reference order (the
+// first that fires names the reason the run reports): the context is not
+// cancelled, the deadline has not passed, the model is called and its reply
+// validated, the deadline still has not passed, and then act carries out
+// the decision. It returns nil, nil when the run goes on.
+func (r *run) decide() (*Result, error) {
+	if r.ctx.Err() != nil {
+		return r.incomplete(reason.Cancelled), nil
+	}
+	seconds := time.Duration(r.task.Limits.Seconds) * time.Second
+	remaining := seconds - r.elapsed()
+	if remaining <= 0 {
+		return r.incomplete(reason.Deadline), nil
+	}
+	prompt := model.Prompt{System: Instruction(r.task.Mode), State: r.state(), Schema: Schema()}
+	r.usage.ModelCalls++
+	reply, err := r.c.Model.Decide(r.ctx, prompt, min(maxCallTimeout, remaining))
+	step := Step{Call: r.usage.ModelCalls, Usage: r.usage, Observation: -1,
+		Tokens: reply.Meta.Tokens(), ModelVersion: reply.Meta.ModelVersion, UsageMetadata: reply.Meta.UsageMetadata}
+	if step.Tokens != nil {
+		r.tokens = r.tokens.Add(*step.Tokens)
+	}
+	var d Decision
+	if err == nil {
+		d, err = ValidateDecision(reply.Value)
+	}
+	if err != nil {
+		return r.refuseReply(step, err)
+	}
+	r.decisions = append(r.decisions, d)
+	step.Action, step.Assessment = d.Action, d.Assessment
+	step.Argument = d.Query + d.SourceID // at most one is non-empty
+	if r.elapsed() >= seconds {
+		step.Outcome, step.Reason = Refused, reason.Deadline
+		r.addStep(step)
+		return r.incomplete(reason.Deadline), nil
+	}
+	return r.act(step, d)
+}
+
+// refuseReply records a model call that produced no decision (the call
+// failed or its reply was invalid) and ends the run: incomplete when the
+// context was cancelled meanwhile, whatever the call reported; failed with
+// the error's code otherwise.
+func (r *run) refuseReply(step Step, err error) (*Result, error) {
+	if r.ctx.Err() != nil {
+		err = reason.New(reason.Cancelled, "stopped during model call %d", r.usage.ModelCalls)
+	}
+	step.Outcome = Refused
+	step.Reason, _ = reason.Of(err)
+	step.Detail = reason.DetailOf(err)
+	r.addStep(step)
+	if step.Reason == reason.Cancelled {
+		return r.finish(Incomplete, reason.Cancelled, step.Detail, "", nil), nil
+	}
+	return r.fail(err)
+}
+
+// act carries out a decision that arrived in time: stop ends the run; an
+// answer ends it answered if its citations pass the contract, failed if
+// not; in fixed mode a search or read is refused; otherwise the tool action
+// goes to admission (use).
+func (r *run) act(step Step, d Decision) (*Result, error) {
+	switch d.Action {
+	case Stop:
+		step.Outcome, step.Reason = Finished, reason.ModelStopped
+		r.addStep(step)
+		return r.incomplete(reason.ModelStopped), nil
+	case Answer:
+		citations, err := r.checkCitations(d)
+		if err != nil {
+			step.Outcome, step.Reason, step.Detail = Refused, reason.UnreadOrChangedCitation, reason.DetailOf(err)
+			r.addStep(step)
+			return r.fail(err)
+		}
+		step.Outcome, step.Reason = Finished, reason.CitationContractPassed
+		r.addStep(step)
+		return r.finish(Answered, reason.CitationContractPassed, "", d.Answer, citations), nil
+	}
+	if r.task.Mode == Fixed {
+		err := reason.New(reason.FixedPolicyToolRequest, "the fixed path admits only answer or stop, not %s", d.Action)
+		step.Outcome, step.Reason, step.Detail = Refused, reason.FixedPolicyToolRequest, reason.DetailOf(err)
+		r.addStep(step)
+		return r.fail(err)
+	}
+	return r.use(step)
+}
+
+// use performs the search or read a step names and records the step. A
+// refusal ends the run: failed for a check (or a fault, returned as the
+// error), incomplete for a spent allowance. It returns nil, nil when the
+// action was admitted.
+func (r *run) use(step Step) (*Result, error) {
+	ok, err := r.perform(step.Action, step.Argument)
+	limit := reason.SearchLimit
+	if step.Action == Read {
+		limit = reason.ReadOrByteLimit
+	}
+	r.stepOf(step, ok, limit, err)
+	if err != nil {
+		return r.fail(err)
+	}
+	if !ok {
+		return r.incomplete(limit), nil
+	}
+	return nil, nil
 }
 
 // state is the user text of the next request: json.dumps(state, sort_keys=True).

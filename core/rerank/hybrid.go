@@ -86,38 +86,11 @@ func (r *Retriever) Candidates(ctx context.Context, query, version string, budge
 		fusion[c.ChunkID] = &Fusion{LexicalContribution: &zero, VectorContribution: &zero}
 	}
 
-	hits, err := r.index.Search(query, len(r.chunks), version)
-	if err != nil {
-		return nil, fmt.Errorf("rerank: lexical branch: %w", err)
-	}
-	for _, h := range hits {
-		f := fusion[r.chunks[h.Doc].ChunkID]
-		if f == nil { // the index filters by version; this cannot happen
-			return nil, fmt.Errorf("rerank: lexical branch returned chunk %s outside version %q", r.chunks[h.Doc].ChunkID, version)
-		}
-		score, rank, contribution := h.Score, h.Rank, reciprocal(h.Rank)
-		f.LexicalScore, f.LexicalRank, f.LexicalContribution = &score, &rank, &contribution
-	}
-
-	sims, err := r.vectors.Similarities(ctx, query, eligible)
-	if err != nil {
+	if err := r.lexical(fusion, query, version); err != nil {
 		return nil, err
 	}
-	if len(sims) != len(eligible) {
-		return nil, fmt.Errorf("rerank: vector branch returned %d scores for %d chunks", len(sims), len(eligible))
-	}
-	order := make([]int, len(eligible))
-	for i := range order {
-		order[i] = i
-		if math.IsNaN(sims[i]) || math.IsInf(sims[i], 0) {
-			return nil, fmt.Errorf("rerank: vector branch: the score for chunk %s (%s) is not finite", eligible[i].ChunkID, eligible[i].SourceID)
-		}
-	}
-	sort.SliceStable(order, func(a, b int) bool { return sims[order[a]] > sims[order[b]] })
-	for rank0, i := range order {
-		f := fusion[eligible[i].ChunkID]
-		score, rank, contribution := sims[i], rank0+1, reciprocal(rank0+1)
-		f.VectorScore, f.VectorRank, f.VectorContribution = &score, &rank, &contribution
+	if err := r.vector(ctx, fusion, query, eligible); err != nil {
+		return nil, err
 	}
 
 	out := make([]Candidate, 0, len(eligible))
@@ -132,6 +105,52 @@ func (r *Retriever) Candidates(ctx context.Context, query, version string, budge
 	// eligible is in snapshot order, so a stable sort keeps it for ties.
 	sort.SliceStable(out, func(a, b int) bool { return *out[a].FusedScore > *out[b].FusedScore })
 	return out[:min(budget, len(out))], nil
+}
+
+// lexical is the lexical branch: it ranks the chunks of the version that
+// match a query term by bm25 and records each one's score, rank and
+// contribution in its fusion entry.
+func (r *Retriever) lexical(fusion map[string]*Fusion, query, version string) error {
+	hits, err := r.index.Search(query, len(r.chunks), version)
+	if err != nil {
+		return fmt.Errorf("rerank: lexical branch: %w", err)
+	}
+	for _, h := range hits {
+		f := fusion[r.chunks[h.Doc].ChunkID]
+		if f == nil { // the index filters by version; this cannot happen
+			return fmt.Errorf("rerank: lexical branch returned chunk %s outside version %q", r.chunks[h.Doc].ChunkID, version)
+		}
+		score, rank, contribution := h.Score, h.Rank, reciprocal(h.Rank)
+		f.LexicalScore, f.LexicalRank, f.LexicalContribution = &score, &rank, &contribution
+	}
+	return nil
+}
+
+// vector is the vector branch: it ranks every eligible chunk by descending
+// cosine similarity to the query (ties in snapshot order) and records each
+// one's score, rank and contribution in its fusion entry.
+func (r *Retriever) vector(ctx context.Context, fusion map[string]*Fusion, query string, eligible []Passage) error {
+	sims, err := r.vectors.Similarities(ctx, query, eligible)
+	if err != nil {
+		return err
+	}
+	if len(sims) != len(eligible) {
+		return fmt.Errorf("rerank: vector branch returned %d scores for %d chunks", len(sims), len(eligible))
+	}
+	order := make([]int, len(eligible))
+	for i := range order {
+		order[i] = i
+		if math.IsNaN(sims[i]) || math.IsInf(sims[i], 0) {
+			return fmt.Errorf("rerank: vector branch: the score for chunk %s (%s) is not finite", eligible[i].ChunkID, eligible[i].SourceID)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return sims[order[a]] > sims[order[b]] })
+	for rank0, i := range order {
+		f := fusion[eligible[i].ChunkID]
+		score, rank, contribution := sims[i], rank0+1, reciprocal(rank0+1)
+		f.VectorScore, f.VectorRank, f.VectorContribution = &score, &rank, &contribution
+	}
+	return nil
 }
 
 func reciprocal(rank int) float64 { return 1 / float64(RankConstant+rank) }
