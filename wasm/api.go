@@ -36,21 +36,12 @@ func newAdapter() *adapter { return &adapter{exit: make(chan struct{})} }
 // decodes its arguments, calls the engine and returns its typed result.
 func (a *adapter) object() js.Value {
 	api := js.Global().Get("Object").New()
-	export := func(name string, f func(args []js.Value) any) {
+	export := exporter(func(name string, f func(args []js.Value) any) {
 		fn := js.FuncOf(func(_ js.Value, args []js.Value) any { return f(args) })
 		a.funcs = append(a.funcs, fn)
 		api.Set(name, fn)
-	}
-	// withEngine runs work with the loaded engine in a Promise.
-	withEngine := func(work func(e *engine.Engine) (any, error)) js.Value {
-		return promise(func() (any, error) {
-			e, err := a.loaded()
-			if err != nil {
-				return nil, err
-			}
-			return work(e)
-		})
-	}
+	})
+	withEngine := a.withEngine
 	api.Set("version", apiVersion)
 	export("load", func([]js.Value) any { return promise(a.load) })
 	export("corpus", func([]js.Value) any {
@@ -104,6 +95,41 @@ func (a *adapter) object() js.Value {
 	export("recording", func([]js.Value) any {
 		return withEngine(func(e *engine.Engine) (any, error) { return recordingText(e.Recording(), "trials") })
 	})
+	a.exportRerank(export, withEngine)
+	export("warm", func(args []js.Value) any {
+		rounds, round := intArg(args, 0), intArg(args, 1)
+		return withEngine(func(*engine.Engine) (any, error) { return warm(rounds, round) })
+	})
+	export("exit", func([]js.Value) any {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		select {
+		case <-a.exit:
+		default:
+			close(a.exit)
+		}
+		return nil
+	})
+	return api
+}
+
+// exporter adds a function to the API object.
+type exporter func(name string, f func(args []js.Value) any)
+
+// withEngine runs work with the loaded engine in a Promise.
+func (a *adapter) withEngine(work func(e *engine.Engine) (any, error)) js.Value {
+	return promise(func() (any, error) {
+		e, err := a.loaded()
+		if err != nil {
+			return nil, err
+		}
+		return work(e)
+	})
+}
+
+// exportRerank adds the Rerank view's functions: the replay of the three
+// runs, the live listwise rerank's plan, run and recording, and the ledger.
+func (a *adapter) exportRerank(export exporter, withEngine func(func(*engine.Engine) (any, error)) js.Value) {
 	export("rerank", func(args []js.Value) any {
 		opts := arg(args, 0)
 		g, c := stringField(opts, "gemini"), stringField(opts, "crossEncoder")
@@ -162,21 +188,6 @@ func (a *adapter) object() js.Value {
 			return e.SetBudget(st, usd.Float())
 		})
 	})
-	export("warm", func(args []js.Value) any {
-		rounds, round := intArg(args, 0), intArg(args, 1)
-		return withEngine(func(*engine.Engine) (any, error) { return warm(rounds, round) })
-	})
-	export("exit", func([]js.Value) any {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		select {
-		case <-a.exit:
-		default:
-			close(a.exit)
-		}
-		return nil
-	})
-	return api
 }
 
 // release frees the API's functions once the module is done.
