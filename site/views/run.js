@@ -139,13 +139,13 @@ export function mount({ onRecorded }) {
     $("#run-question").value = c.question;
     $("#run-version").value = c.version;
   });
-  // A change to the question, version or mode withdraws the plan (the
-  // key's own changes do not: the plan only says whether there is one).
-  for (const el of form.querySelectorAll("textarea, select, input")) {
-    if (el.name === "policy" || keyBox.contains(el)) continue;
-    el.addEventListener("change", () => {
-      if (state.run.confirmed) flow.reset();
-    });
-  }
+  // A change to anything the plan was made from (question, version, mode,
+  // limits: one listener for the whole form, as the limit fields are made
+  // only once the engine is ready) withdraws it. The key's own changes do
+  // not: the plan only says whether there is one.
+  form.addEventListener("change", (e) => {
+    if (e.target.name === "policy" || keyBox.contains(e.target)) return;
+    if (state.run.confirmed) flow.reset();
+  });
   return { ready, reclaimKeyBox };
 }

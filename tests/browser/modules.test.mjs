@@ -1,7 +1,8 @@
 // The page takes the engine's constants from load(), not from its own
 // source: what it shows equals load().constants, and when the constants
 // are altered on their way from the worker (a test-only wrapper around
-// Worker) the page shows the altered ones.
+// Worker) the page shows the altered ones. Also: a Run plan is withdrawn
+// when anything it was made from changes.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { serveSite, launch, openPage } from "./harness.mjs";
@@ -81,6 +82,23 @@ test("constants altered on their way from the engine are the ones the page uses"
   });
   // The run's endpoint is the constants' (a loopback one, which the engine accepts).
   assert.ok((await planText(page)).includes(`Endpoint${ALTERED.endpoint}`));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("a shown Run plan is withdrawn when the question, a limit or the mode changes", async () => {
+  const { page, problems } = await openPage(browser.context, `${site.url}/#run`);
+  for (const [what, change] of [
+    ["question", () => page.fill("#run-question", "How do I write a file?").then(() => page.dispatchEvent("#run-question", "change"))],
+    ["limit", () => page.fill("#limit-model_calls", "4").then(() => page.dispatchEvent("#limit-model_calls", "change"))],
+    ["mode", () => page.check('input[name="mode"][value="fixed"]')],
+  ]) {
+    await planText(page);
+    assert.equal(await page.textContent("#run-start"), "Send the requests");
+    await change();
+    assert.equal(await page.isHidden("#run-plan"), true, what);
+    assert.equal(await page.textContent("#run-start"), "Show the plan", what);
+  }
   assert.deepEqual(problems, []);
   await page.close();
 });
