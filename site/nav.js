@@ -4,7 +4,7 @@
 
 import { $ } from "./dom.js";
 
-export const VIEWS = ["replay", "trace", "run", "rerank", "recordings", "corpus"];
+const VIEWS = ["replay", "trace", "run", "rerank", "recordings", "corpus"];
 
 const listeners = [];
 
@@ -14,7 +14,7 @@ export function onView(fn) {
 }
 
 /** showView shows one view (an unknown name shows Replay); focus moves focus to its heading. */
-export function showView(name, focus = false) {
+function showView(name, focus = false) {
   if (!VIEWS.includes(name)) name = "replay";
   for (const v of VIEWS) {
     $(`#view-${v}`).hidden = v !== name;

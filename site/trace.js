@@ -7,14 +7,14 @@
 import { h, badge, clear } from "./dom.js";
 
 /** retrievalText is the "Expected sources read" cell: true, false or No target. */
-export function retrievalText(checks) {
+function retrievalText(checks) {
   if (!checks) return "–";
   const r = checks.retrieval_targets_read;
   return r === null || r === undefined ? "No target" : String(r);
 }
 
 /** outcomeOf is a trial's graded outcome (pass, fail, incomplete), refused or –. */
-export function outcomeOf(t) {
+function outcomeOf(t) {
   return t.checks ? t.checks.outcome : t.error ? "refused" : "–";
 }
 
@@ -115,7 +115,7 @@ function observationBlock(obs) {
 /** stepItem is one step: the call, the action and its argument, the
  * outcome and reason, the model's assessment, why it searched again after
  * earlierReads, the observation, the counters and the tokens. */
-export function stepItem(step, obs, limits, earlierReads) {
+function stepItem(step, obs, limits, earlierReads) {
   const call = step.call ? `Call ${step.call}` : "Fixed retrieval";
   const action = step.action || "(refused reply)";
   const li = h("li", { class: `step o-${step.outcome}` },
