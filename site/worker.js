@@ -1,14 +1,14 @@
 // worker.js hosts the engine (main.wasm) off the page's thread: start-up,
 // FTS5 indexing, replays and runs happen here, so the page never freezes.
-// It speaks a small message protocol with app.js:
+// It speaks a small message protocol with the page's engine.js:
 //   page -> worker  {id, op, args}                       call an API method
 //   worker -> page  {id, ok, value} | {id, ok: false, error}
-//   worker -> page  {id, event, ...}                     progress of a call (trial, step, started)
+//   worker -> page  {id, event, ...}                     progress of a call (trial, step, case, started)
 //   worker -> page  {type: "progress", stage, ...}       engine start-up ("ready" carries main.wasm's ETag)
 //   worker -> page  {type: "fetch", fetchId, endpoint, body, timeoutMs}
 //   page -> worker  {type: "fetched", fetchId, status, body} | {type: "fetchFailed", fetchId, kind, message}
 //   worker -> page  {type: "abortFetch", fetchId}
-// Live requests are fetched by the page, which alone holds the API key.
+// Live requests are fetched by the page, whose key.js alone holds the API key.
 //   worker -> page  {type: "storage", storageId, op: "load" | "save", text}
 //   page -> worker  {type: "stored", storageId, ok, value, message}
 // The spending ledger lives in the page's localStorage, which a worker

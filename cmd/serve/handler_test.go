@@ -40,6 +40,7 @@ func testSite(t *testing.T) *site {
 		"data.bin":       {Data: []byte("?"), ModTime: now},
 		".secret":        {Data: []byte("no"), ModTime: now},
 		"sub/index.html": {Data: []byte("sub"), ModTime: now},
+		"views/run.js":   {Data: []byte("export function mount() {}"), ModTime: now},
 	}
 	return newSite(files, nil)
 }
@@ -53,6 +54,7 @@ func TestSiteServesFiles(t *testing.T) {
 	}{
 		{"root is index.html", "GET", "/", "", 200, "text/html; charset=utf-8", "", "<!doctype html>"},
 		{"module script", "GET", "/app.js", "", 200, "text/javascript; charset=utf-8", "", "export {}"},
+		{"module script in a folder", "GET", "/views/run.js", "", 200, "text/javascript; charset=utf-8", "", "export function mount() {}"},
 		{"wasm without gzip", "GET", "/main.wasm", "", 200, "application/wasm", "", "\x00asm raw"},
 		{"wasm with gzip", "GET", "/main.wasm", "deflate, gzip", 200, "application/wasm", "gzip", "\x00asm raw"},
 		{"gzip refused by q=0", "GET", "/main.wasm", "gzip;q=0", 200, "application/wasm", "", "\x00asm raw"},

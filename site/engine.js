@@ -1,0 +1,123 @@
+// engine.js is the engine client, the only module that talks to the worker
+// (worker.js, which hosts main.wasm). It numbers calls and settles them,
+// hands each call's events (trial, step, case, started) to its caller,
+// reports start-up progress, and relays the engine's two ways out: live
+// fetches (sent by key.js, which alone holds the key) and the spending
+// ledger's load/save (the page's localStorage, which a worker cannot reach).
+// The message protocol is described at the top of worker.js.
+
+/** LEDGER_KEY is the localStorage key of the engine's spending ledger. */
+export const LEDGER_KEY = "ragagent.ledger";
+
+// boot.js has usually started the worker already; else it is started here
+// the same way. What the worker posted before connect() waits in `early`.
+const boot = self.ragagentBoot ??= startWorker();
+const worker = boot.worker;
+
+function startWorker() {
+  const started = { worker: new Worker("worker.js"), early: [] };
+  started.worker.onmessage = started.worker.onerror = (event) => started.early.push(event);
+  return started;
+}
+
+let nextCall = 0;
+const calls = new Map();
+const inflight = new Map(); // live fetches by fetchId: their AbortControllers
+let transport = null;
+let onProgress = () => {};
+
+let resolveReady, rejectReady;
+/** ready settles with load()'s result once the engine has started (or why it could not). */
+export const ready = new Promise((res, rej) => { resolveReady = res; rejectReady = rej; });
+
+/** EngineError is an engine method's rejection: name, message, and a reason code and detail when it has them. */
+export class EngineError extends Error {
+  constructor(e) {
+    super(e.message);
+    this.name = e.name || "Error";
+    this.code = e.code;
+    this.detail = e.detail;
+  }
+}
+
+/** call invokes an engine method in the worker; onEvent sees its events. */
+export function call(op, args = [], onEvent) {
+  const id = ++nextCall;
+  return new Promise((resolve, reject) => {
+    calls.set(id, { resolve, reject, onEvent });
+    worker.postMessage({ id, op, args });
+  });
+}
+
+/**
+ * connect starts listening to the worker, first handing over what it
+ * posted before: progress(p) sees each start-up stage ({stage, at, ...};
+ * "ready" carries info and main.wasm's ETag), send({url, body, signal}) is
+ * how a live request goes out (key.send).
+ */
+export function connect({ progress, send }) {
+  onProgress = progress;
+  transport = send;
+  worker.onmessage = receive;
+  worker.onerror = (event) => startup({ stage: "failed", message: event.message || "the engine worker failed to start" });
+  for (const event of boot.early.splice(0)) (event.type === "error" ? worker.onerror : worker.onmessage)(event);
+}
+
+function receive(event) {
+  const msg = event.data;
+  if (msg.type === "progress") return startup(msg);
+  if (msg.type === "fetch") return relayFetch(msg);
+  if (msg.type === "abortFetch") return inflight.get(msg.fetchId)?.abort();
+  if (msg.type === "storage") return relayStorage(msg);
+  const pending = calls.get(msg.id);
+  if (!pending) return;
+  if (msg.event) {
+    pending.onEvent?.(msg);
+    return;
+  }
+  calls.delete(msg.id);
+  if (msg.ok) pending.resolve(msg.value);
+  else pending.reject(new EngineError(msg.error));
+}
+
+function startup(p) {
+  onProgress(p);
+  if (p.stage === "ready") resolveReady(p.info);
+  if (p.stage === "failed") rejectReady(new Error(p.message));
+}
+
+/** relayFetch sends a live request for the engine and posts the outcome
+ * back: {status, body}, or the error kind the engine expects (TimeoutError
+ * once the engine's timeout passed, else URLError). */
+async function relayFetch({ fetchId, endpoint, body, timeoutMs }) {
+  const reply = (msg, transfer = []) => worker.postMessage({ fetchId, ...msg }, transfer);
+  const ctrl = new AbortController();
+  let timedOut = false;
+  const timer = typeof timeoutMs === "number" ? setTimeout(() => { timedOut = true; ctrl.abort(); }, timeoutMs) : null;
+  inflight.set(fetchId, ctrl);
+  try {
+    const res = await transport({ url: endpoint, body, signal: ctrl.signal });
+    reply({ type: "fetched", status: res.status, body: res.body }, [res.body.buffer]);
+  } catch (err) {
+    if (err && err.kind && !timedOut) return reply({ type: "fetchFailed", kind: err.kind, message: err.message });
+    reply({ type: "fetchFailed", kind: timedOut ? "TimeoutError" : "URLError", message: timedOut ? "timed out" : "the request failed" });
+  } finally {
+    clearTimeout(timer);
+    inflight.delete(fetchId);
+  }
+}
+
+/** relayStorage answers the engine's ledger load/save from localStorage. */
+function relayStorage({ storageId, op, text }) {
+  const reply = (msg) => worker.postMessage({ type: "stored", storageId, ...msg });
+  try {
+    if (op === "load") return reply({ ok: true, value: localStorage.getItem(LEDGER_KEY) });
+    if (op === "save") {
+      localStorage.setItem(LEDGER_KEY, text);
+      return reply({ ok: true });
+    }
+    reply({ ok: false, message: `unknown storage operation ${op}` });
+  } catch (err) {
+    reply({ ok: false, message: `${err.name || "Error"}: ${err.message}` });
+  }
+}

@@ -1,0 +1,67 @@
+// state.js is the one owner of the page's state: every field the views
+// share or keep between events is declared here, once, and the objects are
+// sealed so an undeclared field is an error, not a silent new global.
+//
+// Not page state, on purpose: the Gemini key (key.js alone holds it), the
+// engine client's pending calls and in-flight fetches (engine.js's own
+// plumbing), and what the DOM already holds (form values, which view is
+// shown).
+
+/**
+ * A live flow's progress: plan shown and confirmed, then one request batch
+ * in flight (flow.js).
+ * @typedef {object} FlowState
+ * @property {boolean} confirmed  the plan was shown and allows sending
+ * @property {null | {id: (number|null), stopRequested: boolean}} running
+ *   the run in progress: the engine's run id once it is known, and whether
+ *   Stop came before it was
+ */
+
+/**
+ * @typedef {object} PageState
+ * @property {object|null} info  load()'s result: passages, cases, versions,
+ *   limits, modes, policies and the engine's constants (model, endpoints,
+ *   default version, caps, prices); null until the engine is ready
+ * @property {Map<string, object>} passages  info's passages by source_id
+ * @property {{run: string, listwise: string}|null} endpoints  where live
+ *   requests go: the constants' endpoints, or a loopback override
+ *   (endpoints.js); null until the engine is ready
+ * @property {string} engineTag  main.wasm's ETag: which engine build the
+ *   browser's code cache holds (startup.js)
+ * @property {Object<string, number|object>} timings  start-up stages (ms
+ *   since navigation) and replay and warm-up figures, for the tests and
+ *   the benchmark (window.ragagentPage.timings)
+ * @property {object|null} bundled  the replay report of the bundled recording
+ * @property {object|null} loaded  the replay report of a loaded recording
+ * @property {boolean} traceShown  the Trace view has shown a trial
+ * @property {number} recordedRuns  live runs in this session's recording
+ * @property {FlowState} run  the Run view's live run
+ * @property {{report: object|null, loading: Promise|null}} rerank  the
+ *   reranking lab's replay, and that replay while it runs
+ * @property {FlowState} rerankLive  the Rerank view's live rerank
+ */
+
+const flow = () => Object.seal({ confirmed: false, running: null });
+
+/** @type {PageState} */
+export const state = Object.seal({
+  info: null,
+  passages: new Map(),
+  endpoints: null,
+  engineTag: "",
+  timings: {},
+  bundled: null,
+  loaded: null,
+  traceShown: false,
+  recordedRuns: 0,
+  run: flow(),
+  rerank: Object.seal({ report: null, loading: null }),
+  rerankLive: flow(),
+});
+
+/** setInfo keeps load()'s result and what is derived from it. */
+export function setInfo(info, endpoints) {
+  state.info = info;
+  state.endpoints = endpoints;
+  for (const p of info.passages) state.passages.set(p.source_id, p);
+}

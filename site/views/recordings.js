@@ -1,0 +1,87 @@
+// views/recordings.js is the Recordings view: this session's recording of
+// live runs (count and download), and a recording file loaded by picker or
+// drop, replayed in the engine, with a clear message when it is malformed
+// or a request differs from it.
+
+import { $, h, clear, download, plural } from "../dom.js";
+import { call } from "../engine.js";
+import { state } from "../state.js";
+import { trialRow, renderSummary } from "../trace.js";
+
+/** mount binds the view; openTrace shows a trial in the Trace view,
+ * enableLoaded offers the loaded recording there. Returns {setCount}. */
+export function mount({ openTrace, enableLoaded }) {
+  const msg = $("#rec-message");
+
+  /** setCount shows how many live runs this session's recording holds. */
+  function setCount(trials) {
+    state.recordedRuns = trials;
+    $("#rec-count").textContent = trials ? `${plural(trials, "recorded live run")} in this session.` : "No live runs yet.";
+    $("#rec-download").disabled = trials === 0;
+  }
+
+  function showMessage(first, second, items) {
+    clear(msg);
+    msg.classList.add("error");
+    msg.append(h("p", {}, first));
+    if (second) msg.append(h("p", {}, second));
+    if (items) msg.append(h("ul", {}, items.map((i) => h("li", {}, i))));
+    msg.hidden = false;
+  }
+
+  async function load(file) {
+    const out = clear($("#rec-result"));
+    msg.hidden = true;
+    let text;
+    try {
+      text = await file.text();
+    } catch {
+      return showMessage(`Could not read ${file.name}.`);
+    }
+    try {
+      const rep = await call("replay", [{ recording: text }]);
+      state.loaded = rep;
+      enableLoaded();
+      const mismatches = rep.trials.filter((t) => t.result && t.result.reason === "replay_request_mismatch");
+      const refused = rep.trials.filter((t) => !t.result);
+      const note = `${file.name}: ${rep.trials.length} trials replayed, ${rep.exchanges_used} of ${rep.exchanges} recorded exchanges used.`;
+      if (mismatches.length) {
+        showMessage(note, `${plural(mismatches.length, "trial")} stopped on a request that differs from the recording:`,
+          mismatches.map((t) => `${t.id}: ${t.result.detail}`));
+      } else if (refused.length) {
+        showMessage(note, "Some trials were refused before they started:", refused.map((t) => `${t.id}: ${t.error} ${t.error_detail || ""}`));
+      } else {
+        showMessage(note);
+        msg.classList.remove("error");
+      }
+      const trials = h("table", { class: "trials" },
+        h("caption", {}, `Trials of ${file.name}`),
+        h("thead", {}, h("tr", {}, ["Case / repeat", "Path", "Expected sources read", "Answer fixture", "Stop reason", "Model calls"].map((c) => h("th", { scope: "col" }, c)), h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Trace")))),
+        h("tbody", {}, rep.trials.map((t) => trialRow(t, (x) => openTrace("loaded", x.case_id, x.repeat, x.id)))));
+      out.append(h("div", { class: "scroll" }, trials));
+      const sum = h("tbody");
+      renderSummary(sum, rep.summary);
+      out.append(h("div", { class: "scroll" }, h("table", { class: "summary" }, h("caption", {}, "Outcomes per path (graded trials)"),
+        h("thead", {}, h("tr", {}, ["Path", "Pass", "Fail", "Incomplete"].map((c) => h("th", { scope: "col" }, c)))), sum)));
+    } catch (err) {
+      const kind = err.name === "RecordingError" ? "This file is not a usable recording" : "The recording could not be replayed";
+      showMessage(`${kind}: ${err.message}`);
+    }
+  }
+
+  $("#rec-download").addEventListener("click", async () => download("ragagent-session", (await call("recording")).text));
+  $("#rec-file").addEventListener("change", () => {
+    const f = $("#rec-file").files[0];
+    if (f) load(f);
+  });
+  const drop = $("#rec-drop");
+  drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    drop.classList.remove("over");
+    const f = e.dataTransfer.files[0];
+    if (f) load(f);
+  });
+  return { setCount };
+}

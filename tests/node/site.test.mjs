@@ -1,0 +1,137 @@
+// The page's modules (site/) read as source, and the pure ones run in node:
+// only key.js touches the key, its storage or its header; no module writes
+// HTML; no engine constant is written in the page (they come from load(),
+// whose values are read from the built engine here); index.html preloads
+// every module; each view exports mount; and the formatting and endpoint
+// helpers behave.
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { startEngine, site } from "./engine.mjs";
+
+// Go's own wasm_exec.js is copied in by make wasm, not the page's code.
+const NOT_OURS = new Set(["wasm_exec.js"]);
+
+function modules(dir = site, prefix = "") {
+  const out = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const rel = prefix + e.name;
+    if (e.isDirectory()) out.push(...modules(path.join(dir, e.name), `${rel}/`));
+    else if (e.name.endsWith(".js") && !NOT_OURS.has(rel)) out.push(rel);
+  }
+  return out.sort();
+}
+
+const files = modules();
+const source = Object.fromEntries(files.map((f) => [f, readFileSync(path.join(site, f), "utf8")]));
+const html = readFileSync(path.join(site, "index.html"), "utf8");
+
+/** load imports a module that imports nothing, from its source, as node would not treat site/*.js as ES modules. */
+const load = (f) => import(`data:text/javascript;base64,${Buffer.from(source[f]).toString("base64")}`);
+
+let constants;
+before(async () => { ({ info: { constants } } = await startEngine()); });
+
+test("the page's modules are the expected ones", () => {
+  for (const f of ["app.js", "engine.js", "key.js", "dom.js", "state.js", "flow.js", "trace.js", "boot.js", "worker.js"]) {
+    assert.ok(files.includes(f), f);
+  }
+  const views = files.filter((f) => f.startsWith("views/"));
+  assert.deepEqual(views, ["views/corpus.js", "views/recordings.js", "views/replay.js", "views/rerank.js", "views/run.js", "views/trace.js"]);
+  for (const v of views) assert.match(source[v], /^export function mount\(/m, `${v} exports mount`);
+});
+
+test("only key.js reads the key field, its storage or its header", () => {
+  const keyOnly = ["run-key", "run-remember", "ragagent.key", "sessionStorage", "x-goog-api-key"];
+  for (const word of keyOnly) {
+    assert.ok(source["key.js"].includes(word), `key.js has ${word}, so this test can find it`);
+    for (const f of files) {
+      if (f !== "key.js") assert.ok(!source[f].includes(word), `${f} mentions ${word}`);
+    }
+  }
+});
+
+test("only engine.js talks to the worker", () => {
+  for (const f of files) {
+    if (["engine.js", "boot.js", "worker.js"].includes(f)) continue;
+    assert.doesNotMatch(source[f], /postMessage|\bWorker\b|ragagentBoot/, f);
+  }
+});
+
+test("no module builds HTML from text", () => {
+  for (const f of files) assert.doesNotMatch(source[f], /innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser/, f);
+});
+
+test("no engine constant is written in the page; they come from load()", () => {
+  const strings = [constants.model, constants.endpoint, constants.listwise_model, constants.listwise_endpoint,
+    new URL(constants.endpoint).origin];
+  for (const f of [...files, "index.html"]) {
+    const text = f === "index.html" ? html : source[f];
+    for (const s of strings) assert.ok(!text.includes(s), `${f} has ${s}`);
+    assert.ok(!text.includes(`"${constants.default_version}"`) && !text.includes(`'${constants.default_version}'`), `${f} has the default version`);
+    for (const n of [constants.caps.response_bytes, constants.caps.request_bytes]) {
+      assert.doesNotMatch(text, new RegExp(`\\b${n}\\b`), `${f} has ${n}`);
+    }
+  }
+  assert.doesNotMatch(html, /maxlength/i, "the question's maxlength is set from the constants");
+  assert.match(html, /data-constant="listwise_model"/, "the listwise model's name is filled in from the constants");
+});
+
+test("index.html preloads every module app.js imports, and only those", () => {
+  const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]).sort();
+  const imported = files.filter((f) => !["app.js", "boot.js", "worker.js"].includes(f));
+  assert.deepEqual(preloaded, imported);
+  for (const f of files) {
+    for (const [, spec] of source[f].matchAll(/^import .* from "([^"]+)";$/gm)) {
+      assert.ok(files.includes(path.posix.join(path.posix.dirname(f), spec)), `${f} imports ${spec}`);
+    }
+  }
+});
+
+test("dom.js formats money, numbers and scores for reading", async () => {
+  const { usd, num, sig, plural, stamp, DASH } = await load("dom.js");
+  assert.equal(usd(0.0079135), "$0.0079135");
+  assert.equal(usd(0.05), "$0.05");
+  assert.equal(usd(0.0420865), "$0.0420865");
+  assert.equal(usd(0), "$0");
+  assert.equal(usd(4.2e-8), "$4.20e-8");
+  assert.equal(usd(1 / 3), "$0.333333");
+  assert.equal(usd(null), DASH);
+  assert.equal(num(0.7777777777777778, 3), "0.778");
+  assert.equal(num(3, 0), "3");
+  assert.equal(num(undefined, 3), DASH);
+  assert.equal(sig(-4.9e-6, 4), "-0.000004900");
+  assert.equal(sig(0.032522474881015876, 5), "0.032522");
+  assert.equal(sig(null, 4), DASH);
+  assert.equal(plural(1, "reservation"), "1 reservation");
+  assert.equal(plural(4, "reservation"), "4 reservations");
+  assert.equal(plural(0, "attempt"), "0 attempts");
+  assert.equal(stamp(new Date("2026-11-30T14:42:01.123Z")), "2026-11-30T14-42-01-123Z");
+});
+
+test("endpoints.js takes the constants' endpoints, or a loopback fake only from a loopback page", async () => {
+  const { liveEndpoints, isLoopbackHost } = await load("endpoints.js");
+  const real = { run: constants.endpoint, listwise: constants.listwise_endpoint };
+  const runPath = new URL(constants.endpoint).pathname;
+  const listwisePath = new URL(constants.listwise_endpoint).pathname;
+  const fake = "http://127.0.0.1:9999";
+  const at = (page, endpoint) => liveEndpoints(constants, endpoint === undefined ? page : `${page}?endpoint=${encodeURIComponent(endpoint)}`);
+  for (const [name, page, endpoint, want] of [
+    ["no override", "http://127.0.0.1:8080/", undefined, real],
+    ["a bare loopback origin gets the API's paths", "http://127.0.0.1:8080/", fake, { run: `${fake}${runPath}`, listwise: `${fake}${listwisePath}` }],
+    ["a loopback URL is kept", "http://localhost:8080/", `${fake}/v1beta/models/m:generateContent`, { run: `${fake}/v1beta/models/m:generateContent`, listwise: `${fake}${listwisePath}` }],
+    ["IPv6 loopback", "http://[::1]:8080/", "http://[::1]:9999", { run: `http://[::1]:9999${runPath}`, listwise: `http://[::1]:9999${listwisePath}` }],
+    ["a page not on loopback", "https://lab.example/", fake, real],
+    ["an endpoint not on loopback", "http://127.0.0.1:8080/", "https://evil.example/", real],
+    ["a query", "http://127.0.0.1:8080/", `${fake}/?x=1`, real],
+    ["a user", "http://127.0.0.1:8080/", "http://u@127.0.0.1:9999/", real],
+    ["not http", "http://127.0.0.1:8080/", "ftp://127.0.0.1/", real],
+    ["not a URL", "http://127.0.0.1:8080/", "not a url", real],
+  ]) {
+    assert.deepEqual(at(page, endpoint), want, name);
+  }
+  assert.equal(isLoopbackHost("127.1.2.3"), true);
+  assert.equal(isLoopbackHost("128.0.0.1"), false);
+  assert.equal(isLoopbackHost("localhost.example"), false);
+});
