@@ -1,9 +1,9 @@
 """Generates reference-conformance recordings with the seed's own controller.
 
-    python3 scripts/reference/conformance.py [--seed PATH] [--out DIR]
+    python3 scripts/reference/conformance.py --seed PATH [--out DIR]
 
-It extracts agent.py and provider.py verbatim from the seed document
-(default ../shared/seeds/000_fad853ade9a2bbbf.txt), runs adversarial
+It extracts agent.py and provider.py verbatim from the reference lab's
+source document (PATH: the text that publishes them), runs adversarial
 scenarios through the reference `run()` with a model that answers with
 crafted generateContent replies (recording every request it is sent, as the
 live provider does), then replays each recording with the reference
@@ -314,7 +314,7 @@ def write_json(path, value):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('--seed', default=os.path.join(ROOT, '..', 'shared', 'seeds', '000_fad853ade9a2bbbf.txt'))
+    p.add_argument('--seed', required=True, help="the reference lab's source document, which publishes agent.py and provider.py")
     p.add_argument('--out', default=os.path.join(ROOT, 'core', 'lab', 'testdata', 'reference'))
     a = p.parse_args()
     agent, provider, tools_mod, hashes = load_reference(a.seed)
