@@ -69,7 +69,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 			return code
 		}
 	}
-	fmt.Fprint(stderr, "\r")
+	fmt.Fprintln(stderr)
 	if err != nil {
 		return fail(exitError, err)
 	}
