@@ -288,6 +288,11 @@ func textOf(n *html.Node) string {
 		case n.Type == html.ElementNode && skipped(n):
 		case n.Type == html.ElementNode && n.DataAtom == atom.Br:
 			b.WriteString("\n")
+		case n.Type == html.ElementNode && n.DataAtom == atom.Sup:
+			b.WriteString("^") // 10<sup>6</sup> reads 10^6, not 106
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				walk(c)
+			}
 		default:
 			for c := n.FirstChild; c != nil; c = c.NextSibling {
 				walk(c)
