@@ -8,7 +8,6 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/reason"
-	"github.com/ragagentlab/ragagent/core/store"
 )
 
 // searchOutput is `ragagent search --json`.
@@ -17,7 +16,7 @@ type searchOutput struct {
 }
 
 // searchResult is one hit, best first; the snippet marks matched terms
-// between store.MarkOpen and store.MarkClose.
+// between store.MarkOpen and store.MarkClose (⟦ and ⟧).
 type searchResult struct {
 	Rank     int     `json:"rank"`
 	SourceID string  `json:"source_id"`
@@ -90,14 +89,13 @@ func cmdSearch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "No passage matches any term.")
 		return exitOK
 	}
-	marks := strings.NewReplacer(store.MarkOpen, "[", store.MarkClose, "]")
 	for _, h := range res.Hits {
 		fmt.Fprintf(stdout, "\n%2d. %s  (bm25 %.4g, %d bytes)\n", h.Rank, h.SourceID, h.Score, h.Bytes)
 		if h.Title != "" {
 			fmt.Fprintf(stdout, "    %s\n", h.Title)
 		}
 		fmt.Fprintf(stdout, "    %s\n", h.URL)
-		fmt.Fprintf(stdout, "    %s\n", oneLine(errors.New(marks.Replace(h.Snippet))))
+		fmt.Fprintf(stdout, "    %s\n", oneLine(errors.New(h.Snippet))) // terms between ⟦ and ⟧
 	}
 	return exitOK
 }
