@@ -41,7 +41,7 @@ func TestEvalJSONShape(t *testing.T) {
 	code, stdout, stderr := ragagent("eval", "--corpus", "python-3.11", "--policy", "scripted", "--json")
 	require.Equal(t, exitOK, code, stderr)
 	var out struct {
-		Cases []map[string]json.RawMessage `json:"cases"`
+		Cases   []map[string]json.RawMessage `json:"cases"`
 		Summary struct {
 			Answerable int `json:"answerable_cases"`
 			Unanswer   int `json:"unanswerable_cases"`
