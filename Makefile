@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page clean chromium
+.PHONY: all build wasm serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page bench-packs clean chromium
 
 all: build wasm
 
@@ -84,10 +84,21 @@ fuzz:
 		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
-bench: bench-go bench-page
+bench: bench-go bench-page bench-packs
 
 bench-go:
 	$(GO) test ./... -run '^$$' -bench . -benchmem
+
+# The Python pack natively and compiled to WebAssembly under node, one
+# after the other, with the load average before and after: open from its
+# bytes (5 times) and search with snippets (200 queries).
+bench-packs:
+	@cat /proc/loadavg
+	$(GO) test ./packs -run '^$$' -bench Open -benchtime 5x
+	$(GO) test ./packs -run '^$$' -bench Search -benchtime 200x
+	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./packs -run '^$$' -bench Open -benchtime 5x
+	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./packs -run '^$$' -bench Search -benchtime 200x
+	@cat /proc/loadavg
 
 # Page figures: sizes, start-up in headless Chromium, replay and FTS5 search
 # in the browser, in node and natively.

@@ -72,6 +72,32 @@ func (a *adapter) object() js.Value {
 			return e.Replay(context.Background(), req)
 		})
 	})
+	export("packs", func([]js.Value) any {
+		return withEngine(func(e *engine.Engine) (any, error) { return e.Packs(), nil })
+	})
+	export("packInfo", func(args []js.Value) any {
+		id := arg(args, 0)
+		return withEngine(func(e *engine.Engine) (any, error) {
+			if id.Type() != js.TypeString {
+				return nil, errors.New("packInfo: give a pack id")
+			}
+			return e.PackInfo(id.String())
+		})
+	})
+	export("loadPack", func(args []js.Value) any {
+		manifest, passages := arg(args, 0), arg(args, 1)
+		return withEngine(func(e *engine.Engine) (any, error) {
+			m, err := fileBytes(manifest)
+			if err != nil {
+				return nil, fmt.Errorf("loadPack: the manifest: %w", err)
+			}
+			p, err := fileBytes(passages)
+			if err != nil {
+				return nil, fmt.Errorf("loadPack: the passages: %w", err)
+			}
+			return e.LoadPack(m, p)
+		})
+	})
 	export("policies", func([]js.Value) any { return promise(func() (any, error) { return engine.Policies(), nil }) })
 	export("plan", func(args []js.Value) any {
 		text := fromJS(arg(args, 0))

@@ -214,3 +214,17 @@ func notify(fn js.Value, args ...any) {
 	defer func() { _ = recover() }()
 	fn.Invoke(args...)
 }
+
+// fileBytes copies a whole file's Uint8Array (or a string, as UTF-8) into
+// Go.
+func fileBytes(v js.Value) ([]byte, error) {
+	if v.Type() == js.TypeString {
+		return []byte(v.String()), nil
+	}
+	if v.Type() != js.TypeObject || !v.InstanceOf(js.Global().Get("Uint8Array")) {
+		return nil, errors.New("expected a Uint8Array or a string")
+	}
+	b := make([]byte, v.Get("length").Int())
+	js.CopyBytesToGo(b, v)
+	return b, nil
+}

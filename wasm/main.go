@@ -10,8 +10,16 @@
 //	version                      "ragagent-wasm/1"
 //	load()                       Promise<{passages, cases, versions, limits, modes, policies, open_ms}>
 //	                             validates the corpus and builds the FTS5 index (once)
-//	corpus()                     Promise<passages with bytes>
-//	search({query, version, k})  Promise<{hits: [{source_id, rank, version, bytes, text_sha256, score}], terms, elapsed_ms}>
+//	corpus()                     Promise<passages with bytes> (the seed's)
+//	packs()                      Promise<[{manifest, open}]>: the corpus packs, the seed first
+//	packInfo(id)                 Promise<{manifest, search_k, cases, pages, text_bytes, passage_bytes, open_ms}>
+//	loadPack(manifest, passages) Promise<packInfo>: a pack from its manifest (text or bytes) and its
+//	                             uncompressed passages file (Uint8Array), checked against the manifest
+//	                             (size, sha256, every passage) and kept under its id; the same bytes again
+//	                             cost nothing
+//	search({corpus, query, version, k})
+//	                             Promise<{corpus, hits: [{source_id, rank, version, bytes, text_sha256, score,
+//	                             url, title, snippet}], terms, elapsed_ms}>; the snippet marks terms ⟦like this⟧
 //	replay({recording?, caseId?}, onTrial?)
 //	                             Promise<{trials, summary, exchanges, exchanges_used, elapsed_ms, ...}>;
 //	                             recording is ragagent-recording/1 text (default: the bundled comparison);
@@ -19,8 +27,8 @@
 //	                             an Error named RecordingError
 //	policies()                   Promise<[{name, label, live}]>
 //	plan(spec)                   Promise<{model, endpoint, allowance, caps, limits, worst_case_requests, ...}>
-//	run(spec, {onStep, post})    {id, result: Promise<trial report>}; spec is {question, version, mode,
-//	                             limits, policy, hasKey, endpoint}; a refused task rejects with an Error
+//	run(spec, {onStep, post})    {id, result: Promise<trial report>}; spec is {corpus, question, version,
+//	                             mode, limits, policy, hasKey, endpoint}; a refused task rejects with an Error
 //	                             named RunRefused whose code is the reason
 //	cancel(id)                   stops a run (it ends incomplete, reason cancelled); true if it was running
 //	rerank({gemini?, crossEncoder?})

@@ -25,7 +25,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	execute := fs.Bool("execute-approved", false, "send the requests (without it, only the plan is printed)")
 	output := fs.String("output", "live-recording.json", "the ragagent-recording/1 `file` to write; never overwritten")
 	report := fs.String("report", "", "the report `file` to write (default: the output name with .report.json); never overwritten")
-	cases := fs.String("cases", "", "comma-separated case `ids` (default: every case in fixtures/cases.json)")
+	cases := fs.String("cases", "", "comma-separated case `ids` (default: every case of the corpus; the seed's are fixtures/cases.json)")
 	repeats := fs.String("repeats", "2", "how many times to run each case on each path (1-10)")
 	modes := fs.String("modes", "fixed,agent", "the paths to run: fixed, agent or both")
 	mflags := addModelFlags(fs, "200")
@@ -41,7 +41,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	e, err := s.open()
+	e, corpusID, err := s.open()
 	if err != nil {
 		return fail(exitError, "%v", err)
 	}
@@ -55,7 +55,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 		ms = append(ms, agent.Mode(m))
 	}
 	key, variable := httptransport.KeyFromEnv(os.Getenv)
-	lp, err := e.PlanBatch(engine.BatchRequest{Cases: splitList(*cases), Repeats: n, Modes: ms, Limits: s.limits,
+	lp, err := e.PlanBatch(engine.BatchRequest{Corpus: corpusID, Cases: splitList(*cases), Repeats: n, Modes: ms, Limits: s.limits,
 		Endpoint: s.endpoint, Transport: httptransport.New(key), KeySource: variable})
 	if err != nil {
 		return fail(exitUsage, "%v", err)
@@ -119,6 +119,9 @@ func printPlan(w io.Writer, lp *engine.BatchPlan) {
 	row("endpoint", "%s", lp.Endpoint)
 	row("config", "%s", config)
 	row("limits", "%s (per run)", lp.Limits)
+	if lp.Corpus != engine.SeedPack { // the default corpus goes unmentioned, as before there were packs
+		row("corpus", "%s (%d candidates per agent search)", lp.Corpus, lp.SearchK)
+	}
 	row("cases", "%s", strings.Join(lp.Cases, ", "))
 	row("repeats", "%d", lp.Repeats)
 	row("paths", "%s", strings.Join(lp.Modes, ", "))
@@ -138,7 +141,7 @@ func printPlan(w io.Writer, lp *engine.BatchPlan) {
 	row("key", "%s", key)
 	row("price", "%s", rateLine(lp.Price))
 	row("cost", "at most %s: every request a full %d-byte body at one token per byte and %d output tokens", usd(lp.WorstCaseUSD), lp.MaxRequestBytes, gemini.MaxOutputTokens())
-	if t, n := recordedTokens(lp.Price); n > 0 {
+	if t, n := recordedTokens(lp.Price); n > 0 && lp.Corpus == engine.SeedPack {
 		row("for scale", "the recorded comparison (%d requests) used %d prompt and %d output tokens: %s", n, t.Prompt, t.Candidates+t.Thoughts, usd(t.EstimatedUSD))
 	}
 	tw.Flush()

@@ -19,11 +19,12 @@ const priceHint = "override with --price"
 // may call Gemini: limits, the request allowance, the test endpoint and the
 // price table.
 type modelFlags struct {
-	limits, allowance, endpoint, price *string
+	limits, allowance, endpoint, price, corpus *string
 }
 
 // settings are modelFlags checked.
 type settings struct {
+	corpus    string // as given ("" for the seed)
 	limits    agent.Limits
 	allowance int
 	endpoint  string
@@ -37,12 +38,13 @@ func addModelFlags(fs *flag.FlagSet, defaultAllowance string) modelFlags {
 		allowance: fs.String("allowance", defaultAllowance, "the process-wide request allowance (1-200), checked before every Gemini attempt"),
 		endpoint:  fs.String("endpoint", "", "for testing only: a loopback `URL` (127.0.0.0/8, ::1, localhost) to send to instead of the Gemini API"),
 		price:     fs.String("price", "", priceFlagHelp),
+		corpus:    fs.String("corpus", "", corpusHelp+" (default seed)"),
 	}
 }
 
 // parse checks the flags; an error is one line naming the flag at fault.
 func (f modelFlags) parse() (settings, error) {
-	var s settings
+	s := settings{corpus: *f.corpus}
 	var err error
 	if s.limits, err = agent.ParseLimits(*f.limits); err != nil {
 		return s, fmt.Errorf("--limits: %v", err)
@@ -65,7 +67,19 @@ func (f modelFlags) parse() (settings, error) {
 	return s, nil
 }
 
-// open opens the engine with the settings' allowance and prices.
-func (s settings) open() (*engine.Engine, error) {
-	return engine.Open(engine.Options{Allowance: s.allowance, Prices: &s.prices})
+// open opens the engine with the settings' allowance and prices, and the
+// corpus, returning its pack id.
+func (s settings) open() (*engine.Engine, string, error) {
+	e, err := engine.Open(engine.Options{Allowance: s.allowance, Prices: &s.prices, Packs: knownPacks()})
+	if err != nil {
+		return nil, "", err
+	}
+	id := engine.SeedPack
+	if s.corpus != "" {
+		if id, err = openCorpus(e, s.corpus); err != nil {
+			e.Close()
+			return nil, "", err
+		}
+	}
+	return e, id, nil
 }

@@ -31,9 +31,9 @@ type runOutput struct {
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("run", "--question Q [--version V] [--mode agent|fixed] [--policy scripted|gemini|replay:FILE] [--limits k=v,...] [--json]", stderr)
+	fs := newFlags("run", "--question Q [--corpus PACK] [--version V] [--mode agent|fixed] [--policy scripted|gemini|replay:FILE] [--limits k=v,...] [--json]", stderr)
 	question := fs.String("question", "", "the question to answer (for replay:FILE, default: the recorded trial's)")
-	version := fs.String("version", "", "the Python version to search, like 3.12 (default 3.12, or the recorded trial's)")
+	version := fs.String("version", "", "the version to search, like 3.12 (default: the corpus's default version, 3.12 for the seed, or the recorded trial's)")
 	mode := fs.String("mode", "", "agent (the policy chooses searches and reads) or fixed (one search of the question, every candidate read); default agent, or the recorded trial's")
 	policyFlag := fs.String("policy", "scripted", "who decides: scripted (offline rules), gemini (live, needs a key) or replay:FILE (a recording)")
 	trial := fs.String("trial", "", "with replay:FILE, the trial `id` to replay (default: the first whose question, version and mode match)")
@@ -65,7 +65,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if name != "replay" && *trial != "" {
 		return usage("--trial goes with --policy replay:FILE")
 	}
-	req, err := runRequest(name, file, *trial, s, mflags,
+	e, corpusID, err := s.open()
+	if err != nil {
+		return fail(err)
+	}
+	defer e.Close()
+	l, err := e.LabOf(corpusID)
+	if err != nil {
+		return fail(err)
+	}
+	req, err := runRequest(name, file, *trial, s, mflags, l.Pack.Manifest.DefaultVersion,
 		agent.Task{Question: *question, Version: *version, Mode: agent.Mode(*mode), Limits: s.limits})
 	var bad usageError
 	if errors.As(err, &bad) {
@@ -74,11 +83,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	e, err := s.open()
-	if err != nil {
-		return fail(err)
-	}
-	defer e.Close()
+	req.Corpus = corpusID
 	out := runOutput{Policy: *policyFlag, Note: lab.EstimateNote}
 	if name == "gemini" {
 		path, err := liveRun(e, &req, *record)
@@ -90,6 +95,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if !*asJSON {
+		if corpusID != engine.SeedPack { // the default corpus goes unmentioned, as before there were packs
+			fmt.Fprintf(stdout, "Corpus %s (%d candidates per agent search)\n", corpusID, l.SearchK)
+		}
 		printRunHeader(stdout, req.Task, *policyFlag, req.Trial)
 		req.OnStep = func(st agent.Step, o *agent.Observation) { printStep(stdout, st, o, req.Task.Limits) }
 	}
@@ -131,9 +139,9 @@ type usageError struct{ error }
 
 // runRequest completes the run's task: a replayed trial's own question,
 // version, mode and limits where the flags leave them out (with replay:FILE),
-// then the defaults (version 3.12, the agent path). A task the controller
-// would refuse is a usage error.
-func runRequest(policyName, file, trialID string, s settings, mflags modelFlags, task agent.Task) (engine.RunRequest, error) {
+// then the defaults (the corpus's default version, the agent path). A task
+// the controller would refuse is a usage error.
+func runRequest(policyName, file, trialID string, s settings, mflags modelFlags, defaultVersion string, task agent.Task) (engine.RunRequest, error) {
 	req := engine.RunRequest{Policy: engine.PolicyName(policyName), Endpoint: s.endpoint, Task: task}
 	if policyName == "replay" {
 		t, err := pickTrial(file, trialID, req.Task)
@@ -149,7 +157,7 @@ func runRequest(policyName, file, trialID string, s settings, mflags modelFlags,
 		req.Trial = t
 	}
 	if req.Task.Version == "" {
-		req.Task.Version = engine.DefaultVersion
+		req.Task.Version = defaultVersion
 	}
 	if req.Task.Mode == "" {
 		req.Task.Mode = agent.Agent

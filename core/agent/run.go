@@ -6,6 +6,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -30,8 +31,9 @@ const (
 	Fixed Mode = "fixed"
 )
 
-// SearchK is how many candidates each search issues.
-const SearchK = 2
+// SearchK is how many candidates each search issues unless the corpus
+// sets its own (Controller.SearchK): the reference lab's 2.
+const SearchK = corpus.DefaultSearchK
 
 // maxCallTimeout caps one model call, whatever the deadline leaves.
 const maxCallTimeout = 45 * time.Second
@@ -125,6 +127,10 @@ type Controller struct {
 	// OnStep, if set, sees each step as soon as it is final, with the
 	// observation it added (nil when it added none).
 	OnStep func(Step, *Observation)
+	// SearchK is how many candidates each search issues, 1 to
+	// corpus.MaxSearchK: the corpus pack's setting. 0 means SearchK. It is
+	// not part of the request state: a model learns it from the candidates.
+	SearchK int
 }
 
 // Run executes a task. A task that fails validation is refused with an error
@@ -135,11 +141,18 @@ func (c *Controller) Run(ctx context.Context, t Task) (*Result, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
+	k := c.SearchK
+	if k == 0 {
+		k = SearchK
+	}
+	if k < 1 || k > corpus.MaxSearchK {
+		return nil, fmt.Errorf("agent: search k is %d; it must be from 1 to %d", k, corpus.MaxSearchK)
+	}
 	clock := c.Clock
 	if clock == nil {
 		clock = time.Now
 	}
-	r := &run{c: c, ctx: ctx, task: t, clock: clock, started: clock(),
+	r := &run{c: c, ctx: ctx, task: t, k: k, clock: clock, started: clock(),
 		issued: map[string]tools.Handle{}, passages: map[string]corpus.Passage{}, queries: map[string]bool{}}
 	return r.exec()
 }
@@ -148,6 +161,7 @@ type run struct {
 	c       *Controller
 	ctx     context.Context
 	task    Task
+	k       int
 	clock   func() time.Time
 	started time.Time
 
@@ -399,7 +413,7 @@ func (r *run) perform(action Action, arg string) (bool, error) {
 		}
 		r.queries[key] = true
 		r.usage.Searches++ // an admitted attempt counts even if the tool fails
-		handles, err := r.c.Tools.Search(arg, SearchK, t.Version)
+		handles, err := r.c.Tools.Search(arg, r.k, t.Version)
 		if err != nil {
 			return false, err
 		}

@@ -19,9 +19,12 @@ const Format = "ragagent-snapshot/1"
 
 // Passage is one versioned documentation passage with its receipt.
 type Passage struct {
-	SourceID   string `json:"source_id"`
-	Version    string `json:"version"`
-	URL        string `json:"url"`
+	SourceID string `json:"source_id"`
+	Version  string `json:"version"`
+	URL      string `json:"url"`
+	// Title is the passage's heading path ("pathlib › Concrete paths"),
+	// for people; the agent never sees it. The seed's passages have none.
+	Title      string `json:"title,omitempty"`
 	Text       string `json:"text"`
 	TextSHA256 string `json:"text_sha256"`
 }
@@ -93,28 +96,55 @@ func (s *Snapshot) validate() error {
 	if len(s.Passages) == 0 {
 		return fmt.Errorf("snapshot: no passages")
 	}
-	s.byID = make(map[string]int, len(s.Passages))
-	for i, p := range s.Passages {
-		where := fmt.Sprintf("snapshot: passage %d (%q)", i+1, p.SourceID)
-		switch {
-		case !ValidSourceID(p.SourceID):
-			return fmt.Errorf("%s: source_id must be 1-128 lower-case letters, digits, '.', '_' or '-'", where)
-		case !ValidVersion(p.Version):
-			return fmt.Errorf("%s: version %q is not of the form 3.12", where, p.Version)
-		case p.Text == "" || !utf8.ValidString(p.Text):
-			return fmt.Errorf("%s: text must be non-empty UTF-8", where)
-		case SHA256(p.Text) != p.TextSHA256:
-			return fmt.Errorf("%s: text_sha256 %q does not match the text (which hashes to %s)", where, p.TextSHA256, SHA256(p.Text))
+	var err error
+	s.byID, err = checkPassages("snapshot", s.Passages)
+	return err
+}
+
+// checkPassages refuses the first passage that is not well formed (its id,
+// version, URL, title or text, a text that no longer matches its receipt,
+// an id used before), naming it after prefix; it returns the index by id.
+func checkPassages(prefix string, passages []Passage) (map[string]int, error) {
+	byID := make(map[string]int, len(passages))
+	for i, p := range passages {
+		if err := checkPassage(p); err != nil {
+			return nil, fmt.Errorf("%s: passage %d (%q): %w", prefix, i+1, p.SourceID, err)
 		}
-		if u, err := url.Parse(p.URL); err != nil || u.Scheme != "https" || u.Host == "" {
-			return fmt.Errorf("%s: url %q is not an absolute https URL", where, p.URL)
+		if j, dup := byID[p.SourceID]; dup {
+			return nil, fmt.Errorf("%s: passage %d (%q): source_id repeats passage %d", prefix, i+1, p.SourceID, j+1)
 		}
-		if j, dup := s.byID[p.SourceID]; dup {
-			return fmt.Errorf("%s: source_id repeats passage %d", where, j+1)
-		}
-		s.byID[p.SourceID] = i
+		byID[p.SourceID] = i
+	}
+	return byID, nil
+}
+
+// MaxTitleBytes bounds a passage's title.
+const MaxTitleBytes = 512
+
+func checkPassage(p Passage) error {
+	switch {
+	case !ValidSourceID(p.SourceID):
+		return fmt.Errorf("source_id must be 1-128 lower-case letters, digits, '.', '_' or '-'")
+	case !ValidVersion(p.Version):
+		return fmt.Errorf("version %q is not of the form 3.12", p.Version)
+	case p.Text == "" || !utf8.ValidString(p.Text):
+		return fmt.Errorf("text must be non-empty UTF-8")
+	case len(p.Title) > MaxTitleBytes || !utf8.ValidString(p.Title) || strings.ContainsAny(p.Title, "\r\n"):
+		return fmt.Errorf("title must be one line of UTF-8, at most %d bytes", MaxTitleBytes)
+	case SHA256(p.Text) != p.TextSHA256:
+		return fmt.Errorf("text_sha256 %q does not match the text (which hashes to %s)", p.TextSHA256, SHA256(p.Text))
+	}
+	if !ValidURL(p.URL) {
+		return fmt.Errorf("url %q is not an absolute https URL", p.URL)
 	}
 	return nil
+}
+
+// ValidURL reports whether u is an absolute https URL with a host, the
+// only kind of link a passage may carry.
+func ValidURL(u string) bool {
+	parsed, err := url.Parse(u)
+	return err == nil && parsed.Scheme == "https" && parsed.Host != ""
 }
 
 // Passage returns the passage with the given source id.

@@ -5,19 +5,19 @@ import (
 	"errors"
 
 	"github.com/ragagentlab/ragagent/core/agent"
-	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/policy"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/recording"
-	"github.com/ragagentlab/ragagent/fixtures"
 )
 
 // BatchRequest is a fresh comparison to plan: the authored cases (all
 // when none are named), repeated, on each path, under one set of limits.
 type BatchRequest struct {
+	// Corpus is the pack whose cases run ("" is the seed).
+	Corpus   string
 	Cases    []string
 	Repeats  int
 	Modes    []agent.Mode
@@ -33,6 +33,8 @@ type BatchRequest struct {
 // BatchPlan is everything a live batch will be allowed to do, shown before
 // anything is spent.
 type BatchPlan struct {
+	Corpus            string       `json:"corpus"`
+	SearchK           int          `json:"search_k"`
 	Model             string       `json:"model"`
 	Endpoint          string       `json:"endpoint"`
 	Config            any          `json:"config"`
@@ -52,6 +54,7 @@ type BatchPlan struct {
 	Note              string       `json:"note"`
 
 	engine    *Engine
+	lab       *lab.Lab
 	plan      *lab.Plan
 	transport gemini.Transport
 }
@@ -62,7 +65,11 @@ const BatchNote = "Nothing is sent without --execute-approved. No retries; redir
 // PlanBatch checks a batch request and builds its plan; an error is one
 // line about what is wrong.
 func (e *Engine) PlanBatch(req BatchRequest) (*BatchPlan, error) {
-	plan, err := e.lab.Plan(req.Cases, req.Repeats, req.Modes, req.Limits)
+	l, err := e.labFor(req.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := l.Plan(req.Cases, req.Repeats, req.Modes, req.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -71,10 +78,10 @@ func (e *Engine) PlanBatch(req BatchRequest) (*BatchPlan, error) {
 		return nil, err
 	}
 	a := e.allowance.Limit()
-	bp := &BatchPlan{Model: gemini.Model, Endpoint: endpoint, Config: gemini.Config(), Limits: req.Limits,
+	bp := &BatchPlan{Corpus: l.Pack.Manifest.ID, SearchK: l.SearchK, Model: gemini.Model, Endpoint: endpoint, Config: gemini.Config(), Limits: req.Limits,
 		Repeats: req.Repeats, Trials: len(plan.Trials()), RequestAllowance: a, MaxRequestBytes: gemini.MaxRequestBytes,
 		MaxResponseBytes: gemini.MaxResponseBytes, MaxCallSeconds: caps(0).CallTimeoutSeconds,
-		WorstCaseRequests: plan.WorstCaseRequests(), Note: BatchNote, engine: e, plan: plan, transport: req.Transport}
+		WorstCaseRequests: plan.WorstCaseRequests(), Note: BatchNote, engine: e, lab: l, plan: plan, transport: req.Transport}
 	for _, c := range plan.Cases {
 		bp.Cases = append(bp.Cases, c.ID)
 	}
@@ -137,10 +144,10 @@ func (e *Engine) RunBatch(ctx context.Context, p *BatchPlan, run BatchRun) (*lab
 		}
 		return client, live.Log.Finish, nil
 	}
-	rep, runErr := e.lab.RunBatch(ctx, p.plan, start, e.clock, nil, run.OnTrial)
+	rep, runErr := p.lab.RunBatch(ctx, p.plan, start, e.clock, nil, run.OnTrial)
 	br := &lab.BatchReport{ExecutionMode: "live-Gemini-API", Model: gemini.Model, Config: gemini.Config(),
 		Endpoint: p.Endpoint, BatchRequestCap: p.RequestAllowance, Limits: p.Limits,
-		CasesSHA256: corpus.SHA256(string(fixtures.Cases)), RecordedAt: head.RecordedAt,
+		CasesSHA256: p.lab.CasesSHA256, RecordedAt: head.RecordedAt,
 		ActualAPIRequests: e.allowance.Used() - used, ElapsedSeconds: e.clock().Sub(began).Seconds(), Environment: run.Environment}
 	br.Fill(rep, p.Price)
 	return br, rep, runErr

@@ -48,6 +48,9 @@ type Options struct {
 	// Prices is the price table for cost estimates; nil means the shipped
 	// table (see PriceTable).
 	Prices *price.Table
+	// Packs are corpus packs besides the seed, opened when a request first
+	// names one.
+	Packs []PackSource
 }
 
 // PriceTable is the shipped price table, each source ending with the
@@ -75,6 +78,7 @@ type Engine struct {
 	session   session
 	rerank    rerankLab
 	jobs      jobs
+	packs     packs
 }
 
 // Open validates the seed corpus and cases, builds the FTS5 index and
@@ -92,7 +96,7 @@ func Open(o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
+	l, err := lab.OpenPack(fixtures.SeedManifest, fixtures.Snapshot, fixtures.Cases)
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +110,10 @@ func Open(o Options) (*Engine, error) {
 		prices = *o.Prices
 	}
 	e := &Engine{lab: l, clock: clock, allowance: a, prices: prices, bundled: bundled}
+	if err := e.packs.init(l, o.Packs); err != nil {
+		l.Close()
+		return nil, err
+	}
 	e.session.repeat = map[string]int{}
 	e.rerank.engine = e
 	return e, nil
@@ -114,8 +122,8 @@ func Open(o Options) (*Engine, error) {
 // Close releases the indexes.
 func (e *Engine) Close() error {
 	err := e.rerank.close()
-	if lerr := e.lab.Close(); err == nil {
-		err = lerr
+	if perr := e.packs.close(); err == nil {
+		err = perr
 	}
 	return err
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/rerank"
 	"github.com/ragagentlab/ragagent/core/reranklab"
+	"github.com/ragagentlab/ragagent/core/store"
 	"github.com/ragagentlab/ragagent/internal/geminitest"
 )
 
@@ -375,7 +376,17 @@ func TestSearch(t *testing.T) {
 	assert.Equal(t, `"write" OR "text" OR "encoding" OR "utf" OR "8"`, res.Terms)
 	want, err := e.Lab().Library.Explain("write_text encoding utf-8", 4, "3.12")
 	require.NoError(t, err)
-	assert.Equal(t, want, res.Hits)
+	require.Len(t, res.Hits, len(want))
+	for i, h := range res.Hits {
+		assert.Equal(t, want[i].Handle, h.Handle, "the agent's hits, in its order")
+		assert.Equal(t, want[i].Score, h.Score)
+		p, _ := e.Lab().Snapshot.Passage(h.SourceID)
+		assert.Equal(t, p.URL, h.URL)
+		assert.Contains(t, h.Snippet, store.MarkOpen, "the snippet marks the matched terms")
+		plain := strings.NewReplacer(store.MarkOpen, "", store.MarkClose, "", store.Ellipsis, "").Replace(h.Snippet)
+		assert.Contains(t, p.Text, plain, "without its marks the snippet is the passage's own text")
+	}
+	assert.Equal(t, "seed", res.Corpus)
 
 	for _, spec := range []string{`{"query": "x", "k": 11}`, `{"query": "x", "k": 0}`, `{"query": "x", "k": 2.5}`, `{`} {
 		_, err := engine.ParseSearchSpec(spec)

@@ -12,6 +12,8 @@ import (
 
 // ReplayRequest is a recording to replay.
 type ReplayRequest struct {
+	// Corpus is the pack the recording was made over ("" is the seed).
+	Corpus string
 	// File is the recording; nil replays the bundled comparison.
 	File *recording.File
 	// Case keeps only that case's trials ("" keeps every trial). A case no
@@ -48,16 +50,20 @@ func (r *ReplayResult) Report() *lab.Report {
 // report, not an error.
 func (e *Engine) Replay(ctx context.Context, req ReplayRequest) (*ReplayResult, error) {
 	started := e.clock()
+	l, err := e.labFor(req.Corpus)
+	if err != nil {
+		return nil, err
+	}
 	file, source := req.File, "loaded"
 	if file == nil {
 		file, source = e.bundled, "bundled"
 	}
-	file, err := FilterCase(file, req.Case)
+	file, err = FilterCase(file, req.Case)
 	if err != nil {
 		return nil, err
 	}
 	total, done := len(file.Trials), 0
-	rep, err := e.lab.Replay(ctx, file, func(tr lab.TrialReport) {
+	rep, err := l.Replay(ctx, file, func(tr lab.TrialReport) {
 		done++
 		if req.OnTrial != nil {
 			req.OnTrial(done, total, tr.ID)

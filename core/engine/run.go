@@ -51,6 +51,8 @@ func Policies() []Policy {
 
 // RunRequest is one run to make.
 type RunRequest struct {
+	// Corpus is the pack the run searches and reads ("" is the seed).
+	Corpus string
 	Task   agent.Task
 	Policy PolicyName
 	// Endpoint is "" for the real API or a loopback test double (Gemini).
@@ -67,8 +69,8 @@ type RunRequest struct {
 	OnStep func(agent.Step, *agent.Observation)
 }
 
-// ParseRunSpec reads a front end's run spec, JSON {question, version,
-// mode, limits, policy, endpoint}. The task is refused with its reason code
+// ParseRunSpec reads a front end's run spec, JSON {corpus, question,
+// version, mode, limits, policy, endpoint} (an absent corpus is the seed). The task is refused with its reason code
 // exactly as a recorded trial's would be (a wrong type gets the same code
 // as a wrong value); an unknown policy or a non-loopback endpoint is an
 // error.
@@ -95,6 +97,7 @@ func ParseRunSpec(text string) (RunRequest, error) {
 		return RunRequest{}, fmt.Errorf("run: policy %q is not one of %s", name, strings.Join(names, ", "))
 	}
 	req := RunRequest{Task: task, Policy: p.Name}
+	req.Corpus, _ = get(o, "corpus").(string)
 	req.Endpoint, _ = get(o, "endpoint").(string)
 	if _, err := gemini.ResolveEndpoint(req.Endpoint); err != nil {
 		return RunRequest{}, err
@@ -121,6 +124,8 @@ func get(o *pyjson.Object, k string) any {
 // the most requests it can make.
 type RunPlan struct {
 	Policy            Policy       `json:"policy"`
+	Corpus            string       `json:"corpus"`
+	SearchK           int          `json:"search_k"`
 	Question          string       `json:"question"`
 	Version           string       `json:"version"`
 	Mode              agent.Mode   `json:"mode"`
@@ -158,14 +163,18 @@ func (e *Engine) PlanRun(req RunRequest) (*RunPlan, error) {
 	if err := req.Task.Validate(); err != nil {
 		return nil, err
 	}
+	corpus, err := e.labFor(req.Corpus)
+	if err != nil {
+		return nil, err
+	}
 	p, ok := findPolicy(req.Policy)
 	if !ok {
 		p = Policy{Name: req.Policy}
 	}
 	l := req.Task.Limits
 	calls := lab.CallsAtMost(req.Task)
-	plan := &RunPlan{Policy: p, Question: req.Task.Question, Version: req.Task.Version, Mode: req.Task.Mode,
-		Limits: l, ModelCallsAtMost: calls}
+	plan := &RunPlan{Policy: p, Corpus: corpus.Pack.Manifest.ID, SearchK: corpus.SearchK, Question: req.Task.Question,
+		Version: req.Task.Version, Mode: req.Task.Mode, Limits: l, ModelCallsAtMost: calls}
 	if req.Policy != Gemini {
 		return plan, nil
 	}
@@ -211,21 +220,25 @@ func WorstCaseUSD(r price.Rate, requests int) float64 {
 // refused before it starts is reported with its code and no result.
 func (e *Engine) Run(ctx context.Context, req RunRequest) (lab.TrialReport, error) {
 	opts := lab.TrialOptions{Clock: e.clock, OnStep: req.OnStep}
+	l, err := e.labFor(req.Corpus)
+	if err != nil {
+		return lab.TrialReport{}, err
+	}
 	switch req.Policy {
 	case Scripted:
-		tr, _ := e.begin(req.Task)
-		return e.lab.Trial(ctx, tr, req.Task, policy.Scripted{}, opts)
+		tr, _ := e.begin(l, req.Task)
+		return l.Trial(ctx, tr, req.Task, policy.Scripted{}, opts)
 	case Replay:
 		if req.Trial == nil {
 			return lab.TrialReport{}, errors.New("run: a replay run needs a recorded trial")
 		}
-		tr, _ := e.begin(req.Task)
+		tr, _ := e.begin(l, req.Task)
 		replayer := recording.NewReplayer(*req.Trial)
-		tr, err := e.lab.Trial(ctx, tr, req.Task, replayer, opts)
+		tr, err := l.Trial(ctx, tr, req.Task, replayer, opts)
 		tr.Exchanges, tr.ExchangesUsed = len(req.Trial.Exchanges), replayer.Used()
 		return tr, err
 	case Gemini:
-		return e.runLive(ctx, req, opts)
+		return e.runLive(ctx, l, req, opts)
 	}
 	return lab.TrialReport{}, fmt.Errorf("run: policy %q is not scripted, gemini or replay", req.Policy)
 }
@@ -233,12 +246,12 @@ func (e *Engine) Run(ctx context.Context, req RunRequest) (lab.TrialReport, erro
 // runLive runs with the live model: a task refused before it starts
 // records nothing; otherwise the trial is begun in the recording and every
 // attempt recorded as it happens.
-func (e *Engine) runLive(ctx context.Context, req RunRequest, opts lab.TrialOptions) (lab.TrialReport, error) {
+func (e *Engine) runLive(ctx context.Context, l *lab.Lab, req RunRequest, opts lab.TrialOptions) (lab.TrialReport, error) {
 	if req.Transport == nil {
 		return lab.TrialReport{}, errors.New("run: a gemini run needs a transport")
 	}
 	if err := req.Task.Validate(); err != nil {
-		tr, _ := e.begin(req.Task)
+		tr, _ := e.begin(l, req.Task)
 		return lab.Refused(tr, err)
 	}
 	endpoint, err := gemini.ResolveEndpoint(req.Endpoint)
@@ -251,20 +264,21 @@ func (e *Engine) runLive(ctx context.Context, req RunRequest, opts lab.TrialOpti
 			return lab.TrialReport{}, err
 		}
 	}
-	tr, _ := e.begin(req.Task)
+	tr, _ := e.begin(l, req.Task)
 	client, live, err := e.startLive(rec, trialRecord(tr, req.Task), LiveModel{Model: gemini.Model, Transport: req.Transport, Endpoint: endpoint})
 	if err != nil {
 		return lab.TrialReport{}, err
 	}
 	opts.OnEnd = live.Log.Finish
-	tr, err = e.lab.Trial(ctx, tr, req.Task, client, opts)
+	tr, err = l.Trial(ctx, tr, req.Task, client, opts)
 	tr.Exchanges, tr.ExchangesUsed = live.Attempts(), live.Attempts()
 	return tr, err
 }
 
-// begin numbers a run and finds its case (by question and version).
-func (e *Engine) begin(task agent.Task) (lab.TrialReport, *evaluate.Case) {
-	c, known := e.caseFor(task)
+// begin numbers a run and finds its case in the lab (by question and
+// version).
+func (e *Engine) begin(l *lab.Lab, task agent.Task) (lab.TrialReport, *evaluate.Case) {
+	c, known := caseFor(l, task)
 	s := &e.session
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -282,8 +296,8 @@ func (e *Engine) begin(task agent.Task) (lab.TrialReport, *evaluate.Case) {
 }
 
 // caseFor finds the authored case a task asks, by question and version.
-func (e *Engine) caseFor(t agent.Task) (*evaluate.Case, bool) {
-	cs := e.lab.Cases.Cases
+func caseFor(l *lab.Lab, t agent.Task) (*evaluate.Case, bool) {
+	cs := l.Cases.Cases
 	for i := range cs {
 		if cs[i].Question == t.Question && cs[i].Version == t.Version {
 			return &cs[i], true

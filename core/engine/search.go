@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 
-	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/store"
 	"github.com/ragagentlab/ragagent/core/tools"
@@ -15,16 +14,21 @@ const MaxSearchK = 10
 // SearchRequest is a search for people inspecting the index (the agent's
 // literal OR semantics, with scores the agent never sees).
 type SearchRequest struct {
-	Query string `json:"query"`
+	// Corpus is the pack to search ("" is the seed).
+	Corpus string `json:"corpus"`
+	Query  string `json:"query"`
 	// Version filters by version; "" searches every version.
 	Version string `json:"version"`
-	// K is how many results, 1..MaxSearchK; 0 means the agent's k.
+	// K is how many results, 1..MaxSearchK; 0 means the pack's agent k.
 	K int `json:"k"`
 }
 
-// SearchResult is a scored search: the hits best first, the FTS5
-// expression the query became and how long it took.
+// SearchResult is a scored search: the hits best first (each with its URL,
+// title and FTS5 snippet, matched terms between store.MarkOpen and
+// store.MarkClose), the FTS5 expression the query became and how long it
+// took.
 type SearchResult struct {
+	Corpus    string         `json:"corpus"`
 	Query     string         `json:"query"`
 	Version   string         `json:"version"`
 	K         int            `json:"k"`
@@ -33,25 +37,33 @@ type SearchResult struct {
 	ElapsedMS float64        `json:"elapsed_ms"`
 }
 
-// Search runs a scored search over the seed index.
+// Search runs a scored search over a pack's index with the agent's
+// literal semantics.
 func (e *Engine) Search(req SearchRequest) (*SearchResult, error) {
+	l, err := e.labFor(req.Corpus)
+	if err != nil {
+		return nil, err
+	}
 	if req.K == 0 {
-		req.K = agent.SearchK
+		req.K = l.SearchK
 	}
 	if req.K < 1 || req.K > MaxSearchK {
 		return nil, fmt.Errorf("search: k must be from 1 to %d", MaxSearchK)
 	}
 	started := e.clock()
-	hits, err := e.lab.Explain(req.Query, req.K, req.Version)
+	hits, err := l.ExplainSnippets(req.Query, req.K, req.Version)
 	if err != nil {
 		return nil, err
 	}
-	return &SearchResult{Query: req.Query, Version: req.Version, K: req.K, Hits: hits,
+	if hits == nil {
+		hits = []tools.Scored{}
+	}
+	return &SearchResult{Corpus: l.Pack.Manifest.ID, Query: req.Query, Version: req.Version, K: req.K, Hits: hits,
 		Terms: store.MatchExpression(store.Terms(req.Query)), ElapsedMS: e.since(started)}, nil
 }
 
-// ParseSearchSpec reads a front end's search, JSON {query, version, k}: an
-// absent k is the agent's; a given k must be a whole number 1..MaxSearchK.
+// ParseSearchSpec reads a front end's search, JSON {corpus, query, version,
+// k}: an absent corpus is the seed, an absent k the pack's agent k; a given k must be a whole number 1..MaxSearchK.
 func ParseSearchSpec(text string) (SearchRequest, error) {
 	v, err := pyjson.Decode(text)
 	if err != nil {
@@ -59,6 +71,7 @@ func ParseSearchSpec(text string) (SearchRequest, error) {
 	}
 	o, _ := v.(*pyjson.Object)
 	var req SearchRequest
+	req.Corpus, _ = get(o, "corpus").(string)
 	req.Query, _ = get(o, "query").(string)
 	req.Version, _ = get(o, "version").(string)
 	if k := get(o, "k"); k != nil {

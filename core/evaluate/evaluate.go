@@ -23,11 +23,16 @@ const Scope = "Source targets, answer patterns and explicit abstention on author
 
 // Case is one authored question with its grading labels.
 type Case struct {
-	ID                string   `json:"id"`
-	Split             string   `json:"split"`
-	Question          string   `json:"question"`
-	Version           string   `json:"version"`
-	Sources           []string `json:"sources"`
+	ID       string   `json:"id"`
+	Split    string   `json:"split"`
+	Question string   `json:"question"`
+	Version  string   `json:"version"`
+	Sources  []string `json:"sources"`
+	// TargetURLs are target passages named by URL (for a pack whose ids a
+	// case author does not pick): each must be read, and cited in an
+	// answer, by some passage with that URL (a passage split in parts
+	// shares its URL).
+	TargetURLs        []string `json:"target_urls,omitempty"`
 	AnswerPatterns    []string `json:"answer_patterns"`
 	ForbiddenPatterns []string `json:"forbidden_patterns"`
 	Note              string   `json:"note,omitempty"`
@@ -70,6 +75,11 @@ func ParseCases(data []byte) (*Cases, error) {
 		}
 		if !corpus.ValidVersion(c.Version) {
 			return nil, fmt.Errorf("%s: version %q is not of the form 3.12", where, c.Version)
+		}
+		for _, u := range c.TargetURLs {
+			if !corpus.ValidURL(u) {
+				return nil, fmt.Errorf("%s: target URL %q is not an absolute https URL", where, u)
+			}
 		}
 		var err error
 		if c.answer, err = compile(c.AnswerPatterns); err != nil {
@@ -133,23 +143,30 @@ type Checks struct {
 
 // Grade checks a result against its case.
 func Grade(c *Case, r *agent.Result) Checks {
-	read := map[string]bool{}
+	read, readURLs := map[string]bool{}, map[string]bool{}
 	queries := []string{}
 	for _, o := range r.Observations {
 		if rr, ok := o.Read(); ok {
 			read[rr.SourceID] = true
+			readURLs[rr.URL] = true
 		}
 		if sr, ok := o.Search(); ok {
 			queries = append(queries, sr.Query)
 		}
 	}
-	cited := map[string]bool{}
+	cited, citedURLs := map[string]bool{}, map[string]bool{}
 	for _, c := range r.Citations {
 		cited[c.SourceID] = true
+		citedURLs[c.URL] = true
 	}
-	subset := func(set map[string]bool) bool {
+	subset := func(ids, urls map[string]bool) bool {
 		for _, s := range c.Sources {
-			if !set[s] {
+			if !ids[s] {
+				return false
+			}
+		}
+		for _, u := range c.TargetURLs {
+			if !urls[u] {
 				return false
 			}
 		}
@@ -157,10 +174,10 @@ func Grade(c *Case, r *agent.Result) Checks {
 	}
 	var checks Checks
 	var answer bool
-	if len(c.Sources) > 0 {
-		retrieval := subset(read)
+	if len(c.Sources) > 0 || len(c.TargetURLs) > 0 {
+		retrieval := subset(read, readURLs)
 		checks.RetrievalTargetsRead = &retrieval
-		answer = r.Status == agent.Answered && subset(cited) && allMatch(c.answer, r.Answer) && !anyMatch(c.forbidden, r.Answer)
+		answer = r.Status == agent.Answered && subset(cited, citedURLs) && allMatch(c.answer, r.Answer) && !anyMatch(c.forbidden, r.Answer)
 	} else {
 		// Only an explicit model abstention passes, never exhaustion.
 		answer = r.Status == agent.Incomplete && r.Reason == reason.ModelStopped

@@ -23,6 +23,12 @@ type Lab struct {
 	Snapshot *corpus.Snapshot
 	Library  *tools.Library
 	Cases    *evaluate.Cases
+	// Pack is the corpus pack (nil for a lab opened on a bare snapshot).
+	Pack *corpus.Pack
+	// SearchK is how many candidates each agent search issues.
+	SearchK int
+	// CasesSHA256 is the receipt of the cases file the lab was opened with.
+	CasesSHA256 string
 
 	tools *memo // what runs use: the library, serialised and memoised
 }
@@ -33,22 +39,66 @@ func Open(snapshot, cases []byte) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := evaluate.ParseCases(cases)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range cs.Cases {
-		for _, s := range c.Sources {
-			if _, ok := snap.Passage(s); !ok {
-				return nil, fmt.Errorf("cases: case %q targets %q, which is not in the snapshot", c.ID, s)
-			}
-		}
-	}
 	lib, err := tools.Open(snap)
 	if err != nil {
 		return nil, err
 	}
-	return &Lab{Snapshot: snap, Library: lib, Cases: cs, tools: newMemo(lib)}, nil
+	return open(lib, cases)
+}
+
+// OpenPack opens a pack (its manifest and passages file, checked against
+// each other) with its cases (nil for none); see tools.OpenPack.
+func OpenPack(manifest, passages, cases []byte) (*Lab, error) {
+	m, err := corpus.ParseManifest(manifest)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := tools.OpenPack(m, passages)
+	if err != nil {
+		return nil, err
+	}
+	return open(lib, cases)
+}
+
+// noCases is an empty cases file, for a pack nobody wrote cases for.
+var noCases = []byte(`{"format": "` + evaluate.CasesFormat + `", "cases": []}`)
+
+// open checks the cases against the library's passages: every target id
+// and URL must name a passage.
+func open(lib *tools.Library, cases []byte) (*Lab, error) {
+	if cases == nil {
+		cases = noCases
+	}
+	cs, err := evaluate.ParseCases(cases)
+	if err != nil {
+		lib.Close()
+		return nil, err
+	}
+	snap := lib.Snapshot()
+	urls := map[string]bool{}
+	for _, p := range snap.Passages {
+		urls[p.URL] = true
+	}
+	for _, c := range cs.Cases {
+		for _, s := range c.Sources {
+			if _, ok := snap.Passage(s); !ok {
+				lib.Close()
+				return nil, fmt.Errorf("cases: case %q targets %q, which is not in the snapshot", c.ID, s)
+			}
+		}
+		for _, u := range c.TargetURLs {
+			if !urls[u] {
+				lib.Close()
+				return nil, fmt.Errorf("cases: case %q targets %s, which no passage has as its URL", c.ID, u)
+			}
+		}
+	}
+	l := &Lab{Snapshot: snap, Library: lib, Cases: cs, Pack: lib.Pack(), SearchK: agent.SearchK,
+		CasesSHA256: corpus.SHA256(string(cases)), tools: newMemo(lib)}
+	if l.Pack != nil {
+		l.SearchK = l.Pack.Manifest.SearchK
+	}
+	return l, nil
 }
 
 // Close releases the index.
@@ -138,7 +188,7 @@ type TrialOptions struct {
 // is reported with its code and no result; an error is a fault outside the
 // trial's own outcome.
 func (l *Lab) Trial(ctx context.Context, tr TrialReport, task agent.Task, m model.Model, o TrialOptions) (TrialReport, error) {
-	ctrl := agent.Controller{Tools: l.tools, Model: m, Clock: o.Clock, OnStep: o.OnStep}
+	ctrl := agent.Controller{Tools: l.tools, Model: m, Clock: o.Clock, OnStep: o.OnStep, SearchK: l.SearchK}
 	var began time.Time
 	if o.Clock != nil {
 		began = o.Clock()
@@ -180,4 +230,10 @@ func Refused(tr TrialReport, err error) (TrialReport, error) {
 // view), serialised with the lab's runs.
 func (l *Lab) Explain(query string, k int, version string) ([]tools.Scored, error) {
 	return l.tools.Explain(query, k, version)
+}
+
+// ExplainSnippets is Explain with each hit's URL, title and highlighted
+// snippet.
+func (l *Lab) ExplainSnippets(query string, k int, version string) ([]tools.Scored, error) {
+	return l.tools.ExplainSnippets(query, k, version)
 }

@@ -56,3 +56,11 @@ func (m *memo) Explain(query string, k int, version string) ([]tools.Scored, err
 	defer m.mu.Unlock()
 	return m.lib.Explain(query, k, version)
 }
+
+// ExplainSnippets is the library's search with snippets, serialised with
+// the runs.
+func (m *memo) ExplainSnippets(query string, k int, version string) ([]tools.Scored, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lib.ExplainSnippets(query, k, version)
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
+	"github.com/ncruces/go-sqlite3/vfs/memdb"
 )
 
 // Doc is one indexed text. Docs are inserted in the order given; their
@@ -25,6 +26,8 @@ type Hit struct {
 	Doc   int     // index into the docs the Index was built from
 	Rank  int     // 1-based position in bm25 order
 	Score float64 // FTS5 bm25(); lower is better
+	// Snippet is the highlighted excerpt (SearchSnippets only).
+	Snippet string
 }
 
 // Index is an FTS5 table over docs. It is not safe for concurrent use (one
@@ -34,6 +37,11 @@ type Index struct {
 	filtered *sqlite3.Stmt
 	all      *sqlite3.Stmt
 	docs     int
+	// snippets are the search statements with a highlighted excerpt,
+	// prepared on first use (only people inspecting the index ask).
+	snippets [2]*sqlite3.Stmt
+	// image is the memdb name of an opened image, deleted on Close.
+	image string
 }
 
 // ErrNoTerms reports a query with no [a-z0-9] token; there is nothing to match.
@@ -55,13 +63,25 @@ func Open(docs []Doc) (*Index, error) {
 	return ix, nil
 }
 
+// schema is the index table: only the text is indexed, so bm25 statistics
+// are those of the text alone.
+const schema = `CREATE VIRTUAL TABLE passages USING fts5(version UNINDEXED, text)`
+
 func (ix *Index) build(docs []Doc) error {
 	if err := fts5.Register(ix.conn); err != nil {
 		return fmt.Errorf("store: register fts5: %w", err)
 	}
-	if err := ix.conn.Exec(`CREATE VIRTUAL TABLE passages USING fts5(version UNINDEXED, text)`); err != nil {
+	if err := ix.conn.Exec(schema); err != nil {
 		return fmt.Errorf("store: create table: %w", err)
 	}
+	if err := ix.insert(docs); err != nil {
+		return err
+	}
+	return ix.prepare()
+}
+
+// insert adds docs with rowids 1..n in one transaction.
+func (ix *Index) insert(docs []Doc) error {
 	if err := ix.conn.Exec(`BEGIN`); err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
@@ -81,6 +101,12 @@ func (ix *Index) build(docs []Doc) error {
 	if err := ix.conn.Exec(`COMMIT`); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	return nil
+}
+
+// prepare makes the search statements.
+func (ix *Index) prepare() error {
+	var err error
 	// Ties in bm25 fall back to insertion order, so results never depend on
 	// the sorter's internals.
 	const base = `SELECT rowid, bm25(passages) FROM passages WHERE passages MATCH ?1 %s ORDER BY bm25(passages), rowid LIMIT ?2`
@@ -93,9 +119,13 @@ func (ix *Index) build(docs []Doc) error {
 	return nil
 }
 
-// Close releases the connection.
+// Close releases the connection (and an image's memory).
 func (ix *Index) Close() error {
-	return errors.Join(ix.filtered.Close(), ix.all.Close(), ix.conn.Close())
+	err := errors.Join(ix.filtered.Close(), ix.all.Close(), ix.snippets[0].Close(), ix.snippets[1].Close(), ix.conn.Close())
+	if ix.image != "" {
+		memdb.Delete(ix.image)
+	}
+	return err
 }
 
 // Len is the number of indexed docs.
@@ -171,16 +201,56 @@ func MatchExpression(terms []string) string {
 // An empty version searches every version (diagnostics only; runs always
 // name one).
 func (ix *Index) Search(query string, k int, version string) ([]Hit, error) {
+	stmt := ix.all
+	if version != "" {
+		stmt = ix.filtered
+	}
+	return ix.run(stmt, query, k, version, false)
+}
+
+// The highlight marks around each matched term in a snippet, and what
+// stands for text left out: characters that Python documentation does not
+// use, so a front end can split on them.
+const (
+	MarkOpen  = "\u27e6" // ⟦
+	MarkClose = "\u27e7" // ⟧
+	Ellipsis  = "…"
+)
+
+// SnippetTokens is how many tokens a snippet shows at most.
+const SnippetTokens = 24
+
+// SearchSnippets is Search with each hit's FTS5 snippet(): the best
+// SnippetTokens-token window of its text, terms between MarkOpen and
+// MarkClose. Hits and scores are exactly Search's.
+func (ix *Index) SearchSnippets(query string, k int, version string) ([]Hit, error) {
+	i := 0
+	if version != "" {
+		i = 1
+	}
+	if ix.snippets[i] == nil {
+		filter := ""
+		if version != "" {
+			filter = `AND version = ?3`
+		}
+		q := fmt.Sprintf(`SELECT rowid, bm25(passages), snippet(passages, 1, '%s', '%s', '%s', %d) FROM passages
+			WHERE passages MATCH ?1 %s ORDER BY bm25(passages), rowid LIMIT ?2`, MarkOpen, MarkClose, Ellipsis, SnippetTokens, filter)
+		stmt, _, err := ix.conn.Prepare(q)
+		if err != nil {
+			return nil, fmt.Errorf("store: prepare snippet search: %w", err)
+		}
+		ix.snippets[i] = stmt
+	}
+	return ix.run(ix.snippets[i], query, k, version, true)
+}
+
+func (ix *Index) run(stmt *sqlite3.Stmt, query string, k int, version string, snippet bool) ([]Hit, error) {
 	terms := Terms(query)
 	if len(terms) == 0 {
 		return nil, ErrNoTerms
 	}
 	if k < 1 {
 		return nil, fmt.Errorf("store: k must be at least 1, got %d", k)
-	}
-	stmt := ix.all
-	if version != "" {
-		stmt = ix.filtered
 	}
 	defer stmt.Reset()
 	if err := errors.Join(stmt.BindText(1, MatchExpression(terms)), stmt.BindInt(2, k)); err != nil {
@@ -193,7 +263,11 @@ func (ix *Index) Search(query string, k int, version string) ([]Hit, error) {
 	}
 	var hits []Hit
 	for stmt.Step() {
-		hits = append(hits, Hit{Doc: stmt.ColumnInt(0) - 1, Rank: len(hits) + 1, Score: stmt.ColumnFloat(1)})
+		h := Hit{Doc: stmt.ColumnInt(0) - 1, Rank: len(hits) + 1, Score: stmt.ColumnFloat(1)}
+		if snippet {
+			h.Snippet = stmt.ColumnText(2)
+		}
+		hits = append(hits, h)
 	}
 	if err := stmt.Err(); err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)

@@ -5,6 +5,7 @@ package tools
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -34,7 +35,49 @@ type Tools interface {
 type Library struct {
 	snapshot *corpus.Snapshot
 	index    *store.Index
+	pack     *corpus.Pack // nil for a bare snapshot
 }
+
+// OpenPack checks a pack's passages file against its manifest (size and
+// sha256), decodes and validates its passages and opens their index: a
+// JSON file is indexed now, a SQLite image is opened as it is.
+func OpenPack(m *corpus.Manifest, passages []byte) (*Library, error) {
+	if err := m.CheckFile(passages); err != nil {
+		return nil, err
+	}
+	switch m.PassagesEncoding {
+	case corpus.EncodingJSON:
+		ps, err := corpus.DecodeJSON(passages)
+		if err != nil {
+			return nil, fmt.Errorf("pack %s: %w", m.ID, err)
+		}
+		p, err := corpus.NewPack(m, ps)
+		if err != nil {
+			return nil, err
+		}
+		lib, err := Open(p.Snapshot)
+		if err != nil {
+			return nil, err
+		}
+		lib.pack = p
+		return lib, nil
+	case corpus.EncodingSQLite:
+		ix, ps, err := store.OpenImage(passages)
+		if err != nil {
+			return nil, fmt.Errorf("pack %s: %w", m.ID, err)
+		}
+		p, err := corpus.NewPack(m, ps)
+		if err != nil {
+			ix.Close()
+			return nil, err
+		}
+		return &Library{snapshot: p.Snapshot, index: ix, pack: p}, nil
+	}
+	return nil, fmt.Errorf("pack %s: passages_encoding %q is not known", m.ID, m.PassagesEncoding)
+}
+
+// Pack is the pack the library serves (nil for a bare snapshot).
+func (l *Library) Pack() *corpus.Pack { return l.pack }
 
 // Open indexes the snapshot's passages in file order.
 func Open(s *corpus.Snapshot) (*Library, error) {
@@ -55,15 +98,31 @@ func (l *Library) Close() error { return l.index.Close() }
 // Snapshot is the corpus the library serves.
 func (l *Library) Snapshot() *corpus.Snapshot { return l.snapshot }
 
-// Scored is a handle with its bm25 score, for people inspecting the index.
+// Scored is a handle with its bm25 score, for people inspecting the index;
+// Snippet (from ExplainSnippets) is the best window of its text with the
+// matched terms between store.MarkOpen and store.MarkClose.
 type Scored struct {
 	Handle
-	Score float64 `json:"score"`
+	Score   float64 `json:"score"`
+	URL     string  `json:"url,omitempty"`
+	Title   string  `json:"title,omitempty"`
+	Snippet string  `json:"snippet,omitempty"`
 }
 
 // Explain runs a search and keeps the scores (the agent never sees them).
 func (l *Library) Explain(query string, k int, version string) ([]Scored, error) {
 	hits, err := l.index.Search(query, k, version)
+	return l.scored(hits, err, false)
+}
+
+// ExplainSnippets is Explain with each hit's URL, title and highlighted
+// snippet: what a person searching the corpus sees.
+func (l *Library) ExplainSnippets(query string, k int, version string) ([]Scored, error) {
+	hits, err := l.index.SearchSnippets(query, k, version)
+	return l.scored(hits, err, true)
+}
+
+func (l *Library) scored(hits []store.Hit, err error, links bool) ([]Scored, error) {
 	if errors.Is(err, store.ErrNoTerms) {
 		return nil, reason.New(reason.InvalidQuery, "the query has no [a-z0-9] terms")
 	}
@@ -73,7 +132,11 @@ func (l *Library) Explain(query string, k int, version string) ([]Scored, error)
 	out := make([]Scored, len(hits))
 	for i, h := range hits {
 		p := l.snapshot.Passages[h.Doc]
-		out[i] = Scored{Handle: Handle{SourceID: p.SourceID, Rank: h.Rank, Version: p.Version, Bytes: p.Bytes(), TextSHA256: p.TextSHA256}, Score: h.Score}
+		out[i] = Scored{Handle: Handle{SourceID: p.SourceID, Rank: h.Rank, Version: p.Version, Bytes: p.Bytes(), TextSHA256: p.TextSHA256},
+			Score: h.Score, Snippet: h.Snippet}
+		if links {
+			out[i].URL, out[i].Title = p.URL, p.Title
+		}
 	}
 	return out, nil
 }

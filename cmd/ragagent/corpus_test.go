@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// openTime is the one figure that differs from run to run.
+var openTime = regexp.MustCompile(`opened in [0-9]+ ms|"open_ms": [0-9.e+-]+`)
+
+func TestCorpusGolden(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"corpus-info-seed.txt", []string{"corpus", "info", "seed"}},
+		{"corpus-info-python.txt", []string{"corpus", "info", "python-3.11"}},
+		{"corpus-info-python.json", []string{"corpus", "info", "--json", "python-3.11"}},
+		{"search-python.txt", []string{"search", "--corpus", "python-3.11", "--limit", "5", "how", "to", "write", "text", "to", "a", "file"}},
+		{"search-python.json", []string{"search", "--corpus", "python-3.11", "--json", "json", "dumps", "ensure_ascii"}},
+		{"search-seed.json", []string{"search", "--json", "write_text", "overwrite"}},
+		{"eval-python.txt", []string{"eval", "--corpus", "python-3.11", "--policy", "scripted"}},
+		{"run-python-scripted.txt", []string{"run", "--corpus", "python-3.11", "--question", "How do I parse a TOML file in Python 3.11?"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := ragagent(c.args...)
+			require.Equal(t, exitOK, code, stderr)
+			golden(t, c.name, openTime.ReplaceAllString(stdout, "opened in N ms"))
+		})
+	}
+}
+
+func TestEvalJSONShape(t *testing.T) {
+	code, stdout, stderr := ragagent("eval", "--corpus", "python-3.11", "--policy", "scripted", "--json")
+	require.Equal(t, exitOK, code, stderr)
+	var out struct {
+		Cases   []map[string]json.RawMessage `json:"cases"`
+		Summary struct {
+			Answerable int `json:"answerable_cases"`
+			Unanswer   int `json:"unanswerable_cases"`
+			Trials     int `json:"trials"`
+		} `json:"summary"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	assert.GreaterOrEqual(t, out.Summary.Answerable, 30)
+	assert.GreaterOrEqual(t, out.Summary.Unanswer, 4)
+	assert.Equal(t, 2*(out.Summary.Answerable+out.Summary.Unanswer), out.Summary.Trials, "every case on both paths")
+	for _, c := range out.Cases {
+		for _, k := range []string{"id", "target_read", "outcome", "reason", "checks"} {
+			assert.Contains(t, c, k)
+		}
+	}
+}
+
+func TestCorpusBuildAndUse(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	require.NoError(t, os.MkdirAll(docs, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(docs, "a.md"), []byte("# Kettles\n\nA kettle boils water in about three minutes.\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(docs, "b.txt"), []byte("Teapots keep tea warm.\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(docs, "c.md"), []byte("bad \xff byte\n"), 0o644))
+	out := filepath.Join(dir, "pack")
+	code, stdout, stderr := ragagent("corpus", "build", "--from", docs, "--out", out, "--id", "kitchen", "--title", "Kitchen notes",
+		"--version", "1.0", "--base-url", "https://notes.example.org/", "--licence", "CC0", "--attribution", "me")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "skipped c.md: not UTF-8 text")
+	assert.Contains(t, stdout, "2 passages from 2 documents (1 skipped)")
+
+	code, stdout, stderr = ragagent("search", "--corpus", out, "--json", "kettle", "boils")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `"url": "https://notes.example.org/a.md#kettles"`)
+
+	code, _, stderr = ragagent("corpus", "build", "--from", docs, "--out", out, "--id", "kitchen", "--title", "K",
+		"--version", "1.0", "--base-url", "https://notes.example.org/", "--licence", "CC0", "--attribution", "me")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "already holds a manifest.json; refusing to overwrite it")
+
+	// A changed passages file is refused, naming what does not match.
+	data, err := os.ReadFile(filepath.Join(out, "passages.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(out, "passages.json"), []byte(strings.Replace(string(data), "three", "four!", 1)), 0o644))
+	code, _, stderr = ragagent("corpus", "info", out)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "pack kitchen: the passages file hashes to")
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line")
+}
+
+func TestSearchUsage(t *testing.T) {
+	code, _, stderr := ragagent("search", "--corpus", "python-3.11", "?!")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "no searchable terms")
+	code, _, stderr = ragagent("search", "--corpus", "nosuch", "x")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, `"nosuch" is neither a pack`)
+}

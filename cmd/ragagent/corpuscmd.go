@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ragagentlab/ragagent/core/builder"
+	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/store"
+)
+
+func cmdCorpus(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "build":
+			return cmdCorpusBuild(args[1:], stdout, stderr)
+		case "info":
+			return cmdCorpusInfo(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintln(stderr, "usage: ragagent corpus build --from DIR --out DIR --id ID ... | ragagent corpus info PACK")
+	return exitUsage
+}
+
+func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("corpus build", "--from DIR --out DIR --id ID --title T --version V --base-url URL [flags]", stderr)
+	from := fs.String("from", "", "the folder of documents (.html, .md, .rst, .txt) to read, recursively")
+	out := fs.String("out", "", "the pack `folder` to write (manifest.json and the passages file); created, and refused if it holds a manifest")
+	include := fs.String("include", "", "only documents under these comma-separated sub`folders` of --from (default: all)")
+	var o builder.Options
+	fs.StringVar(&o.ID, "id", "", "the pack's `id` (lower-case letters, digits, '.', '_', '-')")
+	fs.StringVar(&o.Title, "title", "", "the pack's title")
+	fs.StringVar(&o.Language, "language", "en", "the documents' language (a BCP 47 tag)")
+	fs.StringVar(&o.Version, "version", "", "the version every passage belongs to, like 3.11")
+	fs.IntVar(&o.SearchK, "search-k", corpus.DefaultSearchK, fmt.Sprintf("candidates per agent search (1-%d)", corpus.MaxSearchK))
+	fs.StringVar(&o.Licence, "licence", "", "the documents' licence")
+	fs.StringVar(&o.Attribution, "attribution", "", "the attribution the licence asks for")
+	fs.StringVar(&o.Source, "source", "", "where the documents came from (default: the --from folder)")
+	fs.StringVar(&o.MadeBy, "made-by", "", "how the pack was made (default: this command line)")
+	fs.StringVar(&o.BaseURL, "base-url", "", "the absolute https `URL` a document's path is appended to (ending in /)")
+	fs.StringVar(&o.PageExt, "page-ext", "", "replace each document's extension with this one in its URL (e.g. .html)")
+	fs.IntVar(&o.MaxBytes, "max-bytes", builder.DefaultMaxBytes, "a passage's size cap in bytes; longer sections are cut at paragraph boundaries")
+	encoding := fs.String("encoding", corpus.EncodingJSON, "the passages file: json (readable) or sqlite (a prebuilt FTS5 image, for large packs)")
+	compress := fs.Bool("gzip", false, "gzip the passages file (the receipt stays that of the uncompressed bytes)")
+	asJSON := fs.Bool("json", false, "print the manifest and the skipped documents as JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "ragagent corpus build: %s\n", fmt.Sprintf(format, a...))
+		return exitUsage
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "ragagent corpus build: %s\n", oneLine(err))
+		return exitError
+	}
+	switch {
+	case *from == "" || *out == "":
+		return usage("--from and --out are required")
+	case *encoding != corpus.EncodingJSON && *encoding != corpus.EncodingSQLite:
+		return usage("--encoding %q is not json or sqlite", *encoding)
+	}
+	if o.Source == "" {
+		o.Source = "the documents in " + filepath.Base(*from)
+	}
+	if o.MadeBy == "" {
+		o.MadeBy = "ragagent corpus build " + strings.Join(args, " ")
+	}
+	if _, err := os.Stat(filepath.Join(*out, "manifest.json")); err == nil {
+		return fail(fmt.Errorf("%s already holds a manifest.json; refusing to overwrite it (choose another --out or remove it)", *out))
+	}
+	docs, err := readFolder(*from, folders(*include))
+	if err != nil {
+		return fail(err)
+	}
+	progress := newProgress(stderr, "read")
+	res, err := builder.Build(docs, o, progress.step)
+	progress.done()
+	if err != nil {
+		return fail(err)
+	}
+	var file []byte
+	if *encoding == corpus.EncodingSQLite {
+		file, err = store.Image(res.Passages)
+	} else {
+		file, err = corpus.EncodeJSON(o.Title, res.Passages)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	name, written := "passages."+map[string]string{corpus.EncodingJSON: "json", corpus.EncodingSQLite: "sqlite"}[*encoding], file
+	compressed := 0
+	if *compress {
+		if written, err = gzipped(file); err != nil {
+			return fail(err)
+		}
+		name += ".gz"
+		compressed = len(written)
+	}
+	m := o.Manifest(res.Passages, file, *encoding, name, compressed)
+	if err := m.Validate(); err != nil {
+		return fail(err)
+	}
+	manifest, err := encodeManifest(m)
+	if err != nil {
+		return fail(err)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fail(err)
+	}
+	if err := replaceFile(filepath.Join(*out, name), written); err != nil {
+		return fail(err)
+	}
+	if err := replaceFile(filepath.Join(*out, "manifest.json"), manifest); err != nil {
+		return fail(err)
+	}
+	if *asJSON {
+		return writeJSON(stdout, stderr, "corpus build", map[string]any{"manifest": m, "documents": res.Documents, "skipped": nonNil(res.Skipped)})
+	}
+	for _, s := range res.Skipped {
+		fmt.Fprintf(stdout, "skipped %s: %s\n", s.Path, s.Reason)
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d passages from %d documents (%d skipped), %s %d bytes", *out, m.Passages, res.Documents, len(res.Skipped), name, len(written))
+	if *compress {
+		fmt.Fprintf(stdout, " (%d uncompressed)", len(file))
+	}
+	fmt.Fprintf(stdout, ", sha256 %s\n", m.PassagesSHA256)
+	return exitOK
+}
+
+func nonNil(s []builder.Skipped) []builder.Skipped {
+	if s == nil {
+		return []builder.Skipped{}
+	}
+	return s
+}
+
+// encodeManifest is a manifest as indented JSON with a final newline.
+func encodeManifest(m *corpus.Manifest) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	err := enc.Encode(m)
+	return b.Bytes(), err
+}
+
+// gzipped compresses data at the best level, with no name or time in the
+// header, so the same input gives the same bytes.
+func gzipped(data []byte) ([]byte, error) {
+	var b bytes.Buffer
+	w, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// folders is a comma-separated list of sub-folders, without their slashes.
+func folders(s string) []string {
+	var out []string
+	for _, p := range splitList(s) {
+		if p = strings.Trim(p, "/"); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// readFolder reads every regular file under dir (only under the include
+// subfolders when given) whose extension the builder reads, with its path
+// relative to dir. Files of other kinds are not read at all.
+func readFolder(dir string, include []string) ([]builder.Document, error) {
+	var docs []builder.Document
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel != "." && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || builder.KindOf(rel) == builder.Unreadable || !under(rel, include) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.Size() > builder.MaxDocumentBytes {
+			docs = append(docs, builder.Document{Path: rel, Data: make([]byte, builder.MaxDocumentBytes+1)})
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, builder.Document{Path: rel, Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%s has no .html, .md, .rst or .txt file%s", dir, map[bool]string{true: " under " + strings.Join(include, ", ")}[len(include) > 0])
+	}
+	return docs, nil
+}
+
+func under(rel string, include []string) bool {
+	if len(include) == 0 {
+		return true
+	}
+	for _, in := range include {
+		if strings.HasPrefix(rel, in+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// progress prints "verb done/total" to stderr at most every half second.
+type progress struct {
+	w    io.Writer
+	verb string
+	last time.Time
+	n    int
+}
+
+func newProgress(w io.Writer, verb string) *progress { return &progress{w: w, verb: verb} }
+
+func (p *progress) step(done, total int) {
+	p.n = total
+	if now := time.Now(); now.Sub(p.last) >= 500*time.Millisecond || done == total {
+		p.last = now
+		fmt.Fprintf(p.w, "\r%s %d/%d documents", p.verb, done, total)
+	}
+}
+
+func (p *progress) done() {
+	if p.n > 0 {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func cmdCorpusInfo(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("corpus info", "[--json] PACK (seed, python-3.11, or a pack folder or manifest)", stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	// The pack may come before or after the flags.
+	var name string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flagErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if name == "" && fs.NArg() == 1 {
+		name = fs.Arg(0)
+	} else if fs.NArg() > 0 || name == "" {
+		fmt.Fprintln(stderr, "ragagent corpus info: name one pack: seed, python-3.11, or a pack folder or manifest")
+		return exitUsage
+	}
+	e, err := engine.Open(engine.Options{Packs: knownPacks()})
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent corpus info: %s\n", oneLine(err))
+		return exitError
+	}
+	defer e.Close()
+	id, err := openCorpus(e, name)
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent corpus info: %s\n", oneLine(err))
+		return exitError
+	}
+	info, err := e.PackInfo(id)
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent corpus info: %s\n", oneLine(err))
+		return exitError
+	}
+	if *asJSON {
+		return writeJSON(stdout, stderr, "corpus info", info)
+	}
+	printPackInfo(stdout, info)
+	return exitOK
+}
+
+func printPackInfo(w io.Writer, info *engine.PackInfo) {
+	m := info.Manifest
+	fmt.Fprintf(w, "%s: %s\n", m.ID, m.Title)
+	rows := [][2]string{
+		{"language", m.Language},
+		{"versions", strings.Join(m.Versions, ", ") + " (default " + m.DefaultVersion + ")"},
+		{"search k", fmt.Sprintf("%d candidates per agent search", m.SearchK)},
+		{"passages", fmt.Sprintf("%d from %d pages; text %d bytes; passage bytes min %d, median %d, max %d",
+			m.Passages, info.Pages, info.TextBytes, info.Sizes.Min, info.Sizes.Median, info.Sizes.Max)},
+		{"file", fmt.Sprintf("%s (%s, %d bytes", m.PassagesFile, m.PassagesEncoding, m.PassagesBytes) + compressedNote(m) + ")"},
+		{"sha256", m.PassagesSHA256},
+		{"cases", fmt.Sprintf("%d authored", info.Cases)},
+		{"licence", m.Licence},
+		{"attribution", m.Attribution},
+		{"source", m.Source},
+		{"made by", m.MadeBy},
+		{"verified", fmt.Sprintf("size, sha256 and every passage's receipt, id and URL (opened in %.0f ms)", info.OpenMS)},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %-12s %s\n", r[0], r[1])
+	}
+}
+
+func compressedNote(m *corpus.Manifest) string {
+	if m.CompressedBytes == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d gzip-compressed", m.CompressedBytes)
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/reason"
+)
+
+// searchOutput is `ragagent search --json`.
+type searchOutput struct {
+	Results []searchResult `json:"results"`
+}
+
+// searchResult is one hit, best first; the snippet marks matched terms
+// between store.MarkOpen and store.MarkClose (⟦ and ⟧).
+type searchResult struct {
+	Rank     int     `json:"rank"`
+	SourceID string  `json:"source_id"`
+	URL      string  `json:"url"`
+	Version  string  `json:"version"`
+	Score    float64 `json:"score"`
+	Snippet  string  `json:"snippet"`
+}
+
+func cmdSearch(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("search", "[--corpus PACK] [--version V] [--limit N] [--json] QUERY", stderr)
+	corpusName := fs.String("corpus", "seed", corpusHelp)
+	version := fs.String("version", "", "the version to search, like 3.11 (default: the corpus's default version)")
+	limit := fs.Int("limit", 0, fmt.Sprintf("how many results, 1-%d (default: the corpus's agent search k)", engine.MaxSearchK))
+	asJSON := fs.Bool("json", false, `print {"results": [{rank, source_id, url, version, score, snippet}]}`)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flagErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	usage := func(msg string) int {
+		fmt.Fprintf(stderr, "ragagent search: %s\n", msg)
+		return exitUsage
+	}
+	query := strings.Join(fs.Args(), " ")
+	switch {
+	case strings.TrimSpace(query) == "":
+		return usage("give a query, e.g. ragagent search --corpus python-3.11 write text file")
+	case *limit < 0 || *limit > engine.MaxSearchK:
+		return usage(fmt.Sprintf("--limit must be from 1 to %d", engine.MaxSearchK))
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "ragagent search: %s\n", oneLine(err))
+		return exitError
+	}
+	e, err := engine.Open(engine.Options{Packs: knownPacks()})
+	if err != nil {
+		return fail(err)
+	}
+	defer e.Close()
+	id, err := openCorpus(e, *corpusName)
+	if err != nil {
+		return fail(err)
+	}
+	l, err := e.LabOf(id)
+	if err != nil {
+		return fail(err)
+	}
+	v := *version
+	if v == "" {
+		v = l.Pack.Manifest.DefaultVersion
+	}
+	res, err := e.Search(engine.SearchRequest{Corpus: id, Query: query, Version: v, K: *limit})
+	if code, ok := reason.Of(err); ok && code == reason.InvalidQuery {
+		return usage("the query has no searchable terms (runs of a-z and 0-9)")
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if *asJSON {
+		out := searchOutput{Results: []searchResult{}}
+		for _, h := range res.Hits {
+			out.Results = append(out.Results, searchResult{Rank: h.Rank, SourceID: h.SourceID, URL: h.URL, Version: h.Version, Score: h.Score, Snippet: h.Snippet})
+		}
+		return writeJSON(stdout, stderr, "search", out)
+	}
+	fmt.Fprintf(stdout, "%s, version %s: %s (top %d by bm25; lower is better)\n", res.Corpus, v, res.Terms, res.K)
+	if len(res.Hits) == 0 {
+		fmt.Fprintln(stdout, "No passage matches any term.")
+		return exitOK
+	}
+	for _, h := range res.Hits {
+		fmt.Fprintf(stdout, "\n%2d. %s  (bm25 %.4g, %d bytes)\n", h.Rank, h.SourceID, h.Score, h.Bytes)
+		if h.Title != "" {
+			fmt.Fprintf(stdout, "    %s\n", h.Title)
+		}
+		fmt.Fprintf(stdout, "    %s\n", h.URL)
+		fmt.Fprintf(stdout, "    %s\n", oneLine(errors.New(h.Snippet))) // terms between ⟦ and ⟧
+	}
+	return exitOK
+}

@@ -1,0 +1,295 @@
+// Package builder makes a corpus pack from a folder of documents (Sphinx
+// or other HTML, Markdown, reStructuredText, plain text): each document is
+// read into headed sections, each section cut into passages small enough
+// that a run's source-byte limit allows several reads, and every passage
+// gets an id that is the same on every rebuild of the same input and the
+// URL of the nearest anchor (a documented object or a section). It takes
+// bytes, not paths: the caller walks the folder.
+package builder
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ragagentlab/ragagent/core/corpus"
+)
+
+// DefaultMaxBytes is a passage's size cap: with the default 4096-byte
+// source limit a run can read at least two passages of any size, and
+// usually three or four.
+const DefaultMaxBytes = 1500
+
+// MinMaxBytes is the smallest cap a build accepts.
+const MinMaxBytes = 200
+
+// MaxDocumentBytes bounds one input document.
+const MaxDocumentBytes = 8 << 20
+
+// Document is one input file: its path relative to the folder (with
+// forward slashes) and its bytes.
+type Document struct {
+	Path string
+	Data []byte
+}
+
+// Kind is how a document is read.
+type Kind string
+
+// The kinds of document, chosen by the name's extension.
+const (
+	HTML       Kind = "html"
+	Markdown   Kind = "markdown"
+	RST        Kind = "rst"
+	Text       Kind = "text"
+	Unreadable Kind = ""
+)
+
+// KindOf is the kind a path's extension names, or Unreadable.
+func KindOf(name string) Kind {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".html", ".htm":
+		return HTML
+	case ".md", ".markdown":
+		return Markdown
+	case ".rst", ".rest":
+		return RST
+	case ".txt", ".text":
+		return Text
+	}
+	return Unreadable
+}
+
+// Options are a build's settings and the manifest's descriptive fields.
+type Options struct {
+	ID          string
+	Title       string
+	Language    string
+	Version     string // every passage's version
+	SearchK     int    // 0 means corpus.DefaultSearchK
+	Licence     string
+	Attribution string
+	Source      string
+	MadeBy      string
+	// BaseURL is prefixed to a document's path (with PageExt) to make its
+	// URL; it must be an absolute https URL ending in "/".
+	BaseURL string
+	// PageExt, if set, replaces each document's extension in its URL
+	// (".html" for a Sphinx source tree whose pages are published).
+	PageExt string
+	// MaxBytes caps a passage's text; 0 means DefaultMaxBytes.
+	MaxBytes int
+}
+
+func (o *Options) check() error {
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.SearchK == 0 {
+		o.SearchK = corpus.DefaultSearchK
+	}
+	if o.MaxBytes < MinMaxBytes {
+		return fmt.Errorf("build: the passage cap is %d bytes; it must be at least %d", o.MaxBytes, MinMaxBytes)
+	}
+	if !corpus.ValidVersion(o.Version) {
+		return fmt.Errorf("build: version %q is not of the form 3.12", o.Version)
+	}
+	if !strings.HasSuffix(o.BaseURL, "/") || !corpus.ValidURL(o.BaseURL) {
+		return fmt.Errorf("build: base URL %q is not an absolute https URL ending in /", o.BaseURL)
+	}
+	if o.PageExt != "" && (!strings.HasPrefix(o.PageExt, ".") || strings.ContainsAny(o.PageExt, "/#?")) {
+		return fmt.Errorf("build: page extension %q must start with a dot", o.PageExt)
+	}
+	return nil
+}
+
+// Skipped is an input document the build left out, and why.
+type Skipped struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Result is a build's passages, in order, with what was left out.
+type Result struct {
+	Passages  []corpus.Passage
+	Documents int
+	Skipped   []Skipped
+}
+
+// Build reads the documents in path order and cuts them into passages.
+// A document that is not UTF-8, is binary, too large or of no known kind
+// is skipped with its reason (the rest still build); a build with no
+// passage at all is an error. onDocument, if set, is told after each
+// document (for progress).
+func Build(docs []Document, o Options, onDocument func(done, total int)) (*Result, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	sorted := append([]Document(nil), docs...)
+	sort.Slice(sorted, func(a, b int) bool { return sorted[a].Path < sorted[b].Path })
+	res := &Result{}
+	ids := map[string]bool{}
+	for i, d := range sorted {
+		sections, why := read(d)
+		if why != "" {
+			res.Skipped = append(res.Skipped, Skipped{Path: d.Path, Reason: why})
+		} else {
+			res.Documents++
+			res.Passages = append(res.Passages, o.passages(d.Path, sections, ids)...)
+		}
+		if onDocument != nil {
+			onDocument(i+1, len(sorted))
+		}
+	}
+	if len(res.Passages) == 0 {
+		return nil, fmt.Errorf("build: no passage: none of the %d documents has readable text", len(docs))
+	}
+	return res, nil
+}
+
+// read parses a document into sections, or says why it cannot.
+func read(d Document) ([]section, string) {
+	kind := KindOf(d.Path)
+	switch {
+	case kind == Unreadable:
+		return nil, "not HTML, Markdown, reStructuredText or plain text (by its extension)"
+	case len(d.Data) > MaxDocumentBytes:
+		return nil, fmt.Sprintf("larger than %d bytes", MaxDocumentBytes)
+	case !utf8.Valid(d.Data):
+		return nil, "not UTF-8 text"
+	case strings.ContainsRune(string(d.Data), 0):
+		return nil, "binary (contains a NUL byte)"
+	}
+	text := strings.TrimPrefix(string(d.Data), "\ufeff")
+	switch kind {
+	case HTML:
+		return readHTML(text)
+	case Markdown:
+		return readMarkdown(text), ""
+	case RST:
+		return readRST(text), ""
+	}
+	return readText(text), ""
+}
+
+// section is a run of blocks under one anchor and heading path.
+type section struct {
+	anchor string
+	titles []string
+	blocks []block
+}
+
+// block is a paragraph; pre keeps its line breaks (code, literal blocks).
+type block struct {
+	text string
+	pre  bool
+}
+
+// passages cuts a document's sections into passages with ids and URLs.
+func (o Options) passages(docPath string, sections []section, ids map[string]bool) []corpus.Passage {
+	page := docPath
+	if o.PageExt != "" {
+		page = strings.TrimSuffix(page, path.Ext(page)) + o.PageExt
+	}
+	base := o.BaseURL + escapePath(page)
+	stem := idPart(strings.ReplaceAll(strings.TrimSuffix(docPath, path.Ext(docPath)), "/", "."))
+	var out []corpus.Passage
+	for _, s := range sections {
+		url, id := base, stem
+		if s.anchor != "" {
+			url += "#" + s.anchor
+			id += "." + idPart(s.anchor)
+		}
+		title := strings.Join(s.titles, " › ")
+		for _, text := range chunk(s.blocks, o.MaxBytes) {
+			out = append(out, corpus.Passage{SourceID: unique(id, ids), Version: o.Version, URL: url,
+				Title: clipTitle(title), Text: text, TextSHA256: corpus.SHA256(text)})
+		}
+	}
+	return out
+}
+
+// idPart is s as source id characters: lower case, and every run of
+// characters outside [a-z0-9._-] one '-'.
+func idPart(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		ok := ('a' <= r && r <= 'z') || ('0' <= r && r <= '9') || r == '.' || r == '_' || r == '-'
+		if !ok {
+			if !dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = true
+			continue
+		}
+		b.WriteRune(r)
+		dash = false
+	}
+	return strings.Trim(b.String(), "-._")
+}
+
+// maxIDBytes keeps room for a "-nnnn" suffix under the 128-byte id cap.
+const maxIDBytes = 120
+
+// unique returns id (shortened with a hash when too long, "x" when empty),
+// or id-2, id-3, ... when taken, and marks it taken. The order of the
+// documents and sections decides which is which, so a rebuild of the same
+// input gives every passage the same id.
+func unique(id string, taken map[string]bool) string {
+	if id == "" {
+		id = "x"
+	}
+	if len(id) > maxIDBytes {
+		sum := sha256.Sum256([]byte(id))
+		id = strings.TrimRight(id[:maxIDBytes-9], "-._") + "-" + hex.EncodeToString(sum[:4])
+	}
+	out := id
+	for n := 2; taken[out]; n++ {
+		out = fmt.Sprintf("%s-%d", id, n)
+	}
+	taken[out] = true
+	return out
+}
+
+func clipTitle(t string) string {
+	if len(t) <= corpus.MaxTitleBytes {
+		return t
+	}
+	cut := corpus.MaxTitleBytes - len("…")
+	for cut > 0 && !utf8.RuneStart(t[cut]) {
+		cut--
+	}
+	return t[:cut] + "…"
+}
+
+// escapePath percent-escapes what a URL path cannot hold as is.
+func escapePath(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"#%<>?\^`+"`{|}", c) >= 0 {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// Manifest is the pack manifest for built passages encoded as file
+// (with its encoding and, when compressed, its compressed size).
+func (o Options) Manifest(passages []corpus.Passage, file []byte, encoding, fileName string, compressedBytes int) *corpus.Manifest {
+	if o.SearchK == 0 {
+		o.SearchK = corpus.DefaultSearchK
+	}
+	return &corpus.Manifest{Format: corpus.PackFormat, ID: o.ID, Title: o.Title, Language: o.Language,
+		Versions: []string{o.Version}, DefaultVersion: o.Version, SearchK: o.SearchK, Licence: o.Licence,
+		Attribution: o.Attribution, Source: o.Source, MadeBy: o.MadeBy, Passages: len(passages),
+		PassagesSHA256: corpus.SHA256(string(file)), PassagesEncoding: encoding, PassagesFile: fileName,
+		PassagesBytes: len(file), CompressedBytes: compressedBytes}
+}

@@ -1,0 +1,157 @@
+package builder
+
+import (
+	"encoding/json"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/core/corpus"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func testDocs(t *testing.T) []Document {
+	var docs []Document
+	root := "testdata/docs"
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		if d.IsDir() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(root, p)
+		docs = append(docs, Document{Path: filepath.ToSlash(rel), Data: data})
+		return nil
+	}))
+	return docs
+}
+
+func options() Options {
+	return Options{ID: "demo", Title: "Demo", Language: "en", Version: "1.0", Licence: "CC0", Attribution: "the tests",
+		Source: "testdata/docs", MadeBy: "builder_test", BaseURL: "https://docs.example.org/1.0/", PageExt: ".html", MaxBytes: 300}
+}
+
+// TestBuildGolden builds the small HTML, Markdown, reStructuredText and
+// text fixtures and compares every passage with the golden file
+// (go test ./core/builder -update rewrites it).
+func TestBuildGolden(t *testing.T) {
+	res, err := Build(testDocs(t), options(), nil)
+	require.NoError(t, err)
+	got, err := json.MarshalIndent(map[string]any{"documents": res.Documents, "skipped": res.Skipped, "passages": res.Passages}, "", "  ")
+	require.NoError(t, err)
+	golden := "testdata/build.golden.json"
+	if *update {
+		require.NoError(t, os.WriteFile(golden, append(got, '\n'), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got)+"\n")
+
+	m := options().Manifest(res.Passages, []byte("x"), corpus.EncodingJSON, "passages.json", 0)
+	m.PassagesBytes = 1
+	_, err = corpus.NewPack(m, res.Passages)
+	require.NoError(t, err, "every built passage passes the pack's checks")
+}
+
+func TestBuildRules(t *testing.T) {
+	res, err := Build(testDocs(t), options(), nil)
+	require.NoError(t, err)
+	byID := map[string]corpus.Passage{}
+	for _, p := range res.Passages {
+		byID[p.SourceID] = p
+		assert.LessOrEqual(t, len(p.Text), 300, "%s is within the cap", p.SourceID)
+		assert.NotContains(t, p.Text, "¶", "permalink marks are left out")
+		assert.NotContains(t, p.Text, "table of contents")
+		assert.NotContains(t, p.Text, "not text", "scripts are left out")
+	}
+	assert.Equal(t, []Skipped{
+		{Path: "archive.md", Reason: "binary (contains a NUL byte)"},
+		{Path: "image.png", Reason: "not HTML, Markdown, reStructuredText or plain text (by its extension)"},
+		{Path: "latin1.txt", Reason: "not UTF-8 text"},
+	}, res.Skipped, "each file that cannot be read says why; the rest still build")
+
+	area := byID["api.shapes.shapes.circle.area"]
+	assert.Equal(t, "https://docs.example.org/1.0/api/shapes.html#shapes.Circle.area", area.URL, "the nearest documented object is the anchor")
+	assert.True(t, strings.HasPrefix(area.Text, "area()\n\nsurface()\n\nReturn the area"), "terms in a row share their description: %q", area.Text)
+	assert.Equal(t, "shapes — Geometry › Circles › shapes.Circle.area", area.Title)
+	_, radius := byID["api.shapes.shapes.circle.radius"]
+	assert.False(t, radius, "an object documented by name only adds no passage")
+	assert.Contains(t, byID["guide.options--flags-1"].Text, "same title", "a repeated Markdown heading gets GitHub's numbered anchor")
+	assert.Equal(t, "https://docs.example.org/1.0/notes.html#notes.parse", byID["notes.notes.parse"].URL)
+
+	// Long prose is cut at paragraph boundaries first: no passage ends
+	// inside a paragraph that would have fitted whole.
+	var long []string
+	for _, p := range res.Passages {
+		if strings.HasPrefix(p.SourceID, "long") {
+			long = append(long, p.Text)
+		}
+	}
+	require.GreaterOrEqual(t, len(long), 3)
+	for _, text := range long {
+		for _, para := range strings.Split(text, "\n\n") {
+			assert.True(t, strings.HasSuffix(para, "."), "pieces end at a sentence or paragraph end: %q", para)
+		}
+	}
+}
+
+func TestIDsAreStableAcrossRebuilds(t *testing.T) {
+	docs := testDocs(t)
+	a, err := Build(docs, options(), nil)
+	require.NoError(t, err)
+	// Another order of the same files, and an extra file, change no id.
+	reversed := append([]Document{{Path: "zz-extra.md", Data: []byte("# Extra\n\nMore text.\n")}}, docs...)
+	for i, j := 1, len(reversed)-1; i < j; i, j = i+1, j-1 {
+		reversed[i], reversed[j] = reversed[j], reversed[i]
+	}
+	b, err := Build(reversed, options(), nil)
+	require.NoError(t, err)
+	require.Len(t, b.Passages, len(a.Passages)+1)
+	assert.Equal(t, a.Passages, b.Passages[:len(a.Passages)])
+}
+
+func TestBuildRefusals(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"cap", func(o *Options) { o.MaxBytes = 100 }, "the passage cap is 100 bytes"},
+		{"version", func(o *Options) { o.Version = "one" }, `version "one" is not of the form`},
+		{"base url", func(o *Options) { o.BaseURL = "http://docs.example.org/" }, "not an absolute https URL ending in /"},
+		{"base url slash", func(o *Options) { o.BaseURL = "https://docs.example.org" }, "not an absolute https URL ending in /"},
+		{"page ext", func(o *Options) { o.PageExt = "html" }, "must start with a dot"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := options()
+			c.edit(&o)
+			_, err := Build(testDocs(t), o, nil)
+			assert.ErrorContains(t, err, c.want)
+		})
+	}
+	_, err := Build([]Document{{Path: "a.png", Data: []byte("x")}}, options(), nil)
+	assert.ErrorContains(t, err, "no passage")
+}
+
+func TestChunkCutsOnlyWhatDoesNotFit(t *testing.T) {
+	para := strings.Repeat("word ", 50) + "end." // 254 bytes
+	got := chunk([]block{{text: "Short."}, {text: para}, {text: "Tail."}}, 265)
+	assert.Equal(t, []string{"Short.\n\n" + para, "Tail."}, got)
+	code := strings.Repeat("x = 1\n", 80)
+	for _, piece := range chunk([]block{{text: code, pre: true}}, 100) {
+		assert.LessOrEqual(t, len(piece), 100)
+		assert.True(t, strings.HasPrefix(piece, "x = 1"), "code is cut at line ends")
+	}
+	for _, piece := range chunk([]block{{text: strings.Repeat("é", 400)}}, 201) {
+		assert.LessOrEqual(t, len(piece), 201)
+		assert.True(t, strings.HasPrefix(piece, "é"), "a word is cut between characters, never inside one")
+	}
+}

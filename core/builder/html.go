@@ -1,0 +1,325 @@
+package builder
+
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// readHTML reads an HTML page's main content: Sphinx's div.body (or
+// <main>, or <body>). Headings make the title path; a section's or a
+// heading's id is the anchor, and inside a definition list whose term has
+// an id (a Sphinx object: a function, class, method, ...) that id is the
+// anchor of the term's signature and description. Navigation, scripts,
+// tables of contents and permalink marks are left out.
+func readHTML(text string) ([]section, string) {
+	doc, err := html.Parse(strings.NewReader(text))
+	if err != nil {
+		return nil, "not parseable as HTML: " + err.Error()
+	}
+	root := mainContent(doc)
+	if root == nil {
+		return nil, "no body"
+	}
+	r := &htmlReader{}
+	r.walk(root)
+	r.flush()
+	return r.out, ""
+}
+
+// mainContent finds the element whose content is the document.
+func mainContent(doc *html.Node) *html.Node {
+	var body, main, sphinx *html.Node
+	var find func(n *html.Node)
+	find = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch {
+			case n.DataAtom == atom.Div && hasClass(n, "body") && attr(n, "role") == "main" && sphinx == nil:
+				sphinx = n
+			case n.DataAtom == atom.Main && main == nil:
+				main = n
+			case n.DataAtom == atom.Body && body == nil:
+				body = n
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			find(c)
+		}
+	}
+	find(doc)
+	switch {
+	case sphinx != nil:
+		return sphinx
+	case main != nil:
+		return main
+	}
+	return body
+}
+
+type htmlReader struct {
+	out    []section
+	titles [6]string
+	// object is the documented object's id (a dt's) whose description is
+	// being read, appended to the title path.
+	object string
+	anchor string
+	blocks []block
+	// terms counts the object's signature blocks: an object whose section
+	// holds nothing else (documented by name only) is left out.
+	terms  int
+	inline strings.Builder
+}
+
+// flush ends the current section, if it has any text.
+func (r *htmlReader) flush() {
+	r.endInline()
+	if len(r.blocks) == 0 || r.object != "" && len(r.blocks) == r.terms {
+		r.blocks, r.terms = nil, 0
+		return
+	}
+	var titles []string
+	for _, t := range r.titles {
+		if t != "" {
+			titles = append(titles, t)
+		}
+	}
+	if r.object != "" {
+		titles = append(titles, r.object)
+	}
+	r.out = append(r.out, section{anchor: r.anchor, titles: titles, blocks: r.blocks})
+	r.blocks, r.terms = nil, 0
+}
+
+func (r *htmlReader) add(text string, pre bool) {
+	if !pre {
+		text = collapse(text)
+	} else {
+		text = strings.Trim(text, "\n")
+	}
+	if strings.TrimSpace(text) != "" {
+		r.blocks = append(r.blocks, block{text: text, pre: pre})
+	}
+}
+
+func (r *htmlReader) endInline() {
+	if r.inline.Len() > 0 {
+		r.add(r.inline.String(), false)
+		r.inline.Reset()
+	}
+}
+
+// state is what a section or an object restores when it ends.
+type state struct {
+	titles [6]string
+	object string
+	anchor string
+}
+
+func (r *htmlReader) save() state { return state{r.titles, r.object, r.anchor} }
+
+func (r *htmlReader) restore(s state) {
+	r.flush()
+	r.titles, r.object, r.anchor = s.titles, s.object, s.anchor
+}
+
+func (r *htmlReader) walk(n *html.Node) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		r.node(c)
+	}
+}
+
+func (r *htmlReader) node(n *html.Node) {
+	if n.Type == html.TextNode {
+		r.inline.WriteString(n.Data)
+		return
+	}
+	if n.Type != html.ElementNode || skipped(n) {
+		return
+	}
+	switch n.DataAtom {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		r.heading(n)
+	case atom.Section, atom.Article:
+		saved := r.save()
+		r.flush()
+		if id := attr(n, "id"); id != "" {
+			r.anchor = id
+		}
+		r.walk(n)
+		r.restore(saved)
+	case atom.Dl:
+		r.definitions(n)
+	case atom.P, atom.Caption, atom.Figcaption, atom.Summary, atom.Address, atom.Dt:
+		r.endInline()
+		r.add(textOf(n), false)
+	case atom.Pre:
+		r.endInline()
+		r.add(textOf(n), true)
+	case atom.Tr:
+		r.endInline()
+		var cells []string
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode && (c.DataAtom == atom.Td || c.DataAtom == atom.Th) {
+				cells = append(cells, collapse(textOf(c)))
+			}
+		}
+		r.add(strings.Join(cells, " | "), false)
+	case atom.Li:
+		r.endInline()
+		if hasBlock(n) {
+			r.walk(n)
+			r.endInline()
+		} else {
+			r.add(textOf(n), false)
+		}
+	case atom.Br:
+		r.inline.WriteString(" ")
+	default:
+		if blockContainer[n.DataAtom] {
+			r.endInline()
+			r.walk(n)
+			r.endInline()
+			return
+		}
+		r.walk(n) // inline: its text joins the current paragraph
+	}
+}
+
+// heading sets the title path at the heading's level; its id, or its
+// section's, is the anchor from here on.
+func (r *htmlReader) heading(n *html.Node) {
+	r.flush()
+	level := int(n.Data[1] - '1')
+	r.titles[level] = collapse(textOf(n))
+	for i := level + 1; i < len(r.titles); i++ {
+		r.titles[i] = ""
+	}
+	r.object = ""
+	if id := attr(n, "id"); id != "" {
+		r.anchor = id
+	}
+}
+
+// definitions reads a definition list. A term with an id is a documented
+// object: its signature and description are a section anchored at the id,
+// and the text after the list goes back to the enclosing anchor.
+func (r *htmlReader) definitions(n *html.Node) {
+	r.endInline()
+	saved := r.save()
+	objects, afterTerm := false, false
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		if c.DataAtom == atom.Dt {
+			// Terms in a row share one description (bytes.islower and
+			// bytearray.islower): the first one's id anchors them all.
+			id := attr(c, "id")
+			if id != "" && !afterTerm {
+				r.flush()
+				objects = true
+				r.anchor, r.object = id, id
+			}
+			leading := id != "" || afterTerm
+			r.add(textOf(c), false)
+			if objects && leading {
+				r.terms = len(r.blocks) // the object's signatures so far
+			}
+			afterTerm = true
+			continue
+		}
+		afterTerm = false
+		r.node(c)
+	}
+	if objects {
+		r.restore(saved)
+	}
+}
+
+// blockContainer are elements whose children are blocks.
+var blockContainer = map[atom.Atom]bool{
+	atom.Div: true, atom.Main: true, atom.Body: true, atom.Ul: true, atom.Ol: true, atom.Dd: true,
+	atom.Blockquote: true, atom.Table: true, atom.Thead: true, atom.Tbody: true, atom.Tfoot: true,
+	atom.Figure: true, atom.Details: true, atom.Aside: true, atom.Center: true, atom.Form: true,
+	atom.Fieldset: true, atom.Header: true, atom.Hgroup: true,
+}
+
+// hasBlock reports whether an element holds block elements.
+func hasBlock(n *html.Node) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			switch c.DataAtom {
+			case atom.P, atom.Pre, atom.Ul, atom.Ol, atom.Dl, atom.Div, atom.Table, atom.Blockquote:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// skipped are elements that are not the document's text: scripts and
+// styles, navigation, Sphinx's permalink marks, tables of contents and
+// sidebars, and form controls.
+func skipped(n *html.Node) bool {
+	switch n.DataAtom {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Nav, atom.Footer, atom.Button,
+		atom.Input, atom.Select, atom.Textarea, atom.Svg, atom.Math, atom.Iframe, atom.Object, atom.Img:
+		return true
+	case atom.A:
+		return hasClass(n, "headerlink")
+	case atom.Div:
+		return hasClass(n, "toctree-wrapper") || hasClass(n, "sphinxsidebar") || hasClass(n, "related") ||
+			hasClass(n, "footer") || (hasClass(n, "topic") && hasClass(n, "contents"))
+	case atom.Span:
+		return hasClass(n, "linenos")
+	}
+	return attr(n, "hidden") != "" || attr(n, "aria-hidden") == "true"
+}
+
+// textOf is an element's text, without skipped descendants.
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		switch {
+		case n.Type == html.TextNode:
+			b.WriteString(n.Data)
+		case n.Type == html.ElementNode && skipped(n):
+		case n.Type == html.ElementNode && n.DataAtom == atom.Br:
+			b.WriteString("\n")
+		case n.Type == html.ElementNode && n.DataAtom == atom.Sup:
+			b.WriteString("^") // 10<sup>6</sup> reads 10^6, not 106
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				walk(c)
+			}
+		default:
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				walk(c)
+			}
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
+// collapse makes every run of white space one space and trims the ends.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key && a.Namespace == "" {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func hasClass(n *html.Node, class string) bool {
+	for _, c := range strings.Fields(attr(n, "class")) {
+		if c == class {
+			return true
+		}
+	}
+	return false
+}

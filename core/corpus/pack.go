@@ -1,0 +1,208 @@
+package corpus
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"unicode/utf8"
+
+	"github.com/ragagentlab/ragagent/core/jsonfile"
+)
+
+// PackFormat is a pack manifest's format tag.
+const PackFormat = "ragagent-corpus/1"
+
+// The search depths a pack may ask for: the seed's agent searched 2
+// candidates; a pack of real documentation may issue a few more per search,
+// never so many that one search floods a run's observations.
+const (
+	DefaultSearchK = 2
+	MaxSearchK     = 10
+)
+
+// The passages encodings a manifest may name.
+const (
+	// EncodingJSON is a ragagent-snapshot/1 document: readable, for small
+	// packs (the seed, a folder of notes).
+	EncodingJSON = "json"
+	// EncodingSQLite is a SQLite database image holding the passages with
+	// their FTS5 index already built (see store.Image): nothing to parse
+	// or index when it opens, which is what a large pack needs in the
+	// browser.
+	EncodingSQLite = "sqlite"
+)
+
+// Manifest describes a pack: what it is, where it came from and under
+// which licence, the settings the agent needs for it, and the receipt of
+// its passages file. Optional fields say where the file lies and its size,
+// for loaders that fetch it.
+type Manifest struct {
+	Format         string   `json:"format"`
+	ID             string   `json:"id"`
+	Title          string   `json:"title"`
+	Language       string   `json:"language"`
+	Versions       []string `json:"versions"`
+	DefaultVersion string   `json:"default_version"`
+	SearchK        int      `json:"search_k"`
+	Licence        string   `json:"licence"`
+	Attribution    string   `json:"attribution"`
+	Source         string   `json:"source"`
+	MadeBy         string   `json:"made_by"`
+	Passages       int      `json:"passages"`
+	PassagesSHA256 string   `json:"passages_sha256"`
+	// PassagesEncoding is EncodingJSON or EncodingSQLite.
+	PassagesEncoding string `json:"passages_encoding"`
+	// PassagesFile is the passages file's name beside the manifest; a
+	// name ending in .gz is that file gzip-compressed (the receipt and
+	// PassagesBytes are of the uncompressed bytes).
+	PassagesFile  string `json:"passages_file"`
+	PassagesBytes int    `json:"passages_bytes"`
+	// CompressedBytes is the size of PassagesFile when it is compressed,
+	// so a loader can show a download's progress.
+	CompressedBytes int `json:"compressed_bytes,omitempty"`
+}
+
+var (
+	hexSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	fileName  = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`)
+)
+
+// ParseManifest decodes and validates a pack manifest.
+func ParseManifest(data []byte) (*Manifest, error) {
+	var m Manifest
+	if err := jsonfile.Decode(data, &m); err != nil {
+		return nil, fmt.Errorf("pack: not a valid manifest: %w", err)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Validate refuses a manifest with a field out of its rules, naming the
+// field.
+func (m *Manifest) Validate() error {
+	where := "pack"
+	if m.ID != "" {
+		where = fmt.Sprintf("pack %s", m.ID)
+	}
+	bad := func(format string, a ...any) error { return fmt.Errorf("%s: %s", where, fmt.Sprintf(format, a...)) }
+	if m.Format != PackFormat {
+		return bad("format is %q, want %q", m.Format, PackFormat)
+	}
+	if !ValidSourceID(m.ID) || len(m.ID) > 64 {
+		return bad("id %q must be 1-64 lower-case letters, digits, '.', '_' or '-'", m.ID)
+	}
+	for _, f := range []struct{ name, value string }{
+		{"title", m.Title}, {"language", m.Language}, {"licence", m.Licence},
+		{"attribution", m.Attribution}, {"source", m.Source}, {"made_by", m.MadeBy},
+	} {
+		if f.value == "" || !utf8.ValidString(f.value) || len(f.value) > 4096 {
+			return bad("%s must be non-empty UTF-8 of at most 4096 bytes", f.name)
+		}
+	}
+	if len(m.Versions) == 0 {
+		return bad("versions is empty")
+	}
+	seen := map[string]bool{}
+	for _, v := range m.Versions {
+		if !ValidVersion(v) || seen[v] {
+			return bad("versions must be distinct versions of the form 3.12, got %q", v)
+		}
+		seen[v] = true
+	}
+	if !seen[m.DefaultVersion] {
+		return bad("default_version %q is not among the versions %v", m.DefaultVersion, m.Versions)
+	}
+	if m.SearchK < 1 || m.SearchK > MaxSearchK {
+		return bad("search_k must be a whole number from 1 to %d, got %d", MaxSearchK, m.SearchK)
+	}
+	if m.Passages < 1 {
+		return bad("passages must be at least 1, got %d", m.Passages)
+	}
+	if !hexSHA256.MatchString(m.PassagesSHA256) {
+		return bad("passages_sha256 must be 64 lower-case hex digits")
+	}
+	if m.PassagesEncoding != EncodingJSON && m.PassagesEncoding != EncodingSQLite {
+		return bad("passages_encoding %q is not %q or %q", m.PassagesEncoding, EncodingJSON, EncodingSQLite)
+	}
+	if !fileName.MatchString(m.PassagesFile) {
+		return bad("passages_file %q must be a plain file name (lower-case letters, digits, '.', '_' or '-')", m.PassagesFile)
+	}
+	if m.PassagesBytes < 1 || m.CompressedBytes < 0 {
+		return bad("passages_bytes must be at least 1 and compressed_bytes not negative")
+	}
+	return nil
+}
+
+// CheckFile refuses passages bytes that are not the manifest's: another
+// size or another sha256.
+func (m *Manifest) CheckFile(passages []byte) error {
+	if len(passages) != m.PassagesBytes {
+		return fmt.Errorf("pack %s: the passages file has %d bytes, the manifest says %d", m.ID, len(passages), m.PassagesBytes)
+	}
+	if sum := SHA256(string(passages)); sum != m.PassagesSHA256 {
+		return fmt.Errorf("pack %s: the passages file hashes to %s, the manifest's passages_sha256 is %s", m.ID, sum, m.PassagesSHA256)
+	}
+	return nil
+}
+
+// Pack is a validated corpus pack: its manifest and its passages, in file
+// order (the index's insertion order).
+type Pack struct {
+	Manifest *Manifest
+	*Snapshot
+}
+
+// NewPack validates decoded passages against their manifest: as many as it
+// says, each of one of its versions, and each well formed with a text that
+// matches its receipt and an id of its own (see Parse). Errors name the
+// passage.
+func NewPack(m *Manifest, passages []Passage) (*Pack, error) {
+	prefix := "pack " + m.ID
+	if len(passages) != m.Passages {
+		return nil, fmt.Errorf("%s: the passages file has %d passages, the manifest says %d", prefix, len(passages), m.Passages)
+	}
+	versions := map[string]bool{}
+	for _, v := range m.Versions {
+		versions[v] = true
+	}
+	byID, err := checkPassages(prefix, passages)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range passages {
+		if !versions[p.Version] {
+			return nil, fmt.Errorf("%s: passage %d (%q): version %s is not among the manifest's versions %v", prefix, i+1, p.SourceID, p.Version, m.Versions)
+		}
+	}
+	return &Pack{Manifest: m, Snapshot: &Snapshot{Format: Format, Passages: passages, byID: byID}}, nil
+}
+
+// DecodeJSON reads an EncodingJSON passages file (a ragagent-snapshot/1
+// document) without validating its passages: NewPack does that.
+func DecodeJSON(data []byte) ([]Passage, error) {
+	var s Snapshot
+	if err := jsonfile.Decode(data, &s); err != nil {
+		return nil, fmt.Errorf("pack: the passages file is not a valid %s document: %w", Format, err)
+	}
+	if s.Format != Format {
+		return nil, fmt.Errorf("pack: the passages file's format is %q, want %q", s.Format, Format)
+	}
+	return s.Passages, nil
+}
+
+// EncodeJSON writes passages as an EncodingJSON file, indented by two
+// spaces with a final newline: the seed's fixtures/snapshot.json is
+// exactly this encoding of its passages.
+func EncodeJSON(description string, passages []Passage) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(Snapshot{Format: Format, Description: description, Passages: passages}); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

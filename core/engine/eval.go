@@ -1,0 +1,153 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/evaluate"
+	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/model"
+	"github.com/ragagentlab/ragagent/core/policy"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/recording"
+)
+
+// EvalRequest grades a pack's authored cases on both paths, with the
+// scripted policy (offline), a recording made over the pack (replay) or
+// live Gemini (a planned batch: PlanBatch, then RunBatch, then
+// EvalOf).
+type EvalRequest struct {
+	Corpus string
+	Policy PolicyName // Scripted or Replay
+	// File is the recording a Replay eval answers from.
+	File *recording.File
+	// Limits are the scripted runs' limits (the zero value: the defaults).
+	Limits agent.Limits
+	// OnTrial, if set, sees each trial as it ends: done of total.
+	OnTrial func(done, total int, id string)
+}
+
+// EvalCase is one case on one path: whether a target passage was read,
+// the fixture outcome, the run's stop reason and the checks.
+type EvalCase struct {
+	ID         string           `json:"id"`
+	Mode       string           `json:"mode"`
+	Question   string           `json:"question"`
+	TargetRead *bool            `json:"target_read"`
+	Outcome    evaluate.Outcome `json:"outcome"`
+	Reason     reason.Code      `json:"reason"`
+	Checks     *evaluate.Checks `json:"checks"`
+	Usage      *agent.Usage     `json:"usage,omitempty"`
+}
+
+// EvalResult is `ragagent eval`: the cases, then the summary per path.
+type EvalResult struct {
+	Corpus  string      `json:"corpus"`
+	SearchK int         `json:"search_k"`
+	Policy  PolicyName  `json:"policy"`
+	Cases   []EvalCase  `json:"cases"`
+	Summary EvalSummary `json:"summary"`
+}
+
+// EvalSummary is the outcomes per path, how many trials read a target
+// passage, and how many of the unanswerable cases were declined.
+type EvalSummary struct {
+	Fixed       evaluate.Tally `json:"fixed"`
+	Agent       evaluate.Tally `json:"agent"`
+	TargetsRead PathCounts     `json:"target_read"`
+	Answerable  int            `json:"answerable_cases"`
+	Unanswer    int            `json:"unanswerable_cases"`
+	Trials      int            `json:"trials"`
+}
+
+// PathCounts counts trials per path.
+type PathCounts struct {
+	Fixed int `json:"fixed"`
+	Agent int `json:"agent"`
+}
+
+// Eval runs every authored case of a pack once on each path (scripted) or
+// replays a recording made over it, and grades each trial.
+func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error) {
+	l, err := e.labFor(req.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Cases.Cases) == 0 {
+		return nil, fmt.Errorf("eval: pack %s has no authored cases", l.Pack.Manifest.ID)
+	}
+	var rep *lab.Report
+	switch req.Policy {
+	case Scripted:
+		limits := req.Limits
+		if limits == (agent.Limits{}) {
+			limits = agent.DefaultLimits()
+		}
+		plan, err := l.Plan(nil, 1, []agent.Mode{agent.Fixed, agent.Agent}, limits)
+		if err != nil {
+			return nil, err
+		}
+		total, done := len(plan.Trials()), 0
+		start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) { return policy.Scripted{}, nil, nil }
+		rep, err = l.RunBatch(ctx, plan, start, e.clock, nil, func(tr lab.TrialReport) {
+			done++
+			if req.OnTrial != nil {
+				req.OnTrial(done, total, tr.ID)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	case Replay:
+		if req.File == nil {
+			return nil, errors.New("eval: a replay eval needs a recording")
+		}
+		res, err := e.Replay(ctx, ReplayRequest{Corpus: req.Corpus, File: req.File, OnTrial: req.OnTrial})
+		if err != nil {
+			return nil, err
+		}
+		rep = res.Report()
+	default:
+		return nil, fmt.Errorf("eval: policy %q is not scripted or replay (a live eval is a planned batch)", req.Policy)
+	}
+	return EvalOf(l, req.Policy, rep), nil
+}
+
+// EvalOf is a graded report as an eval result.
+func EvalOf(l *lab.Lab, p PolicyName, rep *lab.Report) *EvalResult {
+	out := &EvalResult{Corpus: l.Pack.Manifest.ID, SearchK: l.SearchK, Policy: p, Cases: []EvalCase{}}
+	for _, c := range l.Cases.Cases {
+		if len(c.Sources)+len(c.TargetURLs) > 0 {
+			out.Summary.Answerable++
+		} else {
+			out.Summary.Unanswer++
+		}
+	}
+	for _, tr := range rep.Trials {
+		ec := EvalCase{ID: tr.CaseID, Mode: tr.Mode, Checks: tr.Checks}
+		if tr.Result != nil {
+			ec.Question, ec.Reason, ec.Usage = tr.Result.Question, tr.Result.Reason, &tr.Result.Usage
+		} else if tr.Error != nil {
+			ec.Reason = *tr.Error
+		}
+		if tr.Checks != nil {
+			ec.TargetRead, ec.Outcome = tr.Checks.RetrievalTargetsRead, tr.Checks.Outcome
+			if ec.TargetRead != nil && *ec.TargetRead {
+				switch agent.Mode(tr.Mode) {
+				case agent.Fixed:
+					out.Summary.TargetsRead.Fixed++
+				case agent.Agent:
+					out.Summary.TargetsRead.Agent++
+				}
+			}
+		}
+		out.Cases = append(out.Cases, ec)
+	}
+	out.Summary.Fixed, out.Summary.Agent, out.Summary.Trials = rep.Summary.Fixed, rep.Summary.Agent, len(rep.Trials)
+	return out
+}
+
+// LabOf is a corpus's lab ("" is the seed), opened now if need be.
+func (e *Engine) LabOf(corpus string) (*lab.Lab, error) { return e.labFor(corpus) }

@@ -1,0 +1,59 @@
+// Corpus packs through the JS API: the Python 3.11 pack's bytes loaded as
+// the page will hand them over (the manifest's text and the uncompressed
+// passages file), searched with snippets, run over with the scripted
+// policy, and a changed passages file refused.
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
+import path from "node:path";
+import { startEngine, root } from "./engine.mjs";
+
+const dir = path.join(root, "packs", "python-3.11");
+const manifest = readFileSync(path.join(dir, "manifest.json"), "utf8");
+const passages = new Uint8Array(gunzipSync(readFileSync(path.join(dir, JSON.parse(manifest).passages_file))));
+
+let api;
+before(async () => { ({ api } = await startEngine()); });
+
+test("the seed is the only pack before any is loaded", async () => {
+  const packs = await api.packs();
+  assert.equal(packs[0].manifest.id, "seed");
+  assert.equal(packs[0].manifest.search_k, 2);
+});
+
+test("a changed passages file is refused, naming the mismatch", async () => {
+  const changed = passages.slice();
+  changed[changed.length - 100] ^= 1;
+  await assert.rejects(api.loadPack(manifest, changed), /the passages file hashes to/);
+});
+
+test("the Python pack loads from bytes, is searched with snippets and run over", async () => {
+  const t0 = performance.now();
+  const info = await api.loadPack(manifest, passages);
+  const first = performance.now() - t0;
+  assert.equal(info.manifest.id, "python-3.11");
+  assert.equal(info.manifest.passages, 12352);
+  assert.equal(info.search_k, 3);
+  assert.ok(info.cases >= 34);
+
+  const t1 = performance.now();
+  await api.loadPack(manifest, passages);
+  assert.ok(performance.now() - t1 < first, "the same bytes again are not opened again");
+
+  const res = await api.search({ corpus: "python-3.11", query: "write_text overwrite existing file", version: "3.11" });
+  assert.equal(res.corpus, "python-3.11");
+  assert.equal(res.k, 3, "an absent k is the pack's");
+  assert.equal(res.hits[0].source_id, "library.pathlib.pathlib.path.write_text");
+  assert.equal(res.hits[0].url, "https://docs.python.org/3.11/library/pathlib.html#pathlib.Path.write_text");
+  assert.match(res.hits[0].snippet, /⟦write⟧_⟦text⟧/);
+
+  const { result } = api.run({ corpus: "python-3.11", question: "How do I parse a TOML file in Python 3.11?", version: "3.11",
+    mode: "agent", limits: null, policy: "scripted", hasKey: false }, {});
+  const report = await result;
+  assert.equal(report.result.status, "answered");
+  assert.equal(report.case_id, "tomllib");
+  assert.equal(report.checks.outcome, "pass");
+  const read = report.result.observations.find((o) => o.tool === "read");
+  assert.equal(read.result.url, "https://docs.python.org/3.11/library/tomllib.html#tomllib.load");
+});
