@@ -15,6 +15,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/policy"
+	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/fixtures"
@@ -165,7 +166,7 @@ func liveModel(s settings, recordPath string, task agent.Task) (model.Model, str
 		return nil, "", err
 	}
 	log, err := rec.Begin(recording.Trial{ID: "run-1", Repeat: 1, Question: task.Question, Version: task.Version,
-		Mode: string(task.Mode), Limits: task.Limits.Value()})
+		Mode: string(task.Mode), Limits: pyjson.ValueOf(task.Limits)})
 	if err != nil {
 		return nil, "", err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/model"
+	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
 )
 
@@ -80,7 +81,7 @@ func (s *Session) RunLive(ctx context.Context, task agent.Task, live Live,
 	}
 	tr, c := s.begin(task)
 	log, err := s.recorder(endpoint).Begin(recording.Trial{ID: tr.ID, CaseID: tr.CaseID, Split: tr.Split,
-		Repeat: tr.Repeat, Mode: string(task.Mode), Question: task.Question, Version: task.Version, Limits: task.Limits.Value()})
+		Repeat: tr.Repeat, Mode: string(task.Mode), Question: task.Question, Version: task.Version, Limits: pyjson.ValueOf(task.Limits)})
 	if err != nil {
 		return TrialReport{}, err
 	}
