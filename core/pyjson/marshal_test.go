@@ -246,13 +246,13 @@ func TestMarshalJSONShimGivesEncodingJSONTheSameBytes(t *testing.T) {
 // fuzzRecord is a struct the fuzz target writes beside the *Object a
 // hand-written Value method would have built for it.
 type fuzzRecord struct {
-	Name    code     `json:"name"`
-	Score   float64  `json:"score"`
-	Rank    int      `json:"rank,omitempty"`
-	Hit     *bool    `json:"hit"`
-	Tokens  []string `json:"tokens"`
-	Note    string   `json:"note,omitempty"`
-	Extra   any      `json:"extra"`
+	Name   code     `json:"name"`
+	Score  float64  `json:"score"`
+	Rank   int      `json:"rank,omitempty"`
+	Hit    *bool    `json:"hit"`
+	Tokens []string `json:"tokens"`
+	Note   string   `json:"note,omitempty"`
+	Extra  any      `json:"extra"`
 	*fuzzFusion
 	Ordered []fuzzRow `json:"rows"`
 }
