@@ -141,7 +141,7 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if f.asJSON {
-		out := pyjson.NewObject("coverage", cov.Value(), "gemini", gem.Value(), "cross_encoder", ce.Value())
+		out := pyjson.NewObject("coverage", cov, "gemini", gem, "cross_encoder", ce)
 		if ledger != nil {
 			out.Set("ledger", ledgerValue(f.ledger, ledger)).Set("recording", recordPath)
 		}
