@@ -241,12 +241,7 @@ func loadRecording(path string, bundled []byte, flagName string) (*recording.Fil
 
 func ledgerValue(path string, l *budget.Ledger) *pyjson.Object {
 	b, _ := l.Budget()
-	entries := make([]any, 0)
-	for _, e := range l.Entries() {
-		entries = append(entries, pyjson.NewObject("seq", e.Seq, "at", e.At, "label", e.Label, "model", e.Model,
-			"request_sha256", e.RequestSHA256, "request_bytes", e.RequestBytes, "estimated_usd", e.EstimatedUSD, "outcome", e.Outcome))
-	}
-	return pyjson.NewObject("file", path, "budget_usd", b, "spent_usd", l.Spent(), "remaining_usd", l.Remaining(), "entries", entries)
+	return pyjson.NewObject("file", path, "budget_usd", b, "spent_usd", l.Spent(), "remaining_usd", l.Remaining(), "entries", l.Entries())
 }
 
 // num is a float as Python prints it, so the tables show the record's digits.
