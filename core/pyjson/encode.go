@@ -87,11 +87,12 @@ func (e *encoder) fail(format string, args ...any) {
 }
 
 // encoder is one Marshal call: the text so far, the options, and the
-// struct fields of each type met (computed once per call).
+// struct types met (their fields computed once per call; the package
+// keeps no state between calls).
 type encoder struct {
-	b      strings.Builder
-	opt    Options
-	fields map[reflect.Type][]field
+	b     strings.Builder
+	opt   Options
+	types map[reflect.Type]*structType
 }
 
 func (e *encoder) encode(v any, level int) {

@@ -3,6 +3,7 @@ package pyjson
 import (
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,7 +79,7 @@ func (e *encoder) value(v any, level int) (any, bool) {
 		for i, k := range x.Keys() {
 			y, changed := e.value(x.values[k], level+1)
 			if changed && out == nil {
-				out = &Object{values: make(map[string]any, x.Len())}
+				out = newObject(x.Len())
 				for _, before := range x.keys[:i] {
 					out.Set(before, x.values[before])
 				}
@@ -97,14 +98,14 @@ func (e *encoder) value(v any, level int) (any, bool) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		out := &Object{values: make(map[string]any, len(x))}
+		out := newObject(len(x))
 		for _, k := range keys {
 			y, _ := e.value(x[k], level+1)
 			out.Set(k, y)
 		}
 		return out, true
 	case *fields:
-		out := &Object{values: make(map[string]any, len(x.keys))}
+		out := newObject(len(x.keys))
 		for i, k := range x.keys {
 			y, _ := e.value(x.values[i], level+1)
 			out.Set(k, y)
@@ -113,6 +114,11 @@ func (e *encoder) value(v any, level int) (any, bool) {
 	}
 	y, _ := e.value(e.plain(v), level)
 	return y, true
+}
+
+// newObject is an empty object with room for n keys.
+func newObject(n int) *Object {
+	return &Object{keys: make([]string, 0, n), values: make(map[string]any, n)}
 }
 
 // fields is a struct or a map as an object: its keys in the order they are
@@ -131,7 +137,7 @@ func (e *encoder) fieldObject(f *fields, level int) {
 	for i := range order {
 		order[i] = i
 	}
-	sort.Slice(order, func(a, b int) bool { return f.keys[order[a]] < f.keys[order[b]] })
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(f.keys[a], f.keys[b]) })
 	keys := make([]string, len(order))
 	for i, j := range order {
 		keys[i] = f.keys[j]
@@ -228,23 +234,41 @@ type field struct {
 	nullable  bool // `pyjson:"nullable"`: a nil slice or map is null
 }
 
+// structType is what an encoder knows of a struct type: its fields and
+// their names (shared by every value that writes them all).
+type structType struct {
+	fields []field
+	names  []string
+}
+
 func (e *encoder) structFields(v reflect.Value) *fields {
 	t := v.Type()
-	list, ok := e.fields[t]
+	st, ok := e.types[t]
 	if !ok {
-		list = e.typeFields(t)
-		if e.fields == nil {
-			e.fields = map[reflect.Type][]field{}
+		st = &structType{fields: e.typeFields(t)}
+		st.names = make([]string, len(st.fields))
+		for i, f := range st.fields {
+			st.names[i] = f.name
 		}
-		e.fields[t] = list
+		if e.types == nil {
+			e.types = map[reflect.Type]*structType{}
+		}
+		e.types[t] = st
 	}
-	out := &fields{keys: make([]string, 0, len(list)), values: make([]any, 0, len(list))}
+	values := make([]any, 0, len(st.fields))
+	var keys []string // nil while every field so far is written (then st.names serves)
+	omit := func() {
+		if keys == nil {
+			keys = append(make([]string, 0, len(st.fields)), st.names[:len(values)]...)
+		}
+	}
 next:
-	for _, f := range list {
+	for _, f := range st.fields {
 		fv := v
 		for i, x := range f.index {
 			if i > 0 && fv.Kind() == reflect.Pointer {
 				if fv.IsNil() { // the fields of a nil embedded pointer are absent
+					omit()
 					continue next
 				}
 				fv = fv.Elem()
@@ -252,16 +276,22 @@ next:
 			fv = fv.Field(x)
 		}
 		if f.omitEmpty && isEmpty(fv) || f.omitZero && isZero(fv) {
+			omit()
 			continue
 		}
 		var x any
 		if !(f.nullable && (fv.Kind() == reflect.Slice || fv.Kind() == reflect.Map) && fv.IsNil()) {
 			x = e.box(fv)
 		}
-		out.keys = append(out.keys, f.name)
-		out.values = append(out.values, x)
+		if keys != nil {
+			keys = append(keys, f.name)
+		}
+		values = append(values, x)
 	}
-	return out
+	if keys == nil {
+		keys = st.names
+	}
+	return &fields{keys: keys, values: values}
 }
 
 // typeFields lists a struct type's JSON keys in the order encoding/json
@@ -273,21 +303,29 @@ func (e *encoder) typeFields(t reflect.Type) []field {
 		t     reflect.Type
 		index []int
 	}
-	var found []field
+	found := make([]field, 0, t.NumField())
 	next := []level{{t: t}}
-	visited := map[reflect.Type]bool{}
-	for len(next) > 0 {
+	var visited map[reflect.Type]bool // only met with embedded structs
+	for depth := 0; len(next) > 0; depth++ {
 		current := next
 		next = nil
-		count := map[reflect.Type]int{}
-		for _, l := range current {
-			count[l.t]++
+		var count map[reflect.Type]int
+		if depth > 0 {
+			count = map[reflect.Type]int{}
+			for _, l := range current {
+				count[l.t]++
+			}
+			if visited == nil {
+				visited = map[reflect.Type]bool{t: true}
+			}
 		}
 		for _, l := range current {
-			if visited[l.t] {
-				continue
+			if depth > 0 {
+				if visited[l.t] {
+					continue
+				}
+				visited[l.t] = true
 			}
-			visited[l.t] = true
 			for i := 0; i < l.t.NumField(); i++ {
 				sf := l.t.Field(i)
 				ft := sf.Type
@@ -306,7 +344,10 @@ func (e *encoder) typeFields(t reflect.Type) []field {
 					continue
 				}
 				name, opts, _ := strings.Cut(tag, ",")
-				index := append(append([]int(nil), l.index...), i)
+				index := sf.Index // []int{i}, new for each call of Field
+				if depth > 0 {
+					index = append(append(make([]int, 0, len(l.index)+1), l.index...), i)
+				}
 				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
 					next = append(next, level{ft, index})
 					continue
@@ -315,7 +356,9 @@ func (e *encoder) typeFields(t reflect.Type) []field {
 				if name == "" {
 					f.name = sf.Name
 				}
-				for _, o := range strings.Split(opts, ",") {
+				for opts != "" {
+					var o string
+					o, opts, _ = strings.Cut(opts, ",")
 					switch o {
 					case "omitempty":
 						f.omitEmpty = true
@@ -332,17 +375,25 @@ func (e *encoder) typeFields(t reflect.Type) []field {
 			}
 		}
 	}
-	sort.SliceStable(found, func(i, j int) bool {
-		a, b := found[i], found[j]
-		if a.name != b.name {
-			return a.name < b.name
+	if visited == nil {
+		return found // no embedded struct: the fields are already in order, and names repeat only by mistake (go vet's structtag)
+	}
+	slices.SortStableFunc(found, func(a, b field) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
 		}
-		if len(a.index) != len(b.index) {
-			return len(a.index) < len(b.index)
+		if c := len(a.index) - len(b.index); c != 0 {
+			return c
 		}
-		return a.tagged && !b.tagged
+		switch {
+		case a.tagged && !b.tagged:
+			return -1
+		case b.tagged && !a.tagged:
+			return 1
+		}
+		return 0
 	})
-	var kept []field
+	kept := found[:0:0]
 	for i := 0; i < len(found); {
 		j := i + 1
 		for j < len(found) && found[j].name == found[i].name {
@@ -353,17 +404,8 @@ func (e *encoder) typeFields(t reflect.Type) []field {
 		}
 		i = j
 	}
-	sort.Slice(kept, func(i, j int) bool { return lessIndex(kept[i].index, kept[j].index) })
+	slices.SortFunc(kept, func(a, b field) int { return slices.Compare(a.index, b.index) })
 	return kept
-}
-
-func lessIndex(a, b []int) bool {
-	for k := 0; k < len(a) && k < len(b); k++ {
-		if a[k] != b[k] {
-			return a[k] < b[k]
-		}
-	}
-	return len(a) < len(b)
 }
 
 // isEmpty is encoding/json's omitempty test: false, 0, "", a nil pointer
