@@ -25,8 +25,8 @@ type Options struct {
 // with Python's escaping and float formatting:
 //
 //   - the package's value set (nil, bool, string, Number, []any, *Object)
-//     and int, int64, float64, []string and map[string]any, as before; a nil
-//     *Object is the empty object, as its methods treat it;
+//     and int, int64, float64, []string and map[string]any; a nil *Object
+//     is the empty object, as its methods treat it;
 //   - a struct as an object of its exported fields in declaration order,
 //     named, omitted and promoted as encoding/json does: `json:"name"`,
 //     `json:"-"`, the omitempty and omitzero options, and the fields of an
@@ -72,8 +72,9 @@ func Dumps(v any, opt Options) string {
 
 // MarshalJSON is the body of the MarshalJSON method of a type that
 // encoding/json must also write (inside the lab's reports, across the WASM
-// bridge): Marshal's standard ASCII JSON (non-finite numbers as null), so
-// that encoding/json and this package give the same bytes.
+// bridge): Marshal with Strict, standard ASCII JSON. encoding/json keeps
+// its key order, float digits and escapes (a lone surrogate included),
+// only compacting it and escaping <, > and &.
 func MarshalJSON(v any) ([]byte, error) {
 	s, err := Marshal(v, Options{Strict: true})
 	return []byte(s), err

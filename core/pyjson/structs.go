@@ -75,8 +75,11 @@ func (e *encoder) value(v any, level int) (any, bool) {
 		}
 		return out, true
 	case *Object:
+		if x == nil {
+			return x, false
+		}
 		var out *Object
-		for i, k := range x.Keys() {
+		for i, k := range x.keys {
 			y, changed := e.value(x.values[k], level+1)
 			if changed && out == nil {
 				out = newObject(x.Len())
