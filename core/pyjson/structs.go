@@ -308,27 +308,20 @@ func (e *encoder) typeFields(t reflect.Type) []field {
 	}
 	found := make([]field, 0, t.NumField())
 	next := []level{{t: t}}
-	var visited map[reflect.Type]bool // only met with embedded structs
+	visited := []reflect.Type{t} // few: a slice, not a map
+	embedded := false
 	for depth := 0; len(next) > 0; depth++ {
 		current := next
 		next = nil
-		var count map[reflect.Type]int
-		if depth > 0 {
-			count = map[reflect.Type]int{}
-			for _, l := range current {
-				count[l.t]++
-			}
-			if visited == nil {
-				visited = map[reflect.Type]bool{t: true}
-			}
-		}
-		for _, l := range current {
+		for n, l := range current {
 			if depth > 0 {
-				if visited[l.t] {
+				if slices.Contains(visited, l.t) {
 					continue
 				}
-				visited[l.t] = true
+				visited = append(visited, l.t)
 			}
+			// the same struct twice at one depth: its names collide
+			twice := slices.ContainsFunc(current[n+1:], func(o level) bool { return o.t == l.t })
 			for i := 0; i < l.t.NumField(); i++ {
 				sf := l.t.Field(i)
 				ft := sf.Type
@@ -353,6 +346,7 @@ func (e *encoder) typeFields(t reflect.Type) []field {
 				}
 				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
 					next = append(next, level{ft, index})
+					embedded = true
 					continue
 				}
 				f := field{name: name, index: index, tagged: name != "", nullable: sf.Tag.Get("pyjson") == "nullable"}
@@ -372,14 +366,19 @@ func (e *encoder) typeFields(t reflect.Type) []field {
 					}
 				}
 				found = append(found, f)
-				if count[l.t] > 1 { // the same struct twice at one depth: its names collide
+				if twice {
 					found = append(found, f)
 				}
 			}
 		}
 	}
-	if visited == nil {
-		return found // no embedded struct: the fields are already in order, and names repeat only by mistake (go vet's structtag)
+	if !embedded {
+		return found // in declaration order; a name repeats only by mistake (go vet's structtag)
+	}
+	byIndex := func(a, b field) int { return slices.Compare(a.index, b.index) }
+	if !repeatsName(found) {
+		slices.SortFunc(found, byIndex)
+		return found
 	}
 	slices.SortStableFunc(found, func(a, b field) int {
 		if c := strings.Compare(a.name, b.name); c != 0 {
@@ -407,8 +406,20 @@ func (e *encoder) typeFields(t reflect.Type) []field {
 		}
 		i = j
 	}
-	slices.SortFunc(kept, func(a, b field) int { return slices.Compare(a.index, b.index) })
+	slices.SortFunc(kept, byIndex)
 	return kept
+}
+
+// repeatsName reports whether two fields share a name (a struct has few).
+func repeatsName(fs []field) bool {
+	for i := range fs {
+		for j := i + 1; j < len(fs); j++ {
+			if fs[i].name == fs[j].name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isEmpty is encoding/json's omitempty test: false, 0, "", a nil pointer
