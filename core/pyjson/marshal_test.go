@@ -55,6 +55,30 @@ type conflict struct { // one name twice at one depth, neither tagged: neither i
 	Kept int `json:"kept"`
 }
 
+type taggedWins struct { // one name at one depth, one of them tagged: the tagged one is written
+	withTag
+	Name int
+}
+
+type withTag struct {
+	N int `json:"Name"`
+}
+
+type twiceA struct{ inner }
+
+type twiceB struct{ inner }
+
+type twice struct { // inner reached twice at one depth: its names are dropped
+	twiceA
+	twiceB
+	K int `json:"k"`
+}
+
+type deep struct { // a shallower embedded field wins over a deeper one
+	embeds
+	Y string `json:"y"`
+}
+
 type nested struct {
 	Inner inner `json:"inner"`
 }
@@ -181,6 +205,35 @@ func TestMarshalWritesStructsAsTheirTagsSay(t *testing.T) {
 			assert.Equal(t, c.want, got)
 			assert.Equal(t, c.want, Dumps(c.v, c.opt))
 		})
+	}
+}
+
+// TestMarshalLaysOutFieldsAsEncodingJSON checks the key choice and order
+// against encoding/json itself, on structs where the two agree on values
+// (integers, ASCII strings, no nil slices).
+func TestMarshalLaysOutFieldsAsEncodingJSON(t *testing.T) {
+	for _, v := range []any{
+		tagged{B: 1, A: "x", Untaged: true, Skipped: "no", Dash: "d"},
+		embeds{First: "a", inner: inner{X: 2, Y: "y"}, Last: "z"},
+		embedsPointer{ID: "i"},
+		embedsPointer{ID: "i", inner: &inner{X: 3}},
+		shadow{X: "outer", inner: inner{X: 9, Y: "y"}},
+		conflict{left{"l"}, right{"r"}, 1},
+		taggedWins{withTag{1}, 2},
+		twice{K: 3},
+		deep{embeds: embeds{First: "f", inner: inner{X: 1, Y: "inner"}}, Y: "outer"},
+		empties{St: inner{}, Set: "kept"},
+		named{Code: "c", Small: 1, Big: 2},
+	} {
+		std, err := json.Marshal(v)
+		require.NoError(t, err)
+		mine, err := Marshal(v, Options{})
+		require.NoError(t, err)
+		want, err := Decode(string(std))
+		require.NoError(t, err)
+		got, err := Decode(mine)
+		require.NoError(t, err)
+		assert.Equal(t, Dumps(want, Options{}), Dumps(got, Options{}), "%T", v)
 	}
 }
 
