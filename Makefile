@@ -74,7 +74,7 @@ test-browser: wasm node_modules/.package-lock.json chromium
 
 # A short run of every fuzz target (go test allows one target per run).
 FUZZTIME ?= 15s
-FUZZ_TARGETS = core/pyjson:FuzzDecode core/agent:FuzzValidateDecision core/gemini:FuzzDecode core/recording:FuzzParse \
+FUZZ_TARGETS = core/pyjson:FuzzDecode core/pyjson:FuzzMarshalStruct core/agent:FuzzValidateDecision core/gemini:FuzzDecode core/recording:FuzzParse \
 	core/gemini:FuzzLiveReply internal/geminitest:FuzzParseScript core/policy:FuzzScripted core/policy:FuzzNext \
 	core/rerank:FuzzCandidateValidator
 fuzz:

@@ -151,7 +151,7 @@ func printRerank(w io.Writer, f rerankFlags, res *engine.RerankResult, live *eng
 		gem = live.Gemini
 	}
 	if f.asJSON {
-		out := pyjson.NewObject("coverage", cov.Value(), "gemini", gem.Value(), "cross_encoder", ce.Value())
+		out := pyjson.NewObject("coverage", cov, "gemini", gem, "cross_encoder", ce)
 		if live != nil {
 			out.Set("ledger", ledgerValue(f.ledger, live.Ledger)).Set("recording", recordPath)
 		}
@@ -242,20 +242,8 @@ func loadRecording(path, flagName string) (*recording.File, error) {
 }
 
 func ledgerValue(path string, l engine.LedgerState) *pyjson.Object {
-	entries := make([]any, 0)
-	for _, e := range l.Entries {
-		entries = append(entries, pyjson.NewObject("seq", e.Seq, "at", e.At, "label", e.Label, "model", e.Model,
-			"request_sha256", e.RequestSHA256, "request_bytes", e.RequestBytes, "estimated_usd", e.EstimatedUSD, "outcome", e.Outcome))
-	}
-	return pyjson.NewObject("file", path, "budget_usd", optFloat(l.BudgetUSD), "spent_usd", l.SpentUSD,
-		"remaining_usd", optFloat(l.RemainingUSD), "entries", entries)
-}
-
-func optFloat(p *float64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
+	return pyjson.NewObject("file", path, "budget_usd", l.BudgetUSD, "spent_usd", l.SpentUSD,
+		"remaining_usd", l.RemainingUSD, "entries", l.Entries)
 }
 
 // num is a float as Python prints it, so the tables show the record's digits.

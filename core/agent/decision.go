@@ -128,16 +128,3 @@ func sameKeys(o *pyjson.Object, keys ...string) bool {
 	}
 	return true
 }
-
-// MarshalJSON writes Value (so a lone surrogate in model text survives).
-func (d Decision) MarshalJSON() ([]byte, error) { return marshal(d.Value()) }
-
-// Value is the decision as the JSON object the reference lab keeps.
-func (d Decision) Value() *pyjson.Object {
-	cites := make([]any, len(d.Citations))
-	for i, c := range d.Citations {
-		cites[i] = pyjson.NewObject("source_id", c.SourceID, "quote", c.Quote)
-	}
-	return pyjson.NewObject("action", string(d.Action), "assessment", d.Assessment, "query", d.Query,
-		"source_id", d.SourceID, "answer", d.Answer, "citations", cites)
-}

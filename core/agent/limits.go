@@ -52,12 +52,6 @@ func (l Limits) Validate() error {
 	return nil
 }
 
-// Value is the limits as a JSON object in the published key order.
-func (l Limits) Value() *pyjson.Object {
-	return pyjson.NewObject("model_calls", l.ModelCalls, "searches", l.Searches, "reads", l.Reads,
-		"source_bytes", l.SourceBytes, "seconds", l.Seconds)
-}
-
 // LimitsFromJSON reads limits from a decoded JSON value as Limits(**value)
 // would: null or absent means the defaults, a missing key keeps its default,
 // and a non-integer (1.0 and true included), out of range or unknown key is

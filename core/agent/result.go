@@ -25,11 +25,6 @@ type Usage struct {
 	SourceBytes int `json:"source_bytes"`
 }
 
-// Value is the usage as a JSON object in the published key order.
-func (u Usage) Value() *pyjson.Object {
-	return pyjson.NewObject("model_calls", u.ModelCalls, "searches", u.Searches, "reads", u.Reads, "source_bytes", u.SourceBytes)
-}
-
 // Candidate is a search result as the model sees it: no text, no receipt.
 type Candidate struct {
 	SourceID string `json:"source_id"`
@@ -52,7 +47,8 @@ type ReadResult struct {
 	TextSHA256 string `json:"text_sha256"`
 }
 
-// Arguments are an action's arguments: a query for search, a source_id for read.
+// Arguments are an action's arguments: a query for search, a source_id for
+// read. Only the one that is set is written.
 type Arguments struct {
 	Query    *string `json:"query,omitempty"`
 	SourceID *string `json:"source_id,omitempty"`
@@ -79,26 +75,9 @@ func (o Observation) Read() (*ReadResult, bool) {
 	return r, ok
 }
 
-// Value is the observation as the reference lab's JSON object.
-func (o Observation) Value() *pyjson.Object {
-	switch r := o.Result.(type) {
-	case *SearchResult:
-		cands := make([]any, len(r.Candidates))
-		for i, c := range r.Candidates {
-			cands[i] = pyjson.NewObject("source_id", c.SourceID, "rank", c.Rank, "version", c.Version)
-		}
-		return pyjson.NewObject("tool", string(o.Tool), "arguments", pyjson.NewObject("query", *o.Arguments.Query),
-			"result", pyjson.NewObject("query", r.Query, "candidates", cands))
-	case *ReadResult:
-		return pyjson.NewObject("tool", string(o.Tool), "arguments", pyjson.NewObject("source_id", *o.Arguments.SourceID),
-			"result", pyjson.NewObject("source_id", r.SourceID, "version", r.Version, "text", r.Text,
-				"url", r.URL, "text_sha256", r.TextSHA256))
-	}
-	return pyjson.NewObject("tool", string(o.Tool))
-}
-
-// MarshalJSON writes Value.
-func (o Observation) MarshalJSON() ([]byte, error) { return marshal(o.Value()) }
+// MarshalJSON lets encoding/json (the WASM bridge's step reports) write
+// the observation as pyjson does, so a lone surrogate in model text survives.
+func (o Observation) MarshalJSON() ([]byte, error) { return pyjson.MarshalJSON(o) }
 
 // Outcome is what the application did with a step's action.
 type Outcome string
@@ -129,8 +108,13 @@ type Step struct {
 	UsageMetadata *pyjson.Object `json:"usage_metadata,omitempty"`
 }
 
+// MarshalJSON lets encoding/json (the WASM bridge's step reports) write
+// the step as pyjson does.
+func (s Step) MarshalJSON() ([]byte, error) { return pyjson.MarshalJSON(s) }
+
 // Result is a finished run. The fields up to Observations have exactly the
-// reference lab's shape; Steps, Tokens and Detail are additions.
+// reference lab's shape, in its key order; Steps, Tokens and Detail are
+// additions.
 type Result struct {
 	Status       Status        `json:"status"`
 	Reason       reason.Code   `json:"reason"`
@@ -150,79 +134,7 @@ type Result struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// tokensValue is the tokens as a JSON object.
-func tokensValue(t model.Tokens) *pyjson.Object {
-	return pyjson.NewObject("prompt", t.Prompt, "candidates", t.Candidates, "thoughts", t.Thoughts, "total", t.Total)
-}
-
-// Value is the step as a JSON object.
-func (s Step) Value() *pyjson.Object {
-	o := pyjson.NewObject("call", s.Call)
-	if s.Action != "" {
-		o.Set("action", string(s.Action))
-	}
-	if s.Argument != "" {
-		o.Set("argument", s.Argument)
-	}
-	if s.Assessment != "" {
-		o.Set("assessment", s.Assessment)
-	}
-	o.Set("outcome", string(s.Outcome))
-	if s.Reason != "" {
-		o.Set("reason", string(s.Reason))
-	}
-	if s.Detail != "" {
-		o.Set("detail", s.Detail)
-	}
-	o.Set("observation", s.Observation).Set("usage", s.Usage.Value())
-	if s.Tokens != nil {
-		o.Set("tokens", tokensValue(*s.Tokens))
-	}
-	if s.ModelVersion != "" {
-		o.Set("model_version", s.ModelVersion)
-	}
-	if s.UsageMetadata != nil {
-		o.Set("usage_metadata", s.UsageMetadata)
-	}
-	return o
-}
-
-// MarshalJSON writes Value.
-func (s Step) MarshalJSON() ([]byte, error) { return marshal(s.Value()) }
-
-// Value is the result as a JSON object: the published fields in the
-// published order, then the additions. Built directly (not through
-// encoding/json) so a lone surrogate in model text survives.
-func (r *Result) Value() *pyjson.Object {
-	cites := make([]any, len(r.Citations))
-	for i, c := range r.Citations {
-		cites[i] = pyjson.NewObject("source_id", c.SourceID, "quote", c.Quote, "url", c.URL)
-	}
-	decisions := make([]any, len(r.Decisions))
-	for i, d := range r.Decisions {
-		decisions[i] = d.Value()
-	}
-	obs := make([]any, len(r.Observations))
-	for i, o := range r.Observations {
-		obs[i] = o.Value()
-	}
-	steps := make([]any, len(r.Steps))
-	for i, s := range r.Steps {
-		steps[i] = s.Value()
-	}
-	o := pyjson.NewObject("status", string(r.Status), "reason", string(r.Reason), "answer", r.Answer,
-		"citations", cites, "question", r.Question, "version", r.Version, "mode", string(r.Mode),
-		"limits", r.Limits.Value(), "usage", r.Usage.Value(), "decisions", decisions, "observations", obs,
-		"steps", steps, "tokens", tokensValue(r.Tokens))
-	if r.Detail != "" {
-		o.Set("detail", r.Detail)
-	}
-	return o
-}
-
-// MarshalJSON writes Value.
-func (r *Result) MarshalJSON() ([]byte, error) { return marshal(r.Value()) }
-
-func marshal(v *pyjson.Object) ([]byte, error) {
-	return []byte(pyjson.Dumps(v, pyjson.Options{Strict: true})), nil
-}
+// MarshalJSON lets encoding/json (the lab's reports, the CLI's --json, the
+// WASM bridge) write the result as pyjson does, so a lone surrogate in
+// model text survives.
+func (r *Result) MarshalJSON() ([]byte, error) { return pyjson.MarshalJSON(r) }

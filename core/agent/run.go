@@ -382,12 +382,8 @@ func (r *run) use(step Step) (*Result, error) {
 
 // state is the user text of the next request: json.dumps(state, sort_keys=True).
 func (r *run) state() string {
-	obs := make([]any, len(r.observations))
-	for i, o := range r.observations {
-		obs[i] = o.Value()
-	}
-	state := map[string]any{"question": r.task.Question, "version": r.task.Version, "observations": obs,
-		"usage": r.usage.Value(), "limits": r.task.Limits.Value(), "schema": Schema()}
+	state := map[string]any{"question": r.task.Question, "version": r.task.Version, "observations": r.observations,
+		"usage": r.usage, "limits": r.task.Limits, "schema": Schema()}
 	return pyjson.Dumps(state, pyjson.Options{SortKeys: true})
 }
 

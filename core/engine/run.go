@@ -309,7 +309,7 @@ func caseFor(l *lab.Lab, t agent.Task) (*evaluate.Case, bool) {
 // trialRecord is a run's header in a recording (no exchanges yet).
 func trialRecord(tr lab.TrialReport, t agent.Task) recording.Trial {
 	return recording.Trial{ID: tr.ID, CaseID: tr.CaseID, Split: tr.Split, Repeat: tr.Repeat,
-		Question: t.Question, Version: t.Version, Mode: string(t.Mode), Limits: t.Limits.Value()}
+		Question: t.Question, Version: t.Version, Mode: string(t.Mode), Limits: pyjson.ValueOf(t.Limits)}
 }
 
 // sessionRecorder is the session's in-memory recording, started by its

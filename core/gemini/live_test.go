@@ -33,7 +33,7 @@ func prompt(state string) model.Prompt {
 const smallState = `{"question": "Does Path.write_text overwrite?", "version": "3.12"}`
 
 func stopDecision() *pyjson.Object {
-	return agent.Decision{Action: agent.Stop, Assessment: "Nothing supports an answer.", Citations: []agent.Quote{}}.Value()
+	return pyjson.ValueOf(agent.Decision{Action: agent.Stop, Assessment: "Nothing supports an answer.", Citations: []agent.Quote{}}).(*pyjson.Object)
 }
 
 // attempts collects what a live model records, and saves it through a

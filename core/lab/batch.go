@@ -8,6 +8,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/model"
+	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
 )
 
@@ -133,7 +134,7 @@ func CallsAtMost(t agent.Task) int {
 // Record is the planned trial as a recording's trial (no exchanges yet).
 func (pt PlannedTrial) Record() recording.Trial {
 	return recording.Trial{ID: pt.ID, CaseID: pt.CaseID, Split: pt.Split, Repeat: pt.Repeat,
-		Question: pt.Task.Question, Version: pt.Task.Version, Mode: string(pt.Task.Mode), Limits: pt.Task.Limits.Value()}
+		Question: pt.Task.Question, Version: pt.Task.Version, Mode: string(pt.Task.Mode), Limits: pyjson.ValueOf(pt.Task.Limits)}
 }
 
 // Start supplies the model for one trial and a function to call when it

@@ -72,7 +72,7 @@ func (stopper) Decide(context.Context, model.Prompt, time.Duration) (model.Reply
 	d := agent.Decision{Action: agent.Stop, Assessment: "stop", Citations: []agent.Quote{}}
 	meta := model.Meta{UsageMetadata: pyjson.NewObject("promptTokenCount", pyjson.Number("1000"), "candidatesTokenCount", pyjson.Number("100"),
 		"thoughtsTokenCount", pyjson.Number("50"), "totalTokenCount", pyjson.Number("1150"))}
-	return model.Reply{Value: d.Value(), Meta: meta}, nil
+	return model.Reply{Value: pyjson.ValueOf(d), Meta: meta}, nil
 }
 
 func TestRunBatchAndReport(t *testing.T) {

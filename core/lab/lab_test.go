@@ -64,7 +64,7 @@ func TestBundledReplayReproducesThePublishedRecord(t *testing.T) {
 			assert.Equal(t, field(want, "id"), got.ID)
 			require.Nil(t, got.Error)
 			require.NotNil(t, got.Result)
-			result := got.Result.Value()
+			result := pyjson.ValueOf(got.Result).(*pyjson.Object)
 			wantResult := field(want, "result").(*pyjson.Object)
 			for _, k := range wantResult.Keys() {
 				d, same := pyjson.Diff(field(result, k), field(wantResult, k))
@@ -152,7 +152,7 @@ func conform(t *testing.T, lib *tools.Library, trial recording.Trial, extra, wan
 	ctrl := agent.Controller{Tools: ts, Model: recording.NewReplayer(trial), Clock: readings(field(extra, "clock"))}
 	res, err := ctrl.Run(context.Background(), task)
 	require.NoError(t, err)
-	got := res.Value()
+	got := pyjson.ValueOf(res).(*pyjson.Object)
 	wantResult := field(want, "result").(*pyjson.Object)
 	for _, k := range wantResult.Keys() {
 		if k == "python_reason" {

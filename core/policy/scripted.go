@@ -57,7 +57,7 @@ type Scripted struct {
 // Decide proposes the next decision for the prompt. It never fails: an
 // unreadable state gets a stop with its reason as the assessment.
 func (s Scripted) Decide(_ context.Context, p model.Prompt, _ time.Duration) (model.Reply, error) {
-	return model.Reply{Value: s.Next(p).Value()}, nil
+	return model.Reply{Value: pyjson.ValueOf(s.Next(p))}, nil
 }
 
 // Next is the decision for a prompt.

@@ -12,6 +12,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/model"
+	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/tools"
 	"github.com/ragagentlab/ragagent/fixtures"
@@ -182,7 +183,7 @@ func TestNoSearchableWords(t *testing.T) {
 func TestUnreadableState(t *testing.T) {
 	for _, state := range []string{"", "[]", "{", `{"question": 7, "observations": {}}`, `null`} {
 		d := Scripted{}.Next(model.Prompt{State: state})
-		_, err := agent.ValidateDecision(d.Value())
+		_, err := agent.ValidateDecision(pyjson.ValueOf(d))
 		assert.NoError(t, err, state)
 	}
 }
@@ -263,7 +264,7 @@ func FuzzNext(f *testing.F) {
 			p.System = agent.Instruction(agent.Fixed)
 		}
 		d := Scripted{}.Next(p)
-		_, err := agent.ValidateDecision(d.Value())
+		_, err := agent.ValidateDecision(pyjson.ValueOf(d))
 		require.NoError(t, err)
 		if fixed {
 			assert.Contains(t, []agent.Action{agent.Answer, agent.Stop}, d.Action)

@@ -5,9 +5,13 @@
 // json.loads would, and a replayed request must compare equal as two Python
 // values would.
 //
-// Values are plain Go values: nil, bool, string, Number, []any, *Object (an
-// insertion-ordered object, as decoded) and, for encoding only, int, int64,
-// float64 and map[string]any.
+// Decoded values are plain Go values: nil, bool, string, Number, []any and
+// *Object (an insertion-ordered object). Marshal and Dumps also write Go
+// structs (in the order their json tags state, as encoding/json would lay
+// them out), pointers, slices, maps and named types, so that every output
+// shape is stated once, by its struct, and written with Python's escaping
+// and float formatting; ValueOf turns such a value into a decoded-style
+// value for comparison.
 //
 // Strings are UTF-8, except that a lone UTF-16 surrogate (which Python keeps
 // in a str, for example from "\ud800") is held as its three-byte generalized

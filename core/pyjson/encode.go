@@ -3,6 +3,7 @@ package pyjson
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,15 +20,87 @@ type Options struct {
 	Strict bool
 }
 
-// Dumps returns json.dumps(v, ...) for the given options. It panics on a value
-// of a type outside the package's value set, which is a programming error.
-func Dumps(v any, opt Options) string {
-	var b strings.Builder
-	encode(&b, v, opt, 0)
-	return b.String()
+// Marshal returns json.dumps(v, ...) for the given options, v being any Go
+// value that stands for JSON, so that one encoder writes every output shape
+// with Python's escaping and float formatting:
+//
+//   - the package's value set (nil, bool, string, Number, []any, *Object)
+//     and int, int64, float64, []string and map[string]any; a nil *Object
+//     is the empty object, as its methods treat it;
+//   - a struct as an object of its exported fields in declaration order,
+//     named, omitted and promoted as encoding/json does: `json:"name"`,
+//     `json:"-"`, the omitempty and omitzero options, and the fields of an
+//     embedded struct (or of a non-nil embedded pointer) in its place, the
+//     shallower field winning a name;
+//   - a pointer or an interface as the value it holds, nil as null;
+//   - a slice or an array as a list. A nil slice is [] (Python has no nil
+//     list, and every published record writes an empty one), unless the
+//     struct field holding it is tagged `pyjson:"nullable"`: then null;
+//   - a map with string keys as an object with its keys sorted; a nil map
+//     is {} (null when its field is nullable);
+//   - a named bool, string, integer or float64 type as its underlying value;
+//   - a Marshaler as the value its MarshalPyJSON returns.
+//
+// encoding/json's own Marshaler is not consulted: the types here that have
+// one implement it with this package. Anything else (a channel, a function,
+// a complex or float32 number, a map with other keys, the ",string" tag
+// option) is an error, as is nesting deeper than 1000 levels (a cycle).
+func Marshal(v any, opt Options) (s string, err error) {
+	e := encoder{opt: opt}
+	defer func() {
+		if r := recover(); r != nil {
+			fail, ok := r.(encodeError)
+			if !ok {
+				panic(r)
+			}
+			err = fail.err
+		}
+	}()
+	e.encode(v, 0)
+	return e.b.String(), nil
 }
 
-func encode(b *strings.Builder, v any, opt Options, level int) {
+// Dumps is Marshal for a value whose types the program chose: it panics
+// where Marshal returns an error, which is then a programming error.
+func Dumps(v any, opt Options) string {
+	s, err := Marshal(v, opt)
+	if err != nil {
+		panic(err.Error())
+	}
+	return s
+}
+
+// MarshalJSON is the body of the MarshalJSON method of a type that
+// encoding/json must also write (inside the lab's reports, across the WASM
+// bridge): Marshal with Strict, standard ASCII JSON. encoding/json keeps
+// its key order, float digits and escapes (a lone surrogate included),
+// only compacting it and escaping <, > and &.
+func MarshalJSON(v any) ([]byte, error) {
+	s, err := Marshal(v, Options{Strict: true})
+	return []byte(s), err
+}
+
+// encodeError carries an error out of the recursive encoder to Marshal.
+type encodeError struct{ err error }
+
+func (e *encoder) fail(format string, args ...any) {
+	panic(encodeError{fmt.Errorf("pyjson: "+format, args...)})
+}
+
+// encoder is one Marshal call: the text so far, the options, and the
+// struct types met (their fields computed once per call; the package
+// keeps no state between calls).
+type encoder struct {
+	b     strings.Builder
+	opt   Options
+	types map[reflect.Type]*structType
+}
+
+func (e *encoder) encode(v any, level int) {
+	if level > maxDepth {
+		e.fail("nesting deeper than %d levels (a cycle?)", maxDepth)
+	}
+	b := &e.b
 	switch v := v.(type) {
 	case nil:
 		b.WriteString("null")
@@ -38,9 +111,9 @@ func encode(b *strings.Builder, v any, opt Options, level int) {
 			b.WriteString("false")
 		}
 	case string:
-		writeString(b, v, opt.Unicode)
+		writeString(b, v, e.opt.Unicode)
 	case Number:
-		if opt.Strict && !v.IsInt() && !isFinite(v.Float64()) {
+		if e.opt.Strict && !v.IsInt() && !isFinite(v.Float64()) {
 			b.WriteString("null")
 			return
 		}
@@ -50,86 +123,91 @@ func encode(b *strings.Builder, v any, opt Options, level int) {
 	case int64:
 		b.WriteString(strconv.FormatInt(v, 10))
 	case float64:
-		if opt.Strict && !isFinite(v) {
+		if e.opt.Strict && !isFinite(v) {
 			b.WriteString("null")
 			return
 		}
 		b.WriteString(FloatRepr(v))
 	case []any:
-		encodeList(b, len(v), func(i int) { encode(b, v[i], opt, level+1) }, opt, level)
+		e.list(len(v), func(i int) { e.encode(v[i], level+1) }, level)
 	case []string:
-		encodeList(b, len(v), func(i int) { writeString(b, v[i], opt.Unicode) }, opt, level)
+		e.list(len(v), func(i int) { writeString(b, v[i], e.opt.Unicode) }, level)
 	case *Object:
 		keys := v.Keys()
-		if opt.SortKeys {
+		if e.opt.SortKeys {
 			sort.Strings(keys)
 		}
-		encodeObject(b, keys, func(k string) any { x, _ := v.Get(k); return x }, opt, level)
+		e.object(keys, func(i int) any { return v.values[keys[i]] }, level)
 	case map[string]any:
 		keys := make([]string, 0, len(v))
 		for k := range v {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys) // a map has no order of its own
-		encodeObject(b, keys, func(k string) any { return v[k] }, opt, level)
+		e.object(keys, func(i int) any { return v[keys[i]] }, level)
+	case *fields:
+		e.fieldObject(v, level)
 	default:
-		panic(fmt.Sprintf("pyjson: cannot encode %T", v))
+		e.encode(e.plain(v), level)
 	}
 }
 
-func newline(b *strings.Builder, opt Options, level int) {
-	b.WriteByte('\n')
-	b.WriteString(strings.Repeat(" ", opt.Indent*level))
+func (e *encoder) newline(level int) {
+	e.b.WriteByte('\n')
+	e.b.WriteString(strings.Repeat(" ", e.opt.Indent*level))
 }
 
-func encodeList(b *strings.Builder, n int, item func(int), opt Options, level int) {
+// separator writes what comes between two items.
+func (e *encoder) separator() {
+	e.b.WriteByte(',')
+	if e.opt.Indent == 0 {
+		e.b.WriteByte(' ')
+	}
+}
+
+func (e *encoder) list(n int, item func(int), level int) {
 	if n == 0 {
-		b.WriteString("[]")
+		e.b.WriteString("[]")
 		return
 	}
-	b.WriteByte('[')
+	e.b.WriteByte('[')
 	for i := 0; i < n; i++ {
 		if i > 0 {
-			b.WriteByte(',')
-			if opt.Indent == 0 {
-				b.WriteByte(' ')
-			}
+			e.separator()
 		}
-		if opt.Indent > 0 {
-			newline(b, opt, level+1)
+		if e.opt.Indent > 0 {
+			e.newline(level + 1)
 		}
 		item(i)
 	}
-	if opt.Indent > 0 {
-		newline(b, opt, level)
+	if e.opt.Indent > 0 {
+		e.newline(level)
 	}
-	b.WriteByte(']')
+	e.b.WriteByte(']')
 }
 
-func encodeObject(b *strings.Builder, keys []string, get func(string) any, opt Options, level int) {
+// object writes keys with the value of each (by its position in keys).
+func (e *encoder) object(keys []string, value func(int) any, level int) {
 	if len(keys) == 0 {
-		b.WriteString("{}")
+		e.b.WriteString("{}")
 		return
 	}
-	b.WriteByte('{')
+	e.b.WriteByte('{')
 	for i, k := range keys {
 		if i > 0 {
-			b.WriteByte(',')
-			if opt.Indent == 0 {
-				b.WriteByte(' ')
-			}
+			e.separator()
 		}
-		if opt.Indent > 0 {
-			newline(b, opt, level+1)
+		if e.opt.Indent > 0 {
+			e.newline(level + 1)
 		}
-		writeString(b, k, opt.Unicode)
-		b.WriteString(": ")
-		encode(b, get(k), opt, level+1)
+		writeString(&e.b, k, e.opt.Unicode)
+		e.b.WriteString(": ")
+		e.encode(value(i), level+1)
 	}
-	if opt.Indent > 0 {
-		newline(b, opt, level)
+	if e.opt.Indent > 0 {
+		e.newline(level)
 	}
-	b.WriteByte('}')
+	e.b.WriteByte('}')
 }
 
 const hexDigits = "0123456789abcdef"
@@ -235,11 +313,7 @@ func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // MarshalJSON lets encoding/json write an Object in its key order, as
 // standard ASCII JSON (non-finite numbers as null).
-func (o *Object) MarshalJSON() ([]byte, error) {
-	return []byte(Dumps(o, Options{Strict: true})), nil
-}
+func (o *Object) MarshalJSON() ([]byte, error) { return MarshalJSON(o) }
 
 // MarshalJSON writes the number, not a string (non-finite as null).
-func (n Number) MarshalJSON() ([]byte, error) {
-	return []byte(Dumps(n, Options{Strict: true})), nil
-}
+func (n Number) MarshalJSON() ([]byte, error) { return MarshalJSON(n) }

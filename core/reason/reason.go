@@ -70,9 +70,10 @@ func (c Code) TransportKind() (string, bool) {
 
 // Error carries a Code through Go's error plumbing, with an optional detail
 // for people (which field, which exchange) that never replaces the code.
+// A record that keeps a refusal writes it as {"code", "detail"}.
 type Error struct {
-	Code   Code
-	Detail string
+	Code   Code   `json:"code"`
+	Detail string `json:"detail"`
 }
 
 func (e *Error) Error() string {

@@ -30,7 +30,7 @@ func TestRecorderSavesAfterEveryChange(t *testing.T) {
 	require.Len(t, saves, 1, "saved once before anything is sent")
 
 	log, err := rec.Begin(Trial{ID: "a-agent-1", CaseID: "a", Repeat: 1, Question: "q", Version: "3.12", Mode: "agent",
-		Limits: agent.DefaultLimits().Value()})
+		Limits: pyjson.ValueOf(agent.DefaultLimits())})
 	require.NoError(t, err)
 	payload := gemini.Payload(prompt())
 	attempts := []gemini.Attempt{

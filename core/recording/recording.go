@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 
 	"github.com/ragagentlab/ragagent/core/pyjson"
 )
@@ -17,29 +16,30 @@ import (
 // Format is the format tag every recording carries.
 const Format = "ragagent-recording/1"
 
-// File is a recording: provider settings and the trials, in order.
+// File is a recording: provider settings and the trials, in order (and in
+// the key order Write gives them, after "format").
 type File struct {
-	Model      string
-	Endpoint   string
-	Config     any // as recorded; informational
-	RecordedAt string
-	Trials     []Trial
+	Model      string  `json:"model"`
+	Endpoint   string  `json:"endpoint"`
+	Config     any     `json:"config"` // as recorded; informational
+	RecordedAt string  `json:"recorded_at"`
+	Trials     []Trial `json:"trials"`
 }
 
 // Trial is one run's inputs and its model exchanges. Question, Version, Mode
 // and Limits are kept as decoded (nil when absent) so that a wrong type is
 // refused by the controller with the same code a wrong value gets.
 type Trial struct {
-	ID             string
-	CaseID         string
-	Split          string
-	Repeat         int
-	Question       any
-	Version        any
-	Mode           any
-	Limits         any
-	Exchanges      []Exchange
-	ElapsedSeconds *float64
+	ID             string     `json:"id"`
+	CaseID         string     `json:"case_id"`
+	Split          string     `json:"split"`
+	Repeat         int        `json:"repeat"`
+	Mode           any        `json:"mode"`
+	Question       any        `json:"question"`
+	Version        any        `json:"version"`
+	Limits         any        `json:"limits"`
+	Exchanges      []Exchange `json:"exchanges"`
+	ElapsedSeconds *float64   `json:"elapsed_seconds,omitempty"`
 }
 
 // Exchange is one model request with either its response or the error kind
@@ -49,6 +49,22 @@ type Exchange struct {
 	Response   any
 	Error      string
 	HTTPStatus int
+}
+
+// MarshalPyJSON writes the request, then either the error (and the HTTP
+// status, when there was one) or the response, null included. A custom
+// shape because which keys appear depends on Error (an error wins over a
+// response, as in the reference replay), which struct tags cannot state.
+func (ex Exchange) MarshalPyJSON() any {
+	o := pyjson.NewObject("request", ex.Request)
+	if ex.Error != "" {
+		o.Set("error", ex.Error)
+		if ex.HTTPStatus != 0 {
+			o.Set("http_status", ex.HTTPStatus)
+		}
+		return o
+	}
+	return o.Set("response", ex.Response)
 }
 
 // ParseError is a recording that cannot be used, with where and why.
@@ -196,52 +212,18 @@ func short(v any) string {
 	return s
 }
 
-// Value is the file as a JSON value, keys in a stable, readable order.
-func (f *File) Value() *pyjson.Object {
-	trials := make([]any, len(f.Trials))
-	for i, t := range f.Trials {
-		trials[i] = t.Value()
-	}
-	return pyjson.NewObject("format", Format, "model", f.Model, "endpoint", f.Endpoint,
-		"config", f.Config, "recorded_at", f.RecordedAt, "trials", trials)
-}
-
-// Value is the trial as a JSON value.
-func (t Trial) Value() *pyjson.Object {
-	exchanges := make([]any, len(t.Exchanges))
-	for i, ex := range t.Exchanges {
-		exchanges[i] = ex.Value()
-	}
-	o := pyjson.NewObject("id", t.ID, "case_id", t.CaseID, "split", t.Split, "repeat", t.Repeat,
-		"mode", t.Mode, "question", t.Question, "version", t.Version, "limits", t.Limits,
-		"exchanges", exchanges)
-	if t.ElapsedSeconds != nil {
-		o.Set("elapsed_seconds", *t.ElapsedSeconds)
-	}
-	return o
-}
-
-// Value is the exchange as a JSON value.
-func (ex Exchange) Value() *pyjson.Object {
-	o := pyjson.NewObject("request", ex.Request)
-	if ex.Error != "" {
-		o.Set("error", ex.Error)
-		if ex.HTTPStatus != 0 {
-			o.Set("http_status", ex.HTTPStatus)
-		}
-		return o
-	}
-	return o.Set("response", ex.Response)
-}
-
 // Write writes the file as indented JSON with every non-ASCII character
 // escaped (as Python's json.dump(indent=2) does), so a recording is plain
 // ASCII and a lone surrogate in a model reply survives.
 func (f *File) Write(w io.Writer) error {
-	var b strings.Builder
-	b.WriteString(pyjson.Dumps(f.Value(), pyjson.Options{Indent: 2}))
-	b.WriteByte('\n')
-	_, err := io.WriteString(w, b.String())
+	text, err := pyjson.Marshal(struct {
+		Format string `json:"format"`
+		*File
+	}{Format, f}, pyjson.Options{Indent: 2})
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, text+"\n")
 	return err
 }
 

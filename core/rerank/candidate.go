@@ -9,8 +9,9 @@ import (
 )
 
 // Candidate is one first-stage result: a chunk's identity and exact payload
-// and, for a hybrid candidate, the evidence of both branches. Rerankers
-// carry it through unchanged; only its position moves.
+// and, for a hybrid candidate, the evidence of both branches, in the
+// reference record's key order. Rerankers carry it through unchanged; only
+// its position moves.
 type Candidate struct {
 	ChunkID  string `json:"chunk_id"`
 	SourceID string `json:"source_id"`
@@ -63,23 +64,6 @@ func (f *Fusion) score(key string) **float64 {
 	return &f.VectorContribution
 }
 
-// Value is the candidate as the reference record writes it: identity and
-// payload, then (for a hybrid candidate) the seven branch fields.
-func (c Candidate) Value() *pyjson.Object {
-	o := pyjson.NewObject("chunk_id", c.ChunkID, "source_id", c.SourceID, "version", c.Version, "url", c.URL, "text", c.Text)
-	if f := c.Fusion; f != nil {
-		o.Set("lexical_score", floatValue(f.LexicalScore)).Set("vector_score", floatValue(f.VectorScore)).
-			Set("lexical_rank", intValue(f.LexicalRank)).Set("vector_rank", intValue(f.VectorRank)).
-			Set("lexical_contribution", floatValue(f.LexicalContribution)).
-			Set("vector_contribution", floatValue(f.VectorContribution)).
-			Set("fused_score", floatValue(f.FusedScore))
-	}
-	return o
-}
-
-// MarshalJSON writes Value.
-func (c Candidate) MarshalJSON() ([]byte, error) { return marshal(c.Value()) }
-
 func (c Candidate) candidate() Candidate { return c }
 
 // Sources lists the source ids of candidates or reranked rows in order, the
@@ -92,32 +76,10 @@ func Sources[T interface{ candidate() Candidate }](rows []T) []string {
 	return out
 }
 
-func floatValue(p *float64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-func intValue(p *int) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-func marshal(v any) ([]byte, error) {
-	return []byte(pyjson.Dumps(v, pyjson.Options{Strict: true})), nil
-}
-
 // Rows turns typed candidates into the JSON rows the validator reads, so a
 // Go caller and a JSON caller go through the same checks.
 func Rows(cands []Candidate) []any {
-	rows := make([]any, len(cands))
-	for i, c := range cands {
-		rows[i] = c.Value()
-	}
-	return rows
+	return pyjson.ValueOf(cands).([]any)
 }
 
 // admit is the reference rerank()'s candidate checks after its k, query

@@ -50,12 +50,6 @@ type Features struct {
 	QueryTokenCount int      `json:"query_token_count"`
 }
 
-// Value is the features in the reference key order.
-func (f Features) Value() *pyjson.Object {
-	return pyjson.NewObject("query_tokens", strings(f.QueryTokens), "matched_tokens", strings(f.MatchedTokens),
-		"matched_count", f.MatchedCount, "query_token_count", f.QueryTokenCount)
-}
-
 // Covered is a candidate after coverage scoring.
 type Covered struct {
 	Candidate
@@ -64,15 +58,6 @@ type Covered struct {
 	CoverageScore float64  `json:"coverage_score"`
 	RerankRank    int      `json:"rerank_rank"`
 }
-
-// Value is the row as the reference record writes it.
-func (c Covered) Value() *pyjson.Object {
-	return c.Candidate.Value().Set("incoming_rank", c.IncomingRank).Set("rerank_features", c.Features.Value()).
-		Set("coverage_score", c.CoverageScore).Set("rerank_rank", c.RerankRank)
-}
-
-// MarshalJSON writes Value.
-func (c Covered) MarshalJSON() ([]byte, error) { return marshal(c.Value()) }
 
 // Coverage is the reference rerank(): it scores each supplied candidate by
 // the share of distinct query tokens found among its exact text's tokens,
@@ -134,13 +119,4 @@ func check(query string, rows any, snap *Snapshot) ([]string, []Candidate, error
 		return nil, nil, err
 	}
 	return tokens, cands, nil
-}
-
-// strings is a string list as a JSON list value.
-func strings(list []string) []any {
-	out := make([]any, len(list))
-	for i, s := range list {
-		out[i] = s
-	}
-	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 
-	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
 
@@ -30,15 +29,6 @@ type Scored struct {
 	CrossEncoderLogit float64 `json:"cross_encoder_logit"`
 	CrossEncoderRank  int     `json:"cross_encoder_rank"`
 }
-
-// Value is the row as the reference record writes it.
-func (s Scored) Value() *pyjson.Object {
-	return s.Candidate.Value().Set("incoming_rank", s.IncomingRank).
-		Set("cross_encoder_logit", s.CrossEncoderLogit).Set("cross_encoder_rank", s.CrossEncoderRank)
-}
-
-// MarshalJSON writes Value.
-func (s Scored) MarshalJSON() ([]byte, error) { return marshal(s.Value()) }
 
 // AcceptScores is the reference accept_scores(): the candidates go through
 // the full coverage validator, then there must be exactly one finite number

@@ -45,12 +45,6 @@ type Listed struct {
 	GeminiRank int `json:"gemini_rank"`
 }
 
-// Value is the row as the reference record writes it.
-func (l Listed) Value() *pyjson.Object { return l.Candidate.Value().Set("gemini_rank", l.GeminiRank) }
-
-// MarshalJSON writes Value.
-func (l Listed) MarshalJSON() ([]byte, error) { return marshal(l.Value()) }
-
 // ApplyOrder is the reference apply_order(): the candidates go through the
 // full coverage validator first (so every candidate refusal applies), then
 // the proposal must be an object with exactly the key ranked_ids

@@ -37,9 +37,13 @@ func Judge(order []string, targets []string) Outcome {
 	return o
 }
 
-// Value is the outcome as the reference writes it; a reciprocal rank of
-// nothing found is the integer 0, as Python's next(..., 0) leaves it.
-func (o Outcome) Value() *pyjson.Object {
+// MarshalPyJSON writes the outcome as the reference does: a case with a
+// target has top1_hit and reciprocal_rank, the rank of nothing found being
+// the integer 0 (as Python's next(..., 0) leaves it); a case without one
+// has a null top1_hit and the reason. A custom shape because which keys
+// appear depends on Top1Hit, and a float field holds an int, which struct
+// tags cannot state.
+func (o Outcome) MarshalPyJSON() any {
 	if o.Top1Hit == nil {
 		return pyjson.NewObject("top1_hit", nil, "reason", string(o.Reason))
 	}
@@ -50,19 +54,12 @@ func (o Outcome) Value() *pyjson.Object {
 	return pyjson.NewObject("top1_hit", *o.Top1Hit, "reciprocal_rank", rr)
 }
 
-// MarshalJSON writes Value.
-func (o Outcome) MarshalJSON() ([]byte, error) { return marshal(o.Value()) }
-
-// Tally is one scorer's result over the answerable cases of a split.
+// Tally is one scorer's result over the answerable cases of a split, in the
+// reference key order (a null mrr when nothing is answerable).
 type Tally struct {
 	Answerable int      `json:"answerable"`
 	Top1Hits   int      `json:"top1_hits"`
 	MRR        *float64 `json:"mrr"`
-}
-
-// Value is the tally in the reference key order.
-func (t Tally) Value() *pyjson.Object {
-	return pyjson.NewObject("answerable", t.Answerable, "top1_hits", t.Top1Hits, "mrr", floatValue(t.MRR))
 }
 
 // Count tallies outcomes: those with a verdict are answerable; MRR is their

@@ -48,7 +48,7 @@ func rows(t testing.TB, snap *rerank.Snapshot) []any {
 	t.Helper()
 	var out []any
 	for i, c := range pool(t, snap) {
-		o := c.Value()
+		o := pyjson.ValueOf(c).(*pyjson.Object)
 		score := 0.5
 		o.Set("lexical_score", -1.25).Set("vector_score", score).Set("lexical_rank", i+1).Set("vector_rank", i+1).
 			Set("lexical_contribution", 1.0/float64(61+i)).Set("vector_contribution", 1.0/float64(61+i)).Set("fused_score", 2.0/float64(61+i))
@@ -198,7 +198,7 @@ func TestCoverageAcceptsNullAndAbsentBranchFieldsAndWholeNumberScores(t *testing
 	snap := snapshot(t)
 	r := rows(t, snap)
 	r[0].(*pyjson.Object).Set("lexical_rank", nil).Set("lexical_score", nil).Set("fused_score", pyjson.Number("1"))
-	r[1] = pool(t, snap)[1].Value() // no branch fields at all
+	r[1] = pyjson.ValueOf(pool(t, snap)[1]) // no branch fields at all
 	got, err := rerank.Coverage(replaceQuery, r, snap, 3)
 	require.NoError(t, err)
 	require.Len(t, got, 3)
@@ -318,7 +318,7 @@ func TestApplyOrderKeepsCandidatesUnchanged(t *testing.T) {
 	for i, l := range got {
 		assert.Equal(t, i+1, l.GeminiRank)
 		want := r[map[string]int{jsonText: 0, pathRead: 1, pathWrite: 2}[l.ChunkID]].(*pyjson.Object)
-		d, same := pyjson.Diff(l.Candidate.Value(), want)
+		d, same := pyjson.Diff(pyjson.ValueOf(l.Candidate), want)
 		assert.True(t, same, "%s", d)
 	}
 	got, err = rerank.ApplyOrder(replaceQuery, []any{}, snap, proposal())
@@ -392,10 +392,10 @@ func TestJudgeAndCount(t *testing.T) {
 	assert.Equal(t, 1.0, hit.ReciprocalRank)
 	assert.False(t, *miss.Top1Hit)
 	assert.Equal(t, 1.0/3, miss.ReciprocalRank)
-	assert.Equal(t, `{"top1_hit": false, "reciprocal_rank": 0}`, pyjson.Dumps(absent.Value(), pyjson.Options{}))
+	assert.Equal(t, `{"top1_hit": false, "reciprocal_rank": 0}`, pyjson.Dumps(absent, pyjson.Options{}))
 	assert.False(t, *empty.Top1Hit)
 	assert.Nil(t, none.Top1Hit)
-	assert.Equal(t, `{"top1_hit": null, "reason": "no_supported_target"}`, pyjson.Dumps(none.Value(), pyjson.Options{}))
+	assert.Equal(t, `{"top1_hit": null, "reason": "no_supported_target"}`, pyjson.Dumps(none, pyjson.Options{}))
 
 	tally := rerank.Count([]rerank.Outcome{hit, miss, none, hit})
 	assert.Equal(t, 3, tally.Answerable)
@@ -555,7 +555,7 @@ func FuzzCandidateValidator(f *testing.F) {
 		if i > 0 {
 			seed.WriteString(", ")
 		}
-		seed.WriteString(pyjson.Dumps(p.Candidate().Value(), pyjson.Options{}))
+		seed.WriteString(pyjson.Dumps(p.Candidate(), pyjson.Options{}))
 	}
 	seed.WriteString("]")
 	f.Add(seed.String(), `{"ranked_ids": []}`, `[1, 2, 3, 4]`, replaceQuery, 3)

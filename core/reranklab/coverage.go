@@ -27,17 +27,25 @@ type Configuration struct {
 	Tie             string `json:"tie"`
 }
 
-// Value is the configuration in the reference key order.
-func (c Configuration) Value() *pyjson.Object {
-	return pyjson.NewObject("candidate_budget", c.CandidateBudget, "rank_constant", c.RankConstant,
-		"rerank_k", c.RerankK, "score", c.Score, "tie", c.Tie)
-}
-
-// Reranked is a candidate list before and after coverage reranking.
-type Reranked struct {
+// MechanismCheck is a case's candidates reversed, then reranked by
+// coverage, with what the check is (MechanismScope).
+type MechanismCheck struct {
+	Scope  string             `json:"scope"`
 	Query  string             `json:"query"`
 	Before []rerank.Candidate `json:"before"`
 	After  []rerank.Covered   `json:"after"`
+}
+
+// Diagnostic is the unfiltered read/write diagnostic: every chunk of every
+// version as a candidate, reranked by coverage, with what it is
+// (DiagnosticScope).
+type Diagnostic struct {
+	Query string `json:"query"`
+	// Policy is the version policy: nil (null), every version is searched.
+	Policy *string            `json:"policy"`
+	Before []rerank.Candidate `json:"before"`
+	After  []rerank.Covered   `json:"after"`
+	Scope  string             `json:"scope"`
 }
 
 // DevelopmentResult is one development case's hybrid candidates and their
@@ -50,68 +58,22 @@ type DevelopmentResult struct {
 
 // CoverageRecord is the coverage run, in the reference record's shape.
 type CoverageRecord struct {
-	MechanismCheck          Reranked            `json:"mechanism_check"`
+	MechanismCheck          MechanismCheck      `json:"mechanism_check"`
 	ExecutionMode           string              `json:"execution_mode"`
 	ModelCalled             bool                `json:"model_called"`
 	LearnedReranker         bool                `json:"learned_reranker"`
 	SnapshotID              string              `json:"snapshot_id"`
 	Configuration           Configuration       `json:"configuration"`
 	DevelopmentCases        []DevelopmentResult `json:"development_cases"`
-	UnfilteredDiagnostic    Reranked            `json:"unfiltered_read_write_diagnostic"`
+	UnfilteredDiagnostic    Diagnostic          `json:"unfiltered_read_write_diagnostic"`
 	EmptyCandidates         []rerank.Covered    `json:"empty_candidates"`
 	AlteredCandidateRefusal reason.Code         `json:"altered_candidate_refusal"`
 	Limit                   string              `json:"limit"`
 }
 
-// values is a list of records as a JSON list value.
-func values[T interface{ Value() *pyjson.Object }](xs []T) []any {
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = x.Value()
-	}
-	return out
-}
-
-// list is a list of strings or numbers as a JSON list value.
-func list[T string | float64](xs []T) []any {
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = x
-	}
-	return out
-}
-
-// Value is the record as the reference writes it.
-func (r *CoverageRecord) Value() *pyjson.Object {
-	dev := make([]any, len(r.DevelopmentCases))
-	for i, c := range r.DevelopmentCases {
-		dev[i] = pyjson.NewObject("case_id", c.CaseID, "query", c.Query, "requested_version", c.RequestedVersion,
-			"before", values(c.Before), "after", values(c.After))
-	}
-	m, d := r.MechanismCheck, r.UnfilteredDiagnostic
-	return pyjson.NewObject(
-		"mechanism_check", pyjson.NewObject("scope", MechanismScope, "query", m.Query,
-			"before", values(m.Before), "after", values(m.After)),
-		"execution_mode", r.ExecutionMode,
-		"model_called", r.ModelCalled,
-		"learned_reranker", r.LearnedReranker,
-		"snapshot_id", r.SnapshotID,
-		"configuration", r.Configuration.Value(),
-		"development_cases", dev,
-		// policy is null: no version policy, every version is searched.
-		"unfiltered_read_write_diagnostic", pyjson.NewObject("query", d.Query, "policy", nil,
-			"before", values(d.Before), "after", values(d.After), "scope", DiagnosticScope),
-		"empty_candidates", values(r.EmptyCandidates),
-		"altered_candidate_refusal", string(r.AlteredCandidateRefusal),
-		"limit", r.Limit)
-}
-
-// MarshalJSON writes Value.
-func (r *CoverageRecord) MarshalJSON() ([]byte, error) { return marshal(r.Value()) }
-
-func marshal(v *pyjson.Object) ([]byte, error) {
-	return []byte(pyjson.Dumps(v, pyjson.Options{Strict: true})), nil
-}
+// MarshalJSON lets encoding/json (the WASM bridge) write the record as
+// pyjson does.
+func (r *CoverageRecord) MarshalJSON() ([]byte, error) { return pyjson.MarshalJSON(r) }
 
 // Coverage runs the coverage lab: each development case's hybrid
 // candidates (version-filtered, candidate budget 3) reranked by coverage
@@ -144,7 +106,7 @@ func (s *Suite) Coverage(ctx context.Context) (*CoverageRecord, error) {
 	for i, j := 0, len(m)-1; i < j; i, j = i+1, j-1 {
 		m[i], m[j] = m[j], m[i]
 	}
-	rec.MechanismCheck = Reranked{Query: s.mechanism.Query, Before: m}
+	rec.MechanismCheck = MechanismCheck{Scope: MechanismScope, Query: s.mechanism.Query, Before: m}
 	if rec.MechanismCheck.After, err = rerank.Coverage(s.mechanism.Query, m, s.snap, RerankK); err != nil {
 		return nil, fmt.Errorf("mechanism check: %w", err)
 	}
@@ -154,7 +116,7 @@ func (s *Suite) Coverage(ctx context.Context) (*CoverageRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("unfiltered diagnostic: %w", err)
 	}
-	rec.UnfilteredDiagnostic = Reranked{Query: q, Before: all}
+	rec.UnfilteredDiagnostic = Diagnostic{Query: q, Before: all, Scope: DiagnosticScope}
 	if rec.UnfilteredDiagnostic.After, err = rerank.Coverage(q, all, s.snap, max(1, len(all))); err != nil {
 		return nil, fmt.Errorf("unfiltered diagnostic: %w", err)
 	}

@@ -59,25 +59,12 @@ type SplitSummary struct {
 	CrossEncoder rerank.Tally `json:"cross_encoder"`
 }
 
-// Value is the split summary in the reference key order.
-func (s SplitSummary) Value() *pyjson.Object {
-	return pyjson.NewObject("coverage", s.Coverage.Value(), "cross_encoder", s.CrossEncoder.Value())
-}
-
 // Summary is the tallies by split. Only the diagnostic and validation
 // splits are summarized, as in the reference.
 type Summary struct {
 	Diagnostic SplitSummary `json:"diagnostic"`
 	Validation SplitSummary `json:"validation"`
 }
-
-// Value is the summary in the reference key order.
-func (s Summary) Value() *pyjson.Object {
-	return pyjson.NewObject("diagnostic", s.Diagnostic.Value(), "validation", s.Validation.Value())
-}
-
-// MarshalJSON writes Value.
-func (s Summary) MarshalJSON() ([]byte, error) { return marshal(s.Value()) }
 
 // CrossEncoderRecord is a cross-encoder run, in the reference record's shape.
 type CrossEncoderRecord struct {
@@ -92,30 +79,9 @@ type CrossEncoderRecord struct {
 	Scope         string           `json:"scope"`
 }
 
-// Value is the record as the reference writes it.
-func (r *CrossEncoderRecord) Value() *pyjson.Object {
-	orig := make([]any, len(r.Original))
-	for i, c := range r.Original {
-		orig[i] = pyjson.NewObject("case_id", c.CaseID, "question", c.Question, "candidates", values(c.Candidates),
-			"coverage", values(c.Coverage), "scores_in_candidate_order", list(c.Scores),
-			"cross_encoder", values(c.CrossEncoder), "inference_seconds", c.InferenceSeconds)
-	}
-	exp := make([]any, len(r.Expanded))
-	for i, c := range r.Expanded {
-		exp[i] = pyjson.NewObject("case_id", c.CaseID, "question", c.Question, "version", c.Version,
-			"target_sources", list(c.TargetSources), "split", c.Split, "stratum", c.Stratum,
-			"candidates", values(c.Candidates), "coverage", values(c.Coverage),
-			"scores_in_candidate_order", list(c.Scores), "cross_encoder", values(c.CrossEncoder),
-			"inference_seconds", c.InferenceSeconds,
-			"outcome", pyjson.NewObject("coverage", c.Outcome.Coverage.Value(), "cross_encoder", c.Outcome.CrossEncoder.Value()))
-	}
-	return pyjson.NewObject("execution_mode", r.ExecutionMode, "model", r.Model, "environment", r.Environment,
-		"cases_sha256", r.CasesSHA256, "snapshot_id", r.SnapshotID, "original_candidate_comparison", orig,
-		"expanded_cases", exp, "summary", r.Summary.Value(), "scope", r.Scope)
-}
-
-// MarshalJSON writes Value.
-func (r *CrossEncoderRecord) MarshalJSON() ([]byte, error) { return marshal(r.Value()) }
+// MarshalJSON lets encoding/json (the WASM bridge) write the record as
+// pyjson does.
+func (r *CrossEncoderRecord) MarshalJSON() ([]byte, error) { return pyjson.MarshalJSON(r) }
 
 // CrossEncoder runs the cross-encoder comparison, in the reference's call
 // order: first the original development cases' frozen hybrid candidates

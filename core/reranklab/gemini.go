@@ -35,23 +35,17 @@ type Call struct {
 	EstimatedUSD  float64 `json:"estimated_usd"`
 }
 
-// Value is the call as a JSON object.
-func (c Call) Value() *pyjson.Object {
-	return pyjson.NewObject("case_id", c.CaseID, "request_sha256", c.RequestSHA256,
-		"request_bytes", c.RequestBytes, "estimated_usd", c.EstimatedUSD)
-}
-
 // GeminiCase is one development case's listwise result: the frozen
 // candidates, their coverage order, the model's proposal and the
-// candidates in the proposed order. Error is set (and Gemini nil) when the
-// request or the proposal was refused.
+// candidates in the proposed order. Error is set (and Gemini nil, written
+// as null) when the request or the proposal was refused.
 type GeminiCase struct {
 	CaseID   string             `json:"case_id"`
 	Question string             `json:"question"`
 	Before   []rerank.Candidate `json:"before"`
 	Coverage []rerank.Covered   `json:"coverage"`
 	Proposal any                `json:"proposal"`
-	Gemini   []rerank.Listed    `json:"gemini"`
+	Gemini   []rerank.Listed    `json:"gemini" pyjson:"nullable"`
 	Error    *reason.Error      `json:"error,omitempty"`
 }
 
@@ -76,28 +70,9 @@ func (r *GeminiRecord) Failed() []GeminiCase {
 	return out
 }
 
-// Value is the record as the reference writes it; a failed case has an
-// "error" with its code and detail, and a null gemini order.
-func (r *GeminiRecord) Value() *pyjson.Object {
-	cases := make([]any, len(r.Cases))
-	for i, c := range r.Cases {
-		var order any // null for a refused case
-		if c.Gemini != nil {
-			order = values(c.Gemini)
-		}
-		o := pyjson.NewObject("case_id", c.CaseID, "question", c.Question, "before", values(c.Before),
-			"coverage", values(c.Coverage), "proposal", c.Proposal, "gemini", order)
-		if c.Error != nil {
-			o.Set("error", pyjson.NewObject("code", string(c.Error.Code), "detail", c.Error.Detail))
-		}
-		cases[i] = o
-	}
-	return pyjson.NewObject("execution_mode", r.ExecutionMode, "model", r.Model, "cases", cases,
-		"calls", values(r.Calls), "scope", r.Scope)
-}
-
-// MarshalJSON writes Value.
-func (r *GeminiRecord) MarshalJSON() ([]byte, error) { return marshal(r.Value()) }
+// MarshalJSON lets encoding/json (the WASM bridge) write the record as
+// pyjson does.
+func (r *GeminiRecord) MarshalJSON() ([]byte, error) { return pyjson.MarshalJSON(r) }
 
 // RequestCall describes the request a prompt becomes: its body's sha256
 // and size, and the reservation budget.Estimate makes for it at rate.

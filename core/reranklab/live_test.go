@@ -178,8 +178,8 @@ func replaysTo(t *testing.T, s *Suite, file *recording.File, rec *GeminiRecord, 
 	t.Helper()
 	replayed, err := s.Gemini(context.Background(), NewReplay(file), ListwiseReplayMode, defaultRate(t))
 	require.NoError(t, err)
-	a, _ := rec.Value().Get("cases")
-	b, _ := replayed.Value().Get("cases")
+	a, _ := pyjson.ValueOf(rec).(*pyjson.Object).Get("cases")
+	b, _ := pyjson.ValueOf(replayed).(*pyjson.Object).Get("cases")
 	sameJSON(t, a, b, what)
 }
 

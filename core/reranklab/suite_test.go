@@ -51,7 +51,7 @@ func sameJSON(t testing.TB, got, want any, what string) {
 func TestCoverageRecordEqualsThePublishedOne(t *testing.T) {
 	rec, err := openSuite(t).Coverage(context.Background())
 	require.NoError(t, err)
-	sameJSON(t, rec.Value(), published(t, fixtures.PublishedCoverage), "coverage record")
+	sameJSON(t, pyjson.ValueOf(rec), published(t, fixtures.PublishedCoverage), "coverage record")
 }
 
 // TestCoverageRecordIsThePublishedFileByteForByte writes the record as
@@ -60,7 +60,7 @@ func TestCoverageRecordEqualsThePublishedOne(t *testing.T) {
 func TestCoverageRecordIsThePublishedFileByteForByte(t *testing.T) {
 	rec, err := openSuite(t).Coverage(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, strings.TrimSuffix(string(fixtures.PublishedCoverage), "\n"), pyjson.Dumps(rec.Value(), pyjson.Options{Indent: 2}))
+	assert.Equal(t, strings.TrimSuffix(string(fixtures.PublishedCoverage), "\n"), pyjson.Dumps(rec, pyjson.Options{Indent: 2}))
 }
 
 func TestCoverageHeadlineNumbers(t *testing.T) {
@@ -108,7 +108,7 @@ func TestGeminiReplayReproducesThePublishedCases(t *testing.T) {
 	assert.Zero(t, replay.Unused(), "every recorded exchange is used")
 	assert.Empty(t, rec.Failed())
 	pub := published(t, fixtures.PublishedGemini)
-	got := rec.Value()
+	got := pyjson.ValueOf(rec).(*pyjson.Object)
 	for _, k := range []string{"model", "cases", "scope"} {
 		a, _ := got.Get(k)
 		b, _ := pub.Get(k)
@@ -158,7 +158,7 @@ func TestCrossEncoderReplayReproducesThePublishedRecord(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, enc.Unused())
 	pub := published(t, fixtures.PublishedCrossEncoder)
-	got := rec.Value()
+	got := pyjson.ValueOf(rec).(*pyjson.Object)
 	assert.Equal(t, pub.Keys(), got.Keys())
 	for _, k := range pub.Keys() {
 		if k == "execution_mode" {

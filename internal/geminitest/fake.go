@@ -275,7 +275,7 @@ func Policy() Responder {
 		if isListwise(r) {
 			return Ranking(RankByCoverage).Reply(r)
 		}
-		text := pyjson.Dumps(policy.Scripted{}.Next(r.Prompt()).Value(), pyjson.Options{})
+		text := pyjson.Dumps(policy.Scripted{}.Next(r.Prompt()), pyjson.Options{})
 		return build(len(r.Body)/4, candidate("STOP", part(text)))
 	})
 }

@@ -128,7 +128,7 @@ func (m *publishedModel) Decide(_ context.Context, p model.Prompt, _ time.Durati
 
 // samePublished compares the published fields of a result with the record.
 func samePublished(got *agent.Result, want *pyjson.Object) error {
-	mine := got.Value()
+	mine := pyjson.ValueOf(got).(*pyjson.Object)
 	for _, k := range []string{"status", "reason", "answer", "citations", "question", "version", "mode",
 		"limits", "usage", "decisions", "observations"} {
 		x, _ := mine.Get(k)

@@ -72,7 +72,7 @@ func Gemini(ctx context.Context, s *reranklab.Suite, published []byte) (*recordi
 	for i, d := range cov.DevelopmentCases {
 		pc := pubCases[i]
 		what := fmt.Sprintf("case %d (%s)", i+1, d.CaseID)
-		if err := sameAs(pyjson.NewObject("case_id", d.CaseID, "question", d.Query, "before", values(d.Before)),
+		if err := sameAs(pyjson.NewObject("case_id", d.CaseID, "question", d.Query, "before", pyjson.ValueOf(d.Before)),
 			pyjson.NewObject("case_id", pyget(pc, "case_id"), "question", pyget(pc, "question"), "before", pyget(pc, "before")), what); err != nil {
 			return nil, err
 		}
@@ -89,7 +89,7 @@ func Gemini(ctx context.Context, s *reranklab.Suite, published []byte) (*recordi
 	if err != nil {
 		return nil, err
 	}
-	if err := sameAs(pyget(replayed.Value(), "cases"), pyget(rec, "cases"), "the replayed Gemini cases"); err != nil {
+	if err := sameAs(pyget(pyjson.ValueOf(replayed).(*pyjson.Object), "cases"), pyget(rec, "cases"), "the replayed Gemini cases"); err != nil {
 		return nil, err
 	}
 	return file, nil
@@ -111,7 +111,7 @@ func CrossEncoder(ctx context.Context, s *reranklab.Suite, published []byte) (*r
 	}
 	add := func(id, caseID, split, question, version string, cands []rerank.Candidate, pc *pyjson.Object) error {
 		what := "case " + id
-		if err := sameAs(pyjson.NewObject("question", question, "candidates", values(cands)),
+		if err := sameAs(pyjson.NewObject("question", question, "candidates", pyjson.ValueOf(cands)),
 			pyjson.NewObject("question", pyget(pc, "question"), "candidates", pyget(pc, "candidates")), what); err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func CrossEncoder(ctx context.Context, s *reranklab.Suite, published []byte) (*r
 	if err != nil {
 		return nil, err
 	}
-	mine, theirs := replayed.Value(), rec
+	mine, theirs := pyjson.ValueOf(replayed).(*pyjson.Object), rec
 	for _, k := range theirs.Keys() {
 		if k == "execution_mode" {
 			continue // ours says the logits are replayed
@@ -162,14 +162,6 @@ func CrossEncoder(ctx context.Context, s *reranklab.Suite, published []byte) (*r
 func pyget(o *pyjson.Object, key string) any {
 	v, _ := o.Get(key)
 	return v
-}
-
-func values[T interface{ Value() *pyjson.Object }](xs []T) []any {
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = x.Value()
-	}
-	return out
 }
 
 func asObject(v any) *pyjson.Object {
