@@ -76,9 +76,9 @@ func Sources[T interface{ candidate() Candidate }](rows []T) []string {
 	return out
 }
 
-// Rows turns typed candidates into the JSON rows the validator reads, so a
+// rows turns typed candidates into the JSON rows the validator reads, so a
 // Go caller and a JSON caller go through the same checks.
-func Rows(cands []Candidate) []any {
+func rows(cands []Candidate) []any {
 	return pyjson.ValueOf(cands).([]any)
 }
 
@@ -88,17 +88,17 @@ func Rows(cands []Candidate) []any {
 // snapshot's exact source id, version, url and text
 // (candidate_payload_mismatch), ranks that are whole numbers of at least 1
 // (invalid_candidate_rank) and finite scores (invalid_candidate_score); the
-// first row to fail names the reason. rows is a []Candidate or a decoded
+// first row to fail names the reason. in is a []Candidate or a decoded
 // JSON value.
-func admit(rows any, snap *Snapshot) ([]Candidate, error) {
+func admit(in any, snap *Snapshot) ([]Candidate, error) {
 	var list []any
-	switch v := rows.(type) {
+	switch v := in.(type) {
 	case []Candidate:
-		list = Rows(v)
+		list = rows(v)
 	case []any:
 		list = v
 	default:
-		return nil, reason.New(reason.InvalidCandidates, "candidates must be a list, got %s", typeName(rows))
+		return nil, reason.New(reason.InvalidCandidates, "candidates must be a list, got %s", typeName(in))
 	}
 	seen := map[string]bool{}
 	out := make([]Candidate, 0, len(list))

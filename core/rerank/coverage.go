@@ -32,9 +32,9 @@ func QueryTokens(query string) ([]string, error) {
 	return tokens, nil
 }
 
-// K reads a decoded JSON k as the reference does: a whole number (not a
+// kOf reads a decoded JSON k as the reference does: a whole number (not a
 // boolean, not a float) of at least 1, else invalid_k.
-func K(v any) (int, error) {
+func kOf(v any) (int, error) {
 	if k, ok := wholeAtLeastOne(v); ok {
 		return k, nil
 	}
@@ -64,9 +64,25 @@ type Covered struct {
 // sorts by descending coverage keeping the incoming order for ties, and
 // returns the first k. It searches nothing, so a passage missing from the
 // input stays missing. Checks run in the reference order: invalid_k, the
-// query, the snapshot, then the candidates (see admit). rows is a
-// []Candidate or a decoded JSON value.
-func Coverage(query string, rows any, snap *Snapshot, k int) ([]Covered, error) {
+// query, the snapshot, then the candidates (see admit), which are
+// validated exactly as JSON rows would be.
+func Coverage(query string, cands []Candidate, snap *Snapshot, k int) ([]Covered, error) {
+	return coverage(query, rows(cands), snap, k)
+}
+
+// CoverageJSON is Coverage over decoded JSON, as a request carries it: k
+// must be a whole number of at least 1 (not a boolean, not a float) and
+// rows a list of candidate objects, with every refusal the reference makes
+// for malformed input, in its order.
+func CoverageJSON(query string, rows, k any, snap *Snapshot) ([]Covered, error) {
+	n, err := kOf(k)
+	if err != nil {
+		return nil, err
+	}
+	return coverage(query, rows, snap, n)
+}
+
+func coverage(query string, rows any, snap *Snapshot, k int) ([]Covered, error) {
 	if k < 1 {
 		return nil, reason.New(reason.InvalidK, "k is %d, not a whole number of at least 1", k)
 	}

@@ -39,7 +39,17 @@ type Scored struct {
 //
 // Where the reference would crash (scores that are not a sequence, an
 // integer too large for a float), this refuses with the same code.
-func AcceptScores(query string, rows any, snap *Snapshot, scores any) ([]Scored, error) {
+func AcceptScores(query string, cands []Candidate, snap *Snapshot, scores any) ([]Scored, error) {
+	return acceptScores(query, rows(cands), snap, scores)
+}
+
+// AcceptScoresJSON is AcceptScores over decoded JSON candidate rows, with
+// every refusal the reference makes for malformed input.
+func AcceptScoresJSON(query string, rows any, snap *Snapshot, scores any) ([]Scored, error) {
+	return acceptScores(query, rows, snap, scores)
+}
+
+func acceptScores(query string, rows any, snap *Snapshot, scores any) ([]Scored, error) {
 	_, cands, err := check(query, rows, snap)
 	if err != nil {
 		return nil, err

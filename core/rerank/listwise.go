@@ -51,7 +51,17 @@ type Listed struct {
 // (invalid_ranking_schema) whose value is a list of strings naming every
 // candidate id exactly once (ranking_not_candidate_permutation). The
 // candidates come back in that order, unchanged, with their new rank.
-func ApplyOrder(query string, rows any, snap *Snapshot, proposal any) ([]Listed, error) {
+func ApplyOrder(query string, cands []Candidate, snap *Snapshot, proposal any) ([]Listed, error) {
+	return applyOrder(query, rows(cands), snap, proposal)
+}
+
+// ApplyOrderJSON is ApplyOrder over decoded JSON candidate rows, with every
+// refusal the reference makes for malformed input.
+func ApplyOrderJSON(query string, rows any, snap *Snapshot, proposal any) ([]Listed, error) {
+	return applyOrder(query, rows, snap, proposal)
+}
+
+func applyOrder(query string, rows any, snap *Snapshot, proposal any) ([]Listed, error) {
 	// The reference validates with rerank(..., k=max(1, len(candidates))),
 	// so its k check always passes.
 	_, cands, err := check(query, rows, snap)

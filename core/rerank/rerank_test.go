@@ -187,7 +187,7 @@ func TestCoverageRefusals(t *testing.T) {
 		{"score a Go NaN", replaceQuery, with(2, "vector_score", math.NaN()), 3, reason.InvalidCandidateScore},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := rerank.Coverage(c.query, c.rows, snap, c.k)
+			_, err := rerank.CoverageJSON(c.query, c.rows, c.k, snap)
 			assert.Equal(t, c.want, codeOf(t, err))
 			assert.NotContains(t, err.Error(), "\n")
 		})
@@ -199,7 +199,7 @@ func TestCoverageAcceptsNullAndAbsentBranchFieldsAndWholeNumberScores(t *testing
 	r := rows(t, snap)
 	r[0].(*pyjson.Object).Set("lexical_rank", nil).Set("lexical_score", nil).Set("fused_score", pyjson.Number("1"))
 	r[1] = pyjson.ValueOf(pool(t, snap)[1]) // no branch fields at all
-	got, err := rerank.Coverage(replaceQuery, r, snap, 3)
+	got, err := rerank.CoverageJSON(replaceQuery, r, 3, snap)
 	require.NoError(t, err)
 	require.Len(t, got, 3)
 	byID := map[string]rerank.Covered{}
@@ -237,7 +237,7 @@ func TestCoverageMechanismTieAndLimit(t *testing.T) {
 	assert.Equal(t, []string{"json-text"}, rerank.Sources(got))
 	assert.Equal(t, 1, got[0].RerankRank)
 
-	got, err = rerank.Coverage(replaceQuery, []any{}, snap, 3)
+	got, err = rerank.CoverageJSON(replaceQuery, []any{}, 3, snap)
 	require.NoError(t, err)
 	assert.Empty(t, got)
 }
@@ -257,12 +257,12 @@ func TestKFromJSON(t *testing.T) {
 		in   any
 		want int
 	}{{pyjson.Number("2"), 2}, {1, 1}} {
-		k, err := rerank.K(c.in)
+		got, err := rerank.CoverageJSON(replaceQuery, rows(t, snapshot(t)), c.in, snapshot(t))
 		require.NoError(t, err)
-		assert.Equal(t, c.want, k)
+		assert.Len(t, got, c.want)
 	}
 	for _, bad := range []any{pyjson.Number("0"), pyjson.Number("2.0"), true, "3", nil, pyjson.Number("-1")} {
-		_, err := rerank.K(bad)
+		_, err := rerank.CoverageJSON(replaceQuery, rows(t, snapshot(t)), bad, snapshot(t))
 		assert.Equal(t, reason.InvalidK, codeOf(t, err), "%v", bad)
 	}
 }
@@ -303,7 +303,7 @@ func TestApplyOrderRefusals(t *testing.T) {
 		{"unknown id instead of a candidate", replaceQuery, p, proposal(pathWrite, pathRead, pathRead13), reason.RankingNotCandidatePermutation},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := rerank.ApplyOrder(c.query, c.rows, snap, c.proposal)
+			_, err := rerank.ApplyOrderJSON(c.query, c.rows, snap, c.proposal)
 			assert.Equal(t, c.want, codeOf(t, err))
 		})
 	}
@@ -312,7 +312,7 @@ func TestApplyOrderRefusals(t *testing.T) {
 func TestApplyOrderKeepsCandidatesUnchanged(t *testing.T) {
 	snap := snapshot(t)
 	r := rows(t, snap)
-	got, err := rerank.ApplyOrder(replaceQuery, r, snap, proposal(pathWrite, jsonText, pathRead))
+	got, err := rerank.ApplyOrderJSON(replaceQuery, r, snap, proposal(pathWrite, jsonText, pathRead))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"path-write", "json-text", "path-read"}, rerank.Sources(got))
 	for i, l := range got {
@@ -321,7 +321,7 @@ func TestApplyOrderKeepsCandidatesUnchanged(t *testing.T) {
 		d, same := pyjson.Diff(pyjson.ValueOf(l.Candidate), want)
 		assert.True(t, same, "%s", d)
 	}
-	got, err = rerank.ApplyOrder(replaceQuery, []any{}, snap, proposal())
+	got, err = rerank.ApplyOrderJSON(replaceQuery, []any{}, snap, proposal())
 	require.NoError(t, err)
 	assert.Empty(t, got)
 }
@@ -352,7 +352,7 @@ func TestAcceptScoresRefusals(t *testing.T) {
 		{"integer too large for a float", p, []any{pyjson.Number("1"), pyjson.Number("9" + strings.Repeat("9", 400)), pyjson.Number("3")}, reason.InvalidCrossEncoderScores},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := rerank.AcceptScores(replaceQuery, c.rows, snap, c.scores)
+			_, err := rerank.AcceptScoresJSON(replaceQuery, c.rows, snap, c.scores)
 			assert.Equal(t, c.want, codeOf(t, err))
 		})
 	}
@@ -569,7 +569,7 @@ func FuzzCandidateValidator(f *testing.F) {
 		}
 		prop, _ := pyjson.Decode(proposalText)
 		scores, _ := pyjson.Decode(scoresText)
-		got, err := rerank.Coverage(query, rows, snap, k)
+		got, err := rerank.CoverageJSON(query, rows, k, snap)
 		if err == nil {
 			seen := map[string]bool{}
 			for _, c := range got {
@@ -582,10 +582,10 @@ func FuzzCandidateValidator(f *testing.F) {
 		} else if _, coded := reason.Of(err); !coded {
 			t.Fatalf("refusal without a reason code: %v", err)
 		}
-		_, _ = rerank.ApplyOrder(query, rows, snap, prop)
-		_, _ = rerank.AcceptScores(query, rows, snap, scores)
+		_, _ = rerank.ApplyOrderJSON(query, rows, snap, prop)
+		_, _ = rerank.AcceptScoresJSON(query, rows, snap, scores)
 		for _, v := range []any{rows, prop, scores} {
-			_, _ = rerank.K(v)
+			_, _ = rerank.CoverageJSON(query, rows, v, snap)
 		}
 	})
 }
