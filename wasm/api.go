@@ -119,7 +119,7 @@ func (a *adapter) object() js.Value {
 		return e.Cancel(id.Int())
 	})
 	export("recording", func([]js.Value) any {
-		return withEngine(func(e *engine.Engine) (any, error) { return recordingText(e.Recording(), "trials") })
+		return withEngine(func(e *engine.Engine) (any, error) { return engine.TextOf(e.Recording()) })
 	})
 	a.exportRerank(export, withEngine)
 	export("warm", func(args []js.Value) any {
@@ -188,7 +188,7 @@ func (a *adapter) exportRerank(export exporter, withEngine func(func(*engine.Eng
 			if f == nil {
 				return nil, nil
 			}
-			return recordingText(f, "exchanges")
+			return engine.TextOf(f)
 		})
 	})
 	export("ledger", func(args []js.Value) any {
@@ -352,20 +352,6 @@ func parseRecording(text *string) (*recording.File, error) {
 		return nil, nil
 	}
 	return recording.Parse([]byte(*text))
-}
-
-// recordingText is a recording as {<count>, text}: count names what is
-// counted ("trials" or "exchanges").
-func recordingText(f *recording.File, count string) (any, error) {
-	text, err := f.Bytes()
-	if err != nil {
-		return nil, err
-	}
-	n := len(f.Trials)
-	if count == "exchanges" {
-		n = engine.Exchanges(f)
-	}
-	return map[string]any{count: n, "text": string(text)}, nil
 }
 
 // warmed is warm()'s value.

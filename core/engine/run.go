@@ -348,3 +348,20 @@ func Exchanges(f *recording.File) int {
 }
 
 var _ model.Model = policy.Scripted{}
+
+// RecordingText is a recording as ragagent-recording/1 text, ready to
+// download, with its trial and exchange counts.
+type RecordingText struct {
+	Trials    int    `json:"trials"`
+	Exchanges int    `json:"exchanges"`
+	Text      string `json:"text"`
+}
+
+// TextOf writes a recording as text.
+func TextOf(f *recording.File) (*RecordingText, error) {
+	text, err := f.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	return &RecordingText{Trials: len(f.Trials), Exchanges: Exchanges(f), Text: string(text)}, nil
+}
