@@ -373,3 +373,7 @@ func types(evs []sse) []string {
 	}
 	return out
 }
+
+func storeCaps(running, perToken, queue, queuePerToken int) store.Caps {
+	return store.Caps{Running: running, RunningPerToken: perToken, Queue: queue, QueuePerToken: queuePerToken}
+}
