@@ -30,6 +30,8 @@ func commands() map[string]command {
 		"live":             {"show the plan of a live Gemini batch; with --execute-approved, run and record it", cmdLive},
 		"run":              {"run one question (scripted policy, live Gemini or a recording), showing each step", cmdRun},
 		"rerank":           {"rerank frozen hybrid candidates by coverage, Gemini listwise and cross-encoder (replayed, or --live)", cmdRerank},
+		"serve-api":        {"serve the authenticated runs API (api/openapi.json) with its state in SQLite", cmdServeAPI},
+		"tokens":           {"add, list or revoke the API server's bearer tokens", cmdTokens},
 	}
 }
 
