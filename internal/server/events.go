@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -143,13 +144,23 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 // most): more when a full page went, done when the end event went, ok
 // false when the client is gone.
 func (s *Server) sendEvents(w http.ResponseWriter, flush func() bool, r *http.Request, id string, after *int64) (more, done, ok bool) {
-	evs, err := s.store.Events(r.Context(), id, *after, streamPage)
-	if err != nil {
-		if r.Context().Err() == nil {
-			s.log.Error("server fault", "during", "reading events", "run", id, "error", err.Error())
+	ctx := r.Context()
+	fail := func(what string, err error) (bool, bool, bool) {
+		if ctx.Err() == nil {
+			s.log.Error("server fault", "during", what, "run", id, "error", err.Error())
 		}
 		return false, false, false
 	}
+	// The run's status comes from the same read as its events: the end
+	// event commits with the finish, so a run finished in that read has
+	// every event in it (two reads, status then events, would do too; the
+	// other way round, a finish between them would end the stream without
+	// its end event).
+	status, evs, found, err := s.store.Tail(ctx, id, *after, streamPage)
+	if err != nil || !found {
+		return fail("reading events", errors.Join(err, errors.New("the run is gone")))
+	}
+	finished := status != store.Queued && status != store.Running
 	for _, e := range evs {
 		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, e.Data); err != nil {
 			return false, false, false
@@ -162,16 +173,9 @@ func (s *Server) sendEvents(w http.ResponseWriter, flush func() bool, r *http.Re
 	if len(evs) > 0 && !flush() {
 		return false, false, false
 	}
-	if len(evs) == 0 {
-		// A client resuming after the end event: the end is committed with
-		// the run's finish, so a finished run has no event left to send.
-		run, found, err := s.store.Run(r.Context(), id)
-		if err != nil || !found {
-			return false, false, false
-		}
-		if run.Status != store.Queued && run.Status != store.Running {
-			return false, true, true
-		}
+	if len(evs) < streamPage && finished {
+		// A client resuming after the end event: nothing is left to send.
+		return false, true, true
 	}
 	return len(evs) == streamPage, false, true
 }

@@ -85,7 +85,7 @@ func (c contract) schema(t testing.TB, name string, data []byte) {
 
 // env is a server under test with its fake Gemini.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *server.Server
 	http    *httptest.Server
 	store   *store.SQL
@@ -141,7 +141,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func newEnv(t *testing.T, o options) *env {
+func newEnv(t testing.TB, o options) *env {
 	t.Helper()
 	e := &env{t: t, c: loadContract(t), log: &syncBuffer{}, tokens: map[string]string{},
 		clock: &clock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}

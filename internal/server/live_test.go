@@ -33,7 +33,7 @@ type fake struct {
 	reset   bool
 }
 
-func newFake(t *testing.T, r geminitest.Responder) *fake {
+func newFake(t testing.TB, r geminitest.Responder) *fake {
 	t.Helper()
 	f := &fake{Fake: geminitest.NewFake(r)}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

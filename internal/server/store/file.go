@@ -30,7 +30,8 @@ func OpenFile(ctx context.Context, path string) (*SQL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(8)
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(32)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)

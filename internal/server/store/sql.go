@@ -14,14 +14,31 @@ import (
 //go:embed schema.sql
 var schema string
 
-// SQL is the Store over a database/sql handle in SQLite's dialect. Writes
-// are serialised in the process (one transaction at a time, so SQLite's
-// busy waits never add latency within it) and each is one transaction;
-// reads go to the pool (WAL lets them run beside the writer).
+// SQL is the Store over a database/sql handle in SQLite's dialect. Reads
+// go to the pool (WAL lets them run beside the writer). Writes go to one
+// goroutine holding one connection, which commits them in groups: every
+// write waiting when a transaction begins joins it, each in its own
+// savepoint (so each is still all or nothing, and runs after the ones
+// before it, as if alone), and all are answered after the one commit. A
+// commit's fsync is the cost of a write; shared, it is paid once per group
+// instead of once per write, and no write is answered before it is on disk.
 type SQL struct {
-	db  *sql.DB
-	wmu sync.Mutex
+	db     *sql.DB
+	w      *sql.Conn // the one connection that writes
+	writes chan *writeReq
+	done   chan struct{}
+	once   sync.Once
 }
+
+// writeReq is a write waiting for the writer.
+type writeReq struct {
+	ctx    context.Context
+	fn     func(*sql.Tx) error
+	result chan error
+}
+
+// maxGroup bounds the writes one commit carries.
+const maxGroup = 128
 
 // New wraps db and creates the schema when it is missing.
 func New(ctx context.Context, db *sql.DB) (*SQL, error) {
@@ -33,7 +50,13 @@ func New(ctx context.Context, db *sql.DB) (*SQL, error) {
 			return nil, fmt.Errorf("store: schema: %w", err)
 		}
 	}
-	return &SQL{db: db}, nil
+	w, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	s := &SQL{db: db, w: w, writes: make(chan *writeReq), done: make(chan struct{})}
+	go s.writer()
+	return s, nil
 }
 
 func stripComments(s string) string {
@@ -47,8 +70,12 @@ func stripComments(s string) string {
 	return b.String()
 }
 
-// Close closes the database.
-func (s *SQL) Close() error { return s.db.Close() }
+// Close stops the writer (a write after Close fails) and closes the
+// database.
+func (s *SQL) Close() error {
+	s.once.Do(func() { close(s.done) })
+	return s.db.Close()
+}
 
 // stamp is how times are stored: RFC 3339 UTC with nanoseconds.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -68,19 +95,83 @@ func nullable(s string) any {
 	return s
 }
 
-// write runs fn in one transaction, one at a time in this process.
+// errClosed answers writes after Close.
+var errClosed = errors.New("store: closed")
+
+// write runs fn in a transaction of the writer and returns once that
+// transaction is committed (or fn failed, its savepoint rolled back).
 func (s *SQL) write(ctx context.Context, fn func(*sql.Tx) error) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	req := &writeReq{ctx: ctx, fn: fn, result: make(chan error, 1)}
+	select {
+	case s.writes <- req:
+	case <-s.done:
+		return errClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-req.result
+}
+
+// writer commits the waiting writes in groups until Close.
+func (s *SQL) writer() {
+	defer s.w.Close()
+	for {
+		var group []*writeReq
+		select {
+		case req := <-s.writes:
+			group = append(group, req)
+		case <-s.done:
+			return
+		}
+	more:
+		for len(group) < maxGroup {
+			select {
+			case req := <-s.writes:
+				group = append(group, req)
+			default:
+				break more
+			}
+		}
+		s.commit(group)
+	}
+}
+
+// commit runs a group in one transaction, each write in a savepoint.
+func (s *SQL) commit(group []*writeReq) {
+	results := make([]error, len(group))
+	ctx := context.Background()
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		for _, req := range group {
+			req.result <- err
+		}
+		return
 	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
+	for i, req := range group {
+		if err := req.ctx.Err(); err != nil {
+			results[i] = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			results[i] = err
+			continue
+		}
+		if err := req.fn(tx); err != nil {
+			results[i] = err
+			_, _ = tx.ExecContext(ctx, "ROLLBACK TO w")
+		}
+		_, _ = tx.ExecContext(ctx, "RELEASE w")
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		for i := range results {
+			if results[i] == nil {
+				results[i] = err
+			}
+		}
+	}
+	for i, req := range group {
+		req.result <- results[i]
+	}
 }
 
 // AddToken stores a new token.
@@ -383,6 +474,32 @@ func (s *SQL) Events(ctx context.Context, runID string, after int64, limit int) 
 	return out, rows.Err()
 }
 
+// Tail reads a run's status and its events after seq in one statement.
+func (s *SQL) Tail(ctx context.Context, runID string, after int64, limit int) (string, []Event, bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT r.status, e.seq, e.type, e.data, e.at FROM runs r
+		LEFT JOIN (SELECT * FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3) e ON e.run_id = r.id
+		WHERE r.id = ?1 ORDER BY e.seq`, runID, after, limit)
+	if err != nil {
+		return "", nil, false, err
+	}
+	defer rows.Close()
+	var status string
+	var out []Event
+	found := false
+	for rows.Next() {
+		var seq sql.NullInt64
+		var typ, data, at sql.NullString
+		if err := rows.Scan(&status, &seq, &typ, &data, &at); err != nil {
+			return "", nil, false, err
+		}
+		found = true
+		if seq.Valid {
+			out = append(out, Event{RunID: runID, Seq: seq.Int64, Type: typ.String, Data: data.String, At: unstamp(at)})
+		}
+	}
+	return status, out, found, rows.Err()
+}
+
 // Run finds a run by id.
 func (s *SQL) Run(ctx context.Context, id string) (Run, bool, error) {
 	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?1`, id))
@@ -426,11 +543,14 @@ func (s *SQL) Runs(ctx context.Context, tokenID string, before int64, limit int)
 }
 
 // Counts are how many runs run and wait now.
-func (s *SQL) Counts(ctx context.Context) (running, queued int, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT
+func (s *SQL) Counts(ctx context.Context) (Counts, error) {
+	var c Counts
+	err := s.db.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM runs WHERE status = 'running'),
-		(SELECT count(*) FROM runs WHERE status = 'queued')`).Scan(&running, &queued)
-	return running, queued, err
+		(SELECT count(*) FROM runs WHERE status = 'queued'),
+		(SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM runs WHERE status = 'running' GROUP BY token_id))`).
+		Scan(&c.Running, &c.Queued, &c.MostRunningPerToken)
+	return c, err
 }
 
 // SaveRecording replaces a run's recording.

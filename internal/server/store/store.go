@@ -61,6 +61,15 @@ type Caps struct {
 	QueuePerToken   int
 }
 
+// Counts are how many runs run and wait at one moment (one read).
+type Counts struct {
+	Running int
+	Queued  int
+	// MostRunningPerToken is the largest number of running runs of any
+	// one token.
+	MostRunningPerToken int
+}
+
 // NewRun is a run to admit.
 type NewRun struct {
 	ID      string
@@ -170,6 +179,10 @@ type Store interface {
 	Append(ctx context.Context, runID string, e NewEvent) (Event, error)
 	// Events lists a run's events after seq, at most limit, in order.
 	Events(ctx context.Context, runID string, after int64, limit int) ([]Event, error)
+	// Tail is Events with the run's status, both from one read: a run
+	// that has finished there has every event there, its end included.
+	// found is false when there is no such run.
+	Tail(ctx context.Context, runID string, after int64, limit int) (status string, events []Event, found bool, err error)
 
 	// Run finds a run by id.
 	Run(ctx context.Context, id string) (Run, bool, error)
@@ -177,7 +190,7 @@ type Store interface {
 	// (0: from the newest), at most limit.
 	Runs(ctx context.Context, tokenID string, before int64, limit int) ([]Run, error)
 	// Counts are how many runs run and wait now.
-	Counts(ctx context.Context) (running, queued int, err error)
+	Counts(ctx context.Context) (Counts, error)
 
 	// SaveRecording replaces a run's recording.
 	SaveRecording(ctx context.Context, runID string, data []byte, at time.Time) error

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -106,10 +107,9 @@ func TestAdmissionOrder(t *testing.T) {
 	require.Len(t, evs, 2)
 	assert.Equal(t, []int64{1, 2}, []int64{evs[0].Seq, evs[1].Seq})
 	assert.Equal(t, "end", evs[1].Type)
-	running, queued, err := s.Counts(ctx)
+	c, err := s.Counts(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 2, running) // a1, c2
-	assert.Equal(t, 0, queued)
+	assert.Equal(t, store.Counts{Running: 2, MostRunningPerToken: 1}, c) // a1, c2
 }
 
 // Many goroutines admit, finish and promote at once while another samples
@@ -126,24 +126,15 @@ func TestAdmissionHoldsTheCapsUnderConcurrency(t *testing.T) {
 	go func() {
 		defer close(sampler)
 		for !stop.Load() {
-			running, _, err := s.Counts(ctx)
-			if err == nil && int64(running) > maxRunning.Load() {
-				maxRunning.Store(int64(running))
+			c, err := s.Counts(ctx)
+			if err != nil {
+				continue
 			}
-			for _, tok := range []string{"T0", "T1", "T2"} {
-				rs, err := s.Runs(ctx, tok, 0, 1000)
-				if err != nil {
-					continue
-				}
-				n := int64(0)
-				for _, r := range rs {
-					if r.Status == store.Running {
-						n++
-					}
-				}
-				if n > maxPerToken.Load() {
-					maxPerToken.Store(n)
-				}
+			if int64(c.Running) > maxRunning.Load() {
+				maxRunning.Store(int64(c.Running))
+			}
+			if int64(c.MostRunningPerToken) > maxPerToken.Load() {
+				maxPerToken.Store(int64(c.MostRunningPerToken))
 			}
 		}
 	}()
@@ -201,10 +192,9 @@ func TestAdmissionHoldsTheCapsUnderConcurrency(t *testing.T) {
 	n := 0
 	started.Range(func(_, _ any) bool { n++; return true })
 	assert.Equal(t, workers*perWorker, n, "every admitted run started once")
-	running, queued, err := s.Counts(ctx)
+	c, err := s.Counts(ctx)
 	require.NoError(t, err)
-	assert.Zero(t, running)
-	assert.Zero(t, queued)
+	assert.Zero(t, c)
 }
 
 // Opening the same file again after a crash: the runs left running end
@@ -279,4 +269,54 @@ func TestTokensAreStoredAndRevoked(t *testing.T) {
 	got, _, err = s.Token(ctx, "t1")
 	require.NoError(t, err)
 	assert.Equal(t, t0, got.RevokedAt)
+}
+
+// Writes that arrive together commit together, each in its own savepoint:
+// of 40 admissions at once under a cap of 5, exactly 5 are stored (with
+// their events) and the 35 refusals leave nothing, and 40 charges against
+// a limit of 10 count exactly 10.
+func TestGroupedWritesStayEachAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, "")
+	caps := store.Caps{Running: 5, RunningPerToken: 5, Queue: 0, QueuePerToken: 0}
+	var wg sync.WaitGroup
+	var admitted, refused, charged atomic.Int64
+	for i := range 40 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, err := admit(t, s, fmt.Sprint("r", i), "A", caps, false)
+			switch {
+			case err == nil:
+				admitted.Add(1)
+			case errors.Is(err, store.ErrAtCapacity):
+				refused.Add(1)
+			default:
+				t.Error(err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			ok, err := s.Charge(ctx, "A", "2026-11-29", store.Requests, 10)
+			assert.NoError(t, err)
+			if ok {
+				charged.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, int64(5), admitted.Load())
+	assert.Equal(t, int64(35), refused.Load())
+	assert.Equal(t, int64(10), charged.Load())
+	rs, err := s.Runs(ctx, "A", 0, 100)
+	require.NoError(t, err)
+	assert.Len(t, rs, 5)
+	for _, r := range rs {
+		evs, err := s.Events(ctx, r.ID, 0, 10)
+		require.NoError(t, err)
+		assert.Len(t, evs, 1, r.ID)
+	}
+	u, err := s.Usage(ctx, "A", "2026-11-29")
+	require.NoError(t, err)
+	assert.Equal(t, 10, u.Requests)
 }
