@@ -314,7 +314,7 @@ func BenchmarkServerKill9Restart(b *testing.B) {
 		out, err := add.Output()
 		require.NoError(b, err)
 		tok := strings.TrimSpace(string(out))
-		f := newFake(b, slowPolicy(40*time.Millisecond))
+		f := newFake(b, slowPolicy(20*time.Millisecond))
 		start := func() (*exec.Cmd, string, time.Duration) {
 			began := time.Now()
 			cmd := exec.Command(bin, "serve-api", "--db", db, "--addr", "127.0.0.1:0", "--endpoint", f.srv.URL,
@@ -355,7 +355,7 @@ func BenchmarkServerKill9Restart(b *testing.B) {
 				results[i].events, _ = readSSE(resp.Body, func(ev sse) bool { return ev.event == "end" })
 			}()
 		}
-		time.Sleep(400 * time.Millisecond)
+		time.Sleep(1500 * time.Millisecond)
 		require.NoError(b, cmd.Process.Signal(syscall.SIGKILL))
 		_ = cmd.Wait()
 		wg.Wait()
@@ -401,7 +401,7 @@ func BenchmarkServerKill9Restart(b *testing.B) {
 		b.ReportMetric(float64(lost), "runs-lost")
 		b.ReportMetric(float64(lostEvents), "events-lost")
 		b.ReportMetric(ms(restart), "restart-ms")
-		b.Logf("kill -9 after 400 ms of %d streaming Gemini clients: %d runs accepted, %d events received; after restart (%.0f ms to serving): %d interrupted, %d ran to the end from the queue, %d runs lost, %d received events missing; load average %s -> %s",
+		b.Logf("kill -9 after 1.5 s of %d streaming Gemini clients: %d runs accepted, %d events received; after restart (%.0f ms to serving): %d interrupted, %d ran to the end from the queue, %d runs lost, %d received events missing; load average %s -> %s",
 			clients, accepted, received, ms(restart), interrupted, resumed, lost, lostEvents, load0, loadavg())
 	}
 }

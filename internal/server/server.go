@@ -46,7 +46,8 @@ type Config struct {
 	CancelWait time.Duration
 	// Heartbeat is the interval of an event stream's keep-alive comments
 	// (default 15 s); Poll is how often a stream rereads the store when no
-	// run of this process wakes it (default 1 s).
+	// run of this process wakes it (default 5 s: in one process every event
+	// wakes its streams; the poll is for events other processes write).
 	Heartbeat, Poll time.Duration
 }
 
@@ -108,7 +109,7 @@ func New(c Config) (*Server, error) {
 		s.heartbeat = 15 * time.Second
 	}
 	if s.poll <= 0 {
-		s.poll = time.Second
+		s.poll = 5 * time.Second
 	}
 	s.hub.waits = map[string]*waiters{}
 	s.runner = runner{s: s, active: map[string]*active{}}

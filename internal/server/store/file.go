@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/url"
 	"path/filepath"
 
-	_ "github.com/ncruces/go-sqlite3/driver" // the "sqlite3" database/sql driver
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/driver"
 )
 
 // OpenFile opens (creating it when missing) the native server's database:
@@ -26,7 +26,14 @@ func OpenFile(ctx context.Context, path string) (*SQL, error) {
 	q.Add("_pragma", "synchronous(full)")
 	q.Set("_txlock", "immediate")
 	dsn := (&url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}).String()
-	db, err := sql.Open("sqlite3", dsn)
+	// The query planner stability guarantee: bound values never change a
+	// plan, so a prepared statement is not parsed again each time its
+	// parameters change (with STAT4 built in, SQLite would re-prepare the
+	// event stream's query on every read).
+	db, err := driver.Open(dsn, func(c *sqlite3.Conn) error {
+		_, err := c.Config(sqlite3.DBCONFIG_ENABLE_QPSG, true)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}

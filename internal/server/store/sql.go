@@ -28,12 +28,13 @@ type SQL struct {
 	writes chan *writeReq
 	done   chan struct{}
 	once   sync.Once
+	stmts  sync.Map // SQL text -> *sql.Stmt: SQLite parses each statement once
 }
 
 // writeReq is a write waiting for the writer.
 type writeReq struct {
 	ctx    context.Context
-	fn     func(*sql.Tx) error
+	fn     func(*wtx) error
 	result chan error
 }
 
@@ -70,10 +71,86 @@ func stripComments(s string) string {
 	return b.String()
 }
 
+// stmt is the prepared statement for q, prepared on first use.
+func (s *SQL) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(q); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.stmts.LoadOrStore(q, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+func (s *SQL) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// errRow is a row whose statement could not be prepared.
+type errRow struct{ err error }
+
+func (e errRow) Scan(...any) error { return e.err }
+
+func (s *SQL) queryRow(ctx context.Context, q string, args ...any) scanner {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// wtx is a write transaction using the prepared statements.
+type wtx struct {
+	tx *sql.Tx
+	s  *SQL
+}
+
+func (t *wtx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	st, err := t.s.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return t.tx.StmtContext(ctx, st), nil
+}
+
+func (t *wtx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (t *wtx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (t *wtx) QueryRowContext(ctx context.Context, q string, args ...any) scanner {
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
 // Close stops the writer (a write after Close fails) and closes the
 // database.
 func (s *SQL) Close() error {
 	s.once.Do(func() { close(s.done) })
+	s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
 	return s.db.Close()
 }
 
@@ -100,7 +177,7 @@ var errClosed = errors.New("store: closed")
 
 // write runs fn in a transaction of the writer and returns once that
 // transaction is committed (or fn failed, its savepoint rolled back).
-func (s *SQL) write(ctx context.Context, fn func(*sql.Tx) error) error {
+func (s *SQL) write(ctx context.Context, fn func(*wtx) error) error {
 	req := &writeReq{ctx: ctx, fn: fn, result: make(chan error, 1)}
 	select {
 	case s.writes <- req:
@@ -156,7 +233,7 @@ func (s *SQL) commit(group []*writeReq) {
 			results[i] = err
 			continue
 		}
-		if err := req.fn(tx); err != nil {
+		if err := req.fn(&wtx{tx: tx, s: s}); err != nil {
 			results[i] = err
 			_, _ = tx.ExecContext(ctx, "ROLLBACK TO w")
 		}
@@ -176,7 +253,7 @@ func (s *SQL) commit(group []*writeReq) {
 
 // AddToken stores a new token.
 func (s *SQL) AddToken(ctx context.Context, t Token) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (id, name, hash, scopes, daily_requests, daily_live_calls, created_at)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`,
 			t.ID, t.Name, t.Hash, strings.Join(t.Scopes, " "), t.DailyRequests, t.DailyLiveCalls, stamp(t.CreatedAt))
@@ -202,7 +279,7 @@ func scanToken(r scanner) (Token, error) {
 
 // Token finds a token by id.
 func (s *SQL) Token(ctx context.Context, id string) (Token, bool, error) {
-	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = ?1`, id))
+	t, err := scanToken(s.queryRow(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = ?1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Token{}, false, nil
 	}
@@ -211,7 +288,7 @@ func (s *SQL) Token(ctx context.Context, id string) (Token, bool, error) {
 
 // Tokens lists every token, oldest first.
 func (s *SQL) Tokens(ctx context.Context) ([]Token, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+tokenColumns+` FROM tokens ORDER BY created_at, id`)
+	rows, err := s.query(ctx, `SELECT `+tokenColumns+` FROM tokens ORDER BY created_at, id`)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +307,7 @@ func (s *SQL) Tokens(ctx context.Context) ([]Token, error) {
 // RevokeToken revokes a valid token.
 func (s *SQL) RevokeToken(ctx context.Context, id string, at time.Time) (bool, error) {
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL`, id, stamp(at))
 		if err != nil {
 			return err
@@ -256,7 +333,7 @@ func (s *SQL) Charge(ctx context.Context, tokenID, day string, m Meter, limit in
 		return false, fmt.Errorf("store: unknown meter %q", m)
 	}
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO allowance (token_id, day, requests, live_calls) VALUES (?1, ?2, `+first+`)
 			ON CONFLICT (token_id, day) DO UPDATE SET `+col+` = `+col+` + 1 WHERE `+col+` < ?3`, tokenID, day, limit)
 		if err != nil {
@@ -271,7 +348,7 @@ func (s *SQL) Charge(ctx context.Context, tokenID, day string, m Meter, limit in
 // Usage is what the token used on day.
 func (s *SQL) Usage(ctx context.Context, tokenID, day string) (Usage, error) {
 	var u Usage
-	err := s.db.QueryRowContext(ctx, `SELECT requests, live_calls FROM allowance WHERE token_id = ?1 AND day = ?2`, tokenID, day).
+	err := s.queryRow(ctx, `SELECT requests, live_calls FROM allowance WHERE token_id = ?1 AND day = ?2`, tokenID, day).
 		Scan(&u.Requests, &u.LiveCalls)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Usage{}, nil
@@ -297,14 +374,12 @@ func scanRun(r scanner) (Run, error) {
 const queuedAhead = `SELECT count(*) FROM runs WHERE status = 'queued' AND seq < ?1`
 
 // position fills a queued run's Position.
-func position(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, r *Run) error {
+func position(ctx context.Context, q func(context.Context, string, ...any) scanner, r *Run) error {
 	if r.Status != Queued {
 		r.Position = 0
 		return nil
 	}
-	return q.QueryRowContext(ctx, queuedAhead, r.Seq).Scan(&r.Position)
+	return q(ctx, queuedAhead, r.Seq).Scan(&r.Position)
 }
 
 // admitStmt decides and inserts in one statement: running when both
@@ -330,7 +405,7 @@ RETURNING ` + runColumns
 // Admit stores a run as running or queued, or refuses it.
 func (s *SQL) Admit(ctx context.Context, n NewRun, c Caps, enqueue bool, first EventFunc) (Run, error) {
 	var run Run
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		q := 0
 		if enqueue {
 			q = 1
@@ -347,7 +422,7 @@ func (s *SQL) Admit(ctx context.Context, n NewRun, c Caps, enqueue bool, first E
 		if err != nil {
 			return err
 		}
-		if err := position(ctx, tx, &run); err != nil {
+		if err := position(ctx, tx.QueryRowContext, &run); err != nil {
 			return err
 		}
 		return appendTx(ctx, tx, run.ID, first(run))
@@ -389,7 +464,7 @@ func (s *SQL) CancelQueued(ctx context.Context, tokenID, id string, at time.Time
 func (s *SQL) transition(ctx context.Context, event EventFunc, stmt string, args ...any) (Run, bool, error) {
 	var run Run
 	found := false
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		var err error
 		run, err = scanRun(tx.QueryRowContext(ctx, stmt, args...))
 		if errors.Is(err, sql.ErrNoRows) {
@@ -407,7 +482,7 @@ func (s *SQL) transition(ctx context.Context, event EventFunc, stmt string, args
 // Interrupt ends every running run as interrupted.
 func (s *SQL) Interrupt(ctx context.Context, at time.Time, end EventFunc) ([]Run, error) {
 	var out []Run
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		out = nil
 		rows, err := tx.QueryContext(ctx, `UPDATE runs SET status = 'incomplete', reason = 'interrupted', finished_at = ?1
 			WHERE status = 'running' RETURNING `+runColumns, stamp(at))
@@ -439,7 +514,7 @@ const appendStmt = `INSERT INTO events (run_id, seq, type, data, at)
 SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4 FROM events WHERE run_id = ?1
 RETURNING seq`
 
-func appendTx(ctx context.Context, tx *sql.Tx, runID string, e NewEvent) error {
+func appendTx(ctx context.Context, tx *wtx, runID string, e NewEvent) error {
 	_, err := tx.ExecContext(ctx, appendStmt, runID, e.Type, e.Data, stamp(e.At))
 	return err
 }
@@ -447,7 +522,7 @@ func appendTx(ctx context.Context, tx *sql.Tx, runID string, e NewEvent) error {
 // Append adds an event to a run.
 func (s *SQL) Append(ctx context.Context, runID string, e NewEvent) (Event, error) {
 	out := Event{RunID: runID, Type: e.Type, Data: e.Data, At: e.At}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		return tx.QueryRowContext(ctx, appendStmt, runID, e.Type, e.Data, stamp(e.At)).Scan(&out.Seq)
 	})
 	return out, err
@@ -455,7 +530,7 @@ func (s *SQL) Append(ctx context.Context, runID string, e NewEvent) (Event, erro
 
 // Events lists a run's events after seq.
 func (s *SQL) Events(ctx context.Context, runID string, after int64, limit int) ([]Event, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, type, data, at FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3`,
+	rows, err := s.query(ctx, `SELECT seq, type, data, at FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3`,
 		runID, after, limit)
 	if err != nil {
 		return nil, err
@@ -476,7 +551,7 @@ func (s *SQL) Events(ctx context.Context, runID string, after int64, limit int) 
 
 // Tail reads a run's status and its events after seq in one statement.
 func (s *SQL) Tail(ctx context.Context, runID string, after int64, limit int) (string, []Event, bool, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT r.status, e.seq, e.type, e.data, e.at FROM runs r
+	rows, err := s.query(ctx, `SELECT r.status, e.seq, e.type, e.data, e.at FROM runs r
 		LEFT JOIN (SELECT * FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3) e ON e.run_id = r.id
 		WHERE r.id = ?1 ORDER BY e.seq`, runID, after, limit)
 	if err != nil {
@@ -502,14 +577,14 @@ func (s *SQL) Tail(ctx context.Context, runID string, after int64, limit int) (s
 
 // Run finds a run by id.
 func (s *SQL) Run(ctx context.Context, id string) (Run, bool, error) {
-	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?1`, id))
+	r, err := scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, false, nil
 	}
 	if err != nil {
 		return Run{}, false, err
 	}
-	return r, true, position(ctx, s.db, &r)
+	return r, true, position(ctx, s.queryRow, &r)
 }
 
 // Runs lists a token's runs newest first.
@@ -517,7 +592,7 @@ func (s *SQL) Runs(ctx context.Context, tokenID string, before int64, limit int)
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE token_id = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3`,
+	rows, err := s.query(ctx, `SELECT `+runColumns+` FROM runs WHERE token_id = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3`,
 		tokenID, before, limit)
 	if err != nil {
 		return nil, err
@@ -535,7 +610,7 @@ func (s *SQL) Runs(ctx context.Context, tokenID string, before int64, limit int)
 		return nil, err
 	}
 	for i := range out {
-		if err := position(ctx, s.db, &out[i]); err != nil {
+		if err := position(ctx, s.queryRow, &out[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -545,7 +620,7 @@ func (s *SQL) Runs(ctx context.Context, tokenID string, before int64, limit int)
 // Counts are how many runs run and wait now.
 func (s *SQL) Counts(ctx context.Context) (Counts, error) {
 	var c Counts
-	err := s.db.QueryRowContext(ctx, `SELECT
+	err := s.queryRow(ctx, `SELECT
 		(SELECT count(*) FROM runs WHERE status = 'running'),
 		(SELECT count(*) FROM runs WHERE status = 'queued'),
 		(SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM runs WHERE status = 'running' GROUP BY token_id))`).
@@ -555,7 +630,7 @@ func (s *SQL) Counts(ctx context.Context) (Counts, error) {
 
 // SaveRecording replaces a run's recording.
 func (s *SQL) SaveRecording(ctx context.Context, runID string, data []byte, at time.Time) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO recordings (run_id, data, updated_at) VALUES (?1, ?2, ?3)
 			ON CONFLICT (run_id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
 			runID, string(data), stamp(at))
@@ -566,7 +641,7 @@ func (s *SQL) SaveRecording(ctx context.Context, runID string, data []byte, at t
 // Recording is a run's recording.
 func (s *SQL) Recording(ctx context.Context, runID string) ([]byte, bool, error) {
 	var data string
-	err := s.db.QueryRowContext(ctx, `SELECT data FROM recordings WHERE run_id = ?1`, runID).Scan(&data)
+	err := s.queryRow(ctx, `SELECT data FROM recordings WHERE run_id = ?1`, runID).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
