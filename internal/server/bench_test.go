@@ -253,13 +253,13 @@ func BenchmarkServerCancelToEndEvent(b *testing.B) {
 		load0 := loadavg()
 		var lat []time.Duration
 		for range runs {
+			before, _ := f.counts()
 			hr, _ := http.NewRequest("POST", e.http.URL+"/v1/runs", strings.NewReader(`{`+overwrite+`, "policy": "gemini", "stream": true}`))
 			hr.Header.Set("Content-Type", "application/json")
 			hr.Header.Set("Authorization", "Bearer "+tok)
 			resp, err := http.DefaultClient.Do(hr)
 			require.NoError(b, err)
 			id := strings.TrimPrefix(resp.Header.Get("Content-Location"), "/v1/runs/")
-			before, _ := f.counts()
 			_, err = readSSE(resp.Body, func(ev sse) bool { return ev.event == "started" })
 			require.NoError(b, err)
 			for got, _ := f.counts(); got == before; got, _ = f.counts() {
