@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,27 +37,7 @@ func TestAdmissionCapsHoldUnderConcurrentClients(t *testing.T) {
 		toks = append(toks, e.token(fmt.Sprint("t", i), []string{"read", "run", "live"}, 1000, 1000))
 	}
 
-	var stop atomic.Bool
-	var maxAll, maxOne atomic.Int64
-	var samples atomic.Int64
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		ctx := context.Background()
-		for !stop.Load() {
-			c, err := e.store.Counts(ctx)
-			if err != nil {
-				continue
-			}
-			samples.Add(1)
-			if int64(c.Running) > maxAll.Load() {
-				maxAll.Store(int64(c.Running))
-			}
-			if int64(c.MostRunningPerToken) > maxOne.Load() {
-				maxOne.Store(int64(c.MostRunningPerToken))
-			}
-		}
-	}()
+	sm := sample(e.store)
 
 	const clients = 36
 	var mu sync.Mutex
@@ -102,13 +81,12 @@ func TestAdmissionCapsHoldUnderConcurrentClients(t *testing.T) {
 		}
 		assert.Equal(t, 1, ends, "%s ended once", id)
 	}
-	stop.Store(true)
-	<-sampled
+	sm.halt()
 	assert.Equal(t, clients, len(accepted)+refused["at_capacity"]+refused["queue_full"], "every request answered once: %v", refused)
 	assert.NotEmpty(t, refused, "the caps were reached")
-	assert.Greater(t, samples.Load(), int64(10))
-	assert.LessOrEqual(t, maxAll.Load(), int64(caps.Running), "the global cap")
-	assert.LessOrEqual(t, maxOne.Load(), int64(caps.RunningPerToken), "the per-token cap")
+	assert.Greater(t, sm.samples.Load(), int64(10))
+	assert.LessOrEqual(t, sm.all.Load(), int64(caps.Running), "the global cap")
+	assert.LessOrEqual(t, sm.one.Load(), int64(caps.RunningPerToken), "the per-token cap")
 	c, err := e.store.Counts(context.Background())
 	require.NoError(t, err)
 	assert.Zero(t, c)

@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -100,35 +99,6 @@ func streamRun(base, token, body string) (streamed, error) {
 	return out, err
 }
 
-// readSSE reads events until stop says so or the stream ends; the events
-// read so far are returned with any error.
-func readSSE(r io.Reader, stop func(sse) bool) ([]sse, error) {
-	var out []sse
-	var cur sse
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<22)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur.event != "" {
-				out = append(out, cur)
-				if stop(cur) {
-					return out, nil
-				}
-			}
-			cur = sse{}
-		case strings.HasPrefix(line, "id: "):
-			cur.id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			cur.event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			cur.data = line[6:]
-		}
-	}
-	return out, sc.Err()
-}
-
 // 200 concurrent clients each start a streamed scripted run (strategy
 // enqueue) while a sampler reads the running counts: the counts never pass
 // the caps, every admitted run ends exactly once, the database holds
@@ -144,27 +114,7 @@ func BenchmarkServerLoad200Clients(b *testing.B) {
 			toks = append(toks, e.token(fmt.Sprint("t", i), []string{"read", "run"}, 100000, 1))
 		}
 		load0 := loadavg()
-		var stop atomic.Bool
-		var maxAll, maxOne, samples atomic.Int64
-		sampled := make(chan struct{})
-		go func() {
-			defer close(sampled)
-			ctx := context.Background()
-			for !stop.Load() {
-				c, err := e.store.Counts(ctx)
-				if err != nil {
-					continue
-				}
-				samples.Add(1)
-				if int64(c.Running) > maxAll.Load() {
-					maxAll.Store(int64(c.Running))
-				}
-				if int64(c.MostRunningPerToken) > maxOne.Load() {
-					maxOne.Store(int64(c.MostRunningPerToken))
-				}
-				time.Sleep(time.Millisecond)
-			}
-		}()
+		sm := sample(e.store)
 		results := make([]streamed, clients)
 		errs := make([]error, clients)
 		began := time.Now()
@@ -178,8 +128,7 @@ func BenchmarkServerLoad200Clients(b *testing.B) {
 		}
 		wg.Wait()
 		wall := time.Since(began)
-		stop.Store(true)
-		<-sampled
+		sm.halt()
 		var admitted, completed []time.Duration
 		refused := map[string]int{}
 		ids := map[string]bool{}
@@ -222,19 +171,19 @@ func BenchmarkServerLoad200Clients(b *testing.B) {
 			}
 		}
 		require.Equal(b, len(ids), stored, "no admitted run lost")
-		require.LessOrEqual(b, maxAll.Load(), int64(caps.Running))
-		require.LessOrEqual(b, maxOne.Load(), int64(caps.RunningPerToken))
+		require.LessOrEqual(b, sm.all.Load(), int64(caps.Running))
+		require.LessOrEqual(b, sm.one.Load(), int64(caps.RunningPerToken))
 		b.ReportMetric(float64(len(ids)), "admitted")
 		b.ReportMetric(float64(clients-len(ids)), "refused")
-		b.ReportMetric(float64(maxAll.Load()), "max-running")
-		b.ReportMetric(float64(maxOne.Load()), "max-running/token")
+		b.ReportMetric(float64(sm.all.Load()), "max-running")
+		b.ReportMetric(float64(sm.one.Load()), "max-running/token")
 		b.ReportMetric(ms(percentile(admitted, .5)), "admit-p50-ms")
 		b.ReportMetric(ms(percentile(admitted, .99)), "admit-p99-ms")
 		b.ReportMetric(ms(percentile(completed, .5)), "complete-p50-ms")
 		b.ReportMetric(ms(percentile(completed, .99)), "complete-p99-ms")
 		b.Logf("%d clients, %d tokens, caps %d running (%d per token), queue %d (%d per token): %d admitted, refused %v, %d samples, max running %d (per token %d); admission p50 %.1f ms p99 %.1f ms; completion p50 %.1f ms p99 %.1f ms; %d runs in %.2f s (%.0f runs/s); load average %s -> %s",
-			clients, tokens, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken, len(ids), refused, samples.Load(),
-			maxAll.Load(), maxOne.Load(), ms(percentile(admitted, .5)), ms(percentile(admitted, .99)),
+			clients, tokens, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken, len(ids), refused, sm.samples.Load(),
+			sm.all.Load(), sm.one.Load(), ms(percentile(admitted, .5)), ms(percentile(admitted, .99)),
 			ms(percentile(completed, .5)), ms(percentile(completed, .99)), len(ids), wall.Seconds(), float64(len(ids))/wall.Seconds(), load0, loadavg())
 		e.close()
 	}

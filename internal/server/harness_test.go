@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -298,11 +300,21 @@ type sse struct {
 	data  string
 }
 
+// parseSSE reads a whole event stream; a line that is not an id, event,
+// data or comment line fails the test.
 func parseSSE(t testing.TB, body []byte) []sse {
 	t.Helper()
+	out, err := readSSE(bytes.NewReader(body), func(sse) bool { return false })
+	require.NoError(t, err)
+	return out
+}
+
+// readSSE reads events until stop says so or the stream ends; the events
+// read so far are returned with any error.
+func readSSE(r io.Reader, stop func(sse) bool) ([]sse, error) {
 	var out []sse
 	var cur sse
-	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<22)
 	for sc.Scan() {
 		line := sc.Text()
@@ -310,6 +322,9 @@ func parseSSE(t testing.TB, body []byte) []sse {
 		case line == "":
 			if cur.event != "" {
 				out = append(out, cur)
+				if stop(cur) {
+					return out, nil
+				}
 			}
 			cur = sse{}
 		case strings.HasPrefix(line, ":"):
@@ -320,10 +335,46 @@ func parseSSE(t testing.TB, body []byte) []sse {
 		case strings.HasPrefix(line, "data: "):
 			cur.data = line[6:]
 		default:
-			t.Errorf("unexpected SSE line %q", line)
+			return out, fmt.Errorf("unexpected SSE line %q", line)
 		}
 	}
-	return out
+	return out, sc.Err()
+}
+
+// sampler reads the running counts until stopped: the most runs seen
+// running at once, in all and for one token, and how many samples.
+type sampler struct {
+	stop              atomic.Bool
+	all, one, samples atomic.Int64
+	done              chan struct{}
+}
+
+func sample(s store.Store) *sampler {
+	sm := &sampler{done: make(chan struct{})}
+	go func() {
+		defer close(sm.done)
+		for !sm.stop.Load() {
+			c, err := s.Counts(context.Background())
+			if err != nil {
+				continue
+			}
+			sm.samples.Add(1)
+			if int64(c.Running) > sm.all.Load() {
+				sm.all.Store(int64(c.Running))
+			}
+			if int64(c.MostRunningPerToken) > sm.one.Load() {
+				sm.one.Store(int64(c.MostRunningPerToken))
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return sm
+}
+
+// halt stops the sampler and waits for it.
+func (sm *sampler) halt() {
+	sm.stop.Store(true)
+	<-sm.done
 }
 
 // start posts a run and returns its id.
