@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,11 +32,10 @@ func TestLiveRunWithItsOwnAllowanceAndBeforeSend(t *testing.T) {
 	assert.Equal(t, transport.calls(), own.Used())
 	assert.Zero(t, e.Allowance().Used(), "the engine's allowance is not the run's")
 
-	refused := errors.New("not this one")
 	before := transport.calls()
 	tr, err = e.Run(context.Background(), engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Gemini,
 		Transport: transport, Save: func([]byte) error { return nil },
-		BeforeSend: func([]byte) error { return reason.New(reason.BatchRequestLimit, "%v", refused) }})
+		BeforeSend: func([]byte) error { return reason.New(reason.BatchRequestLimit, "the caller's allowance is used") }})
 	require.NoError(t, err)
 	require.NotNil(t, tr.Result)
 	assert.Equal(t, reason.BatchRequestLimit, tr.Result.Reason)

@@ -101,11 +101,10 @@ type env struct {
 }
 
 type options struct {
-	caps      store.Caps
-	endpoint  string // the fake's; "" leaves the real endpoint (never called)
-	noKey     bool
-	dbPath    string
-	responder http.Handler
+	caps     store.Caps
+	endpoint string // the fake's; "" leaves the real endpoint (never called)
+	noKey    bool
+	dbPath   string
 }
 
 type clock struct {
