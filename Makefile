@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page bench-packs clean chromium
+.PHONY: all build wasm serve fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs clean chromium
 
 all: build wasm
 
@@ -52,6 +52,15 @@ fake:
 replay:
 	$(GO) run ./cmd/ragagent replay
 
+# The server edition (api/openapi.json): the runs API with its state in
+# API_DB. RAGAGENT_TOKEN_PEPPER must be set (tokens are stored as its
+# HMACs); GOOGLE_API_KEY or GEMINI_API_KEY enables gemini runs. Make a
+# token first: go run ./cmd/ragagent tokens add --db $(API_DB) --name me
+API_DB ?= ragagent-api.db
+API_ADDR ?= 127.0.0.1:8090
+serve-api:
+	$(GO) run ./cmd/ragagent serve-api --db $(API_DB) --addr $(API_ADDR)
+
 test: vet test-go test-wasm test-node test-browser
 
 vet:
@@ -84,7 +93,7 @@ fuzz:
 		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
-bench: bench-go bench-page bench-packs
+bench: bench-go bench-server bench-page bench-packs
 
 bench-go:
 	$(GO) test ./... -run '^$$' -bench . -benchmem
@@ -99,6 +108,12 @@ bench-packs:
 	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./packs -run '^$$' -bench Open -benchtime 5x
 	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./packs -run '^$$' -bench Search -benchtime 200x
 	@cat /proc/loadavg
+
+# Server edition load scenarios (seconds each, so go test -bench . alone
+# skips them): 200 concurrent clients under the caps, cancel to end event,
+# kill -9 under load and restart.
+bench-server:
+	RAGAGENT_BENCH_SERVER=1 $(GO) test ./internal/server -run '^$$' -bench Server -benchtime 1x -timeout 30m
 
 # Page figures: sizes, start-up in headless Chromium, replay and FTS5 search
 # in the browser, in node and natively.

@@ -33,6 +33,8 @@ func commands() map[string]command {
 		"corpus":           {"build a corpus pack from a folder of documents (corpus build), or describe one (corpus info PACK)", cmdCorpus},
 		"search":           {"search a corpus pack as the agent does, with bm25 scores and highlighted snippets", cmdSearch},
 		"eval":             {"run a pack's authored cases on both paths (scripted, replayed or live Gemini) and grade them", cmdEval},
+		"serve-api":        {"serve the authenticated runs API (api/openapi.json) with its state in SQLite", cmdServeAPI},
+		"tokens":           {"add, list or revoke the API server's bearer tokens", cmdTokens},
 	}
 }
 

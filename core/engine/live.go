@@ -15,6 +15,11 @@ type LiveModel struct {
 	Model     string
 	Transport gemini.Transport
 	Endpoint  string
+	// Allowance counts the attempts; nil means the engine's.
+	Allowance *gemini.Allowance
+	// BeforeSend, if set, sees every attempt before it is counted and sent
+	// (gemini.Client.BeforeSend).
+	BeforeSend func(body []byte) error
 }
 
 // liveTrial is a trial begun in a recording, whose record function logs
@@ -58,9 +63,14 @@ func (e *Engine) startLive(rec *recording.Recorder, trial recording.Trial, m Liv
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := gemini.NewClientFor(m.Model, m.Transport, e.allowance, m.Endpoint, lt.record)
+	a := m.Allowance
+	if a == nil {
+		a = e.allowance
+	}
+	c, err := gemini.NewClientFor(m.Model, m.Transport, a, m.Endpoint, lt.record)
 	if err != nil {
 		return nil, nil, err
 	}
+	c.BeforeSend = m.BeforeSend
 	return c, lt, nil
 }

@@ -67,6 +67,14 @@ type RunRequest struct {
 	Save func([]byte) error
 	// OnStep, if set, sees each step as soon as it is final.
 	OnStep func(agent.Step, *agent.Observation)
+	// Allowance, if set, counts a Gemini run's attempts instead of the
+	// engine's process-wide allowance: a server that lives for days gives
+	// each run its own and bounds each caller's spending in BeforeSend.
+	Allowance *gemini.Allowance
+	// BeforeSend, if set, is the Gemini client's BeforeSend: called once
+	// per attempt after every check passed, just before it is counted and
+	// sent; an error (with a reason code) refuses it, nothing sent.
+	BeforeSend func(body []byte) error
 }
 
 // ParseRunSpec reads a front end's run spec, JSON {corpus, question,
@@ -265,7 +273,8 @@ func (e *Engine) runLive(ctx context.Context, l *lab.Lab, req RunRequest, opts l
 		}
 	}
 	tr, _ := e.begin(l, req.Task)
-	client, live, err := e.startLive(rec, trialRecord(tr, req.Task), LiveModel{Model: gemini.Model, Transport: req.Transport, Endpoint: endpoint})
+	client, live, err := e.startLive(rec, trialRecord(tr, req.Task), LiveModel{Model: gemini.Model, Transport: req.Transport, Endpoint: endpoint,
+		Allowance: req.Allowance, BeforeSend: req.BeforeSend})
 	if err != nil {
 		return lab.TrialReport{}, err
 	}

@@ -1,0 +1,6 @@
+package reason
+
+// Interrupted ends a run that was running when its server stopped without
+// finishing it (a crash, a kill): the server marks it when it starts again,
+// because the run's process, its model calls and its context are gone.
+const Interrupted Code = "interrupted"

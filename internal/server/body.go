@@ -1,0 +1,253 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/reason"
+)
+
+// MaxBody caps a request body. A run's request is a question of at most
+// 512 code points (2 KiB of UTF-8, 3 KiB escaped) and a few short fields;
+// 16 KiB leaves room without letting a client make the server buffer much.
+const MaxBody = 16 << 10
+
+// The corpora a run may search. The seed's four passages are the only one
+// until the engine offers corpus packs.
+var corpora = []string{"seed"}
+
+// runSpec is a run's request with every default filled in: what is stored
+// with the run and what a queued run starts from, after a restart too.
+type runSpec struct {
+	Task         agent.Task
+	Policy       engine.PolicyName
+	Corpus       string
+	Strategy     string // reject or enqueue
+	Stream       bool
+	OnDisconnect string // continue or cancel
+}
+
+// Value is the spec as JSON in a fixed key order, written with pyjson so a
+// question's lone surrogate escapes survive the round trip exactly as the
+// core decoded them.
+func (s runSpec) Value() *pyjson.Object {
+	return pyjson.NewObject("question", s.Task.Question, "version", s.Task.Version, "mode", string(s.Task.Mode),
+		"limits", s.Task.Limits, "policy", string(s.Policy), "corpus", s.Corpus,
+		"strategy", s.Strategy, "stream", s.Stream, "on_disconnect", s.OnDisconnect)
+}
+
+// JSON is Value as text.
+func (s runSpec) JSON() string { return pyjson.Dumps(s.Value(), pyjson.Options{Strict: true}) }
+
+// readBody reads a JSON request body under the cap: 415 for another media
+// type, 413 over the cap.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return nil, refuse(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be application/json")
+	}
+	if cs, ok := params["charset"]; ok && !equalFoldASCII(cs, "utf-8") {
+		return nil, refuse(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be UTF-8")
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, refuse(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, fmt.Sprintf("the body is over %d bytes", MaxBody))
+	}
+	if err != nil {
+		return nil, refuse(http.StatusBadRequest, CodeMalformedJSON, "the body could not be read")
+	}
+	return data, nil
+}
+
+func equalFoldASCII(a, b string) bool { return bytes.EqualFold([]byte(a), []byte(b)) }
+
+// decodeObject decodes a body strictly: RFC 8259 JSON (no NaN or
+// Infinity, which Python's decoder would take), valid UTF-8, exactly one
+// value, an object, and no key repeated at any depth (Python keeps the
+// last, encoding/json too: either way one of the two is silently lost).
+// The values are pyjson's, so the core checks their types exactly as it
+// checks a recorded trial's.
+func decodeObject(data []byte) (*pyjson.Object, *apiError) {
+	bad := func(format string, a ...any) (*pyjson.Object, *apiError) {
+		return nil, refuse(http.StatusBadRequest, CodeMalformedJSON, fmt.Sprintf(format, a...))
+	}
+	if !utf8.Valid(data) {
+		return bad("the body is not valid UTF-8")
+	}
+	if err := strictJSON(data); err != nil {
+		return bad("the body is not JSON: %v", err)
+	}
+	v, err := pyjson.Decode(string(data))
+	if err != nil {
+		return bad("the body is not JSON: %v", err)
+	}
+	o, ok := v.(*pyjson.Object)
+	if !ok {
+		return bad("the body must be a JSON object")
+	}
+	return o, nil
+}
+
+// strictJSON walks the tokens of one JSON value, refusing a repeated key
+// in any object and anything after the value.
+func strictJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		key    bool // the next string token of an object is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			if len(stack) > 0 {
+				return errors.New("unexpected end")
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				if top != nil && top.object {
+					top.key = true
+				}
+				stack = append(stack, &frame{object: t == '{', keys: map[string]bool{}, key: t == '{'})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if top != nil && top.object && top.key {
+				if top.keys[t] {
+					return fmt.Errorf("the key %q is repeated", t)
+				}
+				top.keys[t] = true
+				top.key = false
+				continue
+			}
+			if top != nil && top.object {
+				top.key = true
+			}
+		default:
+			if top != nil && top.object {
+				top.key = true
+			}
+		}
+		if len(stack) == 0 {
+			if dec.More() {
+				return errors.New("extra data after the value")
+			}
+			if _, err := dec.Token(); err != io.EOF {
+				return errors.New("extra data after the value")
+			}
+			return nil
+		}
+	}
+}
+
+// specFields are the request's fields, in the order they are checked
+// after the core's.
+var specFields = []string{"question", "version", "mode", "limits", "policy", "corpus", "strategy", "stream", "on_disconnect"}
+
+// parseSpec checks a run's request: an unknown field first, then the task
+// in the core's order (limits, question, version, mode: a wrong type gets
+// the same code as a wrong value, as for a recorded trial), then the
+// service's fields. An absent field takes its default; null is a value
+// (and refused) everywhere but limits, where it means the defaults.
+func parseSpec(o *pyjson.Object) (runSpec, *apiError) {
+	known := map[string]bool{}
+	for _, f := range specFields {
+		known[f] = true
+	}
+	for _, k := range o.Keys() {
+		if !known[k] {
+			return runSpec{}, refuse(http.StatusBadRequest, CodeUnknownField, fmt.Sprintf("unknown field %q", k))
+		}
+	}
+	get := func(k string, def any) any {
+		if v, ok := o.Get(k); ok {
+			return v
+		}
+		return def
+	}
+	task, err := agent.TaskFromJSON(get("question", nil), get("version", engine.DefaultVersion), get("mode", string(agent.Agent)), get("limits", nil))
+	if err != nil {
+		code, _ := reason.Of(err)
+		return runSpec{}, refuse(http.StatusBadRequest, code, reason.DetailOf(err))
+	}
+	s := runSpec{Task: task}
+	invalid := func(code reason.Code, format string, a ...any) (runSpec, *apiError) {
+		return runSpec{}, refuse(http.StatusBadRequest, code, fmt.Sprintf(format, a...))
+	}
+	policy, ok := get("policy", string(engine.Scripted)).(string)
+	if !ok || (policy != string(engine.Scripted) && policy != string(engine.Gemini)) {
+		return invalid(CodeInvalidPolicy, "policy must be \"scripted\" or \"gemini\"")
+	}
+	s.Policy = engine.PolicyName(policy)
+	corpus, ok := get("corpus", corpora[0]).(string)
+	if !ok {
+		return invalid(CodeInvalidField, "corpus must be a string")
+	}
+	if !contains(corpora, corpus) {
+		return invalid(CodeUnknownCorpus, "corpus %q is unknown; the server offers %q", corpus, corpora)
+	}
+	s.Corpus = corpus
+	if s.Strategy, ok = get("strategy", "reject").(string); !ok || (s.Strategy != "reject" && s.Strategy != "enqueue") {
+		return invalid(CodeInvalidField, "strategy must be \"reject\" or \"enqueue\"")
+	}
+	if s.Stream, ok = get("stream", false).(bool); !ok {
+		return invalid(CodeInvalidField, "stream must be true or false")
+	}
+	if s.OnDisconnect, ok = get("on_disconnect", "continue").(string); !ok || (s.OnDisconnect != "continue" && s.OnDisconnect != "cancel") {
+		return invalid(CodeInvalidField, "on_disconnect must be \"continue\" or \"cancel\"")
+	}
+	if s.OnDisconnect == "cancel" && !s.Stream {
+		return invalid(CodeInvalidField, "on_disconnect \"cancel\" applies to a streamed run (stream true)")
+	}
+	return s, nil
+}
+
+// specOf reads a stored spec back.
+func specOf(text string) (runSpec, error) {
+	v, err := pyjson.Decode(text)
+	if err != nil {
+		return runSpec{}, err
+	}
+	o, ok := v.(*pyjson.Object)
+	if !ok {
+		return runSpec{}, errors.New("the stored spec is not an object")
+	}
+	s, aerr := parseSpec(o)
+	if aerr != nil {
+		return runSpec{}, fmt.Errorf("the stored spec is refused: %s: %s", aerr.code, aerr.message)
+	}
+	return s, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

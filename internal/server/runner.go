@@ -1,0 +1,242 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/internal/server/store"
+)
+
+// Event types, in the order a run has them: queued (if it waited), started,
+// one step per step, end.
+const (
+	EventQueued  = "queued"
+	EventStarted = "started"
+	EventStep    = "step"
+	EventEnd     = "end"
+)
+
+// runner runs the runs this process admitted or took from the queue, each
+// on its own goroutine under a context that cancel ends.
+type runner struct {
+	s      *Server
+	mu     sync.Mutex
+	active map[string]*active
+	wg     sync.WaitGroup
+}
+
+// active is a run in progress in this process.
+type active struct {
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// admit stores the run (running or queued) and starts it if it runs.
+func (rn *runner) admit(ctx context.Context, n store.NewRun, enqueue bool) (store.Run, error) {
+	run, err := rn.s.store.Admit(ctx, n, rn.s.caps, enqueue, rn.s.admittedEvent)
+	if err != nil {
+		return run, err
+	}
+	if run.Status == store.Running {
+		rn.launch(run)
+	}
+	return run, nil
+}
+
+// promote starts queued runs while the caps allow.
+func (rn *runner) promote() {
+	for !rn.s.isClosing() {
+		run, ok, err := rn.s.store.Promote(context.Background(), rn.s.caps, rn.s.clock(), rn.s.startedEvent)
+		if err != nil {
+			rn.s.log.Error("server fault", "during", "starting a queued run", "error", err.Error())
+			return
+		}
+		if !ok {
+			return
+		}
+		rn.s.hub.notify(run.ID)
+		rn.launch(run)
+	}
+}
+
+// cancel stops a run of this process; the channel closes when it has
+// ended. A run this process does not run gets a channel that never closes.
+func (rn *runner) cancel(id string) <-chan struct{} {
+	rn.mu.Lock()
+	a, ok := rn.active[id]
+	rn.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	a.stop()
+	return a.done
+}
+
+// wait blocks until every run of this process has ended or ctx ends.
+func (rn *runner) wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { rn.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// launch runs a run the store shows running: the engine's Run with the
+// run's task and policy, each step appended as an event before anyone can
+// see it, a Gemini run's recording saved after every attempt and each of
+// its attempts charged to the token before it is sent; then the run is
+// finished with its end event, and the freed slot goes to the queue.
+func (rn *runner) launch(run store.Run) {
+	ctx, stop := context.WithCancel(context.Background())
+	a := &active{stop: stop, done: make(chan struct{})}
+	rn.mu.Lock()
+	rn.active[run.ID] = a
+	rn.mu.Unlock()
+	rn.wg.Add(1)
+	go func() {
+		defer rn.wg.Done()
+		defer close(a.done)
+		defer stop()
+		o := rn.execute(ctx, run)
+		s := rn.s
+		if _, ok, err := s.store.Finish(context.Background(), run.ID, o, s.endEvent); err != nil {
+			s.log.Error("server fault", "during", "finishing a run", "run", run.ID, "error", err.Error())
+		} else if ok {
+			s.log.Info("run finished", "run", run.ID, "status", o.Status, "reason", o.Reason)
+		}
+		rn.mu.Lock()
+		delete(rn.active, run.ID)
+		rn.mu.Unlock()
+		s.hub.notify(run.ID)
+		rn.promote()
+	}()
+}
+
+// execute makes the run and says how it ended.
+func (rn *runner) execute(ctx context.Context, run store.Run) store.Outcome {
+	s := rn.s
+	fault := func(what string, err error) store.Outcome {
+		s.log.Error("server fault", "during", what, "run", run.ID, "error", err.Error())
+		body, _ := marshal(errorBody{CodeInternal, "the server failed while " + what})
+		return store.Outcome{Status: store.Failed, Reason: string(CodeInternal), Error: string(body), At: s.clock()}
+	}
+	spec, err := specOf(run.Spec)
+	if err != nil {
+		return fault("reading the run's request", err)
+	}
+	req := engine.RunRequest{Task: spec.Task, Policy: spec.Policy,
+		OnStep: func(st agent.Step, obs *agent.Observation) {
+			data, err := marshal(stepEvent{RunID: run.ID, Step: st, Observation: obs})
+			if err == nil {
+				_, err = s.store.Append(context.Background(), run.ID, store.NewEvent{Type: EventStep, Data: string(data), At: s.clock()})
+			}
+			if err != nil {
+				s.log.Error("server fault", "during", "saving a step event", "run", run.ID, "error", err.Error())
+				return
+			}
+			s.hub.notify(run.ID)
+		}}
+	if spec.Policy == engine.Gemini {
+		t, found, err := s.store.Token(context.Background(), run.TokenID)
+		if err != nil || !found {
+			return fault("reading the run's token", fmt.Errorf("token %s: found %v: %v", run.TokenID, found, err))
+		}
+		// The run's own allowance: the token's daily live calls are the
+		// bound (charged in BeforeSend); this only stops the engine from
+		// counting a long-lived server's runs against one process total.
+		own, err := gemini.NewAllowance(gemini.MaxAllowance)
+		if err != nil {
+			return fault("making the run's allowance", err)
+		}
+		req.Transport, req.Endpoint, req.Allowance = s.transport, s.endpoint, own
+		req.BeforeSend = func([]byte) error {
+			now := s.clock()
+			ok, err := s.store.Charge(context.Background(), t.ID, day(now), store.LiveCalls, t.DailyLiveCalls)
+			if err != nil {
+				return fmt.Errorf("charging a live call: %w", err)
+			}
+			if !ok {
+				return reason.New(reason.BatchRequestLimit, "the token's %d live model calls for today (UTC) are used; nothing was sent", t.DailyLiveCalls)
+			}
+			return nil
+		}
+		req.Save = func(data []byte) error {
+			return s.store.SaveRecording(context.Background(), run.ID, data, s.clock())
+		}
+	}
+	tr, err := s.engine.Run(ctx, req)
+	if err != nil {
+		return fault("running", err)
+	}
+	report, err := marshal(tr)
+	if err != nil {
+		return fault("encoding the report", err)
+	}
+	o := store.Outcome{Report: string(report), At: s.clock()}
+	switch {
+	case tr.Result != nil:
+		o.Status, o.Reason = string(tr.Result.Status), string(tr.Result.Reason)
+	case tr.Error != nil:
+		o.Status, o.Reason = store.Failed, string(*tr.Error)
+	default:
+		return fault("running", fmt.Errorf("the run has neither a result nor an error"))
+	}
+	return o
+}
+
+// The events' data (api: QueuedEvent, StartedEvent, StepEvent, EndEvent).
+type (
+	lifecycleEvent struct {
+		RunID         string `json:"run_id"`
+		Status        string `json:"status"`
+		QueuePosition *int   `json:"queue_position,omitempty"`
+	}
+	stepEvent struct {
+		RunID       string             `json:"run_id"`
+		Step        agent.Step         `json:"step"`
+		Observation *agent.Observation `json:"observation"`
+	}
+	endEvent struct {
+		RunID  string          `json:"run_id"`
+		Status string          `json:"status"`
+		Reason string          `json:"reason"`
+		Report json.RawMessage `json:"report"`
+		Error  json.RawMessage `json:"error"`
+	}
+)
+
+func (s *Server) event(typ string, v any, r store.Run) store.NewEvent {
+	data, err := marshal(v)
+	if err != nil { // the types above always encode
+		panic(err)
+	}
+	return store.NewEvent{Type: typ, Data: string(data), At: s.clock()}
+}
+
+// admittedEvent is a new run's first event: queued, or started.
+func (s *Server) admittedEvent(r store.Run) store.NewEvent {
+	if r.Status == store.Queued {
+		p := r.Position
+		return s.event(EventQueued, lifecycleEvent{RunID: r.ID, Status: r.Status, QueuePosition: &p}, r)
+	}
+	return s.startedEvent(r)
+}
+
+func (s *Server) startedEvent(r store.Run) store.NewEvent {
+	return s.event(EventStarted, lifecycleEvent{RunID: r.ID, Status: store.Running}, r)
+}
+
+// endEvent is a run's last event, with its report.
+func (s *Server) endEvent(r store.Run) store.NewEvent {
+	return s.event(EventEnd, endEvent{RunID: r.ID, Status: r.Status, Reason: r.Reason,
+		Report: rawOrNull(r.Report), Error: rawOrNull(r.Error)}, r)
+}

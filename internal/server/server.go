@@ -1,0 +1,280 @@
+// Package server is the lab as an authenticated HTTP service (the server
+// edition, api/openapi.json): bearer tokens with scopes and daily
+// allowances, runs admitted atomically under a global and a per-token cap
+// with a bounded FIFO queue, cancellation, Server-Sent Events resumable
+// with Last-Event-ID, and every run, event and recording kept in a
+// store.Store. Each run is core/engine's Run, so validation, the
+// controller, recording and grading are exactly the command line's and the
+// page's. The Gemini key stays in the transport the command gives it.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ragagentlab/ragagent/api"
+	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/internal/server/store"
+)
+
+// Config is what a server is made of.
+type Config struct {
+	Engine *engine.Engine
+	Store  store.Store
+	// Transport carries Gemini runs' requests and holds the key (nil: no
+	// key; gemini runs are refused with missing_api_key).
+	Transport gemini.Transport
+	// Endpoint is "" for the real API or a loopback fake.
+	Endpoint string
+	// Pepper keys the HMAC of token secrets (at least MinPepper bytes).
+	Pepper []byte
+	Caps   store.Caps
+	// Clock is the time source; nil means time.Now.
+	Clock func() time.Time
+	// Log gets one line per request and per run ending (never a header, a
+	// body or a key); nil discards.
+	Log *slog.Logger
+	// CancelWait is how long a cancel request waits for the run to end
+	// before answering 202 (default 5 s).
+	CancelWait time.Duration
+	// Heartbeat is the interval of an event stream's keep-alive comments
+	// (default 15 s); Poll is how often a stream rereads the store when no
+	// run of this process wakes it (default 5 s: in one process every event
+	// wakes its streams; the poll is for events other processes write).
+	Heartbeat, Poll time.Duration
+}
+
+// DefaultCaps are the caps when none are configured.
+func DefaultCaps() store.Caps {
+	return store.Caps{Running: 8, RunningPerToken: 2, Queue: 64, QueuePerToken: 16}
+}
+
+// Server serves the API. Start it before serving requests.
+type Server struct {
+	engine     *engine.Engine
+	store      store.Store
+	transport  gemini.Transport
+	endpoint   string
+	pepper     []byte
+	caps       store.Caps
+	clock      func() time.Time
+	log        *slog.Logger
+	cancelWait time.Duration
+	heartbeat  time.Duration
+	poll       time.Duration
+
+	hub    hub
+	runner runner
+
+	mu      sync.Mutex
+	closing bool
+}
+
+// New checks a configuration and makes a server.
+func New(c Config) (*Server, error) {
+	if c.Engine == nil || c.Store == nil {
+		return nil, errors.New("server: an engine and a store are required")
+	}
+	if len(c.Pepper) < MinPepper {
+		return nil, fmt.Errorf("server: the token pepper must be at least %d bytes", MinPepper)
+	}
+	if c.Caps == (store.Caps{}) {
+		c.Caps = DefaultCaps()
+	}
+	if c.Caps.Running < 1 || c.Caps.RunningPerToken < 1 || c.Caps.Queue < 0 || c.Caps.QueuePerToken < 0 {
+		return nil, errors.New("server: running caps must be at least 1 and queue caps at least 0")
+	}
+	if _, err := gemini.ResolveEndpoint(c.Endpoint); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s := &Server{engine: c.Engine, store: c.Store, transport: c.Transport, endpoint: c.Endpoint, pepper: c.Pepper,
+		caps: c.Caps, clock: c.Clock, log: c.Log, cancelWait: c.CancelWait, heartbeat: c.Heartbeat, poll: c.Poll}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if s.cancelWait <= 0 {
+		s.cancelWait = 5 * time.Second
+	}
+	if s.heartbeat <= 0 {
+		s.heartbeat = 15 * time.Second
+	}
+	if s.poll <= 0 {
+		s.poll = 5 * time.Second
+	}
+	s.hub.waits = map[string]*waiters{}
+	s.runner = runner{s: s, active: map[string]*active{}}
+	return s, nil
+}
+
+// Start recovers from whatever the last process left: runs it left
+// running end incomplete with reason interrupted (their process, model
+// calls and context are gone), then queued runs start as the caps allow.
+func (s *Server) Start(ctx context.Context) error {
+	ended, err := s.store.Interrupt(ctx, s.clock(), s.endEvent)
+	if err != nil {
+		return fmt.Errorf("server: recovering runs: %w", err)
+	}
+	for _, r := range ended {
+		s.log.Info("run interrupted by a restart", "run", r.ID)
+	}
+	s.runner.promote()
+	return nil
+}
+
+// Shutdown stops starting runs and waits, until ctx ends, for the running
+// ones to finish. Runs still running when the process exits are marked
+// interrupted by the next Start.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	return s.runner.wait(ctx)
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// Handler is the API.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", s.only("GET", s.healthz))
+	mux.HandleFunc("/openapi.json", s.only("GET", s.openapi))
+	mux.HandleFunc("/v1/runs", s.runsRoute)
+	mux.HandleFunc("/v1/runs/{id}", s.only("GET", s.authed(s.getRun, ScopeRead)))
+	mux.HandleFunc("/v1/runs/{id}/events", s.only("GET", s.authed(s.events, ScopeRead)))
+	mux.HandleFunc("/v1/runs/{id}/cancel", s.only("POST", s.authed(s.cancel, ScopeRun, ScopeLive)))
+	mux.HandleFunc("/v1/runs/{id}/recording", s.only("GET", s.authed(s.recording, ScopeRead)))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		refuse(http.StatusNotFound, CodeNotFound, "no such resource").write(w)
+	})
+	return s.logged(mux)
+}
+
+// only refuses every method but m (HEAD is not offered: a stream has no
+// length to announce).
+func (s *Server) only(m string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != m {
+			w.Header().Set("Allow", m)
+			refuse(http.StatusMethodNotAllowed, CodeMethodNotAllowed, fmt.Sprintf("%s is not allowed here; use %s", r.Method, m)).write(w)
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (s *Server) runsRoute(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		s.authed(s.listRuns, ScopeRead)(w, r)
+	case http.MethodPost:
+		s.authed(s.createRun, ScopeRun, ScopeLive)(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		refuse(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed here; use GET or POST").write(w)
+	}
+}
+
+// tokenKey carries the authenticated token in a request's context.
+type tokenKey struct{}
+
+func tokenOf(r *http.Request) store.Token {
+	t, _ := r.Context().Value(tokenKey{}).(store.Token)
+	return t
+}
+
+// authed authenticates the request (401), checks that the token has one
+// of scopes (403), and counts the request against its daily allowance
+// (429 request_limit) before the handler sees the request.
+func (s *Server) authed(h func(http.ResponseWriter, *http.Request) *apiError, scopes ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		t, aerr := s.authenticate(ctx, r)
+		if aerr == nil && !hasScope(t, scopes...) {
+			aerr = missingScope(scopes...)
+		}
+		if aerr == nil {
+			aerr = s.chargeRequest(ctx, t)
+		}
+		if aerr == nil {
+			if lw, ok := w.(*logWriter); ok {
+				lw.token = t.ID
+			}
+			aerr = h(w, r.WithContext(context.WithValue(ctx, tokenKey{}, t)))
+		}
+		if aerr != nil {
+			aerr.write(w)
+		}
+	}
+}
+
+func (s *Server) chargeRequest(ctx context.Context, t store.Token) *apiError {
+	now := s.clock()
+	ok, err := s.store.Charge(ctx, t.ID, day(now), store.Requests, t.DailyRequests)
+	if err != nil {
+		return s.internal("charging a request", err)
+	}
+	if !ok {
+		e := refuse(http.StatusTooManyRequests, CodeRequestLimit,
+			fmt.Sprintf("the token's %d requests for today (UTC) are used", t.DailyRequests))
+		e.retryAfter = untilTomorrow(now)
+		return e
+	}
+	return nil
+}
+
+// internal logs a fault and refuses with internal_error (the message
+// names what failed, never the error's text, which may quote a path).
+func (s *Server) internal(what string, err error) *apiError {
+	s.log.Error("server fault", "during", what, "error", err.Error())
+	return refuse(http.StatusInternalServerError, CodeInternal, "the server failed while "+what)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	w.Write(api.OpenAPI)
+}
+
+// logged writes one line per request: method, path, status, duration and
+// the token's id (never a header, a query or a body).
+func (s *Server) logged(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started := time.Now()
+		lw := &logWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(lw, r)
+		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", lw.status,
+			"ms", float64(time.Since(started).Microseconds())/1000, "token", lw.token)
+	})
+}
+
+type logWriter struct {
+	http.ResponseWriter
+	status int
+	token  string
+}
+
+func (l *logWriter) WriteHeader(code int) {
+	l.status = code
+	l.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes).
+func (l *logWriter) Unwrap() http.ResponseWriter { return l.ResponseWriter }

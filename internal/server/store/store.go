@@ -1,0 +1,201 @@
+// Package store keeps the API server's state: tokens (only the HMAC of
+// their secret), what each token used per day, runs, their events and
+// their recordings. Store is the interface the server depends on; SQL
+// implements it over database/sql in SQLite's dialect, every change one
+// transaction and every admission test one conditional statement, so the
+// same schema and statements serve the native server (go-sqlite3 in WAL
+// mode, OpenFile) and, on Workers, D1.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Run statuses: queued and running, then the controller's three endings.
+const (
+	Queued     = "queued"
+	Running    = "running"
+	Answered   = "answered"
+	Incomplete = "incomplete"
+	Failed     = "failed"
+)
+
+// Token is an API token as stored: its secret is never kept, only its
+// HMAC under the server's pepper.
+type Token struct {
+	ID   string
+	Name string
+	// Hash is the hex HMAC-SHA256 of the secret under the pepper.
+	Hash           string
+	Scopes         []string
+	DailyRequests  int
+	DailyLiveCalls int
+	CreatedAt      time.Time
+	// RevokedAt is zero while the token is valid.
+	RevokedAt time.Time
+}
+
+// Meter names what an allowance counts.
+type Meter string
+
+// The two daily meters of a token.
+const (
+	Requests  Meter = "requests"   // API requests that passed authentication
+	LiveCalls Meter = "live_calls" // Gemini attempts made for its runs
+)
+
+// Usage is what a token used on one day.
+type Usage struct {
+	Requests  int
+	LiveCalls int
+}
+
+// Caps bound the runs: how many run at once, in all and per token, and
+// how many wait in the queue, in all and per token.
+type Caps struct {
+	Running         int
+	RunningPerToken int
+	Queue           int
+	QueuePerToken   int
+}
+
+// Counts are how many runs run and wait at one moment (one read).
+type Counts struct {
+	Running int
+	Queued  int
+	// MostRunningPerToken is the largest number of running runs of any
+	// one token.
+	MostRunningPerToken int
+}
+
+// NewRun is a run to admit.
+type NewRun struct {
+	ID      string
+	TokenID string
+	// Spec is the run's request as JSON: what a queued run starts from,
+	// after a restart too.
+	Spec string
+	At   time.Time
+}
+
+// Run is a stored run.
+type Run struct {
+	Seq     int64
+	ID      string
+	TokenID string
+	Status  string
+	Reason  string
+	Spec    string
+	// Report is the trial report as JSON once the run finished ("" before,
+	// and for a run dropped from the queue or interrupted).
+	Report string
+	// Error is {"code", "message"} as JSON when a fault ended the run.
+	Error      string
+	CreatedAt  time.Time
+	StartedAt  time.Time
+	FinishedAt time.Time
+	// Position is how many queued runs are ahead of a queued one.
+	Position int
+}
+
+// Outcome is how a run ended.
+type Outcome struct {
+	Status string
+	Reason string
+	Report string
+	Error  string
+	At     time.Time
+}
+
+// NewEvent is an event to append; Append numbers it.
+type NewEvent struct {
+	Type string
+	Data string
+	At   time.Time
+}
+
+// Event is a stored event of a run; Seq counts from 1 in each run.
+type Event struct {
+	RunID string
+	Seq   int64
+	Type  string
+	Data  string
+	At    time.Time
+}
+
+// EventFunc builds the event a state change appends, from the run as it
+// is after the change, inside the change's transaction: a client never
+// sees a state without its event, nor an event without its state.
+type EventFunc func(Run) NewEvent
+
+// Admission refusals.
+var (
+	// ErrAtCapacity: a cap on running runs is reached (or runs wait ahead)
+	// and the caller asked not to queue.
+	ErrAtCapacity = errors.New("store: at capacity")
+	// ErrQueueFull: the run would have queued, but the queue is full.
+	ErrQueueFull = errors.New("store: queue full")
+)
+
+// Store is the server's persistence.
+type Store interface {
+	// AddToken stores a new token.
+	AddToken(ctx context.Context, t Token) error
+	// Token finds a token by id.
+	Token(ctx context.Context, id string) (Token, bool, error)
+	// Tokens lists every token, oldest first.
+	Tokens(ctx context.Context) ([]Token, error)
+	// RevokeToken revokes a valid token; false when there is none to revoke.
+	RevokeToken(ctx context.Context, id string, at time.Time) (bool, error)
+
+	// Charge counts one use of m for the token on day if fewer than limit
+	// were counted; false (nothing counted) otherwise. One statement.
+	Charge(ctx context.Context, tokenID, day string, m Meter, limit int) (bool, error)
+	// Usage is what the token used on day.
+	Usage(ctx context.Context, tokenID, day string) (Usage, error)
+
+	// Admit stores a run as running when the caps allow and no run that
+	// could start waits ahead of it; else, if enqueue, as queued when the
+	// queue has room; else it stores nothing and returns ErrAtCapacity or
+	// ErrQueueFull. The test and the insert are one statement; first is
+	// appended in the same transaction.
+	Admit(ctx context.Context, n NewRun, c Caps, enqueue bool, first EventFunc) (Run, error)
+	// Promote starts the oldest queued run whose token is under its cap,
+	// when the global cap allows, appending started; false when none can.
+	Promote(ctx context.Context, c Caps, at time.Time, started EventFunc) (Run, bool, error)
+	// Finish ends a running run, appending end; false when it was not
+	// running.
+	Finish(ctx context.Context, id string, o Outcome, end EventFunc) (Run, bool, error)
+	// CancelQueued drops the token's queued run (incomplete, cancelled),
+	// appending end; false when it was not queued.
+	CancelQueued(ctx context.Context, tokenID, id string, at time.Time, end EventFunc) (Run, bool, error)
+	// Interrupt ends every running run as incomplete, interrupted (what a
+	// restart does to runs its dead process left running), appending end.
+	Interrupt(ctx context.Context, at time.Time, end EventFunc) ([]Run, error)
+
+	// Append adds an event to a run and returns it numbered.
+	Append(ctx context.Context, runID string, e NewEvent) (Event, error)
+	// Events lists a run's events after seq, at most limit, in order.
+	Events(ctx context.Context, runID string, after int64, limit int) ([]Event, error)
+	// Tail is Events with the run's status, both from one read: a run
+	// that has finished there has every event there, its end included.
+	// found is false when there is no such run.
+	Tail(ctx context.Context, runID string, after int64, limit int) (status string, events []Event, found bool, err error)
+
+	// Run finds a run by id.
+	Run(ctx context.Context, id string) (Run, bool, error)
+	// Runs lists a token's runs newest first, those with seq below before
+	// (0: from the newest), at most limit.
+	Runs(ctx context.Context, tokenID string, before int64, limit int) ([]Run, error)
+	// Counts are how many runs run and wait now.
+	Counts(ctx context.Context) (Counts, error)
+
+	// SaveRecording replaces a run's recording.
+	SaveRecording(ctx context.Context, runID string, data []byte, at time.Time) error
+	// Recording is a run's recording, if it has one.
+	Recording(ctx context.Context, runID string) ([]byte, bool, error)
+
+	Close() error
+}
