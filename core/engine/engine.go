@@ -14,6 +14,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -52,7 +53,9 @@ type Options struct {
 
 // PriceTable is the shipped price table, each source ending with the
 // front end's hint on how to change it ("override with --price"), with
-// the overrides of spec (model=input/output,...) applied.
+// the overrides of spec (model=input/output,...) applied. A price whose
+// worst-case estimate is not a finite amount is refused (see
+// CheckRate).
 func PriceTable(hint, spec string) (price.Table, error) {
 	t := price.Defaults()
 	if hint != "" {
@@ -62,7 +65,28 @@ func PriceTable(hint, spec string) (price.Table, error) {
 		}
 		t = price.NewTable(rates...)
 	}
-	return t.Override(spec)
+	t, err := t.Override(spec)
+	if err != nil {
+		return price.Table{}, err
+	}
+	for _, r := range t.Rates() {
+		if err := CheckRate(r); err != nil {
+			return price.Table{}, err
+		}
+	}
+	return t, nil
+}
+
+// CheckRate refuses a price whose worst-case estimate (the whole allowance
+// of full-size requests, WorstCaseUSD) is not a finite amount: finite
+// prices such as 1e308 per million tokens overflow to +Inf, which no plan
+// can show, no ledger can reserve and no JSON can carry.
+func CheckRate(r price.Rate) error {
+	if usd := WorstCaseUSD(r, gemini.MaxAllowance); math.IsInf(usd, 0) || math.IsNaN(usd) {
+		return fmt.Errorf("the price of %s (%g/%g US dollars per million tokens) gives a worst-case estimate that is not finite; give a realistic price",
+			r.Model, r.InputPerMTok, r.OutputPerMTok)
+	}
+	return nil
 }
 
 // Engine is the lab behind a front end. It is safe for concurrent use.

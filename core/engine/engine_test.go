@@ -118,6 +118,12 @@ func TestInfoCarriesTheConstantsFrontEndsUse(t *testing.T) {
 func TestPriceTableRefusesABadOverride(t *testing.T) {
 	_, err := engine.PriceTable("", "gemini-3.8-flash=1")
 	assert.Error(t, err)
+	// Finite prices whose worst-case estimate overflows to +Inf are
+	// refused: a plan would show $+Inf and its JSON could not be written.
+	for _, spec := range []string{"gemini-3.8-flash=1e308/1e308", "gemini-3.1-flash-lite=1/1e306", "other=1e304/0"} {
+		_, err = engine.PriceTable("", spec)
+		assert.ErrorContains(t, err, "not finite", spec)
+	}
 	got, err := engine.PriceTable("hint", "gemini-3.8-flash=1/2")
 	require.NoError(t, err)
 	r, ok := got.Rate(gemini.Model)

@@ -490,5 +490,9 @@ func rateOf(v any, source string) (price.Rate, error) {
 	if !ok1 || !ok2 || !valid(in.Float64()) || !valid(out.Float64()) {
 		return price.Rate{}, errors.New("rerank: price needs input_usd_per_mtok and output_usd_per_mtok, each a finite amount of at least 0")
 	}
-	return price.Rate{Model: reranklab.ListwiseModel, InputPerMTok: in.Float64(), OutputPerMTok: out.Float64(), Source: source}, nil
+	r := price.Rate{Model: reranklab.ListwiseModel, InputPerMTok: in.Float64(), OutputPerMTok: out.Float64(), Source: source}
+	if err := CheckRate(r); err != nil {
+		return price.Rate{}, fmt.Errorf("rerank: %w", err)
+	}
+	return r, nil
 }
