@@ -194,7 +194,13 @@ func TestCorruptLedgerIsAOneLineErrorNeverAFreshStart(t *testing.T) {
 		{"negative estimate", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "estimated_usd": -0.1, "outcome": "completed"}]}`, "estimated_usd"},
 		{"no outcome", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "estimated_usd": 0.1}]}`, "no outcome"},
 		{"unknown key", `{"format": "ragagent-ledger/1", "budget": 1, "entries": []}`, "unknown field"},
-		{"trailing data", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": []} {}`, "unexpected data"},
+		{"trailing data", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": []} {}`, "extra data"},
+		// encoding/json alone took the last of two "entries" keys and
+		// matched "ENTRIES" to entries, dropping earlier reservations.
+		{"repeated entries key", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "estimated_usd": 0.5, "outcome": "completed"}], "entries": []}`, `the key "entries" appears twice`},
+		{"case-variant entries key", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "estimated_usd": 0.5, "outcome": "completed"}], "ENTRIES": []}`, "differ only in case"},
+		{"ENTRIES alone", `{"format": "ragagent-ledger/1", "budget_usd": 1, "ENTRIES": [{"seq": 1, "estimated_usd": 0.5, "outcome": "completed"}]}`, `unknown field "ENTRIES"`},
+		{"case-variant entry field", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "Estimated_USD": 0.5, "outcome": "completed"}]}`, `unknown field "Estimated_USD" in entries[0]`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := budget.Open(&memory{data: []byte(c.data), saved: true}, clock)

@@ -11,6 +11,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 )
 
@@ -68,7 +69,7 @@ func (e *ParseError) Error() string {
 // JSON, has another format tag, or whose trials or exchanges lack what
 // replay needs is refused with a one-line ParseError.
 func Parse(data []byte) (*File, error) {
-	root, err := pyjson.Decode(string(data))
+	root, err := jsonfile.Value(data)
 	if err != nil {
 		return nil, &ParseError{Msg: "not valid JSON (" + err.Error() + "); is the file truncated?"}
 	}
