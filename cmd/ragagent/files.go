@@ -2,12 +2,15 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/internal/atomicfile"
+	"github.com/ragagentlab/ragagent/internal/inputfile"
 )
 
 // claim creates path empty, refusing one that exists, so that an output
@@ -26,10 +29,38 @@ func claim(path string) error {
 // replaceFile replaces path atomically (see atomicfile.Write).
 func replaceFile(path string, data []byte) error { return atomicfile.Write(path, data) }
 
-// readRecording reads and parses a ragagent-recording/1 file; a parse
-// error names the file.
-func readRecording(path string) (*recording.File, error) {
-	data, err := os.ReadFile(path)
+// inputs reads the files a command is given: regular files only, of at
+// most --max-input-bytes.
+type inputs struct{ max *int64 }
+
+// addInputFlag adds --max-input-bytes to a command that reads files.
+func addInputFlag(fs *flag.FlagSet) inputs {
+	return inputs{max: fs.Int64("max-input-bytes", jsonfile.MaxInputBytes,
+		"the cap on each file read (`bytes`); larger files, and anything but a regular file, are refused unread")}
+}
+
+// check refuses a cap that is not a positive number of bytes.
+func (in inputs) check() error {
+	if *in.max < 1 {
+		return fmt.Errorf("--max-input-bytes must be at least 1, got %d", *in.max)
+	}
+	return nil
+}
+
+// read reads path within the cap.
+func (in inputs) read(path string) ([]byte, error) {
+	data, err := inputfile.Read(path, *in.max)
+	var big *inputfile.TooLargeError
+	if errors.As(err, &big) {
+		return nil, fmt.Errorf("%w; it was not read (--max-input-bytes raises the cap)", err)
+	}
+	return data, err
+}
+
+// recording reads and parses a ragagent-recording/1 file; a parse error
+// names the file.
+func (in inputs) recording(path string) (*recording.File, error) {
+	data, err := in.read(path)
 	if err != nil {
 		return nil, err
 	}

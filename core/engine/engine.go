@@ -23,6 +23,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/recording"
@@ -198,8 +199,8 @@ type LimitField struct {
 
 // Constants are the engine's fixed settings, so no front end restates
 // them: the models and their endpoints, the default version, the search
-// depth, the caps on every live request, the price table and the note that
-// labels every cost.
+// depth, the cap on a file read, the caps on every live request, the price
+// table and the note that labels every cost.
 type Constants struct {
 	Model            string       `json:"model"`
 	Endpoint         string       `json:"endpoint"`
@@ -208,6 +209,7 @@ type Constants struct {
 	DefaultVersion   string       `json:"default_version"`
 	SearchK          int          `json:"search_k"`
 	MaxQuestionChars int          `json:"max_question_chars"`
+	MaxInputBytes    int          `json:"max_input_bytes"` // a file read: a recording the page is given, a file the command line opens
 	Caps             Caps         `json:"caps"`
 	Prices           []price.Rate `json:"prices"`
 	EstimateNote     string       `json:"estimate_note"`
@@ -257,7 +259,7 @@ func (e *Engine) Constants() Constants {
 	return Constants{Model: gemini.Model, Endpoint: gemini.Endpoint,
 		ListwiseModel: reranklab.ListwiseModel, ListwiseEndpoint: gemini.ModelEndpoint(reranklab.ListwiseModel),
 		DefaultVersion: DefaultVersion, SearchK: agent.SearchK, MaxQuestionChars: MaxQuestionChars,
-		Caps: c, Prices: e.prices.Rates(), EstimateNote: lab.EstimateNote}
+		MaxInputBytes: jsonfile.MaxInputBytes, Caps: c, Prices: e.prices.Rates(), EstimateNote: lab.EstimateNote}
 }
 
 // Passages lists the corpus with each passage's size.

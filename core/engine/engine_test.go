@@ -103,6 +103,7 @@ func TestInfoCarriesTheConstantsFrontEndsUse(t *testing.T) {
 	assert.Equal(t, "3.12", c.DefaultVersion)
 	assert.Equal(t, agent.SearchK, c.SearchK)
 	assert.Equal(t, 512, c.MaxQuestionChars)
+	assert.Equal(t, 64<<20, c.MaxInputBytes)
 	assert.Equal(t, engine.Caps{RequestBytes: 30000, ResponseBytes: 262144, CallTimeoutSeconds: 45, AllowanceMax: 200,
 		Retries: 0, Redirects: "refused"}, c.Caps)
 	require.Len(t, c.Prices, 2)
