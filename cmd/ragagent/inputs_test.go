@@ -44,7 +44,7 @@ func TestEveryInputFileIsBounded(t *testing.T) {
 	for _, r := range readers {
 		for _, c := range []struct {
 			name, path, want string
-			extra          []string
+			extra            []string
 		}{
 			{"/dev/zero", "/dev/zero", "not a regular file", nil},
 			{"a pipe", fifo, "not a regular file", nil},

@@ -222,10 +222,11 @@ func (r reranker) rerankLive(ctx context.Context, e *engine.Engine, f rerankFlag
 	if path == "" {
 		path = "ragagent-rerank-" + r.clock().UTC().Format("20060102T150405Z") + ".json"
 	}
-	if err := claim(path); err != nil {
+	out, err := newOutput(path)
+	if err != nil {
 		return nil, "", err
 	}
-	req.Save = func(data []byte) error { return replaceFile(path, data) }
+	req.Save = out.save
 	res, err := e.RerankLive(ctx, req)
 	if err != nil {
 		return nil, path, fmt.Errorf("%w (the recording %s keeps every attempt made)", err, path)

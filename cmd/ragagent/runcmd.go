@@ -186,10 +186,11 @@ func liveRun(e *engine.Engine, req *engine.RunRequest, recordPath string) (strin
 	if recordPath == "" {
 		recordPath = "ragagent-run-" + time.Now().UTC().Format("20060102T150405Z") + ".json"
 	}
-	if err := claim(recordPath); err != nil {
+	out, err := newOutput(recordPath)
+	if err != nil {
 		return "", err
 	}
-	req.Save = func(data []byte) error { return replaceFile(recordPath, data) }
+	req.Save = out.save
 	return recordPath, nil
 }
 
