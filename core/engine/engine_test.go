@@ -451,9 +451,13 @@ func (m *memStore) Load() ([]byte, bool, error) {
 	return m.data, m.data != nil, nil
 }
 
-func (m *memStore) Save(b []byte) error {
+func (m *memStore) Update(apply func([]byte, bool) ([]byte, error)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	b, err := apply(m.data, m.data != nil)
+	if err != nil {
+		return err
+	}
 	m.data = append([]byte(nil), b...)
 	return nil
 }

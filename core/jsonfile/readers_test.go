@@ -22,7 +22,9 @@ import (
 type ledgerText []byte
 
 func (l ledgerText) Load() ([]byte, bool, error) { return l, true, nil }
-func (l ledgerText) Save([]byte) error           { panic("a read-only test store") }
+func (l ledgerText) Update(func([]byte, bool) ([]byte, error)) error {
+	panic("a read-only test store")
+}
 
 // TestEveryReaderIsStrict: each reader of a file the lab reads takes its
 // bundled file, and refuses the same file with keys of its first object

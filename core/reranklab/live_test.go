@@ -67,7 +67,11 @@ type memoryStore struct {
 }
 
 func (m *memoryStore) Load() ([]byte, bool, error) { return m.data, m.saved, nil }
-func (m *memoryStore) Save(data []byte) error {
+func (m *memoryStore) Update(apply func([]byte, bool) ([]byte, error)) error {
+	data, err := apply(m.data, m.saved)
+	if err != nil {
+		return err
+	}
 	if m.fail != nil {
 		return m.fail
 	}
