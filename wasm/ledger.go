@@ -69,11 +69,11 @@ func (s shellStore) Update(apply func(old []byte, exists bool) ([]byte, error)) 
 	if err != nil {
 		return err
 	}
-	return s.save(data)
+	return s.store(data)
 }
 
-// save hands the shell the whole ledger and waits until it is stored.
-func (s shellStore) save(data []byte) error {
+// store hands the shell the whole ledger and waits until it is stored.
+func (s shellStore) store(data []byte) error {
 	v, rejected, err := await(context.Background(), s.save, string(data))
 	switch {
 	case err != nil:

@@ -20,14 +20,17 @@ import (
 // file, never an empty one; later saves replace it atomically. Temporary
 // files a killed writer left in its directory are removed when the output
 // is named.
+//
+// Every save is first checked for the API key (keyGuard).
 type output struct {
 	path    string
 	created bool
+	guard   *keyGuard
 }
 
 // newOutput names an output, refusing a path that exists (before anything
 // is sent, so nothing is spent for a file that could not be written).
-func newOutput(path string) (*output, error) {
+func newOutput(path string, g *keyGuard) (*output, error) {
 	if _, err := os.Lstat(path); err == nil {
 		return nil, fmt.Errorf("%s already exists; refusing to overwrite it (choose another file or move it away)", path)
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -36,11 +39,14 @@ func newOutput(path string) (*output, error) {
 	if _, err := atomicfile.Clean(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	return &output{path: path}, nil
+	return &output{path: path, guard: g}, nil
 }
 
 // save writes the whole file.
 func (o *output) save(data []byte) error {
+	if err := o.guard.check(o.path, data); err != nil {
+		return err
+	}
 	if o.created {
 		return atomicfile.Write(o.path, data)
 	}

@@ -81,11 +81,12 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	if reportPath == *output {
 		return fail(exitUsage, "--report and --output name the same file")
 	}
-	recOut, err := newOutput(*output)
+	g := newKeyGuard(key)
+	recOut, err := newOutput(*output, g)
 	if err != nil {
 		return fail(exitError, "%v", err)
 	}
-	reportOut, err := newOutput(reportPath)
+	reportOut, err := newOutput(reportPath, g)
 	if err != nil {
 		return fail(exitError, "%v", err)
 	}

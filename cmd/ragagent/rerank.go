@@ -179,7 +179,8 @@ func printRerank(w io.Writer, f rerankFlags, res *engine.RerankResult, live *eng
 // recording file and saves every attempt to it as it happens.
 func (r reranker) rerankLive(ctx context.Context, e *engine.Engine, f rerankFlags, rate price.Rate) (*engine.LiveRerankResult, string, error) {
 	key, _ := httptransport.KeyFromEnv(r.getenv)
-	store := ledgerfile.File{Path: f.ledger}
+	g := newKeyGuard(key)
+	store := ledgerfile.File{Path: f.ledger, MaxBytes: *f.in.max, Check: func(data []byte) error { return g.check(f.ledger, data) }}
 	req := engine.LiveRerankRequest{Rate: &rate, Endpoint: f.endpoint, Transport: httptransport.New(key), Ledger: store}
 	plan := func() (*engine.Refusal, error) {
 		p, err := e.PlanRerank(req)
@@ -222,7 +223,7 @@ func (r reranker) rerankLive(ctx context.Context, e *engine.Engine, f rerankFlag
 	if path == "" {
 		path = "ragagent-rerank-" + r.clock().UTC().Format("20060102T150405Z") + ".json"
 	}
-	out, err := newOutput(path)
+	out, err := newOutput(path, g)
 	if err != nil {
 		return nil, "", err
 	}

@@ -186,7 +186,7 @@ func liveRun(e *engine.Engine, req *engine.RunRequest, recordPath string) (strin
 	if recordPath == "" {
 		recordPath = "ragagent-run-" + time.Now().UTC().Format("20060102T150405Z") + ".json"
 	}
-	out, err := newOutput(recordPath)
+	out, err := newOutput(recordPath, newKeyGuard(key))
 	if err != nil {
 		return "", err
 	}
