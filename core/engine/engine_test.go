@@ -236,8 +236,9 @@ func TestLiveRunSavedToItsOwnFile(t *testing.T) {
 		Transport: &inProcess{key: true}, Save: func(b []byte) error { saves = append(saves, b); return nil }})
 	require.NoError(t, err)
 	require.NotNil(t, tr.Result)
-	// Saved at the start, when the trial begins, after each attempt and at the end.
-	assert.Len(t, saves, 3+tr.Exchanges)
+	// Saved at the start, when the trial begins, before and after each
+	// attempt and at the end.
+	assert.Len(t, saves, 3+2*tr.Exchanges)
 	f, err := recording.Parse(saves[len(saves)-1])
 	require.NoError(t, err)
 	require.Len(t, f.Trials, 1)

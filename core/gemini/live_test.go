@@ -39,12 +39,15 @@ func stopDecision() *pyjson.Object {
 	return agent.Decision{Action: agent.Stop, Assessment: "Nothing supports an answer.", Citations: []agent.Quote{}}.Value()
 }
 
-// attempts collects what a live model records, and saves it through a
-// real recorder so the saved bytes can be searched for the key.
+// attempts collects what a live model records (its attempts with their
+// outcome in list, the write-ahead records made before each was sent in
+// pending), and saves it through a real recorder so the saved bytes can
+// be searched for the key.
 type attempts struct {
-	list  []gemini.Attempt
-	saved []byte
-	log   *recording.TrialLog
+	list    []gemini.Attempt
+	pending []gemini.Attempt
+	saved   []byte
+	log     *recording.TrialLog
 }
 
 func newAttempts(t *testing.T) *attempts {
@@ -58,7 +61,11 @@ func newAttempts(t *testing.T) *attempts {
 }
 
 func (a *attempts) record(x gemini.Attempt) error {
-	a.list = append(a.list, x)
+	if x.Pending {
+		a.pending = append(a.pending, x)
+	} else {
+		a.list = append(a.list, x)
+	}
 	return a.log.Record(x)
 }
 

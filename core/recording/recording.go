@@ -45,11 +45,19 @@ type Trial struct {
 
 // Exchange is one model request with either its response or the error kind
 // (and HTTP status, when there was one) of a failed attempt.
+//
+// A pending exchange is the write-ahead record of a request about to be
+// sent: {"request", "error": "ReplyNotRecorded", "pending": true,
+// "sent_at"}. The attempt's outcome replaces it once the reply is in; one
+// left in a file means the recording process stopped while it waited, and
+// it replays as that error kind (gemini.NotRecorded).
 type Exchange struct {
 	Request    any
 	Response   any
 	Error      string
 	HTTPStatus int
+	Pending    bool
+	SentAt     string
 }
 
 // ParseError is a recording that cannot be used, with where and why.
@@ -164,6 +172,12 @@ func parseExchange(v any) (Exchange, error) {
 	if ex.Request, present = o.Get("request"); !present {
 		return Exchange{}, fmt.Errorf("has no request")
 	}
+	if p, present := o.Get("pending"); present {
+		if ex.Pending, ok = p.(bool); !ok {
+			return Exchange{}, fmt.Errorf("pending must be true or false")
+		}
+		ex.SentAt, _ = str(o, "sent_at")
+	}
 	if e, present := o.Get("error"); present {
 		// As in the reference replay, an error wins over a response.
 		if ex.Error, ok = e.(string); !ok || ex.Error == "" {
@@ -225,6 +239,9 @@ func (t Trial) Value() *pyjson.Object {
 // Value is the exchange as a JSON value.
 func (ex Exchange) Value() *pyjson.Object {
 	o := pyjson.NewObject("request", ex.Request)
+	if ex.Pending {
+		return o.Set("error", ex.Error).Set("pending", true).Set("sent_at", ex.SentAt)
+	}
 	if ex.Error != "" {
 		o.Set("error", ex.Error)
 		if ex.HTTPStatus != 0 {
