@@ -298,3 +298,28 @@ func TestSettleTouchesOnlyItsOwnReservation(t *testing.T) {
 	assert.ErrorContains(t, l.Settle(seq, budget.Completed), "no longer the reservation")
 	assert.ErrorContains(t, l.Settle(7, budget.Completed), "no reservation 7 was made here")
 }
+
+// FuzzOpen: any ledger text either opens or is refused in one line (never
+// a fresh start); a ledger that opens keeps every entry through an update.
+func FuzzOpen(f *testing.F) {
+	f.Add(`{"format": "ragagent-ledger/1", "budget_usd": 1, "spent_usd": 0.1, "entries": [{"seq": 1, "at": "x", "label": "l", "model": "m", "request_sha256": "s", "request_bytes": 1, "estimated_usd": 0.1, "outcome": "completed"}]}`)
+	f.Add(`{"format": "ragagent-ledger/1", "budget_usd": null, "entries": []}`)
+	f.Add(`{"format": "ragagent-ledger/1", "entries": [], "ENTRIES": []}`)
+	f.Add(`{"format": "ragagent-ledger/1", "budget_usd": 1e400, "entries": []}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		store := &memory{data: []byte(text), saved: true}
+		l, err := budget.Open(store, clock)
+		if err != nil {
+			require.NotContains(t, err.Error(), "\n")
+			require.Contains(t, err.Error(), "not reset")
+			return
+		}
+		before := l.Entries()
+		if err := l.SetBudget(1); err != nil {
+			return
+		}
+		again, err := budget.Open(store, clock)
+		require.NoError(t, err, "what the ledger saves, it reads back")
+		require.Equal(t, len(before), len(again.Entries()))
+	})
+}
