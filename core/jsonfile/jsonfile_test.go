@@ -2,6 +2,7 @@ package jsonfile_test
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -72,4 +73,22 @@ func TestValueIsStrictAndBounded(t *testing.T) {
 	_, err = jsonfile.Value([]byte(tiny))
 	var me *pyjson.MemoryError
 	assert.ErrorAs(t, err, &me, "8 MB of tiny objects would take more than 16 times their size")
+}
+
+// TestAFileOfNumbersDecodesWithinTheBound: an 8 MB array of small numbers
+// (the shape that took 8.4 GB for 200 MB) decodes, and the decoder
+// allocates no more than the bound, 16 times the file plus 4 MiB (it
+// takes about 8 times; BenchmarkDecodeMemory in core/pyjson reports it).
+func TestAFileOfNumbersDecodesWithinTheBound(t *testing.T) {
+	text := []byte("[" + strings.Repeat("1,", 4<<20) + "1]")
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	v, err := jsonfile.Value(text)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Len(t, v, 4<<20+1)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	assert.LessOrEqual(t, allocated, uint64(jsonfile.MemoryFactor*len(text)+jsonfile.MemoryAllowance))
+	t.Logf("%d bytes of numbers: %.1f bytes allocated per byte", len(text), float64(allocated)/float64(len(text)))
 }
