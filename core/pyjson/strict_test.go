@@ -51,21 +51,23 @@ func TestDecodeWithUniqueKeys(t *testing.T) {
 	}
 }
 
-// shapes are texts of one big list of tiny values, the worst cases for a
-// decoder's memory, and ordinary ones.
-func shapes(size int) map[string]string {
-	list := func(item func(i int) string) string {
-		var b strings.Builder
-		b.WriteString("[")
-		for i := 0; b.Len() < size; i++ {
-			if i > 0 {
-				b.WriteString(",")
+// shapes make texts of about size bytes of one big list of tiny values,
+// the worst cases for a decoder's memory, and ordinary ones.
+func shapes(size int) map[string]func() string {
+	list := func(item func(i int) string) func() string {
+		return func() string {
+			var b strings.Builder
+			b.WriteString("[")
+			for i := 0; b.Len() < size; i++ {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				b.WriteString(item(i))
 			}
-			b.WriteString(item(i))
+			return b.String() + "]"
 		}
-		return b.String() + "]"
 	}
-	return map[string]string{
+	return map[string]func() string{
 		"small numbers":    list(func(int) string { return "1" }),
 		"numbers":          list(func(i int) string { return fmt.Sprint(i*7919, ".25") }),
 		"short strings":    list(func(int) string { return `"a"` }),
@@ -75,7 +77,9 @@ func shapes(size int) map[string]string {
 		"tiny objects":     list(func(int) string { return `{"a":1}` }),
 		"nine-key objects": list(func(int) string { return `{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1}` }),
 		"empty lists":      list(func(int) string { return `[]` }),
-		"one wide object":  "{" + strings.Trim(list(func(i int) string { return fmt.Sprintf(`"k%d": %d`, i, i) }), "[]") + "}",
+		"one wide object": func() string {
+			return "{" + strings.Trim(list(func(i int) string { return fmt.Sprintf(`"k%d": %d`, i, i) })(), "[]") + "}"
+		},
 	}
 }
 
@@ -94,8 +98,9 @@ func allocated(f func()) uint64 {
 // shape, so refusing a text whose Cost passes the bound really bounds the
 // memory taken; and the value is the one Decode gives.
 func TestCostBoundsWhatDecodingAllocates(t *testing.T) {
-	for name, text := range shapes(1 << 20) {
+	for name, shape := range shapes(256 << 10) {
 		t.Run(name, func(t *testing.T) {
+			text := shape()
 			strict := DecodeOptions{UniqueKeys: true}
 			cost, err := Cost(text, strict)
 			require.NoError(t, err)
@@ -115,7 +120,7 @@ func TestCostBoundsWhatDecodingAllocates(t *testing.T) {
 // than MaxMemory is refused by the first pass, which allocates next to
 // nothing beside the containers' lengths.
 func TestMaxMemoryRefusesBeforeBuilding(t *testing.T) {
-	text := shapes(4 << 20)["tiny objects"]
+	text := shapes(1 << 20)["tiny objects"]()
 	var err error
 	got := allocated(func() { _, err = DecodeWith(text, DecodeOptions{MaxMemory: 16 * int64(len(text))}) })
 	var me *MemoryError
@@ -132,7 +137,8 @@ func TestMaxMemoryRefusesBeforeBuilding(t *testing.T) {
 // the bytes decoding allocates per byte of text (B/text-B), with the
 // bound a file reader uses (jsonfile) and without any (Decode).
 func BenchmarkDecodeMemory(b *testing.B) {
-	for name, text := range shapes(4 << 20) {
+	for name, shape := range shapes(4 << 20) {
+		text := shape()
 		for _, bounded := range []bool{false, true} {
 			label := name + "/Decode"
 			if bounded {
