@@ -230,6 +230,9 @@ func (r reranker) rerankLive(ctx context.Context, e *engine.Engine, f rerankFlag
 	req.Save = out.save
 	res, err := e.RerankLive(ctx, req)
 	if err != nil {
+		if !out.created {
+			return nil, path, err // refused before anything was recorded or sent
+		}
 		return nil, path, fmt.Errorf("%w (the recording %s keeps every attempt made)", err, path)
 	}
 	return res, path, nil

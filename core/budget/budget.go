@@ -1,9 +1,11 @@
 // Package budget is the spending ledger for paid model requests. Every
 // request's estimated cost is reserved, and the reservation persisted,
 // before the request is sent; a request that would take the reserved total
-// past the budget is refused unsent; a reservation is never released, not
-// even when the request fails, because a failed request may still be
-// billed. Nothing here retries.
+// past the budget is refused unsent; the reservation of a request that was
+// sent is never released, not even when the request fails, because a
+// failed request may still be billed (only one made ahead and never sent
+// is). Every change is a transaction on the store's latest bytes, so any
+// number of processes or tabs can share one ledger. Nothing here retries.
 package budget
 
 import (
