@@ -127,4 +127,3 @@ func TestTheLastCheckWithholdsWhatHoldsTheKey(t *testing.T) {
 	require.NoError(t, o.save([]byte(`{"x": 1}`)))
 	assert.FileExists(t, o.path)
 }
-
