@@ -346,12 +346,13 @@ func (a *adapter) start(work func(ctx context.Context, e *engine.Engine) (any, e
 	return out
 }
 
-// parseRecording parses ragagent-recording/1 text; nil is none.
+// parseRecording parses ragagent-recording/1 text (capped, strict:
+// engine.ParseRecording); nil is none.
 func parseRecording(text *string) (*recording.File, error) {
 	if text == nil {
 		return nil, nil
 	}
-	return recording.Parse([]byte(*text))
+	return engine.ParseRecording([]byte(*text))
 }
 
 // warmed is warm()'s value.

@@ -56,8 +56,24 @@ func (s shellStore) Load() ([]byte, bool, error) {
 	return nil, false, fmt.Errorf("the page's ledger store gave %s, not the ledger's text or null", v.Type())
 }
 
-// Save hands the shell the whole ledger and waits until it is stored.
-func (s shellStore) Save(data []byte) error {
+// Update loads the ledger, applies the change and saves the result. It is
+// not yet one step across tabs: two tabs can still interleave a load and a
+// save (a later change takes a Web Lock around both and re-reads inside
+// it); within one tab the engine has one ledger writer at a time.
+func (s shellStore) Update(apply func(old []byte, exists bool) ([]byte, error)) error {
+	old, exists, err := s.Load()
+	if err != nil {
+		return err
+	}
+	data, err := apply(old, exists)
+	if err != nil {
+		return err
+	}
+	return s.store(data)
+}
+
+// store hands the shell the whole ledger and waits until it is stored.
+func (s shellStore) store(data []byte) error {
 	v, rejected, err := await(context.Background(), s.save, string(data))
 	switch {
 	case err != nil:

@@ -78,7 +78,7 @@ func TestShellStoreSave(t *testing.T) {
 	assert.InDelta(t, 0.008, *state.RemainingUSD, 1e-15)
 
 	failing := storeHooks(t, `return Promise.resolve(null)`, `return Promise.reject(new Error("QuotaExceededError"))`)
-	assert.ErrorContains(t, failing.Save([]byte("{}")), "could not save it: QuotaExceededError")
+	assert.ErrorContains(t, failing.Update(func([]byte, bool) ([]byte, error) { return []byte("{}"), nil }), "could not save it: QuotaExceededError")
 }
 
 func TestStoreOfNeedsBothFunctions(t *testing.T) {

@@ -28,7 +28,9 @@ import (
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/internal/geminitest"
+	"github.com/ragagentlab/ragagent/internal/inputfile"
 )
 
 func main() {
@@ -60,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	responder := geminitest.Policy()
 	if *script != "" {
-		data, err := os.ReadFile(*script)
+		data, err := inputfile.Read(*script, jsonfile.MaxInputBytes)
 		if err == nil {
 			responder, err = geminitest.ParseScript(data)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/store"
+	"github.com/ragagentlab/ragagent/internal/atomicfile"
 )
 
 func cmdCorpus(args []string, stdout, stderr io.Writer) int {
@@ -118,10 +119,10 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fail(err)
 	}
-	if err := replaceFile(filepath.Join(*out, name), written); err != nil {
+	if err := atomicfile.Write(filepath.Join(*out, name), written); err != nil {
 		return fail(err)
 	}
-	if err := replaceFile(filepath.Join(*out, "manifest.json"), manifest); err != nil {
+	if err := atomicfile.Write(filepath.Join(*out, "manifest.json"), manifest); err != nil {
 		return fail(err)
 	}
 	if *asJSON {

@@ -24,12 +24,16 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	execute := fs.Bool("execute-approved", false, "with gemini, send the requests (without it, only the plan is printed)")
 	output := fs.String("output", "eval-recording.json", "with gemini, the ragagent-recording/1 `file` every attempt is saved to; never overwritten")
 	mflags := addModelFlags(fs, "200")
+	in := addInputFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
 		return code
+	}
+	if err := in.check(); err != nil {
+		return fail(exitUsage, err)
 	}
 	s, err := mflags.parse()
 	if err != nil {
@@ -58,7 +62,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	case "scripted":
 		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Policy: engine.Scripted, Limits: s.limits, OnTrial: progress})
 	case "replay":
-		f, rerr := readRecording(file)
+		f, rerr := in.recording(file)
 		if rerr != nil {
 			return fail(exitError, rerr)
 		}
@@ -106,12 +110,13 @@ func evalLive(ctx context.Context, e *engine.Engine, corpusID string, s settings
 		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
 		return nil, exitError
 	}
-	if err := claim(output); err != nil {
+	out, err := newOutput(output, newKeyGuard(key))
+	if err != nil {
 		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
 		return nil, exitError
 	}
 	done := 0
-	_, rep, err := e.RunBatch(ctx, lp, engine.BatchRun{Save: func(b []byte) error { return replaceFile(output, b) },
+	_, rep, err := e.RunBatch(ctx, lp, engine.BatchRun{Save: out.save,
 		OnTrial: func(lab.TrialReport) { done++; fmt.Fprintf(stderr, "\r%d/%d trials", done, lp.Trials) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "\nragagent eval: %s (the recording so far is in %s)\n", oneLine(err), output)

@@ -2,34 +2,96 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/internal/atomicfile"
+	"github.com/ragagentlab/ragagent/internal/inputfile"
 )
 
-// claim creates path empty, refusing one that exists, so that an output
-// name is ours before anything is spent; later saves replace it atomically.
-func claim(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s already exists; refusing to overwrite it (choose another file or move it away)", path)
-	}
-	if err != nil {
-		return err
-	}
-	return f.Close()
+// output is a file a command writes: never one that exists, and at every
+// instant either absent or whole. The first save creates it with its
+// contents in one step (atomicfile.Create), so a kill before it leaves no
+// file, never an empty one; later saves replace it atomically. Temporary
+// files a killed writer left in its directory are removed when the output
+// is named.
+//
+// Every save is first checked for the API key (keyGuard).
+type output struct {
+	path    string
+	created bool
+	guard   *keyGuard
 }
 
-// replaceFile replaces path atomically (see atomicfile.Write).
-func replaceFile(path string, data []byte) error { return atomicfile.Write(path, data) }
+// newOutput names an output, refusing a path that exists (before anything
+// is sent, so nothing is spent for a file that could not be written).
+func newOutput(path string, g *keyGuard) (*output, error) {
+	if _, err := os.Lstat(path); err == nil {
+		return nil, fmt.Errorf("%s already exists; refusing to overwrite it (choose another file or move it away)", path)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if _, err := atomicfile.Clean(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return &output{path: path, guard: g}, nil
+}
 
-// readRecording reads and parses a ragagent-recording/1 file; a parse
-// error names the file.
-func readRecording(path string) (*recording.File, error) {
-	data, err := os.ReadFile(path)
+// save writes the whole file.
+func (o *output) save(data []byte) error {
+	if err := o.guard.check(o.path, data); err != nil {
+		return err
+	}
+	if o.created {
+		return atomicfile.Write(o.path, data)
+	}
+	if err := atomicfile.Create(o.path, data); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s was created by someone else meanwhile; refusing to overwrite it", o.path)
+		}
+		return err
+	}
+	o.created = true
+	return nil
+}
+
+// inputs reads the files a command is given: regular files only, of at
+// most --max-input-bytes.
+type inputs struct{ max *int64 }
+
+// addInputFlag adds --max-input-bytes to a command that reads files.
+func addInputFlag(fs *flag.FlagSet) inputs {
+	return inputs{max: fs.Int64("max-input-bytes", jsonfile.MaxInputBytes,
+		"the cap on each file read (`bytes`); larger files, and anything but a regular file, are refused unread")}
+}
+
+// check refuses a cap that is not a positive number of bytes.
+func (in inputs) check() error {
+	if *in.max < 1 {
+		return fmt.Errorf("--max-input-bytes must be at least 1, got %d", *in.max)
+	}
+	return nil
+}
+
+// read reads path within the cap.
+func (in inputs) read(path string) ([]byte, error) {
+	data, err := inputfile.Read(path, *in.max)
+	var big *inputfile.TooLargeError
+	if errors.As(err, &big) {
+		return nil, fmt.Errorf("%w; it was not read (--max-input-bytes raises the cap)", err)
+	}
+	return data, err
+}
+
+// recording reads and parses a ragagent-recording/1 file; a parse error
+// names the file.
+func (in inputs) recording(path string) (*recording.File, error) {
+	data, err := in.read(path)
 	if err != nil {
 		return nil, err
 	}

@@ -35,17 +35,22 @@ func rebuildPublished(record []byte) ([]byte, error) {
 }
 
 func cmdImportPublished(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("import-published", "[--published FILE] [--output FILE] [--check]", stderr)
+	fs := newFlags("import-published", "[--published FILE] [--output FILE] [--check] [--max-input-bytes N]", stderr)
 	published := fs.String("published", "", "the reference lab's published comparison `file` (default: fixtures/published/agent-live-comparison.json, embedded)")
 	output := fs.String("output", "recordings/agent-comparison.json", "where to write the recording (`file`)")
 	check := fs.Bool("check", false, "compare with --output instead of writing it; exit 1 if they differ")
+	in := addInputFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if err := in.check(); err != nil {
+		fmt.Fprintf(stderr, "ragagent import-published: %s\n", err)
+		return exitUsage
 	}
 	data := fixtures.Published
 	if *published != "" {
 		var err error
-		if data, err = os.ReadFile(*published); err != nil {
+		if data, err = in.read(*published); err != nil {
 			fmt.Fprintf(stderr, "ragagent import-published: %s\n", oneLine(err))
 			return exitError
 		}
@@ -56,7 +61,7 @@ func cmdImportPublished(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if *check {
-		current, err := os.ReadFile(*output)
+		current, err := in.read(*output)
 		if err != nil {
 			fmt.Fprintf(stderr, "ragagent import-published: %s\n", oneLine(err))
 			return exitError

@@ -81,11 +81,13 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	if reportPath == *output {
 		return fail(exitUsage, "--report and --output name the same file")
 	}
-	if err := claim(*output); err != nil {
+	g := newKeyGuard(key)
+	recOut, err := newOutput(*output, g)
+	if err != nil {
 		return fail(exitError, "%v", err)
 	}
-	if err := claim(reportPath); err != nil {
-		os.Remove(*output)
+	reportOut, err := newOutput(reportPath, g)
+	if err != nil {
 		return fail(exitError, "%v", err)
 	}
 	progress := stdout
@@ -97,7 +99,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return executeLive(ctx, e, lp, *output, reportPath, *asJSON, stdout, progress, stderr)
+	return executeLive(ctx, e, lp, recOut, reportOut, *asJSON, stdout, progress, stderr)
 }
 
 func splitList(s string) []string {
@@ -149,13 +151,14 @@ func printPlan(w io.Writer, lp *engine.BatchPlan) {
 
 // executeLive runs the plan, saving the recording after every attempt, and
 // writes the report.
-func executeLive(ctx context.Context, e *engine.Engine, lp *engine.BatchPlan, output, reportPath string, asJSON bool, stdout, progress, stderr io.Writer) int {
+func executeLive(ctx context.Context, e *engine.Engine, lp *engine.BatchPlan, recOut, reportOut *output, asJSON bool, stdout, progress, stderr io.Writer) int {
+	output, reportPath := recOut.path, reportOut.path
 	total, done := lp.Trials, 0
 	onTrial := func(t lab.TrialReport) {
 		done++
 		fmt.Fprintf(progress, "[%d/%d] %s\n", done, total, trialLine(t, lp.Price))
 	}
-	br, rep, runErr := e.RunBatch(ctx, lp, engine.BatchRun{Save: func(data []byte) error { return replaceFile(output, data) },
+	br, rep, runErr := e.RunBatch(ctx, lp, engine.BatchRun{Save: recOut.save,
 		OnTrial: onTrial, Environment: environment()})
 	if br == nil {
 		fmt.Fprintf(stderr, "ragagent live: %s\n", oneLine(runErr))
@@ -163,7 +166,7 @@ func executeLive(ctx context.Context, e *engine.Engine, lp *engine.BatchPlan, ou
 	}
 	data, err := json.MarshalIndent(br, "", "  ")
 	if err == nil {
-		err = replaceFile(reportPath, append(data, '\n'))
+		err = reportOut.save(append(data, '\n'))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent live: writing the report: %s\n", oneLine(err))

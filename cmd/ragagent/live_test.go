@@ -60,6 +60,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"live", "--endpoint", "http://example.com/v1"},
 		{"live", "--endpoint", "https://10.1.2.3"},
 		{"live", "--price", "gemini-3.8-flash=cheap"},
+		{"live", "--price", "gemini-3.8-flash=1e308/1e308"},
+		{"live", "--limits", "model_calls=3,model_calls=1"},
 		{"live", "--execute-approved", "--output", "same.json", "--report", "same.json"},
 		{"run", "--question", "q", "--mode", "both"},
 		{"run", "--question", "q", "--policy", "oracle"},

@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/ragagentlab/ragagent/internal/httptransport"
 )
 
 // Exit codes.
@@ -56,7 +58,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ragagent: unknown command %q (try: ragagent help)\n", args[0])
 		return exitUsage
 	}
-	return c.run(args[1:], stdout, stderr)
+	// Every line printed is checked for the environment's key.
+	key, _ := httptransport.KeyFromEnv(os.Getenv)
+	g := newKeyGuard(key)
+	out, errs := g.writer(stdout), g.writer(stderr)
+	code := c.run(args[1:], out, errs)
+	out.Flush()
+	if g.Leaked() {
+		fmt.Fprintln(errs, "ragagent: output that contained the API key was withheld; report this, it means a reply echoed the key past the redaction")
+		code = max(code, exitError)
+	}
+	errs.Flush()
+	return code
 }
 
 func usage(w io.Writer, cmds map[string]command) {

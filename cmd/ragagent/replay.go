@@ -16,13 +16,18 @@ import (
 const bundledName = "recordings/agent-comparison.json (bundled)"
 
 func cmdReplay(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("replay", "[--recording FILE] [--case ID] [--with-scripted] [--json]", stderr)
+	fs := newFlags("replay", "[--recording FILE] [--case ID] [--with-scripted] [--json] [--max-input-bytes N]", stderr)
 	path := fs.String("recording", "", "a ragagent-recording/1 `file` (default: the bundled 16-trial comparison)")
 	caseID := fs.String("case", "", "only trials of this case `id`, with each trial's steps")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of tables")
 	withScripted := fs.Bool("with-scripted", false, "also run the offline scripted policy on the same cases, both paths, and show it beside the recording")
+	in := addInputFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if err := in.check(); err != nil {
+		fmt.Fprintf(stderr, "ragagent replay: %s\n", err)
+		return exitUsage
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "ragagent replay: %s\n", oneLine(fmt.Errorf(format, a...)))
@@ -35,7 +40,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	defer e.Close()
 	file, name := e.Bundled(), bundledName
 	if *path != "" {
-		if file, err = readRecording(*path); err != nil {
+		if file, err = in.recording(*path); err != nil {
 			return fail("%v", err)
 		}
 		name = *path

@@ -43,10 +43,11 @@ type rerankFlags struct {
 	live                             bool
 	ledger, budget, record, endpoint string
 	allowance                        int
+	in                               inputs
 }
 
 func (r reranker) run(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("rerank", "[--json] [--gemini FILE] [--cross-encoder FILE] [--price SPEC] [--live --ledger FILE [--budget USD] [--record FILE] [--allowance N]]", stderr)
+	fs := newFlags("rerank", "[--json] [--gemini FILE] [--cross-encoder FILE] [--price SPEC] [--max-input-bytes N] [--live --ledger FILE [--budget USD] [--record FILE] [--allowance N]]", stderr)
 	var f rerankFlags
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (the three run records) instead of tables")
 	fs.StringVar(&f.listwise, "gemini", "", "a Gemini listwise ragagent-recording/1 `file` to replay (default: the bundled recordings/rerank-gemini.json)")
@@ -58,6 +59,7 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.record, "record", "", "with --live, the recording `file` every attempt is saved to (default ragagent-rerank-<time>.json); never overwritten")
 	fs.IntVar(&f.allowance, "allowance", 4, "with --live, the request allowance (1-200), checked before every attempt")
 	fs.StringVar(&f.endpoint, "endpoint", "", "with --live, for testing only: a loopback `URL` (127.0.0.0/8, ::1, localhost) to send to instead of the Gemini API")
+	f.in = addInputFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -84,6 +86,9 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	case f.live && f.ledger == "":
 		return usage("--live needs --ledger FILE (the budget ledger)")
 	}
+	if err := f.in.check(); err != nil {
+		return usage(err.Error())
+	}
 	prices, err := engine.PriceTable(priceHint, f.prices)
 	if err != nil {
 		return usage("--price: " + oneLine(err))
@@ -108,11 +113,11 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 
 	var replayed engine.RerankRequest
-	if replayed.CrossEncoder, err = loadRecording(f.crossEncoder, "--cross-encoder"); err != nil {
+	if replayed.CrossEncoder, err = f.in.flagRecording(f.crossEncoder, "--cross-encoder"); err != nil {
 		return fail(err)
 	}
 	if !f.live {
-		if replayed.Gemini, err = loadRecording(f.listwise, "--gemini"); err != nil {
+		if replayed.Gemini, err = f.in.flagRecording(f.listwise, "--gemini"); err != nil {
 			return fail(err)
 		}
 	}
@@ -174,7 +179,8 @@ func printRerank(w io.Writer, f rerankFlags, res *engine.RerankResult, live *eng
 // recording file and saves every attempt to it as it happens.
 func (r reranker) rerankLive(ctx context.Context, e *engine.Engine, f rerankFlags, rate price.Rate) (*engine.LiveRerankResult, string, error) {
 	key, _ := httptransport.KeyFromEnv(r.getenv)
-	store := ledgerfile.File{Path: f.ledger}
+	g := newKeyGuard(key)
+	store := ledgerfile.File{Path: f.ledger, MaxBytes: *f.in.max, Check: func(data []byte) error { return g.check(f.ledger, data) }}
 	req := engine.LiveRerankRequest{Rate: &rate, Endpoint: f.endpoint, Transport: httptransport.New(key), Ledger: store}
 	plan := func() (*engine.Refusal, error) {
 		p, err := e.PlanRerank(req)
@@ -217,24 +223,28 @@ func (r reranker) rerankLive(ctx context.Context, e *engine.Engine, f rerankFlag
 	if path == "" {
 		path = "ragagent-rerank-" + r.clock().UTC().Format("20060102T150405Z") + ".json"
 	}
-	if err := claim(path); err != nil {
+	out, err := newOutput(path, g)
+	if err != nil {
 		return nil, "", err
 	}
-	req.Save = func(data []byte) error { return replaceFile(path, data) }
+	req.Save = out.save
 	res, err := e.RerankLive(ctx, req)
 	if err != nil {
+		if !out.created {
+			return nil, path, err // refused before anything was recorded or sent
+		}
 		return nil, path, fmt.Errorf("%w (the recording %s keeps every attempt made)", err, path)
 	}
 	return res, path, nil
 }
 
-// loadRecording reads a recording named by a flag; "" is the bundled one
+// flagRecording reads a recording named by a flag; "" is the bundled one
 // (nil).
-func loadRecording(path, flagName string) (*recording.File, error) {
+func (in inputs) flagRecording(path, flagName string) (*recording.File, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := readRecording(path)
+	f, err := in.recording(path)
 	if err != nil && errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}

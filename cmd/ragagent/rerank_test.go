@@ -94,6 +94,7 @@ func TestRerankUsageErrors(t *testing.T) {
 		{"--live", "--ledger", "x.json", "--gemini", "y.json"},
 		{"--live", "--ledger", "x.json", "--price", "nonsense"},
 		{"--price", "gemini-3.1-flash-lite=1"},
+		{"--price", "gemini-3.1-flash-lite=1e308/1e308"},
 		{"--record", "x.json"},
 		{"--allowance", "3"},
 		{"--endpoint", "http://127.0.0.1:1"},

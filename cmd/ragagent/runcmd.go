@@ -40,6 +40,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the steps")
 	record := fs.String("record", "", "with gemini, the recording `file` (default ragagent-run-<time>.json); never overwritten")
 	mflags := addModelFlags(fs, "12")
+	in := addInputFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -53,6 +54,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	s, err := mflags.parse()
 	if err != nil {
+		return usage("%v", err)
+	}
+	if err := in.check(); err != nil {
 		return usage("%v", err)
 	}
 	name, file, found := strings.Cut(*policyFlag, ":")
@@ -74,7 +78,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	req, err := runRequest(name, file, *trial, s, mflags, l.Pack.Manifest.DefaultVersion,
+	req, err := runRequest(in, name, file, *trial, s, mflags, l.Pack.Manifest.DefaultVersion,
 		agent.Task{Question: *question, Version: *version, Mode: agent.Mode(*mode), Limits: s.limits})
 	var bad usageError
 	if errors.As(err, &bad) {
@@ -141,10 +145,10 @@ type usageError struct{ error }
 // version, mode and limits where the flags leave them out (with replay:FILE),
 // then the defaults (the corpus's default version, the agent path). A task
 // the controller would refuse is a usage error.
-func runRequest(policyName, file, trialID string, s settings, mflags modelFlags, defaultVersion string, task agent.Task) (engine.RunRequest, error) {
+func runRequest(in inputs, policyName, file, trialID string, s settings, mflags modelFlags, defaultVersion string, task agent.Task) (engine.RunRequest, error) {
 	req := engine.RunRequest{Policy: engine.PolicyName(policyName), Endpoint: s.endpoint, Task: task}
 	if policyName == "replay" {
-		t, err := pickTrial(file, trialID, req.Task)
+		t, err := pickTrial(in, file, trialID, req.Task)
 		if err != nil {
 			return req, err
 		}
@@ -190,23 +194,20 @@ func liveRun(e *engine.Engine, req *engine.RunRequest, recordPath string) (strin
 	if recordPath == "" {
 		recordPath = "ragagent-run-" + time.Now().UTC().Format("20060102T150405Z") + ".json"
 	}
-	if err := claim(recordPath); err != nil {
+	out, err := newOutput(recordPath, newKeyGuard(key))
+	if err != nil {
 		return "", err
 	}
-	req.Save = func(data []byte) error { return replaceFile(recordPath, data) }
+	req.Save = out.save
 	return recordPath, nil
 }
 
 // pickTrial finds the trial to replay: by id, or the first whose question,
 // version and mode match what was asked (any field not given matches).
-func pickTrial(path, id string, want agent.Task) (*recording.Trial, error) {
-	data, err := os.ReadFile(path)
+func pickTrial(in inputs, path, id string, want agent.Task) (*recording.Trial, error) {
+	file, err := in.recording(path)
 	if err != nil {
 		return nil, err
-	}
-	file, err := recording.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for i, t := range file.Trials {
 		if id != "" {

@@ -15,8 +15,12 @@ import (
 )
 
 // CSP is the page's Content-Security-Policy: its own scripts and WASM only,
-// and network access only to itself and the Gemini API.
-const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' https://generativelanguage.googleapis.com"
+// network access only to itself and the Gemini API, no page may frame it
+// (clickjacking the key field), no <base> may redirect its relative URLs,
+// and no form may submit anywhere (the page's forms are handled in
+// script). connect-src stays last: --connect appends test origins to it.
+const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'; " +
+	"connect-src 'self' https://generativelanguage.googleapis.com"
 
 // types are the content types the site uses; anything else is served as
 // application/octet-stream, which a browser will not run.
@@ -36,7 +40,9 @@ var types = map[string]string{
 // site serves a directory of static files: precompressed .gz twins when the
 // client accepts gzip, a strict CSP on every response, and revalidation
 // (not blind caching) so a rebuilt main.wasm is picked up while an unchanged
-// one keeps the browser's compiled-code cache.
+// one keeps the browser's compiled-code cache. Only regular files are
+// served; files is an os.Root's file system in the server, so a symbolic
+// link whose target leaves the directory is refused (404).
 type site struct {
 	files fs.FS
 	csp   string
@@ -78,6 +84,12 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			served, encoding = name+enc.suffix, enc.coding
 			break
 		}
+	}
+	// Stat first: opening a FIFO would block; only a regular file is
+	// opened (and checked again once open).
+	if info, err := fs.Stat(s.files, served); err != nil || !info.Mode().IsRegular() {
+		http.NotFound(w, r)
+		return
 	}
 	f, err := s.files.Open(served)
 	if err != nil {

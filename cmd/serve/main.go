@@ -41,6 +41,25 @@ func (o *origins) Set(s string) error {
 	return nil
 }
 
+// timeouts bound how long one connection may hold the server: a client
+// that sends its headers slowly, reads its response slowly (or not at
+// all), or keeps an idle connection open is cut off, so a few hundred
+// stalled connections cannot pile up.
+type timeouts struct {
+	readHeader, read, write, idle time.Duration
+}
+
+// defaultTimeouts leave room for the largest file, the 15 MB engine, on
+// any machine the page runs on (it is served on loopback).
+func defaultTimeouts() timeouts {
+	return timeouts{readHeader: 10 * time.Second, read: 30 * time.Second, write: 2 * time.Minute, idle: 30 * time.Second}
+}
+
+func newServer(h http.Handler, t timeouts) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: t.readHeader, ReadTimeout: t.read, WriteTimeout: t.write,
+		IdleTimeout: t.idle, MaxHeaderBytes: 64 << 10}
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -82,6 +101,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: %s is not a directory\n", *dir)
 		return exitError
 	}
+	// Every file is opened through the root: a path or a symbolic link
+	// that resolves outside the directory cannot be opened.
+	root, err := os.OpenRoot(*dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitError
+	}
+	defer root.Close()
 	if _, err := os.Stat(*dir + "/main.wasm"); err != nil {
 		fmt.Fprintf(stderr, "serve: warning: %s/main.wasm is missing (run make serve, which builds it)\n", *dir)
 	}
@@ -90,7 +117,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitError
 	}
-	srv := &http.Server{Handler: newSite(os.DirFS(*dir), connect), ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(newSite(root.FS(), connect), defaultTimeouts())
 	fmt.Fprintf(stdout, "serving %s on http://%s/\n", *dir, ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

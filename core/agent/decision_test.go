@@ -140,10 +140,14 @@ func TestParseLimits(t *testing.T) {
 	again, err := ParseLimits(l.String())
 	require.NoError(t, err)
 	assert.Equal(t, l, again)
-	for _, bad := range []string{"reads", "reads=x", "tokens=5", "reads=7", "seconds=0", "reads=1.5"} {
+	for _, bad := range []string{"reads", "reads=x", "tokens=5", "reads=7", "seconds=0", "reads=1.5",
+		"model_calls=3,model_calls=1", "reads=2, reads=2"} {
 		_, err := ParseLimits(bad)
 		assert.Error(t, err, bad)
 	}
+	// A repeated name is refused, never silently the last value.
+	_, err = ParseLimits("model_calls=3,model_calls=1")
+	assert.ErrorContains(t, err, "model_calls is given twice")
 }
 
 func TestSchemaAndPolicyAreTheReferenceOnes(t *testing.T) {

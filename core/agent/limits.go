@@ -86,7 +86,8 @@ func LimitsFromJSON(v any) (Limits, error) {
 }
 
 // ParseLimits reads "model_calls=5,searches=2" over the defaults, for
-// command lines and forms.
+// command lines and forms. A limit named twice is refused rather than
+// silently taking the last value.
 func ParseLimits(s string) (Limits, error) {
 	l := DefaultLimits()
 	if strings.TrimSpace(s) == "" {
@@ -96,12 +97,17 @@ func ParseLimits(s string) (Limits, error) {
 	for _, f := range LimitFields() {
 		byName[f.Name] = f
 	}
+	given := map[string]bool{}
 	for _, part := range strings.Split(s, ",") {
 		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
 		f, known := byName[strings.TrimSpace(name)]
 		if !ok || !known {
 			return l, reason.New(reason.InvalidLimits, "%q is not name=value with a name among model_calls, searches, reads, source_bytes, seconds", part)
 		}
+		if given[f.Name] {
+			return l, reason.New(reason.InvalidLimits, "%s is given twice; give each limit once", f.Name)
+		}
+		given[f.Name] = true
 		n, err := strconv.Atoi(strings.TrimSpace(value))
 		if err != nil {
 			return l, reason.New(reason.InvalidLimits, "%s=%q is not a whole number", f.Name, value)

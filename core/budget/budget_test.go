@@ -25,7 +25,11 @@ type memory struct {
 
 func (m *memory) Load() ([]byte, bool, error) { return m.data, m.saved, nil }
 
-func (m *memory) Save(data []byte) error {
+func (m *memory) Update(apply func([]byte, bool) ([]byte, error)) error {
+	data, err := apply(m.data, m.saved)
+	if err != nil {
+		return err
+	}
 	if m.fail != nil {
 		return m.fail
 	}
@@ -194,7 +198,13 @@ func TestCorruptLedgerIsAOneLineErrorNeverAFreshStart(t *testing.T) {
 		{"negative estimate", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "estimated_usd": -0.1, "outcome": "completed"}]}`, "estimated_usd"},
 		{"no outcome", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "estimated_usd": 0.1}]}`, "no outcome"},
 		{"unknown key", `{"format": "ragagent-ledger/1", "budget": 1, "entries": []}`, "unknown field"},
-		{"trailing data", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": []} {}`, "unexpected data"},
+		{"trailing data", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": []} {}`, "extra data"},
+		// encoding/json alone took the last of two "entries" keys and
+		// matched "ENTRIES" to entries, dropping earlier reservations.
+		{"repeated entries key", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "estimated_usd": 0.5, "outcome": "completed"}], "entries": []}`, `the key "entries" appears twice`},
+		{"case-variant entries key", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "estimated_usd": 0.5, "outcome": "completed"}], "ENTRIES": []}`, "differ only in case"},
+		{"ENTRIES alone", `{"format": "ragagent-ledger/1", "budget_usd": 1, "ENTRIES": [{"seq": 1, "estimated_usd": 0.5, "outcome": "completed"}]}`, `unknown field "ENTRIES"`},
+		{"case-variant entry field", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "Estimated_USD": 0.5, "outcome": "completed"}]}`, `unknown field "Estimated_USD" in entries[0]`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := budget.Open(&memory{data: []byte(c.data), saved: true}, clock)
@@ -218,4 +228,98 @@ func TestEstimateIsBodyBytesPlusTheOutputCap(t *testing.T) {
 	// 1776 body bytes at $0.25/M plus 1024 output tokens at $1.50/M.
 	assert.InDelta(t, 0.00198, budget.Estimate(rate, 1776, 1024), 1e-18)
 	assert.Equal(t, 0.0, budget.Estimate(price.Rate{}, 1776, 1024))
+}
+
+// TestReserveAllIsWholeOrNothing: a batch is reserved in one step or not
+// at all, its requests claim their reservations by body, what is never
+// sent is released (and stops counting), and a request nothing was
+// reserved for is refused.
+func TestReserveAllIsWholeOrNothing(t *testing.T) {
+	store := &memory{}
+	l, err := budget.Open(store, clock)
+	require.NoError(t, err)
+	require.NoError(t, l.SetBudget(0.01))
+	batch := []budget.Request{request("a", 0.003), request("b", 0.003), request("c", 0.003)}
+	batch[1].RequestSHA256, batch[2].RequestSHA256 = strings.Repeat("b", 64), strings.Repeat("c", 64)
+
+	// Another writer reserved meanwhile: the batch no longer fits, and
+	// nothing of it is reserved.
+	other, err := budget.Open(store, clock)
+	require.NoError(t, err)
+	_, err = other.Reserve(request("other", 0.002))
+	require.NoError(t, err)
+	_, err = l.ReserveAll(batch)
+	code, _ := reason.Of(err)
+	assert.Equal(t, reason.BudgetExceeded, code)
+	assert.ErrorContains(t, err, "the 3 requests of the batch")
+	assert.Len(t, l.Entries(), 1, "the refusal saw the other writer's reservation, and added nothing")
+
+	require.NoError(t, l.SetBudget(0.0115))
+	seqs, err := l.ReserveAll(batch)
+	require.NoError(t, err)
+	assert.Equal(t, []int{2, 3, 4}, seqs)
+	// The third request claims its own reservation though the second is
+	// never sent.
+	seq, err := l.Reserve(batch[2])
+	require.NoError(t, err)
+	assert.Equal(t, 4, seq)
+	require.NoError(t, l.Settle(4, budget.Completed))
+	unplanned := request("unplanned", 0.001)
+	unplanned.RequestSHA256 = strings.Repeat("d", 64)
+	_, err = l.Reserve(unplanned)
+	assert.ErrorContains(t, err, "no reservation was made ahead")
+	seq, err = l.Reserve(batch[0])
+	require.NoError(t, err)
+	require.NoError(t, l.Settle(seq, budget.Completed))
+
+	require.NoError(t, l.ReleaseHeld())
+	reopened, err := budget.Open(store, clock)
+	require.NoError(t, err)
+	var outcomes []string
+	for _, e := range reopened.Entries() {
+		outcomes = append(outcomes, e.Outcome)
+	}
+	assert.Equal(t, []string{budget.Reserved, budget.Completed, budget.Released, budget.Completed}, outcomes)
+	assert.InDelta(t, 0.008, reopened.Spent(), 1e-15, "the released reservation no longer counts")
+	_, err = l.Reserve(request("after", 0.001))
+	require.NoError(t, err, "with nothing held, Reserve reserves again")
+}
+
+// TestSettleTouchesOnlyItsOwnReservation: a ledger replaced meanwhile
+// (its entry seq now another request's) is refused, not overwritten.
+func TestSettleTouchesOnlyItsOwnReservation(t *testing.T) {
+	store := &memory{}
+	l, err := budget.Open(store, clock)
+	require.NoError(t, err)
+	require.NoError(t, l.SetBudget(1))
+	seq, err := l.Reserve(request("mine", 0.1))
+	require.NoError(t, err)
+	store.data = []byte(strings.Replace(string(store.data), strings.Repeat("a", 64), strings.Repeat("f", 64), 1))
+	assert.ErrorContains(t, l.Settle(seq, budget.Completed), "no longer the reservation")
+	assert.ErrorContains(t, l.Settle(7, budget.Completed), "no reservation 7 was made here")
+}
+
+// FuzzOpen: any ledger text either opens or is refused in one line (never
+// a fresh start); a ledger that opens keeps every entry through an update.
+func FuzzOpen(f *testing.F) {
+	f.Add(`{"format": "ragagent-ledger/1", "budget_usd": 1, "spent_usd": 0.1, "entries": [{"seq": 1, "at": "x", "label": "l", "model": "m", "request_sha256": "s", "request_bytes": 1, "estimated_usd": 0.1, "outcome": "completed"}]}`)
+	f.Add(`{"format": "ragagent-ledger/1", "budget_usd": null, "entries": []}`)
+	f.Add(`{"format": "ragagent-ledger/1", "entries": [], "ENTRIES": []}`)
+	f.Add(`{"format": "ragagent-ledger/1", "budget_usd": 1e400, "entries": []}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		store := &memory{data: []byte(text), saved: true}
+		l, err := budget.Open(store, clock)
+		if err != nil {
+			require.NotContains(t, err.Error(), "\n")
+			require.Contains(t, err.Error(), "not reset")
+			return
+		}
+		before := l.Entries()
+		if err := l.SetBudget(1); err != nil {
+			return
+		}
+		again, err := budget.Open(store, clock)
+		require.NoError(t, err, "what the ledger saves, it reads back")
+		require.Equal(t, len(before), len(again.Entries()))
+	})
 }

@@ -14,6 +14,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/recording"
@@ -55,7 +57,9 @@ type Options struct {
 
 // PriceTable is the shipped price table, each source ending with the
 // front end's hint on how to change it ("override with --price"), with
-// the overrides of spec (model=input/output,...) applied.
+// the overrides of spec (model=input/output,...) applied. A price whose
+// worst-case estimate is not a finite amount is refused (see
+// CheckRate).
 func PriceTable(hint, spec string) (price.Table, error) {
 	t := price.Defaults()
 	if hint != "" {
@@ -65,7 +69,28 @@ func PriceTable(hint, spec string) (price.Table, error) {
 		}
 		t = price.NewTable(rates...)
 	}
-	return t.Override(spec)
+	t, err := t.Override(spec)
+	if err != nil {
+		return price.Table{}, err
+	}
+	for _, r := range t.Rates() {
+		if err := CheckRate(r); err != nil {
+			return price.Table{}, err
+		}
+	}
+	return t, nil
+}
+
+// CheckRate refuses a price whose worst-case estimate (the whole allowance
+// of full-size requests, WorstCaseUSD) is not a finite amount: finite
+// prices such as 1e308 per million tokens overflow to +Inf, which no plan
+// can show, no ledger can reserve and no JSON can carry.
+func CheckRate(r price.Rate) error {
+	if usd := WorstCaseUSD(r, gemini.MaxAllowance); math.IsInf(usd, 0) || math.IsNaN(usd) {
+		return fmt.Errorf("the price of %s (%g/%g US dollars per million tokens) gives a worst-case estimate that is not finite; give a realistic price",
+			r.Model, r.InputPerMTok, r.OutputPerMTok)
+	}
+	return nil
 }
 
 // Engine is the lab behind a front end. It is safe for concurrent use.
@@ -182,8 +207,8 @@ type LimitField struct {
 
 // Constants are the engine's fixed settings, so no front end restates
 // them: the models and their endpoints, the default version, the search
-// depth, the caps on every live request, the price table and the note that
-// labels every cost.
+// depth, the cap on a file read, the caps on every live request, the price
+// table and the note that labels every cost.
 type Constants struct {
 	Model            string       `json:"model"`
 	Endpoint         string       `json:"endpoint"`
@@ -192,6 +217,7 @@ type Constants struct {
 	DefaultVersion   string       `json:"default_version"`
 	SearchK          int          `json:"search_k"`
 	MaxQuestionChars int          `json:"max_question_chars"`
+	MaxInputBytes    int          `json:"max_input_bytes"` // a file read: a recording the page is given, a file the command line opens
 	Caps             Caps         `json:"caps"`
 	Prices           []price.Rate `json:"prices"`
 	EstimateNote     string       `json:"estimate_note"`
@@ -241,7 +267,7 @@ func (e *Engine) Constants() Constants {
 	return Constants{Model: gemini.Model, Endpoint: gemini.Endpoint,
 		ListwiseModel: reranklab.ListwiseModel, ListwiseEndpoint: gemini.ModelEndpoint(reranklab.ListwiseModel),
 		DefaultVersion: DefaultVersion, SearchK: agent.SearchK, MaxQuestionChars: MaxQuestionChars,
-		Caps: c, Prices: e.prices.Rates(), EstimateNote: lab.EstimateNote}
+		MaxInputBytes: jsonfile.MaxInputBytes, Caps: c, Prices: e.prices.Rates(), EstimateNote: lab.EstimateNote}
 }
 
 // Passages lists the corpus with each passage's size.

@@ -104,6 +104,7 @@ func TestInfoCarriesTheConstantsFrontEndsUse(t *testing.T) {
 	assert.Equal(t, "3.12", c.DefaultVersion)
 	assert.Equal(t, agent.SearchK, c.SearchK)
 	assert.Equal(t, 512, c.MaxQuestionChars)
+	assert.Equal(t, 64<<20, c.MaxInputBytes)
 	assert.Equal(t, engine.Caps{RequestBytes: 30000, ResponseBytes: 262144, CallTimeoutSeconds: 45, AllowanceMax: 200,
 		Retries: 0, Redirects: "refused"}, c.Caps)
 	require.Len(t, c.Prices, 2)
@@ -119,6 +120,12 @@ func TestInfoCarriesTheConstantsFrontEndsUse(t *testing.T) {
 func TestPriceTableRefusesABadOverride(t *testing.T) {
 	_, err := engine.PriceTable("", "gemini-3.8-flash=1")
 	assert.Error(t, err)
+	// Finite prices whose worst-case estimate overflows to +Inf are
+	// refused: a plan would show $+Inf and its JSON could not be written.
+	for _, spec := range []string{"gemini-3.8-flash=1e308/1e308", "gemini-3.1-flash-lite=1/1e306", "other=1e304/0"} {
+		_, err = engine.PriceTable("", spec)
+		assert.ErrorContains(t, err, "not finite", spec)
+	}
 	got, err := engine.PriceTable("hint", "gemini-3.8-flash=1/2")
 	require.NoError(t, err)
 	r, ok := got.Rate(gemini.Model)
@@ -230,8 +237,9 @@ func TestLiveRunSavedToItsOwnFile(t *testing.T) {
 		Transport: &inProcess{key: true}, Save: func(b []byte) error { saves = append(saves, b); return nil }})
 	require.NoError(t, err)
 	require.NotNil(t, tr.Result)
-	// Saved at the start, when the trial begins, after each attempt and at the end.
-	assert.Len(t, saves, 3+tr.Exchanges)
+	// Saved at the start, when the trial begins, before and after each
+	// attempt and at the end.
+	assert.Len(t, saves, 3+2*tr.Exchanges)
 	f, err := recording.Parse(saves[len(saves)-1])
 	require.NoError(t, err)
 	require.Len(t, f.Trials, 1)
@@ -455,9 +463,13 @@ func (m *memStore) Load() ([]byte, bool, error) {
 	return m.data, m.data != nil, nil
 }
 
-func (m *memStore) Save(b []byte) error {
+func (m *memStore) Update(apply func([]byte, bool) ([]byte, error)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	b, err := apply(m.data, m.data != nil)
+	if err != nil {
+		return err
+	}
 	m.data = append([]byte(nil), b...)
 	return nil
 }

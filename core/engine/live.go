@@ -26,15 +26,21 @@ type LiveModel struct {
 // every attempt and counts it.
 type liveTrial struct {
 	Log      *recording.TrialLog
+	clock    func() time.Time
 	attempts atomic.Int64
 }
 
-// Attempts is how many attempts were sent and recorded.
+// Attempts is how many attempts were sent and recorded with their outcome.
 func (l *liveTrial) Attempts() int { return int(l.attempts.Load()) }
 
-// record logs an attempt; it is a live model's record function.
+// record logs an attempt, stamping a pending one with the time it is sent;
+// it is a live model's record function.
 func (l *liveTrial) record(a gemini.Attempt) error {
-	l.attempts.Add(1)
+	if a.Pending {
+		a.SentAt = l.clock().UTC().Format(time.RFC3339Nano)
+	} else {
+		l.attempts.Add(1)
+	}
 	return l.Log.Record(a)
 }
 
@@ -53,7 +59,7 @@ func (e *Engine) beginLive(rec *recording.Recorder, trial recording.Trial) (*liv
 	if err != nil {
 		return nil, err
 	}
-	return &liveTrial{Log: log}, nil
+	return &liveTrial{Log: log, clock: e.clock}, nil
 }
 
 // startLive begins a trial in rec and returns the live client that records

@@ -276,6 +276,23 @@ func (e *Engine) rerankRefusal(p *liveRerank) error {
 	return nil
 }
 
+// reserveAll reserves every call of the run ahead (budget_exceeded, with
+// nothing reserved or sent, when together they no longer fit).
+func (p *liveRerank) reserveAll() error {
+	reqs := make([]budget.Request, len(p.calls))
+	for i, c := range p.calls {
+		reqs[i] = budget.Request{Label: "rerank listwise: case " + c.CaseID, Model: reranklab.ListwiseModel,
+			RequestSHA256: c.RequestSHA256, RequestBytes: c.RequestBytes, EstimatedUSD: c.EstimatedUSD}
+	}
+	if _, err := p.ledger.ReserveAll(reqs); err != nil {
+		if code, ok := reason.Of(err); ok {
+			return reason.New(code, "%s; nothing was sent", reason.DetailOf(err))
+		}
+		return err
+	}
+	return nil
+}
+
 // PlanRerank says what a live rerank would do and whether it may.
 func (e *Engine) PlanRerank(req LiveRerankRequest) (*RerankPlan, error) {
 	p, err := e.prepareRerank(req)
@@ -312,7 +329,7 @@ var ErrRerankRunning = errors.New("a live rerank is already running; wait until 
 // reserving each request's estimate in the ledger before it is sent and
 // recording every attempt. A rerank its plan would refuse is refused
 // whole, with nothing reserved or sent.
-func (e *Engine) RerankLive(ctx context.Context, req LiveRerankRequest) (*LiveRerankResult, error) {
+func (e *Engine) RerankLive(ctx context.Context, req LiveRerankRequest) (res *LiveRerankResult, err error) {
 	r := &e.rerank
 	if !r.ledger.TryLock() {
 		return nil, ErrRerankRunning
@@ -328,6 +345,18 @@ func (e *Engine) RerankLive(ctx context.Context, req LiveRerankRequest) (*LiveRe
 	if err := e.rerankRefusal(p); err != nil {
 		return nil, err
 	}
+	// The run's requests are reserved together, as one step under the
+	// ledger's lock: another process or tab may have spent since the
+	// check, and a rerank is still refused whole rather than stopped
+	// part-way. What the run does not send is released at the end.
+	if err := p.reserveAll(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if rerr := p.ledger.ReleaseHeld(); rerr != nil {
+			res, err = nil, errors.Join(err, rerr)
+		}
+	}()
 	// Its own suite: the run waits on the network for up to a minute a
 	// case, and the replay suite stays free meanwhile.
 	fresh, err := OpenRerankLab()
@@ -365,6 +394,9 @@ func (e *Engine) RerankLive(ctx context.Context, req LiveRerankRequest) (*LiveRe
 		return nil, err
 	}
 	if err := trial.Log.Finish(e.clock().Sub(started).Seconds()); err != nil {
+		return nil, err
+	}
+	if err := p.ledger.ReleaseHeld(); err != nil {
 		return nil, err
 	}
 	return &LiveRerankResult{Gemini: gem, Ledger: LedgerStateOf(p.ledger), Endpoint: p.endpoint, Rate: p.rate,
@@ -490,5 +522,9 @@ func rateOf(v any, source string) (price.Rate, error) {
 	if !ok1 || !ok2 || !valid(in.Float64()) || !valid(out.Float64()) {
 		return price.Rate{}, errors.New("rerank: price needs input_usd_per_mtok and output_usd_per_mtok, each a finite amount of at least 0")
 	}
-	return price.Rate{Model: reranklab.ListwiseModel, InputPerMTok: in.Float64(), OutputPerMTok: out.Float64(), Source: source}, nil
+	r := price.Rate{Model: reranklab.ListwiseModel, InputPerMTok: in.Float64(), OutputPerMTok: out.Float64(), Source: source}
+	if err := CheckRate(r); err != nil {
+		return price.Rate{}, fmt.Errorf("rerank: %w", err)
+	}
+	return r, nil
 }

@@ -46,7 +46,9 @@ func FuzzLiveReply(f *testing.F) {
 		require.NoError(t, err)
 		p := prompt(smallState)
 		reply, liveErr := live.Decide(context.Background(), p, time.Second)
-		require.Len(t, recorded, 1)
+		require.Len(t, recorded, 2, "recorded as pending before it was sent, then with its outcome")
+		require.True(t, recorded[0].Pending)
+		recorded = recorded[1:]
 		if liveErr != nil {
 			_, ok := reason.Of(liveErr)
 			require.True(t, ok, "a refusal carries a code: %v", liveErr)

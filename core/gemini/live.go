@@ -79,11 +79,20 @@ func (a *Allowance) take() bool {
 // as cancelled. The reference provider records only the request in those
 // three cases, which its own replay cannot read back; recording the code
 // lets a replay end the run exactly as the live run ended (AttemptReason).
+//
+// Before it is sent, the same request is recorded as Pending (with no
+// outcome), so that a process killed while waiting for the reply still
+// leaves the request it paid for on record (see NotRecorded); the attempt
+// recorded after the reply replaces it.
 type Attempt struct {
 	Request    *pyjson.Object
 	Response   any
 	Error      string
 	HTTPStatus int
+	Pending    bool
+	// SentAt is when a pending attempt was sent (RFC 3339), stamped by
+	// whoever records it with its clock.
+	SentAt string
 }
 
 // Transport kinds, the reference lab's exception names.
@@ -92,6 +101,15 @@ const (
 	URLError     = "URLError"
 	TimeoutError = "TimeoutError"
 )
+
+// NotRecorded is the error kind of a pending attempt: a request recorded
+// before it was sent whose reply never was, because the recording process
+// stopped (a kill, a crash, a power cut) while it waited. A recording
+// keeps it with this kind, so a replay ends the run there with
+// model_transport_failed:ReplyNotRecorded, counting the call, as the
+// reference replay also reads it (any error string is a transport kind):
+// the request was paid for, and what it would have answered is unknown.
+const NotRecorded = "ReplyNotRecorded"
 
 // AttemptReason is the code a failed attempt ends a run with, live and in
 // replay alike: the three codes an attempt records for a body it could not
@@ -109,9 +127,10 @@ func AttemptReason(kind string) reason.Code {
 // Client is the paid model: each decision is one generateContent request
 // through a Transport, under the reference provider's guarantees and in its
 // order of checks: a body over MaxRequestBytes is refused, then an
-// exhausted allowance, then a missing key; only then is the attempt counted
-// and sent, with a timeout of min(45 s, the run's remaining deadline), no
-// retry and no redirect, and recorded (saved) whatever happened. The key
+// exhausted allowance, then a missing key; only then is the attempt
+// counted, recorded as pending (saved before a byte is sent), sent with a
+// timeout of min(45 s, the run's remaining deadline), no retry and no
+// redirect, and recorded again (saved) with whatever happened. The key
 // stays in the Transport.
 type Client struct {
 	transport Transport
@@ -127,10 +146,11 @@ type Client struct {
 }
 
 // NewClient returns a live model. endpoint is "" for Endpoint or a loopback
-// override (see ResolveEndpoint). record is called after every attempt,
-// before the reply is decoded; it should save the recording, and an error
-// from it stops the run as a fault (spending more without a record of it
-// would be worse).
+// override (see ResolveEndpoint). record is called before every attempt is
+// sent (a Pending attempt) and after it, before the reply is decoded; it
+// should save the recording, and an error from it stops the run as a fault
+// (spending more without a record of it would be worse): before sending,
+// nothing is sent.
 func NewClient(t Transport, a *Allowance, endpoint string, record func(Attempt) error) (*Client, error) {
 	return NewClientFor(Model, t, a, endpoint, record)
 }
@@ -180,6 +200,9 @@ func (m *Client) Decide(ctx context.Context, p model.Prompt, timeout time.Durati
 	if !m.allowance.take() {
 		return model.Reply{}, reason.New(reason.BatchRequestLimit,
 			"all %d requests of the allowance are used; nothing was sent", m.allowance.Limit())
+	}
+	if err := m.record(Attempt{Request: payload, Pending: true}); err != nil {
+		return model.Reply{}, fmt.Errorf("request %d was not sent: it could not be recorded first: %w", m.allowance.Used(), err)
 	}
 	call, cancel := context.WithTimeout(ctx, min(timeout, MaxCallTimeout))
 	defer cancel()

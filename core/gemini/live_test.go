@@ -2,7 +2,9 @@ package gemini_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/secret"
 	"github.com/ragagentlab/ragagent/core/tools"
 	"github.com/ragagentlab/ragagent/fixtures"
 	"github.com/ragagentlab/ragagent/internal/geminitest"
@@ -36,12 +39,15 @@ func stopDecision() *pyjson.Object {
 	return pyjson.ValueOf(agent.Decision{Action: agent.Stop, Assessment: "Nothing supports an answer.", Citations: []agent.Quote{}}).(*pyjson.Object)
 }
 
-// attempts collects what a live model records, and saves it through a
-// real recorder so the saved bytes can be searched for the key.
+// attempts collects what a live model records (its attempts with their
+// outcome in list, the write-ahead records made before each was sent in
+// pending), and saves it through a real recorder so the saved bytes can
+// be searched for the key.
 type attempts struct {
-	list  []gemini.Attempt
-	saved []byte
-	log   *recording.TrialLog
+	list    []gemini.Attempt
+	pending []gemini.Attempt
+	saved   []byte
+	log     *recording.TrialLog
 }
 
 func newAttempts(t *testing.T) *attempts {
@@ -55,7 +61,11 @@ func newAttempts(t *testing.T) *attempts {
 }
 
 func (a *attempts) record(x gemini.Attempt) error {
-	a.list = append(a.list, x)
+	if x.Pending {
+		a.pending = append(a.pending, x)
+	} else {
+		a.list = append(a.list, x)
+	}
 	return a.log.Record(x)
 }
 
@@ -334,24 +344,61 @@ func TestAllowanceBounds(t *testing.T) {
 	}
 }
 
-// TestKeyEchoIsRedacted: an error body that repeats the key is shown
-// without it.
+// uEscaped writes every character of s as a \uXXXX escape.
+func uEscaped(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		fmt.Fprintf(&b, `\u%04x`, r)
+	}
+	return b.String()
+}
+
+// TestKeyEchoIsRedacted: whatever the status, a body that echoes the key
+// (verbatim, as \u escapes, URL-encoded) reaches neither the run's error,
+// the reply, nor the recording; the key compared is the one sent
+// (trimmed). A 403 echoing the key as \u escapes printed it on stdout and
+// in --json detail; a 2xx reply echoing it put it in the recording.
 func TestKeyEchoIsRedacted(t *testing.T) {
-	echo := geminitest.ResponderFunc(func(r geminitest.Request) geminitest.Reply {
-		body := pyjson.NewObject("error", pyjson.NewObject("code", 400, "message", "API key "+r.Header.Get("X-Goog-Api-Key")+" not valid"))
-		return geminitest.Raw(400, pyjson.Dumps(body, pyjson.Options{}))
-	})
-	fake := geminitest.NewServer(echo)
-	defer fake.Close()
-	allowance, _ := gemini.NewAllowance(1)
-	rec := newAttempts(t)
-	live, err := gemini.NewClient(httptransport.New(dummyKey), allowance, fake.URL(), rec.record)
-	require.NoError(t, err)
-	_, err = live.Decide(context.Background(), prompt(smallState), 10*time.Second)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "HTTP 400: API key [key] not valid")
-	assert.NotContains(t, err.Error(), dummyKey)
-	assert.NotContains(t, string(rec.saved), dummyKey)
+	errorBody := func(message string) geminitest.Reply {
+		return geminitest.Raw(403, `{"error": {"code": 403, "message": "`+message+`", "status": "PERMISSION_DENIED"}}`)
+	}
+	for _, c := range []struct {
+		name  string
+		key   string // as configured
+		reply func(sent string) geminitest.Reply
+	}{
+		{"403 verbatim", dummyKey, func(k string) geminitest.Reply { return errorBody("API key " + k + " not valid") }},
+		{"403 as \\u escapes", dummyKey, func(k string) geminitest.Reply { return errorBody("API key " + uEscaped(k) + " not valid") }},
+		{"403 URL-encoded", dummyKey, func(k string) geminitest.Reply {
+			return errorBody("see https://example.com/?key=" + url.QueryEscape(k) + "%21")
+		}},
+		{"2xx whose text echoes the key", dummyKey, func(k string) geminitest.Reply {
+			return geminitest.Decision(pyjson.NewObject("action", "stop", "assessment", "my key is "+k, "query", "", "source_id", "", "answer", "", "citations", []any{}))
+		}},
+		{"2xx whose text echoes it as \\u escapes", dummyKey, func(k string) geminitest.Reply {
+			return geminitest.Text(`{"action": "stop", "assessment": "key ` + uEscaped(k) + `", "query": "", "source_id": "", "answer": "", "citations": []}`)
+		}},
+		{"a key with a trailing space", dummyKey + " \n", func(k string) geminitest.Reply { return errorBody("API key " + k + " not valid") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var sent string
+			fake := geminitest.NewServer(geminitest.ResponderFunc(func(r geminitest.Request) geminitest.Reply {
+				sent = r.Header.Get("X-Goog-Api-Key")
+				return c.reply(sent)
+			}))
+			defer fake.Close()
+			allowance, _ := gemini.NewAllowance(1)
+			rec := newAttempts(t)
+			live, err := gemini.NewClient(httptransport.New(c.key), allowance, fake.URL(), rec.record)
+			require.NoError(t, err)
+			reply, err := live.Decide(context.Background(), prompt(smallState), 10*time.Second)
+			assert.Equal(t, dummyKey, sent, "the key is sent trimmed")
+			shown := fmt.Sprint(err) + pyjson.Dumps(reply.Value, pyjson.Options{})
+			assert.False(t, secret.Contains([]byte(shown), dummyKey), "the run's error and reply: %s", shown)
+			assert.False(t, secret.Contains(rec.saved, dummyKey), "the recording")
+			assert.Contains(t, shown+string(rec.saved), secret.Mark)
+		})
+	}
 }
 
 // TestTimeoutIsCappedByTheRunDeadline: with 50 ms of the run's 180 s left,

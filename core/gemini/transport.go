@@ -7,8 +7,11 @@ import "context"
 // it. A native transport uses net/http; the page's transport asks the JS
 // shell to fetch. Implementations send only the Content-Type and
 // x-goog-api-key headers, follow no redirect (a 3xx comes back as its
-// status), make no retry, read at most MaxResponseBytes+1 bytes of body and
-// honour ctx's deadline and cancellation.
+// status), make no retry, read at most MaxResponseBytes+1 bytes of body,
+// honour ctx's deadline and cancellation, and return every body, whatever
+// its status, with the key redacted by secret.Redact (a body can echo the
+// key verbatim, JSON-escaped or URL-encoded): the Client, the recording and
+// every output see only what the transport hands back.
 type Transport interface {
 	// HasKey reports whether a key is configured, without revealing it, so
 	// a missing key is refused before anything is sent or counted.

@@ -70,18 +70,24 @@ func (t Table) Rates() []Rate {
 }
 
 // Override applies "model=input/output[,model=input/output]" (US dollars per
-// million tokens) over the table and returns the result.
+// million tokens) over the table and returns the result. A model priced
+// twice is refused rather than silently taking the last price.
 func (t Table) Override(spec string) (Table, error) {
 	out := NewTable(t.Rates()...)
 	if strings.TrimSpace(spec) == "" {
 		return out, nil
 	}
+	given := map[string]bool{}
 	for _, part := range strings.Split(spec, ",") {
 		model, prices, ok := strings.Cut(strings.TrimSpace(part), "=")
 		in, outp, ok2 := strings.Cut(prices, "/")
 		if !ok || !ok2 || strings.TrimSpace(model) == "" {
 			return Table{}, fmt.Errorf("price %q is not model=input/output (US dollars per million tokens)", part)
 		}
+		if given[strings.TrimSpace(model)] {
+			return Table{}, fmt.Errorf("%s is priced twice; give each model once", strings.TrimSpace(model))
+		}
+		given[strings.TrimSpace(model)] = true
 		i, err1 := strconv.ParseFloat(strings.TrimSpace(in), 64)
 		o, err2 := strconv.ParseFloat(strings.TrimSpace(outp), 64)
 		if err1 != nil || err2 != nil || !(i >= 0 && o >= 0) || math.IsInf(i, 0) || math.IsInf(o, 0) {

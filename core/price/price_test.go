@@ -30,6 +30,7 @@ func TestOverride(t *testing.T) {
 		{"m=NaN/1", "", 0, true},
 		{"m=Inf/1", "", 0, true},
 		{"m=1/+Inf", "", 0, true},
+		{"m=1/2,m=3/4", "", 0, true}, // a model priced twice is refused, never the last price
 	} {
 		t.Run(c.spec, func(t *testing.T) {
 			table, err := Defaults().Override(c.spec)

@@ -138,7 +138,7 @@ type selfish struct{}
 
 func (s selfish) MarshalPyJSON() any { return s }
 
-type quoted struct {
+type stringOption struct {
 	N int `json:"n,string"`
 }
 
@@ -250,7 +250,7 @@ func TestMarshalRefusesWhatIsNotJSON(t *testing.T) {
 		{"a complex number", []complex128{1}, "cannot encode complex128"},
 		{"a float32 (Python floats are doubles)", float32(0.1), "cannot encode float32"},
 		{"a map with integer keys", map[int]string{1: "a"}, "object keys are strings"},
-		{"the ,string option", quoted{N: 1}, "the ,string tag option is not supported"},
+		{"the ,string option", stringOption{N: 1}, "the ,string tag option is not supported"},
 		{"a cycle", loop, "nesting deeper than 1000 levels"},
 		{"a Marshaler returning itself", selfish{}, "returns its own type"},
 	} {

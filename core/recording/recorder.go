@@ -9,8 +9,8 @@ import (
 )
 
 // Recorder builds a recording while a batch runs and hands the whole file to
-// save after every change: when the batch starts, when a trial starts, after
-// every attempt and when a trial ends. Saving after each attempt (rather
+// save after every change: when the batch starts, when a trial starts,
+// before every attempt is sent and after it, and when a trial ends. Saving after each attempt (rather
 // than at the end) is what makes a crash, a kill or a full disk lose
 // nothing that was paid for; save should therefore replace the file
 // atomically. The recorder never sees a key: attempts carry only bodies.
@@ -83,12 +83,18 @@ type TrialLog struct {
 }
 
 // Record appends an attempt and saves; use it as the live model's record
-// function.
+// function. A pending attempt (recorded before it is sent) is appended as
+// a pending exchange; the attempt recorded after its reply replaces it, so
+// a finished recording is what it was before write-ahead records existed.
 func (l *TrialLog) Record(a gemini.Attempt) error {
 	l.r.mu.Lock()
 	defer l.r.mu.Unlock()
 	t := &l.r.file.Trials[l.i]
-	t.Exchanges = append(t.Exchanges, ExchangeOf(a))
+	if n := len(t.Exchanges); !a.Pending && n > 0 && t.Exchanges[n-1].Pending {
+		t.Exchanges[n-1] = ExchangeOf(a)
+	} else {
+		t.Exchanges = append(t.Exchanges, ExchangeOf(a))
+	}
 	return l.r.flush()
 }
 
@@ -102,6 +108,9 @@ func (l *TrialLog) Finish(elapsedSeconds float64) error {
 
 // ExchangeOf is an attempt as a recorded exchange.
 func ExchangeOf(a gemini.Attempt) Exchange {
+	if a.Pending {
+		return Exchange{Request: a.Request, Error: gemini.NotRecorded, Pending: true, SentAt: a.SentAt}
+	}
 	ex := Exchange{Request: a.Request, Error: a.Error, HTTPStatus: a.HTTPStatus}
 	if a.Error == "" {
 		ex.Response = a.Response

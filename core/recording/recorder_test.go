@@ -131,3 +131,47 @@ func TestMemoryRecorderKeepsEveryAttempt(t *testing.T) {
 	assert.Equal(t, "run-1", f.Trials[0].ID)
 	assert.Equal(t, "URLError", f.Trials[0].Exchanges[0].Error)
 }
+
+// TestAPendingAttemptIsOnRecordUntilItsOutcomeReplacesIt: the write-ahead
+// record made before a request is sent is saved (a kill while waiting for
+// the reply leaves it, and it parses and replays as a call without a
+// reply: model_transport_failed:ReplyNotRecorded, the call counted); the
+// outcome recorded after the reply replaces it, so the finished file is
+// byte for byte what it was without write-ahead records.
+func TestAPendingAttemptIsOnRecordUntilItsOutcomeReplacesIt(t *testing.T) {
+	head := File{Model: gemini.Model, Endpoint: gemini.Endpoint, Config: gemini.Config(), RecordedAt: "now"}
+	var saves [][]byte
+	rec, err := NewRecorder(head, func(b []byte) error { saves = append(saves, b); return nil })
+	require.NoError(t, err)
+	log, err := rec.Begin(Trial{ID: "t", Question: "q", Version: "3.12", Mode: "agent"})
+	require.NoError(t, err)
+	payload := gemini.Payload(prompt())
+	require.NoError(t, log.Record(gemini.Attempt{Request: payload, Pending: true, SentAt: "2026-11-29T12:00:00Z"}))
+
+	killed, err := Parse(saves[len(saves)-1])
+	require.NoError(t, err, "the file saved before sending parses")
+	ex := killed.Trials[0].Exchanges[0]
+	assert.True(t, ex.Pending)
+	assert.Equal(t, gemini.NotRecorded, ex.Error)
+	assert.Equal(t, "2026-11-29T12:00:00Z", ex.SentAt)
+	assert.Contains(t, string(saves[len(saves)-1]), `"error": "ReplyNotRecorded",`)
+	r := NewReplayer(killed.Trials[0])
+	_, err = r.Decide(context.Background(), prompt(), time.Second)
+	code, _ := reason.Of(err)
+	assert.Equal(t, reason.Code("model_transport_failed:ReplyNotRecorded"), code)
+	assert.Contains(t, err.Error(), "sent 2026-11-29T12:00:00Z; the recording process stopped before its reply was recorded")
+	assert.Equal(t, 1, r.Used(), "the call counts")
+
+	reply := pyjson.NewObject("candidates", []any{})
+	require.NoError(t, log.Record(gemini.Attempt{Request: payload, Response: reply}))
+	var plain [][]byte
+	rec2, err := NewRecorder(head, func(b []byte) error { plain = append(plain, b); return nil })
+	require.NoError(t, err)
+	log2, err := rec2.Begin(Trial{ID: "t", Question: "q", Version: "3.12", Mode: "agent"})
+	require.NoError(t, err)
+	require.NoError(t, log2.Record(gemini.Attempt{Request: payload, Response: reply}))
+	assert.Equal(t, string(plain[len(plain)-1]), string(saves[len(saves)-1]))
+
+	_, err = Parse([]byte(`{"format": "ragagent-recording/1", "trials": [{"id": "t", "exchanges": [{"request": {}, "error": "ReplyNotRecorded", "pending": "yes"}]}]}`))
+	assert.ErrorContains(t, err, "pending must be true or false")
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 )
 
@@ -44,19 +45,31 @@ type Trial struct {
 
 // Exchange is one model request with either its response or the error kind
 // (and HTTP status, when there was one) of a failed attempt.
+//
+// A pending exchange is the write-ahead record of a request about to be
+// sent: {"request", "error": "ReplyNotRecorded", "pending": true,
+// "sent_at"}. The attempt's outcome replaces it once the reply is in; one
+// left in a file means the recording process stopped while it waited, and
+// it replays as that error kind (gemini.NotRecorded).
 type Exchange struct {
 	Request    any
 	Response   any
 	Error      string
 	HTTPStatus int
+	Pending    bool
+	SentAt     string
 }
 
 // MarshalPyJSON writes the request, then either the error (and the HTTP
-// status, when there was one) or the response, null included. A custom
+// status, when there was one) or the response, null included; an attempt
+// sent but not yet answered is written as pending, with when it was sent. A custom
 // shape because which keys appear depends on Error (an error wins over a
 // response, as in the reference replay), which struct tags cannot state.
 func (ex Exchange) MarshalPyJSON() any {
 	o := pyjson.NewObject("request", ex.Request)
+	if ex.Pending {
+		return o.Set("error", ex.Error).Set("pending", true).Set("sent_at", ex.SentAt)
+	}
 	if ex.Error != "" {
 		o.Set("error", ex.Error)
 		if ex.HTTPStatus != 0 {
@@ -84,7 +97,7 @@ func (e *ParseError) Error() string {
 // JSON, has another format tag, or whose trials or exchanges lack what
 // replay needs is refused with a one-line ParseError.
 func Parse(data []byte) (*File, error) {
-	root, err := pyjson.Decode(string(data))
+	root, err := jsonfile.Value(data)
 	if err != nil {
 		return nil, &ParseError{Msg: "not valid JSON (" + err.Error() + "); is the file truncated?"}
 	}
@@ -178,6 +191,12 @@ func parseExchange(v any) (Exchange, error) {
 	var present bool
 	if ex.Request, present = o.Get("request"); !present {
 		return Exchange{}, fmt.Errorf("has no request")
+	}
+	if p, present := o.Get("pending"); present {
+		if ex.Pending, ok = p.(bool); !ok {
+			return Exchange{}, fmt.Errorf("pending must be true or false")
+		}
+		ex.SentAt, _ = str(o, "sent_at")
 	}
 	if e, present := o.Get("error"); present {
 		// As in the reference replay, an error wins over a response.

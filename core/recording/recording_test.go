@@ -44,6 +44,12 @@ func TestParseRefusesMalformedRecordingsInOneLine(t *testing.T) {
 		{"error not a string", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": [{"request": {}, "error": 429}]}]}`, "error must be"},
 		{"elapsed not finite", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "elapsed_seconds": NaN, "exchanges": []}]}`, "finite"},
 		{"repeat not whole", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "repeat": 1.5, "exchanges": []}]}`, "repeat must be"},
+		// A repeated key would silently drop what came first (json.loads
+		// keeps the last value): refused, as are keys differing only in case.
+		{"repeated trials key", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": []}], "trials": []}`, `the key "trials" appears twice`},
+		{"repeated key in a response", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": [{"request": {}, "response": {"candidates": [], "candidates": []}}]}]}`, `the key "candidates" appears twice`},
+		{"case-variant keys", `{"format": "ragagent-recording/1", "trials": [], "Trials": [{"id": "a", "exchanges": []}]}`, `differ only in case`},
+		{"tiny values past the memory bound", "[" + strings.Repeat(`{"a":1},`, 1<<20) + `{"a":1}]`, "MB of memory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse([]byte(c.text))

@@ -66,6 +66,9 @@ func (r *Replayer) Answer(request any) (any, error) {
 		if ex.HTTPStatus != 0 {
 			detail += fmt.Sprintf(": HTTP %d", ex.HTTPStatus)
 		}
+		if ex.Pending {
+			detail += ": sent " + ex.SentAt + "; the recording process stopped before its reply was recorded"
+		}
 		return nil, reason.New(gemini.AttemptReason(ex.Error), "%s (recorded)", detail)
 	}
 	return ex.Response, nil

@@ -67,7 +67,11 @@ type memoryStore struct {
 }
 
 func (m *memoryStore) Load() ([]byte, bool, error) { return m.data, m.saved, nil }
-func (m *memoryStore) Save(data []byte) error {
+func (m *memoryStore) Update(apply func([]byte, bool) ([]byte, error)) error {
+	data, err := apply(m.data, m.saved)
+	if err != nil {
+		return err
+	}
 	if m.fail != nil {
 		return m.fail
 	}
@@ -126,7 +130,9 @@ func liveWith(t *testing.T, budgetUSD float64, allowance int, key bool, script [
 	r := &liveRun{transport: &fakeTransport{t: t, key: key, script: script, store: store}, ledger: ledger}
 	r.live, err = NewLiveRanker(LiveRankerConfig{Transport: r.transport, Allowance: a, Ledger: ledger, Rate: defaultRate(t),
 		Record: func(at gemini.Attempt) error {
-			r.exchanges = append(r.exchanges, recording.ExchangeOf(at))
+			if !at.Pending { // the write-ahead record before sending is replaced by this one
+				r.exchanges = append(r.exchanges, recording.ExchangeOf(at))
+			}
 			return nil
 		}})
 	require.NoError(t, err)
@@ -205,7 +211,7 @@ func TestLiveRecordingReplays(t *testing.T) {
 	require.NoError(t, err)
 	rec, err := s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
 	require.NoError(t, err)
-	require.Equal(t, 6, len(saves), "saved at the start, at the trial and after each of the 4 attempts")
+	require.Equal(t, 10, len(saves), "saved at the start, at the trial, and before and after each of the 4 attempts")
 
 	file, err := recording.Parse(saves[len(saves)-1])
 	require.NoError(t, err)
@@ -349,7 +355,7 @@ func TestLiveStopsWhenAnAttemptCannotBeRecorded(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
 	assert.ErrorContains(t, err, "disk full")
-	assert.Len(t, r.transport.posts, 1, "the run stops after the unrecorded attempt")
+	assert.Empty(t, r.transport.posts, "a request that cannot be recorded before it is sent is not sent; the run stops")
 	require.Len(t, r.ledger.Entries(), 1)
 	assert.Contains(t, r.ledger.Entries()[0].Outcome, "failed: ", "the reservation stays, marked failed")
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/secret"
 )
 
 // KeyFromEnv returns the first non-blank key among GOOGLE_API_KEY and
@@ -65,7 +66,8 @@ func New(key string) *Transport {
 func (t *Transport) HasKey() bool { return t.key != "" }
 
 // Post sends body and returns the status and at most
-// gemini.MaxResponseBytes+1 bytes of the response body. Errors are
+// gemini.MaxResponseBytes+1 bytes of the response body, with the key
+// redacted in every form an echo can take (secret.Redact). Errors are
 // *gemini.TransportError: TimeoutError for a deadline, a timeout or a
 // cancellation, URLError for anything else (refused, DNS, TLS, reset). No
 // error text carries the key.
@@ -88,11 +90,9 @@ func (t *Transport) Post(ctx context.Context, endpoint string, body []byte) (int
 	if err != nil {
 		return 0, nil, t.fail(ctx, err)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		// An error body is shown to people; make sure it cannot echo the key.
-		data = t.redact(data)
-	}
-	return resp.StatusCode, data, nil
+	// Whatever the status, the body may echo the key (an error message, a
+	// model repeating its request): it is redacted before anything sees it.
+	return resp.StatusCode, secret.Redact(data, t.key), nil
 }
 
 // fail classifies a failure with no HTTP response.
@@ -103,12 +103,5 @@ func (t *Transport) fail(ctx context.Context, err error) error {
 		(errors.As(err, &ne) && ne.Timeout()) {
 		kind = gemini.TimeoutError
 	}
-	return &gemini.TransportError{Kind: kind, Err: errors.New(string(t.redact([]byte(err.Error()))))}
-}
-
-func (t *Transport) redact(b []byte) []byte {
-	if t.key == "" {
-		return b
-	}
-	return bytes.ReplaceAll(b, []byte(t.key), []byte("[key]"))
+	return &gemini.TransportError{Kind: kind, Err: errors.New(string(secret.Redact([]byte(err.Error()), t.key)))}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -34,7 +35,7 @@ import (
 //
 // The published record has no modelVersion per call, so none is invented.
 func Comparison(data []byte, lib tools.Tools) (*recording.File, error) {
-	root, err := pyjson.Decode(string(data))
+	root, err := jsonfile.Value(data)
 	if err != nil {
 		return nil, fmt.Errorf("published record: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
@@ -19,7 +20,7 @@ const (
 )
 
 func decodeRecord(data []byte, what string) (*pyjson.Object, error) {
-	v, err := pyjson.Decode(string(data))
+	v, err := jsonfile.Value(data)
 	if err != nil {
 		return nil, fmt.Errorf("published %s record: %w", what, err)
 	}

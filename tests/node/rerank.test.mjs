@@ -4,6 +4,7 @@
 // page's load/save bridge (here an object in memory).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { startEngine, releaseTimers, root } from "./engine.mjs";
@@ -42,7 +43,8 @@ function recordedFetch(log, store) {
   return async (endpoint, body, opts) => {
     const i = log.length;
     const ledger = store && JSON.parse(store.text);
-    log.push({ endpoint, body, opts, reservedBefore: ledger && ledger.entries.at(-1) });
+    const sha = createHash("sha256").update(body).digest("hex");
+    log.push({ endpoint, body, opts, reservedBefore: ledger && ledger.entries.find((e) => e.request_sha256 === sha) });
     return { status: 200, body: new TextEncoder().encode(JSON.stringify(RECORDED.trials[i].exchanges[0].response)) };
   };
 }
@@ -157,6 +159,9 @@ test("a live rerank reserves and saves each estimate before sending, then gives 
   log.forEach((r, i) => {
     assert.equal(r.endpoint, LISTWISE);
     assert.deepEqual(JSON.parse(r.body), RECORDED.trials[i].exchanges[0].request, "the recorded request bytes");
+    // The run's four reservations are saved together before the first is
+    // sent (so a run another tab or process left no room for is refused
+    // whole); this request's own was on record before it was sent.
     assert.equal(r.reservedBefore.seq, i + 1, "its reservation was saved before it was sent");
     assert.equal(r.reservedBefore.outcome, "reserved");
     assert.ok(r.opts.signal instanceof AbortSignal && r.opts.timeoutMs <= 45000);
@@ -195,8 +200,11 @@ test("cancel stops a live rerank waiting on the network; its reservation stays",
   await assert.rejects(result, /case utf8-write/);
   assert.equal(seen.aborted, true);
   const state = await api.ledger(store);
-  assert.equal(state.entries.length, 1, "the reservation made before sending is kept");
-  assert.notEqual(state.entries[0].outcome, "reserved");
+  assert.notEqual(state.entries[0].outcome, "reserved", "the sent request's reservation is kept, settled");
+  assert.notEqual(state.entries[0].outcome, "released");
+  assert.deepEqual(state.entries.slice(1).map((e) => e.outcome), ["released", "released", "released"],
+    "the requests never sent are released and no longer count");
+  assert.equal(state.spent_usd, state.entries[0].estimated_usd);
 });
 
 test("an HTTP error fails that case, keeps its reservation and never retries", async () => {

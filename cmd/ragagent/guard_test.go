@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/secret"
+	"github.com/ragagentlab/ragagent/internal/geminitest"
+)
+
+// escaped writes every character of s as a \uXXXX escape.
+func escaped(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		fmt.Fprintf(&b, `\u%04x`, r)
+	}
+	return b.String()
+}
+
+// keyEchoes is a fake that echoes the key it is sent: in the assessment
+// of a search (verbatim), then of a stop (as \u escapes), then in a 403's
+// message (as \u escapes), then answers with the scripted policy.
+func keyEchoes() *geminitest.Server {
+	n := 0
+	policy := geminitest.Policy()
+	return geminitest.NewServer(geminitest.ResponderFunc(func(r geminitest.Request) geminitest.Reply {
+		n++
+		k := r.Header.Get("X-Goog-Api-Key")
+		switch n {
+		case 1:
+			return geminitest.Decision(pyjson.NewObject("action", "search", "assessment", "the key is "+k, "query", "write text file",
+				"source_id", "", "answer", "", "citations", []any{}))
+		case 2:
+			return geminitest.Text(`{"action": "stop", "assessment": "again ` + escaped(k) + `", "query": "", "source_id": "", "answer": "", "citations": []}`)
+		case 3:
+			return geminitest.Raw(403, `{"error": {"code": 403, "message": "API key `+escaped(k)+` not valid", "status": "PERMISSION_DENIED"}}`)
+		}
+		return policy.Reply(r)
+	}))
+}
+
+// TestTheKeyReachesNoOutput: replies that echo the key (verbatim, as \u
+// escapes, in 2xx text and a 403's message) leave it in none of stdout,
+// stderr, --json output, the recording or the report, in any form. It was
+// printed on stdout and in --json detail, and written 32 times to the
+// recording, output and report.
+func TestTheKeyReachesNoOutput(t *testing.T) {
+	for _, asJSON := range []bool{false, true} {
+		t.Run(fmt.Sprint("json ", asJSON), func(t *testing.T) {
+			fake := keyEchoes()
+			defer fake.Close()
+			dir := t.TempDir()
+			output := filepath.Join(dir, "rec.json")
+			t.Setenv("GOOGLE_API_KEY", dummyKey+" ") // trimmed when sent, and when looked for
+			args := []string{"live", "--execute-approved", "--endpoint", fake.URL(), "--output", output, "--cases", "overwrite", "--repeats", "1", "--modes", "agent,fixed"}
+			if asJSON {
+				args = append(args, "--json")
+			}
+			code, out, errs := ragagent(args...)
+			require.Equal(t, exitOK, code, errs)
+			recData, err := os.ReadFile(output)
+			require.NoError(t, err)
+			repData, err := os.ReadFile(filepath.Join(dir, "rec.report.json"))
+			require.NoError(t, err)
+			for name, text := range map[string]string{"stdout": out, "stderr": errs, "recording": string(recData), "report": string(repData)} {
+				assert.False(t, secret.Contains([]byte(text), dummyKey), "the key is in the %s", name)
+			}
+			assert.Contains(t, string(recData), secret.Mark, "the echo was recorded, redacted")
+			assert.NotContains(t, out+errs, "withheld", "the transport redacted it: the last check found nothing")
+			gens := fake.Generations()
+			require.GreaterOrEqual(t, len(gens), 2, "both echoing replies were asked for")
+			assert.Equal(t, dummyKey, gens[0].Header.Get("X-Goog-Api-Key"))
+		})
+	}
+}
+
+// TestA403EchoingTheKeyIsShownRedacted: run --policy gemini shows the
+// API's message of a 403 (on stdout, and in --json detail) without the key
+// it echoed as \u escapes.
+func TestA403EchoingTheKeyIsShownRedacted(t *testing.T) {
+	fake := geminitest.NewServer(geminitest.ResponderFunc(func(r geminitest.Request) geminitest.Reply {
+		return geminitest.Raw(403, `{"error": {"code": 403, "message": "API key `+escaped(r.Header.Get("X-Goog-Api-Key"))+` not valid"}}`)
+	}))
+	defer fake.Close()
+	t.Setenv("GOOGLE_API_KEY", dummyKey)
+	for _, asJSON := range []bool{false, true} {
+		args := []string{"run", "--policy", "gemini", "--question", "How do I write a file?", "--endpoint", fake.URL(),
+			"--record", filepath.Join(t.TempDir(), "r.json")}
+		if asJSON {
+			args = append(args, "--json")
+		}
+		code, out, errs := ragagent(args...)
+		require.Equal(t, exitOK, code, errs)
+		assert.Contains(t, out, "HTTP 403: API key "+secret.Mark+" not valid")
+		assert.False(t, secret.Contains([]byte(out+errs), dummyKey))
+	}
+}
+
+// TestTheLastCheckWithholdsWhatHoldsTheKey: whatever got past redaction
+// (here a recording the person replays that carries the key) is not
+// printed: the line is withheld and the command exits 1; a file holding
+// the key is not written.
+func TestTheLastCheckWithholdsWhatHoldsTheKey(t *testing.T) {
+	t.Setenv("GEMINI_API_KEY", dummyKey)
+	path := filepath.Join(t.TempDir(), "r.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"format": "ragagent-recording/1", "trials": [{"id": "x", "case_id": "c", "mode": "agent",
+		"question": "is `+escaped(dummyKey)+` a key?", "version": "3.12", "exchanges": []}]}`), 0o644))
+	code, out, errs := ragagent("replay", "--recording", path, "--json")
+	assert.Equal(t, exitError, code)
+	assert.False(t, secret.Contains([]byte(out+errs), dummyKey))
+	assert.Contains(t, out, "[a line of output was withheld: it contained the API key]")
+	assert.Contains(t, errs, "output that contained the API key was withheld")
+
+	g := newKeyGuard(dummyKey + "\n")
+	o, err := newOutput(filepath.Join(t.TempDir(), "out.json"), g)
+	require.NoError(t, err)
+	err = o.save([]byte(`{"x": "` + strings.ReplaceAll(strings.ToUpper(escaped(dummyKey)), `\U`, `\u`) + `"}`))
+	assert.ErrorContains(t, err, "it contains the API key; nothing was written")
+	assert.NoFileExists(t, o.path)
+	require.NoError(t, o.save([]byte(`{"x": 1}`)))
+	assert.FileExists(t, o.path)
+}
