@@ -10,6 +10,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/lab"
 )
 
@@ -177,14 +178,32 @@ func printTrace(w io.Writer, t lab.TrialReport) {
 			fmt.Fprintf(w, "    [%s] %q\n      %s\n", c.SourceID, c.Quote, c.URL)
 		}
 	}
-	if c := t.Checks; c != nil {
-		retrieval := "no target"
-		if c.RetrievalTargetsRead != nil {
-			retrieval = fmt.Sprint(*c.RetrievalTargetsRead)
-		}
-		fmt.Fprintf(w, "  Checks: expected sources read %s, answer fixture %s (%s), queries %q, refined %t, within limits %t\n",
-			retrieval, passFail(c.AnswerFixtureCheck), c.Outcome, c.Trajectory.Queries, c.Trajectory.Refined, c.Trajectory.WithinLimits)
+	printChecks(w, "  ", t.Checks)
+}
+
+// printChecks shows each fixture check with its value, then its reason's
+// code and sentence; a run of no authored case has none.
+func printChecks(w io.Writer, indent string, c *evaluate.Checks) {
+	if c == nil {
+		return
 	}
+	retrieval := "no target"
+	if c.RetrievalTargetsRead != nil {
+		retrieval = fmt.Sprint(*c.RetrievalTargetsRead)
+	}
+	fmt.Fprintf(w, "%sChecks:\n", indent)
+	for _, row := range []struct {
+		name, value string
+		why         evaluate.Why
+	}{
+		{"expected sources read", retrieval, c.RetrievalReason},
+		{"answer fixture", passFail(c.AnswerFixtureCheck), c.AnswerReason},
+		{"outcome", string(c.Outcome), c.OutcomeReason},
+	} {
+		fmt.Fprintf(w, "%s  %s: %s (%s)\n%s    %s\n", indent, row.name, row.value, row.why.Code, indent,
+			wrap(row.why.Detail, 100, indent+"    "))
+	}
+	fmt.Fprintf(w, "%s  queries %q, refined %t, within limits %t\n", indent, c.Trajectory.Queries, c.Trajectory.Refined, c.Trajectory.WithinLimits)
 }
 
 func passFail(ok bool) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -105,14 +106,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		return writeJSON(stdout, stderr, "run", out)
 	}
-	printRunEnd(stdout, out, name, s.rate, time.Since(began))
+	printRunEnd(stdout, out, tr.Checks, name, s.rate, time.Since(began))
 	return exitOK
 }
 
-// printRunEnd shows how a run ended, its tokens and estimated cost, and
-// for a live run where its recording is.
-func printRunEnd(w io.Writer, out runOutput, policyName string, rate *price.Rate, elapsed time.Duration) {
+// printRunEnd shows how a run ended, its fixture checks when it asked an
+// authored case's question, its tokens and estimated cost, and for a live
+// run where its recording is.
+func printRunEnd(w io.Writer, out runOutput, checks *evaluate.Checks, policyName string, rate *price.Rate, elapsed time.Duration) {
 	printEnding(w, out.Result)
+	printChecks(w, "", checks)
 	switch {
 	case out.Tokens.Replies > 0:
 		fmt.Fprintf(w, "Tokens: %s.\n", tokensLine(out.Tokens))
