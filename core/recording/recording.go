@@ -43,12 +43,15 @@ type Trial struct {
 }
 
 // Exchange is one model request with either its response or the error kind
-// (and HTTP status, when there was one) of a failed attempt.
+// (and HTTP status, when there was one) of a failed attempt. SentAt, when
+// the recording kept it, is when the request was sent (RFC 3339); a trace
+// viewer draws its waterfall from it.
 type Exchange struct {
 	Request    any
 	Response   any
 	Error      string
 	HTTPStatus int
+	SentAt     string
 }
 
 // ParseError is a recording that cannot be used, with where and why.
@@ -163,6 +166,11 @@ func parseExchange(v any) (Exchange, error) {
 	if ex.Request, present = o.Get("request"); !present {
 		return Exchange{}, fmt.Errorf("has no request")
 	}
+	if at, present := o.Get("sent_at"); present && at != nil {
+		if ex.SentAt, ok = at.(string); !ok {
+			return Exchange{}, fmt.Errorf("sent_at must be a string")
+		}
+	}
 	if e, present := o.Get("error"); present {
 		// As in the reference replay, an error wins over a response.
 		if ex.Error, ok = e.(string); !ok || ex.Error == "" {
@@ -224,6 +232,9 @@ func (t Trial) Value() *pyjson.Object {
 // Value is the exchange as a JSON value.
 func (ex Exchange) Value() *pyjson.Object {
 	o := pyjson.NewObject("request", ex.Request)
+	if ex.SentAt != "" {
+		o.Set("sent_at", ex.SentAt)
+	}
 	if ex.Error != "" {
 		o.Set("error", ex.Error)
 		if ex.HTTPStatus != 0 {
