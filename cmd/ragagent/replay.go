@@ -17,11 +17,12 @@ import (
 const bundledName = "recordings/agent-comparison.json (bundled)"
 
 func cmdReplay(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("replay", "[--recording FILE] [--case ID] [--with-scripted] [--json]", stderr)
+	fs := newFlags("replay", "[--recording FILE] [--case ID] [--with-scripted] [--json] [--otlp FILE]", stderr)
 	path := fs.String("recording", "", "a ragagent-recording/1 `file` (default: the bundled 16-trial comparison)")
 	caseID := fs.String("case", "", "only trials of this case `id`, with each trial's steps")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of tables")
 	withScripted := fs.Bool("with-scripted", false, "also run the offline scripted policy on the same cases, both paths, and show it beside the recording")
+	otlpPath := fs.String("otlp", "", "also write the replayed trials as an OpenTelemetry trace (OTLP/JSON, OpenInference attributes) to this `file`")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -52,6 +53,15 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	rep := res.Report()
+	if *otlpPath != "" {
+		data, err := e.OTLP(file, res.Trials)
+		if err == nil {
+			err = replaceFile(*otlpPath, data)
+		}
+		if err != nil {
+			return fail("--otlp: %v", err)
+		}
+	}
 	var scripted *lab.Report
 	if *withScripted {
 		kept, _ := engine.FilterCase(file, *caseID)
@@ -71,6 +81,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	printSummary(stdout, rep)
 	fmt.Fprintf(stdout, "\n%d trials replayed from %s: %d of %d recorded model exchanges used, no API calls made.\n",
 		len(rep.Trials), name, res.ExchangesUsed, res.Exchanges)
+	if *otlpPath != "" {
+		fmt.Fprintf(stdout, "The %d trials' trace (OTLP/JSON, OpenInference attributes) is in %s.\n", len(rep.Trials), *otlpPath)
+	}
 	if scripted != nil {
 		fmt.Fprintln(stdout)
 		printScripted(stdout, rep, scripted)

@@ -106,6 +106,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		return writeJSON(stdout, stderr, "run", out)
 	}
+	if k := tr.KeyRefused; k != nil {
+		fmt.Fprintf(stdout, "\nThe API refused the key (HTTP %d): %s\nCheck GOOGLE_API_KEY or GEMINI_API_KEY; this run is a key problem, not graded.\n", k.HTTPStatus, k.Detail)
+	}
 	printRunEnd(stdout, out, tr.Checks, name, s.rate, time.Since(began))
 	return exitOK
 }

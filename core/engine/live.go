@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +23,15 @@ type LiveModel struct {
 type liveTrial struct {
 	Log      *recording.TrialLog
 	attempts atomic.Int64
+	mu       sync.Mutex
+	last     gemini.Attempt
+}
+
+// Last is the last attempt recorded.
+func (l *liveTrial) Last() gemini.Attempt {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
 }
 
 // Attempts is how many attempts were sent and recorded.
@@ -30,6 +40,9 @@ func (l *liveTrial) Attempts() int { return int(l.attempts.Load()) }
 // record logs an attempt; it is a live model's record function.
 func (l *liveTrial) record(a gemini.Attempt) error {
 	l.attempts.Add(1)
+	l.mu.Lock()
+	l.last = a
+	l.mu.Unlock()
 	return l.Log.Record(a)
 }
 
