@@ -76,7 +76,7 @@ function meters(usage, limits, elapsedSeconds) {
   const secs = elapsedSeconds === null || elapsedSeconds === undefined ? null : elapsedSeconds;
   box.append(secs === null
     ? meter("seconds", 0, limits.seconds, `not recorded / ${limits.seconds}`)
-    : meter("seconds", secs, limits.seconds, `${secs.toFixed(secs < 10 ? 2 : 1)} / ${limits.seconds}`));
+    : meter("seconds", secs, limits.seconds, `${secs.toFixed(2)} / ${limits.seconds}`));
   return box;
 }
 

@@ -170,7 +170,7 @@ export function mount() {
       const same = rec[i]?.source_id === r.source_id;
       return [i ? ", " : "", same ? h("code", {}, r.source_id) : h("mark", { class: "diff" }, h("code", {}, r.source_id))];
     });
-    return h("td", { class: differs ? "differs" : null }, items,
+    return h("td", { class: differs ? "differs" : null }, items, " ",
       h("span", { class: "cell-detail" }, differs ? "differs from the recorded order (highlighted positions)" : "same as recorded"));
   }
 
