@@ -276,7 +276,7 @@ function header(t, o) {
     if (config) rows.push(["Generation config", h("code", { class: "config" }, configText(config))]);
   }
   if (r.tokens && r.tokens.total) rows.push(["Tokens", tokensText(r.tokens)]);
-  if (t.cost) rows.push(["Estimated cost", [h("strong", { class: "trace-cost", title: String(t.cost.total_usd) }, usd(t.cost.total_usd)),
+  if (t.cost && r.tokens?.total) rows.push(["Estimated cost", [h("strong", { class: "trace-cost", title: String(t.cost.total_usd) }, usd(t.cost.total_usd)),
     ` at $${t.cost.rate.input_usd_per_mtok}/M input, $${t.cost.rate.output_usd_per_mtok}/M output (an estimate from list prices)`]]);
   if (t.elapsed_seconds !== null && t.elapsed_seconds !== undefined) {
     rows.push(["Elapsed", `${seconds(t.elapsed_seconds * 1000)} (${t.timing?.source === "measured" ? "measured here" : "as recorded"})`]);
@@ -286,7 +286,7 @@ function header(t, o) {
     meters(r.usage, r.limits, t.elapsed_seconds));
   if (t.timing) box.append(waterfall(r.steps, t.timing));
   else box.append(h("p", { class: "help no-timing" }, `No per-step times: this recording keeps only the trial's elapsed time${t.elapsed_seconds ? ` (${seconds(t.elapsed_seconds * 1000)})` : ""}, not when each request was sent.`));
-  if (o.constants && t.cost) box.append(priceTable(o.constants.prices, model, o.constants.estimate_note));
+  if (o.constants && t.cost && r.tokens?.total) box.append(priceTable(o.constants.prices, model, o.constants.estimate_note));
   if (o.exportTrace) {
     const status = h("span", { class: "help", role: "status" });
     const b = h("button", { type: "button", class: "small export" }, "Download this trace (OTLP/JSON)");

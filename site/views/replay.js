@@ -29,7 +29,7 @@ function publishedRow(p) {
     h("td", {}, outcomeBadge(p.outcome)),
     h("td", {}, h("code", {}, p.reason)),
     h("td", { class: "num" }, p.model_calls),
-    h("td", {}, h("span", { class: "help" }, "after the replay")),
+    h("td", {}, h("span", { "aria-hidden": "true" }, DASH), h("span", { class: "sr-only" }, "Trace after the replay")),
     h("td", { class: "verified" }, badge("published", "none")));
 }
 
