@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm serve fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs clean chromium
+.PHONY: all build wasm serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs clean chromium
 
 all: build wasm
 
@@ -43,6 +43,11 @@ site/main.wasm.br: site/main.wasm
 
 serve: wasm
 	$(GO) run ./cmd/serve --addr $(ADDR) --dir site
+
+# The page with the loopback fake Gemini API beside it, already allowed by
+# the page's CSP: a live run without a key. It prints the address to open.
+demo: wasm
+	$(GO) run ./cmd/serve --addr $(ADDR) --dir site --demo
 
 # The loopback fake Gemini API, for trying `ragagent live` or the page
 # without a key: prints its URL, answers with the scripted policy.

@@ -9,7 +9,7 @@ import * as key from "./key.js";
 import { liveEndpoints } from "./endpoints.js";
 import * as nav from "./nav.js";
 import { state, setInfo } from "./state.js";
-import { showProgress, showStartFailure, primeCodeCache } from "./startup.js";
+import { showProgress, showStartFailure, primeCodeCache, whenIdle } from "./startup.js";
 import * as corpusView from "./views/corpus.js";
 import * as recordingsView from "./views/recordings.js";
 import * as replayView from "./views/replay.js";
@@ -24,6 +24,9 @@ key.init();
 
 const trace = traceView.mount();
 const replay = replayView.mount({ openTrace: trace.open });
+// The published outcomes, at once: a small static file, no engine needed.
+fetch("published.json").then((r) => (r.ok ? r.json() : Promise.reject(new Error(`published.json: HTTP ${r.status}`))))
+  .then(replay.showPublished).catch(() => { document.body.dataset.published = "failed"; });
 const recordings = recordingsView.mount({ openTrace: trace.open, enableLoaded: trace.enableLoaded });
 const run = runView.mount({ onRecorded: recordings.setCount });
 const rerank = rerankView.mount();
@@ -51,7 +54,10 @@ ready.then((info) => {
   run.ready(info);
   rerank.ready(info);
   return replay.replay();
-}).then(primeCodeCache).catch(showStartFailure);
+}).then(() => {
+  trace.ready();
+  whenIdle(primeCodeCache);
+}).catch(showStartFailure);
 
 // For the browser tests and the benchmark: start-up marks and timings.
 window.ragagentPage = { timings: state.timings, engineReady: ready, call };

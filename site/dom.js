@@ -69,6 +69,22 @@ export function sig(x, digits) {
   return x === null || x === undefined ? DASH : Number(x).toPrecision(digits);
 }
 
+/** score formats a score for reading: four significant digits, and a tiny
+ * one (a bm25 of -6.22481e-6) in exponent form rather than a run of zeros;
+ * show the exact value beside it (scoreCell's title). */
+export function score(x) {
+  if (x === null || x === undefined) return DASH;
+  const n = Number(x);
+  if (n !== 0 && Math.abs(n) < 1e-3) return n.toExponential(2);
+  return String(Number(n.toPrecision(4)));
+}
+
+/** seconds formats milliseconds as seconds for reading (ms below one second). */
+export function seconds(ms) {
+  if (ms === null || ms === undefined) return DASH;
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
+}
+
 /** usd formats an amount of US dollars to six significant digits, which
  * shows list-price estimates (and their sums) as they are. */
 export function usd(x) {
@@ -87,6 +103,70 @@ export function plural(n, word) {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
+const SVG = "http://www.w3.org/2000/svg";
+
+/** svg builds an SVG element (attributes as given; children appended, strings as text). */
+export function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) el.setAttribute(k, String(v));
+  append(el, children);
+  return el;
+}
+
+/** bar is a horizontal bar of segments [{value, cls, label}] as inline SVG,
+ * its parts proportional to total (default: their sum); label names it for
+ * screen readers. */
+export function bar(segments, label, total = segments.reduce((a, s) => a + s.value, 0)) {
+  const out = svg("svg", { class: "bar", viewBox: "0 0 100 10", preserveAspectRatio: "none", role: "img", "aria-label": label, focusable: "false" },
+    svg("title", {}, label), svg("rect", { class: "bar-bg", x: 0, y: 0, width: 100, height: 10 }));
+  let x = 0;
+  for (const s of segments) {
+    const w = total > 0 ? (100 * s.value) / total : 0;
+    if (w > 0) out.append(svg("rect", { class: s.cls, x, y: 0, width: w, height: 10 }, svg("title", {}, s.label)));
+    x += w;
+  }
+  return out;
+}
+
+/** meter is a counter against its limit: the name, "used / limit", and a bar (red once the limit is reached). */
+export function meter(name, used, limit, text = `${used} / ${limit}`) {
+  const full = limit > 0 && used >= limit;
+  return h("div", { class: `meter${full ? " full" : ""}`, dataset: { meter: name } },
+    h("span", { class: "meter-name" }, name),
+    bar([{ value: Math.min(used, limit), cls: "used", label: `${name} ${text}` }], `${name}: ${text}`, limit),
+    h("span", { class: "meter-value" }, text));
+}
+
+/** copyButton copies text to the clipboard and says so. */
+export function copyButton(text, label = "Copy") {
+  const b = h("button", { type: "button", class: "small" }, label);
+  b.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      b.textContent = "Copied";
+    } catch {
+      b.textContent = "Copy failed: select the text instead";
+    }
+    setTimeout(() => { b.textContent = label; }, 2000);
+  });
+  return b;
+}
+
+/** OUTCOMES is the one status vocabulary of graded trials: the word shown, in the same colour in every table and trace. */
+export const OUTCOMES = {
+  pass: "pass",
+  fail: "fail",
+  incomplete: "incomplete",
+};
+
+/** outcomeBadge is a graded outcome's badge (pass, fail, incomplete), or a run refused before it started, or ungraded. */
+export function outcomeBadge(outcome) {
+  if (OUTCOMES[outcome]) return badge(OUTCOMES[outcome]);
+  if (outcome === "refused") return badge("refused", "fail");
+  if (outcome === "key") return badge("key refused", "fail");
+  return badge("not graded", "none");
+}
+
 /** numCell is a right-aligned number with its exact value as the title. */
 export function numCell(x, digits, format = num) {
   return h("td", { class: "num", title: x === null || x === undefined ? null : String(x) }, format(x, digits));
@@ -102,17 +182,7 @@ let tableIds = 0;
  */
 export function table(caption, heads, rows, cls = "") {
   const id = `rt-${++tableIds}`;
-  for (const tr of rows) {
-    tr.setAttribute("role", "row");
-    [...tr.children].forEach((cell, i) => {
-      cell.setAttribute("role", cell.tagName === "TH" ? "rowheader" : "cell");
-      cell.dataset.label = heads[i] ?? "";
-      // One box for the content, so a stacked cell is a two-column grid: label, content.
-      const inner = h("div", { class: "cell" });
-      inner.append(...cell.childNodes);
-      cell.append(inner);
-    });
-  }
+  for (const tr of rows) stackRow(tr, heads);
   return h("div", { class: "scroll", tabindex: 0, role: "region", "aria-labelledby": id },
     h("table", { class: `stack ${cls}`.trim(), role: "table" },
       h("caption", { id }, caption),
@@ -120,14 +190,31 @@ export function table(caption, heads, rows, cls = "") {
       h("tbody", { role: "rowgroup" }, rows)));
 }
 
+/** stackRow readies a row of a table.stack for a narrow screen: each cell
+ * labelled with its column's head, its content in one box, and explicit
+ * roles so it stays a table for screen readers once it is displayed as
+ * blocks. */
+export function stackRow(tr, heads) {
+  tr.setAttribute("role", "row");
+  [...tr.children].forEach((cell, i) => {
+    cell.setAttribute("role", cell.tagName === "TH" ? "rowheader" : "cell");
+    cell.dataset.label = heads[i] ?? "";
+    // One box for the content, so a stacked cell is a two-column grid: label, content.
+    const inner = h("div", { class: "cell" });
+    inner.append(...cell.childNodes);
+    cell.append(inner);
+  });
+  return tr;
+}
+
 /** stamp is a timestamp usable in a file name. */
 export function stamp(date = new Date()) {
   return date.toISOString().replace(/[:.]/g, "-");
 }
 
-/** download saves text as `${prefix}-<timestamp>.json` through a temporary link. */
-export function download(prefix, text) {
-  const a = h("a", { download: `${prefix}-${stamp()}.json` });
+/** download saves text as `${prefix}-<timestamp>.json` (or the name given) through a temporary link. */
+export function download(prefix, text, name = `${prefix}-${stamp()}.json`) {
+  const a = h("a", { download: name });
   a.href = URL.createObjectURL(new Blob([text], { type: "application/json" }));
   document.body.append(a);
   a.click();

@@ -1,5 +1,6 @@
 // key.js is the only module that ever holds the Gemini key. It owns the key
-// field's value and the "remember for this tab" choice (sessionStorage),
+// field's value, the "remember for this tab" choice (sessionStorage) and
+// the Forget button,
 // sends each live request with the key as its x-goog-api-key header (and
 // only to an endpoint this page allows), and removes the key from any reply
 // body before anything else sees it. Other modules ask hasKey() and hand
@@ -30,12 +31,21 @@ export function init() {
   }
   input.addEventListener("input", () => {
     apiKey = input.value;
+    document.getElementById("key-status").textContent = "";
     if (remember.checked) sessionStorage.setItem(KEY_STORAGE, apiKey);
     for (const fn of listeners) fn();
   });
   remember.addEventListener("change", () => {
     if (remember.checked) sessionStorage.setItem(KEY_STORAGE, apiKey);
     else sessionStorage.removeItem(KEY_STORAGE);
+  });
+  document.getElementById("key-forget").addEventListener("click", () => {
+    apiKey = "";
+    input.value = "";
+    remember.checked = false;
+    try { sessionStorage.removeItem(KEY_STORAGE); } catch { /* storage blocked: nothing was remembered */ }
+    document.getElementById("key-status").textContent = "The key is forgotten: gone from this page's memory and this tab's storage.";
+    for (const fn of listeners) fn();
   });
 }
 

@@ -1,16 +1,44 @@
-// nav.js switches between the views (tabs addressable as #replay, #trace,
-// ...): which section is shown, aria-current on its tab, focus on its
-// heading when the person navigated, and a call to every listener.
+// nav.js switches between the views and keeps the address in step with
+// what is shown, so every state worth sharing has a link and back and
+// forward work: #replay, #trace/<case>/<repeat> (or #trace/loaded/...),
+// #run?question=...&version=...&mode=...&policy=...&limits=..., #rerank/<case>,
+// #recordings, #corpus. It shows the view a link names (aria-current on its
+// tab, focus on its heading when the person navigated) and hands the rest
+// of the link to the view's route handler.
 
 import { $ } from "./dom.js";
 
 const VIEWS = ["replay", "trace", "run", "rerank", "recordings", "corpus"];
 
 const listeners = [];
+const routes = new Map();
+let routed = null;
 
 /** onView calls fn(name) each time a view is shown. */
 export function onView(fn) {
   listeners.push(fn);
+}
+
+/** onRoute calls fn(segments, query) when a link into view is followed (or
+ * the page opens on one, or history returns to one). */
+export function onRoute(view, fn) {
+  routes.set(view, fn);
+}
+
+/** parse reads a hash: its view, its path segments and its query. */
+export function parse(hash) {
+  const [path, q = ""] = hash.replace(/^#/, "").split("?");
+  const [name, ...segments] = path.split("/").map((s) => {
+    try { return decodeURIComponent(s); } catch { return s; }
+  });
+  return { name, segments, query: new URLSearchParams(q) };
+}
+
+/** link is the hash of a view with segments and an optional query. */
+export function link(name, segments = [], query = null) {
+  const path = [name, ...segments.map((s) => encodeURIComponent(String(s)))].join("/");
+  const q = query && [...query].length ? `?${query}` : "";
+  return `#${path}${q}`;
 }
 
 /** showView shows one view (an unknown name shows Replay); focus moves focus to its heading. */
@@ -18,9 +46,9 @@ function showView(name, focus = false) {
   if (!VIEWS.includes(name)) name = "replay";
   for (const v of VIEWS) {
     $(`#view-${v}`).hidden = v !== name;
-    const link = document.querySelector(`a[data-view="${v}"]`);
-    if (v === name) link.setAttribute("aria-current", "page");
-    else link.removeAttribute("aria-current");
+    const a = document.querySelector(`a[data-view="${v}"]`);
+    if (v === name) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
   }
   if (focus) $(`#view-${name} h2`).focus?.();
   for (const fn of listeners) fn(name);
@@ -31,15 +59,35 @@ export function currentView() {
   return VIEWS.find((v) => !$(`#view-${v}`).hidden) || "replay";
 }
 
-/** go shows a view and puts it in the history, as following its tab would. */
-export function go(name) {
-  if (location.hash !== `#${name}`) history.pushState(null, "", `#${name}`);
+/** go shows a view and puts its link in the history (a new entry, so back returns here). */
+export function go(name, segments = [], query = null) {
+  const to = link(name, segments, query);
+  if (location.hash !== to) history.pushState(null, "", to);
+  routed = location.hash;
   showView(name);
 }
 
-/** start makes the headings focusable, follows the address's #view, and shows the view it names. */
+/** replace keeps the address in step with the view's state without a new history entry. */
+export function replace(name, segments = [], query = null) {
+  const to = link(name, segments, query);
+  if (location.hash !== to) history.replaceState(null, "", to);
+  routed = location.hash;
+}
+
+/** route shows the view the address names and hands it the rest. */
+function route(focus) {
+  if (routed === location.hash) return;
+  routed = location.hash;
+  const { name, segments, query } = parse(location.hash);
+  showView(name, focus);
+  routes.get(name)?.(segments, query);
+}
+
+/** start makes the headings focusable and follows the address, now and
+ * whenever it changes (a link, back, forward). */
 export function start() {
   for (const h2 of document.querySelectorAll(".view h2")) h2.tabIndex = -1;
-  window.addEventListener("hashchange", () => showView(location.hash.slice(1), true));
-  showView(location.hash.slice(1));
+  window.addEventListener("hashchange", () => route(true));
+  window.addEventListener("popstate", () => route(true));
+  route(false);
 }

@@ -33,7 +33,9 @@
  *   the benchmark (window.ragagentPage.timings)
  * @property {object|null} bundled  the replay report of the bundled recording
  * @property {object|null} loaded  the replay report of a loaded recording
+ * @property {object|null} published  the published record's outcomes (site/published.json), shown before the engine is ready
  * @property {boolean} traceShown  the Trace view has shown a trial
+ * @property {{source: string, caseID: string, repeat: number}|null} traceAt  the trace shown
  * @property {number} recordedRuns  live runs in this session's recording
  * @property {FlowState} run  the Run view's live run
  * @property {{report: object|null, loading: Promise|null}} rerank  the
@@ -52,7 +54,9 @@ export const state = Object.seal({
   timings: {},
   bundled: null,
   loaded: null,
+  published: null,
   traceShown: false,
+  traceAt: null,
   recordedRuns: 0,
   run: flow(),
   rerank: Object.seal({ report: null, loading: null }),

@@ -160,7 +160,7 @@ async function call(id, op, args) {
       return api.cancel(args[0]);
     case "warm":
       return warmUp(api);
-    case "load": case "corpus": case "search": case "plan": case "policies": case "recording":
+    case "load": case "corpus": case "search": case "plan": case "policies": case "recording": case "exchanges": case "exportOTLP":
       return api[op](...args);
     default:
       throw new Error(`unknown operation ${op}`);

@@ -100,12 +100,15 @@ func (a *adapter) object() js.Value {
 	})
 	export("policies", func([]js.Value) any { return promise(func() (any, error) { return engine.Policies(), nil }) })
 	export("plan", func(args []js.Value) any {
-		text := fromJS(arg(args, 0))
+		spec := arg(args, 0)
+		text, hasKey := fromJS(spec), boolField(spec, "hasKey")
 		return withEngine(func(e *engine.Engine) (any, error) {
 			req, err := engine.ParseRunSpec(text)
 			if err != nil {
 				return nil, err
 			}
+			// The plan says whether the key the shell holds lets it send.
+			req.Transport = &fetchTransport{hasKey: hasKey}
 			return e.PlanRun(req)
 		})
 	})
@@ -117,6 +120,19 @@ func (a *adapter) object() js.Value {
 			return false
 		}
 		return e.Cancel(id.Int())
+	})
+	export("exchanges", func(args []js.Value) any {
+		opts := arg(args, 0)
+		req := engine.ExchangesRequest{Source: str(stringField(opts, "source")), Trial: str(stringField(opts, "trial"))}
+		return withEngine(func(e *engine.Engine) (any, error) { return e.Exchanges(req) })
+	})
+	export("exportOTLP", func(args []js.Value) any {
+		opts := arg(args, 0)
+		req := engine.ExportRequest{Source: str(stringField(opts, "source")), Trial: str(stringField(opts, "trial"))}
+		return withEngine(func(e *engine.Engine) (any, error) {
+			data, err := e.ExportOTLP(context.Background(), req)
+			return string(data), err
+		})
 	})
 	export("recording", func([]js.Value) any {
 		return withEngine(func(e *engine.Engine) (any, error) { return engine.TextOf(e.Recording()) })

@@ -191,6 +191,14 @@ func stringField(o js.Value, name string) *string {
 	return nil
 }
 
+// str is *s, or "" for nil.
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 // boolField returns o[name] when it is a boolean, else false.
 func boolField(o js.Value, name string) bool {
 	v := field(o, name)

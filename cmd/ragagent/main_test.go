@@ -52,6 +52,30 @@ func TestReplayGolden(t *testing.T) {
 	}
 }
 
+// TestReplayOTLPGolden: the exported trace of one case's trials is the
+// same bytes every time (ids and times derive from the recording); its
+// shape is checked against the OTLP JSON mapping in core/otlp.
+func TestReplayOTLPGolden(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "trace.json")
+	code, stdout, stderr := ragagent("replay", "--case", "newline-version", "--otlp", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "The 4 trials' trace (OTLP/JSON, OpenInference attributes) is in "+out)
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	golden(t, "replay-newline-version.otlp.json", string(data))
+
+	code, stdout, _ = ragagent("replay", "--case", "newline-version", "--json", "--otlp", out)
+	require.Equal(t, exitOK, code)
+	assert.True(t, strings.HasPrefix(stdout, "{"), "--json output stays one JSON object")
+	again, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(again))
+
+	code, _, stderr = ragagent("replay", "--otlp", filepath.Join(t.TempDir(), "missing", "dir", "t.json"))
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "--otlp")
+}
+
 func TestReplaySummaryIsTheSeeds(t *testing.T) {
 	_, stdout, _ := ragagent("replay")
 	assert.Contains(t, stdout, "fixed  4     2     2")

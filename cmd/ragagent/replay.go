@@ -10,18 +10,21 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/internal/atomicfile"
 )
 
 const bundledName = "recordings/agent-comparison.json (bundled)"
 
 func cmdReplay(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("replay", "[--recording FILE] [--case ID] [--with-scripted] [--json] [--max-input-bytes N]", stderr)
+	fs := newFlags("replay", "[--recording FILE] [--case ID] [--with-scripted] [--json] [--otlp FILE] [--max-input-bytes N]", stderr)
 	path := fs.String("recording", "", "a ragagent-recording/1 `file` (default: the bundled 16-trial comparison)")
 	caseID := fs.String("case", "", "only trials of this case `id`, with each trial's steps")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of tables")
 	withScripted := fs.Bool("with-scripted", false, "also run the offline scripted policy on the same cases, both paths, and show it beside the recording")
 	in := addInputFlag(fs)
+	otlpPath := fs.String("otlp", "", "also write the replayed trials as an OpenTelemetry trace (OTLP/JSON, OpenInference attributes) to this `file`")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -56,6 +59,17 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	rep := res.Report()
+	if *otlpPath != "" {
+		// An export is derived from the recording, so it is replaced, not
+		// refused, when it exists (atomically: whole or absent).
+		data, err := e.OTLP(file, res.Trials)
+		if err == nil {
+			err = atomicfile.Write(*otlpPath, data)
+		}
+		if err != nil {
+			return fail("--otlp: %v", err)
+		}
+	}
 	var scripted *lab.Report
 	if *withScripted {
 		kept, _ := engine.FilterCase(file, *caseID)
@@ -75,6 +89,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	printSummary(stdout, rep)
 	fmt.Fprintf(stdout, "\n%d trials replayed from %s: %d of %d recorded model exchanges used, no API calls made.\n",
 		len(rep.Trials), name, res.ExchangesUsed, res.Exchanges)
+	if *otlpPath != "" {
+		fmt.Fprintf(stdout, "The %d trials' trace (OTLP/JSON, OpenInference attributes) is in %s.\n", len(rep.Trials), *otlpPath)
+	}
 	if scripted != nil {
 		fmt.Fprintln(stdout)
 		printScripted(stdout, rep, scripted)
@@ -182,14 +199,32 @@ func printTrace(w io.Writer, t lab.TrialReport) {
 			fmt.Fprintf(w, "    [%s] %q\n      %s\n", c.SourceID, c.Quote, c.URL)
 		}
 	}
-	if c := t.Checks; c != nil {
-		retrieval := "no target"
-		if c.RetrievalTargetsRead != nil {
-			retrieval = fmt.Sprint(*c.RetrievalTargetsRead)
-		}
-		fmt.Fprintf(w, "  Checks: expected sources read %s, answer fixture %s (%s), queries %q, refined %t, within limits %t\n",
-			retrieval, passFail(c.AnswerFixtureCheck), c.Outcome, c.Trajectory.Queries, c.Trajectory.Refined, c.Trajectory.WithinLimits)
+	printChecks(w, "  ", t.Checks)
+}
+
+// printChecks shows each fixture check with its value, then its reason's
+// code and sentence; a run of no authored case has none.
+func printChecks(w io.Writer, indent string, c *evaluate.Checks) {
+	if c == nil {
+		return
 	}
+	retrieval := "no target"
+	if c.RetrievalTargetsRead != nil {
+		retrieval = fmt.Sprint(*c.RetrievalTargetsRead)
+	}
+	fmt.Fprintf(w, "%sChecks:\n", indent)
+	for _, row := range []struct {
+		name, value string
+		why         evaluate.Why
+	}{
+		{"expected sources read", retrieval, c.RetrievalReason},
+		{"answer fixture", passFail(c.AnswerFixtureCheck), c.AnswerReason},
+		{"outcome", string(c.Outcome), c.OutcomeReason},
+	} {
+		fmt.Fprintf(w, "%s  %s: %s (%s)\n%s    %s\n", indent, row.name, row.value, row.why.Code, indent,
+			wrap(row.why.Detail, 100, indent+"    "))
+	}
+	fmt.Fprintf(w, "%s  queries %q, refined %t, within limits %t\n", indent, c.Trajectory.Queries, c.Trajectory.Refined, c.Trajectory.WithinLimits)
 }
 
 func passFail(ok bool) string {

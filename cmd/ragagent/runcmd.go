@@ -13,6 +13,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -117,14 +118,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		return writeJSON(stdout, stderr, "run", out)
 	}
-	printRunEnd(stdout, out, name, s.rate, time.Since(began))
+	if k := tr.KeyRefused; k != nil {
+		fmt.Fprintf(stdout, "\nThe API refused the key (HTTP %d): %s\nCheck GOOGLE_API_KEY or GEMINI_API_KEY; this run is a key problem, not graded.\n", k.HTTPStatus, k.Detail)
+	}
+	printRunEnd(stdout, out, tr.Checks, name, s.rate, time.Since(began))
 	return exitOK
 }
 
-// printRunEnd shows how a run ended, its tokens and estimated cost, and
-// for a live run where its recording is.
-func printRunEnd(w io.Writer, out runOutput, policyName string, rate *price.Rate, elapsed time.Duration) {
+// printRunEnd shows how a run ended, its fixture checks when it asked an
+// authored case's question, its tokens and estimated cost, and for a live
+// run where its recording is.
+func printRunEnd(w io.Writer, out runOutput, checks *evaluate.Checks, policyName string, rate *price.Rate, elapsed time.Duration) {
 	printEnding(w, out.Result)
+	printChecks(w, "", checks)
 	switch {
 	case out.Tokens.Replies > 0:
 		fmt.Fprintf(w, "Tokens: %s.\n", tokensLine(out.Tokens))

@@ -121,6 +121,18 @@ func TestRunGemini(t *testing.T) {
 	assert.Len(t, fake.Generations(), 5)
 }
 
+// TestRunGeminiRefusedKey: a 403 is reported as the key's problem, and the
+// run is not graded.
+func TestRunGeminiRefusedKey(t *testing.T) {
+	fake := geminitest.NewServer(geminitest.Sequence(nil, geminitest.Status(403)))
+	defer fake.Close()
+	t.Setenv("GOOGLE_API_KEY", dummyKey)
+	code, out, errs := ragagent("run", "--policy", "gemini", "--endpoint", fake.URL(), "--record", filepath.Join(t.TempDir(), "r.json"), "--question", overwriteQ)
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "The API refused the key (HTTP 403)")
+	assert.NotContains(t, out, "Checks:", "a key problem is not graded")
+}
+
 func TestReplayWithScripted(t *testing.T) {
 	code, out, errs := ragagent("replay", "--with-scripted")
 	require.Equal(t, exitOK, code, errs)

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -178,6 +180,50 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	assert.Equal(t, CSP, res.Header.Get("Content-Security-Policy"), "a live server sends the CSP")
+	cancel()
+	assert.Equal(t, exitOK, <-done)
+}
+
+// TestDemoServesTheFakeAllowedByTheCSP: --demo starts the loopback fake of
+// the Gemini API, adds its origin to connect-src and prints the page's
+// address that sends live runs there; the fake answers a generateContent
+// request (the README's three lines rely on this).
+func TestDemoServesTheFakeAllowedByTheCSP(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	out, w := io.Pipe()
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--dir", t.TempDir(), "--demo"}, w, io.Discard)
+	}()
+	r := bufio.NewReader(out)
+	var lines []string
+	for range 3 {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		lines = append(lines, line)
+	}
+	go io.Copy(io.Discard, out)
+	m := regexp.MustCompile(`^demo: a fake Gemini API on (http://127\.0\.0\.1:\d+) `).FindStringSubmatch(lines[1])
+	require.NotNil(t, m, lines[1])
+	fake := m[1]
+	page := regexp.MustCompile(`^demo: open (http://127\.0\.0\.1:\d+/\?endpoint=(\S+)#run) `).FindStringSubmatch(lines[2])
+	require.NotNil(t, page, lines[2])
+	assert.Equal(t, url.QueryEscape(fake), page[2])
+	site := strings.Fields(lines[0])[3]
+	res, err := http.Get(site)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, CSP+" "+fake, res.Header.Get("Content-Security-Policy"), "the page may reach the fake")
+
+	body := `{"systemInstruction": {"parts": [{"text": "x"}]}, "contents": [{"role": "user", "parts": [{"text": "{}"}]}], "generationConfig": {}}`
+	req, err := http.NewRequest("POST", fake+"/v1beta/models/gemini-3.8-flash:generateContent", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-goog-api-key", "demo")
+	res, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.NotEqual(t, http.StatusNotFound, res.StatusCode, "the fake serves generateContent")
 	cancel()
 	assert.Equal(t, exitOK, <-done)
 }

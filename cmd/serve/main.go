@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/internal/geminitest"
 )
 
 // Exit codes.
@@ -74,8 +76,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	public := fs.Bool("public", false, "allow listening on a non-loopback address")
 	var connect origins
 	fs.Var(&connect, "connect", "an extra loopback `origin` for connect-src (a test's fake Gemini endpoint); repeatable")
+	demo := fs.Bool("demo", false, "also serve the loopback fake of the Gemini API (internal/geminitest: the offline scripted policy's answers), allowed by the CSP, and print the page's address that sends live runs to it")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: serve [--addr 127.0.0.1:8080] [--dir site] [--connect http://127.0.0.1:PORT] [--public]")
+		fmt.Fprintln(stderr, "usage: serve [--addr 127.0.0.1:8080] [--dir site] [--connect http://127.0.0.1:PORT] [--demo] [--public]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -112,6 +115,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(*dir + "/main.wasm"); err != nil {
 		fmt.Fprintf(stderr, "serve: warning: %s/main.wasm is missing (run make serve, which builds it)\n", *dir)
 	}
+	done := make(chan error, 2)
+	var fake *http.Server
+	if *demo {
+		fln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintf(stderr, "serve: the demo's fake Gemini API: %v\n", err)
+			return exitError
+		}
+		fake = &http.Server{Handler: geminitest.NewFake(geminitest.Policy()), ReadHeaderTimeout: 10 * time.Second}
+		connect = append(connect, "http://"+fln.Addr().String())
+		go func() { done <- fake.Serve(fln) }()
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
@@ -119,7 +134,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	srv := newServer(newSite(root.FS(), connect), defaultTimeouts())
 	fmt.Fprintf(stdout, "serving %s on http://%s/\n", *dir, ln.Addr())
-	done := make(chan error, 1)
+	if fake != nil {
+		fakeURL := connect[len(connect)-1]
+		fmt.Fprintf(stdout, "demo: a fake Gemini API on %s answers with the offline scripted policy (any key will do; nothing leaves this machine)\n", fakeURL)
+		fmt.Fprintf(stdout, "demo: open http://%s/?endpoint=%s#run then choose Gemini, type any key, show the plan and send\n", ln.Addr(), url.QueryEscape(fakeURL))
+	}
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err := <-done:
@@ -129,6 +148,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
+		if fake != nil {
+			_ = fake.Shutdown(shutdown)
+		}
 		return exitOK
 	}
 }

@@ -101,6 +101,7 @@ type Engine struct {
 	prices    price.Table
 	bundled   *recording.File
 	session   session
+	loaded    kept
 	rerank    rerankLab
 	jobs      jobs
 	packs     packs

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -48,6 +49,8 @@ type inProcess struct {
 	fail error
 	// block, if set, holds each attempt until the context ends.
 	block bool
+	// status, if set, is every attempt's HTTP status, with an API error body.
+	status int
 }
 
 func (f *inProcess) HasKey() bool { return f.key }
@@ -68,6 +71,9 @@ func (f *inProcess) Post(ctx context.Context, _ string, body []byte) (int, []byt
 	}
 	if f.fail != nil {
 		return 0, nil, f.fail
+	}
+	if f.status != 0 {
+		return f.status, []byte(`{"error": {"code": 403, "message": "API key not valid. Please pass a valid API key."}}`), nil
 	}
 	v, err := pyjson.Decode(string(body))
 	if err != nil {
@@ -258,7 +264,6 @@ func TestLiveRunRefusals(t *testing.T) {
 		want      reason.Code
 		attempts  int
 	}{
-		{"no key: nothing sent", 5, &inProcess{}, false, reason.MissingAPIKey, 0},
 		{"allowance spent mid-run", 1, &inProcess{key: true}, false, reason.BatchRequestLimit, 1},
 		{"transport failure is recorded", 5, &inProcess{key: true, fail: &gemini.TransportError{Kind: "URLError", Err: errors.New("refused")}}, false, "model_transport_failed:URLError", 1},
 		{"stopped before sending", 5, &inProcess{key: true}, true, reason.Cancelled, 0},
@@ -280,6 +285,126 @@ func TestLiveRunRefusals(t *testing.T) {
 			assert.Len(t, e.Recording().Trials[0].Exchanges, tc.attempts)
 		})
 	}
+}
+
+// TestLiveRunWithoutAKeyRecordsNothing: a live run without a key is
+// refused before it starts, like an invalid task: nothing is sent, nothing
+// recorded, nothing graded (it used to be recorded as a failed trial whose
+// recording then replayed as replay_exhausted).
+func TestLiveRunWithoutAKeyRecordsNothing(t *testing.T) {
+	e := open(t, 5)
+	transport := &inProcess{}
+	tr, err := e.Run(context.Background(), engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Gemini, Transport: transport})
+	require.NoError(t, err)
+	require.NotNil(t, tr.Error)
+	assert.Equal(t, reason.MissingAPIKey, *tr.Error)
+	assert.Nil(t, tr.Result)
+	assert.Nil(t, tr.Checks)
+	assert.Zero(t, transport.calls())
+	assert.Empty(t, e.Recording().Trials)
+	assert.Equal(t, 0, e.Allowance().Used())
+}
+
+// TestRefusedKeyIsAKeyProblem: an HTTP 400, 401 or 403 is the API refusing
+// the key; the run is reported with the status and detail and is not
+// graded as a fixture failure. Other HTTP errors are graded as before.
+func TestRefusedKeyIsAKeyProblem(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		key    bool
+	}{{400, true}, {401, true}, {403, true}, {429, false}, {500, false}} {
+		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
+			e := open(t, 5)
+			tr, err := e.Run(context.Background(), engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Gemini,
+				Transport: &inProcess{key: true, status: tc.status}})
+			require.NoError(t, err)
+			require.NotNil(t, tr.Result)
+			assert.Equal(t, reason.Transport(gemini.HTTPError), tr.Result.Reason)
+			assert.Len(t, e.Recording().Trials, 1, "the attempt was sent, so it is recorded")
+			if !tc.key {
+				assert.Nil(t, tr.KeyRefused)
+				require.NotNil(t, tr.Checks)
+				assert.Equal(t, evaluate.Fail, tr.Checks.Outcome)
+				return
+			}
+			require.NotNil(t, tr.KeyRefused)
+			assert.Equal(t, tc.status, tr.KeyRefused.HTTPStatus)
+			assert.Contains(t, tr.KeyRefused.Detail, "API key not valid")
+			assert.Nil(t, tr.Checks, "a key problem is not a fixture failure")
+		})
+	}
+}
+
+// TestRunReportsWhoDecidedTimingAndCost: a run made now carries its model
+// and config, its measured timing and its estimated cost.
+func TestRunReportsWhoDecidedTimingAndCost(t *testing.T) {
+	e := open(t, 5)
+	tr, err := e.Run(context.Background(), engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Gemini,
+		Transport: &inProcess{key: true}})
+	require.NoError(t, err)
+	assert.Equal(t, gemini.Model, tr.Model)
+	assert.Equal(t, gemini.Config(), tr.Config)
+	require.NotNil(t, tr.Timing)
+	assert.Equal(t, lab.Measured, tr.Timing.Source)
+	assert.Len(t, tr.Timing.Steps, len(tr.Result.Steps))
+	require.NotNil(t, tr.Cost)
+	assert.Len(t, tr.Cost.StepsUSD, len(tr.Result.Steps))
+
+	s, err := e.Run(context.Background(), engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Scripted})
+	require.NoError(t, err)
+	assert.Equal(t, "scripted", s.Model)
+	assert.Nil(t, s.Cost, "the scripted policy is free")
+	require.NotNil(t, s.Timing)
+}
+
+func TestExchangesOfEachSource(t *testing.T) {
+	e := open(t, 5)
+	got, err := e.Exchanges(engine.ExchangesRequest{Source: engine.SourceBundled, Trial: "serialize-and-save-agent-1"})
+	require.NoError(t, err)
+	require.Len(t, got.Exchanges, 6)
+	trial := e.Bundled().Trials[3]
+	require.Equal(t, "serialize-and-save-agent-1", trial.ID)
+	assert.Equal(t, string(gemini.Body(trial.Exchanges[0].Request)), got.Exchanges[0].Request, "the exact body")
+	assert.Equal(t, 1, got.Exchanges[0].Call)
+	assert.Contains(t, got.Exchanges[5].Response, `"usageMetadata"`)
+	assert.Equal(t, "gemini-3.8-flash", got.Model)
+
+	_, err = e.Exchanges(engine.ExchangesRequest{Source: engine.SourceLoaded, Trial: "x"})
+	assert.ErrorContains(t, err, "no recording has been loaded")
+	_, err = e.Replay(context.Background(), engine.ReplayRequest{File: e.Bundled(), Case: "overwrite"})
+	require.NoError(t, err)
+	got, err = e.Exchanges(engine.ExchangesRequest{Source: engine.SourceLoaded, Trial: "overwrite-agent-2"})
+	require.NoError(t, err)
+	assert.Len(t, got.Exchanges, 3)
+
+	tr, err := e.Run(context.Background(), engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Gemini,
+		Transport: &inProcess{key: true, status: 403}})
+	require.NoError(t, err)
+	got, err = e.Exchanges(engine.ExchangesRequest{Source: engine.SourceSession, Trial: tr.ID})
+	require.NoError(t, err)
+	require.Len(t, got.Exchanges, 1)
+	assert.Equal(t, "HTTPError", got.Exchanges[0].Error)
+	assert.Equal(t, 403, got.Exchanges[0].HTTPStatus)
+	assert.Empty(t, got.Exchanges[0].Response)
+
+	_, err = e.Exchanges(engine.ExchangesRequest{Source: engine.SourceBundled, Trial: "nope"})
+	assert.ErrorContains(t, err, `no trial "nope"`)
+	_, err = e.Exchanges(engine.ExchangesRequest{Source: "elsewhere"})
+	assert.ErrorContains(t, err, "is not bundled, loaded or session")
+}
+
+func TestExportOTLP(t *testing.T) {
+	e := open(t, 5)
+	one, err := e.ExportOTLP(context.Background(), engine.ExportRequest{Source: engine.SourceBundled, Trial: "overwrite-agent-1"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(one), `"stringValue": "AGENT"`))
+	assert.Equal(t, 3, strings.Count(string(one), `"stringValue": "LLM"`))
+	assert.Contains(t, string(one), `"key": "retrieval.documents.0.document.score"`, "the candidates carry their bm25 score")
+	all, err := e.ExportOTLP(context.Background(), engine.ExportRequest{Source: engine.SourceBundled})
+	require.NoError(t, err)
+	assert.Equal(t, 16, strings.Count(string(all), `"stringValue": "AGENT"`))
+	_, err = e.ExportOTLP(context.Background(), engine.ExportRequest{Source: engine.SourceBundled, Trial: "nope"})
+	assert.ErrorContains(t, err, `no trial "nope"`)
 }
 
 func TestRunRefusesBeforeStarting(t *testing.T) {

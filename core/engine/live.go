@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,7 +28,17 @@ type LiveModel struct {
 type liveTrial struct {
 	Log      *recording.TrialLog
 	clock    func() time.Time
+	sentAt   string // the attempt in flight's, from its pending record
 	attempts atomic.Int64
+	mu       sync.Mutex
+	last     gemini.Attempt
+}
+
+// Last is the last attempt recorded.
+func (l *liveTrial) Last() gemini.Attempt {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
 }
 
 // Attempts is how many attempts were sent and recorded with their outcome.
@@ -37,10 +48,15 @@ func (l *liveTrial) Attempts() int { return int(l.attempts.Load()) }
 // it is a live model's record function.
 func (l *liveTrial) record(a gemini.Attempt) error {
 	if a.Pending {
-		a.SentAt = l.clock().UTC().Format(time.RFC3339Nano)
-	} else {
-		l.attempts.Add(1)
+		l.sentAt = l.clock().UTC().Format(time.RFC3339Nano)
+		a.SentAt = l.sentAt
+		return l.Log.Record(a)
 	}
+	a.SentAt = l.sentAt
+	l.attempts.Add(1)
+	l.mu.Lock()
+	l.last = a
+	l.mu.Unlock()
 	return l.Log.Record(a)
 }
 

@@ -30,6 +30,7 @@ type ReplayResult struct {
 	// Source is "bundled" or "loaded".
 	Source        string            `json:"source"`
 	Model         string            `json:"model"`
+	Config        any               `json:"config"`
 	Endpoint      string            `json:"endpoint"`
 	RecordedAt    string            `json:"recorded_at"`
 	Trials        []lab.TrialReport `json:"trials"`
@@ -57,6 +58,8 @@ func (e *Engine) Replay(ctx context.Context, req ReplayRequest) (*ReplayResult, 
 	file, source := req.File, "loaded"
 	if file == nil {
 		file, source = e.bundled, "bundled"
+	} else {
+		e.keepLoaded(file)
 	}
 	file, err = FilterCase(file, req.Case)
 	if err != nil {
@@ -72,8 +75,9 @@ func (e *Engine) Replay(ctx context.Context, req ReplayRequest) (*ReplayResult, 
 	if err != nil {
 		return nil, err
 	}
-	out := &ReplayResult{Source: source, Model: file.Model, Endpoint: file.Endpoint, RecordedAt: file.RecordedAt,
+	out := &ReplayResult{Source: source, Model: file.Model, Config: file.Config, Endpoint: file.Endpoint, RecordedAt: file.RecordedAt,
 		Trials: rep.Trials, Summary: rep.Summary}
+	e.price(out.Trials, file.Model)
 	out.Exchanges, out.ExchangesUsed = ExchangeTotals(rep.Trials)
 	out.ElapsedMS = e.since(started)
 	return out, nil
@@ -130,4 +134,16 @@ func ExchangeTotals(trials []lab.TrialReport) (total, used int) {
 		used += t.ExchangesUsed
 	}
 	return total, used
+}
+
+// price sets each trial's estimated cost at the model's list price (none
+// when the table has no price for it).
+func (e *Engine) price(trials []lab.TrialReport, model string) {
+	rate, ok := e.Rate(model)
+	if !ok {
+		return
+	}
+	for i := range trials {
+		trials[i].Cost = lab.CostOf(trials[i].Result, rate)
+	}
 }

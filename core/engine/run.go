@@ -235,6 +235,7 @@ func (e *Engine) Run(ctx context.Context, req RunRequest) (lab.TrialReport, erro
 	switch req.Policy {
 	case Scripted:
 		tr, _ := e.begin(l, req.Task)
+		tr.Model = string(Scripted)
 		return l.Trial(ctx, tr, req.Task, policy.Scripted{}, opts)
 	case Replay:
 		if req.Trial == nil {
@@ -251,9 +252,11 @@ func (e *Engine) Run(ctx context.Context, req RunRequest) (lab.TrialReport, erro
 	return lab.TrialReport{}, fmt.Errorf("run: policy %q is not scripted, gemini or replay", req.Policy)
 }
 
-// runLive runs with the live model: a task refused before it starts
-// records nothing; otherwise the trial is begun in the recording and every
-// attempt recorded as it happens.
+// runLive runs with the live model: a task refused before it starts, or a
+// run without a key, records and sends nothing; otherwise the trial is
+// begun in the recording and every attempt recorded as it happens. A key
+// the API refused (HTTP 400, 401 or 403) is reported as such, ungraded: a
+// key problem, not a fixture failure.
 func (e *Engine) runLive(ctx context.Context, l *lab.Lab, req RunRequest, opts lab.TrialOptions) (lab.TrialReport, error) {
 	if req.Transport == nil {
 		return lab.TrialReport{}, errors.New("run: a gemini run needs a transport")
@@ -261,6 +264,10 @@ func (e *Engine) runLive(ctx context.Context, l *lab.Lab, req RunRequest, opts l
 	if err := req.Task.Validate(); err != nil {
 		tr, _ := e.begin(l, req.Task)
 		return lab.Refused(tr, err)
+	}
+	if !req.Transport.HasKey() {
+		tr, _ := e.begin(l, req.Task)
+		return lab.Refused(tr, reason.New(reason.MissingAPIKey, "no Gemini API key; nothing was sent or recorded"))
 	}
 	endpoint, err := gemini.ResolveEndpoint(req.Endpoint)
 	if err != nil {
@@ -279,9 +286,31 @@ func (e *Engine) runLive(ctx context.Context, l *lab.Lab, req RunRequest, opts l
 		return lab.TrialReport{}, err
 	}
 	opts.OnEnd = live.Log.Finish
+	tr.Model, tr.Config = gemini.Model, gemini.Config()
 	tr, err = l.Trial(ctx, tr, req.Task, client, opts)
 	tr.Exchanges, tr.ExchangesUsed = live.Attempts(), live.Attempts()
+	if err == nil {
+		if rate, ok := e.Rate(gemini.Model); ok {
+			tr.Cost = lab.CostOf(tr.Result, rate)
+		}
+		if refusal := keyRefusal(tr.Result, live.Last()); refusal != nil {
+			tr.KeyRefused, tr.Checks = refusal, nil
+		}
+	}
 	return tr, err
+}
+
+// keyRefusal is a run that ended on an HTTP 400, 401 or 403: the API
+// refused the key (not valid, not allowed, or for another project).
+func keyRefusal(r *agent.Result, last gemini.Attempt) *lab.KeyRefusal {
+	if r == nil || r.Reason != reason.Transport(gemini.HTTPError) {
+		return nil
+	}
+	switch last.HTTPStatus {
+	case 400, 401, 403:
+		return &lab.KeyRefusal{HTTPStatus: last.HTTPStatus, Detail: r.Detail}
+	}
+	return nil
 }
 
 // begin numbers a run and finds its case in the lab (by question and

@@ -90,8 +90,9 @@ type Attempt struct {
 	Error      string
 	HTTPStatus int
 	Pending    bool
-	// SentAt is when a pending attempt was sent (RFC 3339), stamped by
-	// whoever records it with its clock.
+	// SentAt is when the attempt was sent (RFC 3339), stamped by whoever
+	// records it with its clock: on the pending record, and kept on its
+	// outcome.
 	SentAt string
 }
 

@@ -120,6 +120,25 @@ type TrialReport struct {
 	Exchanges      int              `json:"exchanges"`
 	ExchangesUsed  int              `json:"exchanges_used"`
 	ElapsedSeconds *float64         `json:"elapsed_seconds"`
+
+	// The rest are additions for a trace viewer. Timing is nil when
+	// neither a clock nor the recording gave per-step times. Model and
+	// Config say who decided a run made now (a replay's are the
+	// recording's). Cost is the estimate at the model's list price (nil
+	// when unpriced). KeyRefused is set, and Checks nil, when a live
+	// run's key was refused: a key problem, not a fixture failure.
+	Timing     *Timing     `json:"timing,omitempty"`
+	Model      string      `json:"model,omitempty"`
+	Config     any         `json:"config,omitempty"`
+	Cost       *TrialCost  `json:"cost,omitempty"`
+	KeyRefused *KeyRefusal `json:"key_refused,omitempty"`
+}
+
+// KeyRefusal is a live request the API answered with HTTP 400, 401 or 403:
+// the key was refused (not valid, not allowed, or for another project).
+type KeyRefusal struct {
+	HTTPStatus int    `json:"http_status"`
+	Detail     string `json:"detail"`
 }
 
 // Summary tallies outcomes per path.
@@ -165,6 +184,9 @@ func (l *Lab) ReplayTrial(ctx context.Context, t recording.Trial) (TrialReport, 
 	replayer := recording.NewReplayer(t)
 	tr, err = l.Trial(ctx, tr, task, replayer, TrialOptions{})
 	tr.ExchangesUsed = replayer.Used()
+	if err == nil {
+		tr.Timing = RecordedTiming(t, tr.Result)
+	}
 	return tr, err
 }
 
@@ -189,14 +211,18 @@ type TrialOptions struct {
 // trial's own outcome.
 func (l *Lab) Trial(ctx context.Context, tr TrialReport, task agent.Task, m model.Model, o TrialOptions) (TrialReport, error) {
 	ctrl := agent.Controller{Tools: l.tools, Model: m, Clock: o.Clock, OnStep: o.OnStep, SearchK: l.SearchK}
-	var began time.Time
+	var timer *stepTimer
 	if o.Clock != nil {
-		began = o.Clock()
+		timer = newStepTimer(o.Clock)
+		ctrl.Model = timedModel{inner: m, t: timer}
+		ctrl.OnStep = timer.onStep(o.OnStep)
 	}
 	res, err := ctrl.Run(ctx, task)
-	if o.Clock != nil && err == nil {
-		elapsed := o.Clock().Sub(began).Seconds()
+	if timer != nil && err == nil {
+		end := o.Clock()
+		elapsed := end.Sub(timer.started).Seconds()
 		tr.ElapsedSeconds = &elapsed
+		tr.Timing = timer.timing(res, timer.ms(end))
 	}
 	if o.OnEnd != nil && tr.ElapsedSeconds != nil {
 		if endErr := o.OnEnd(*tr.ElapsedSeconds); endErr != nil {

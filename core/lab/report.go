@@ -145,3 +145,29 @@ func (b *BatchReport) Fill(rep *Report, rate *price.Rate) {
 		b.Cost.Note = "No price for " + b.Model + " in the price table; token usage recorded, no estimate made."
 	}
 }
+
+// TrialCost is a trial's estimated cost at one list price: per step (nil where
+// the step carried no usage, such as the fixed path's own retrieval or a
+// request that failed before a reply) and in all, priced from the summed
+// tokens as TokensOf prices them. Always an estimate (EstimateNote).
+type TrialCost struct {
+	Rate     price.Rate `json:"rate"`
+	StepsUSD []*float64 `json:"steps_usd"`
+	TotalUSD float64    `json:"total_usd"`
+}
+
+// CostOf prices a result's steps at rate; nil for no result.
+func CostOf(r *agent.Result, rate price.Rate) *TrialCost {
+	if r == nil {
+		return nil
+	}
+	c := &TrialCost{Rate: rate, StepsUSD: make([]*float64, len(r.Steps))}
+	for i, s := range r.Steps {
+		if s.Tokens != nil {
+			usd := rate.Cost(s.Tokens.Prompt, s.Tokens.Candidates+s.Tokens.Thoughts)
+			c.StepsUSD[i] = &usd
+		}
+	}
+	c.TotalUSD = *TokensOf(r, &rate).EstimatedUSD
+	return c
+}

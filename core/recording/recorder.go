@@ -111,7 +111,7 @@ func ExchangeOf(a gemini.Attempt) Exchange {
 	if a.Pending {
 		return Exchange{Request: a.Request, Error: gemini.NotRecorded, Pending: true, SentAt: a.SentAt}
 	}
-	ex := Exchange{Request: a.Request, Error: a.Error, HTTPStatus: a.HTTPStatus}
+	ex := Exchange{Request: a.Request, Error: a.Error, HTTPStatus: a.HTTPStatus, SentAt: a.SentAt}
 	if a.Error == "" {
 		ex.Response = a.Response
 	}

@@ -44,13 +44,15 @@ type Trial struct {
 }
 
 // Exchange is one model request with either its response or the error kind
-// (and HTTP status, when there was one) of a failed attempt.
+// (and HTTP status, when there was one) of a failed attempt. SentAt, when
+// the recording kept it, is when the request was sent (RFC 3339); a trace
+// viewer draws its waterfall from it.
 //
 // A pending exchange is the write-ahead record of a request about to be
-// sent: {"request", "error": "ReplyNotRecorded", "pending": true,
-// "sent_at"}. The attempt's outcome replaces it once the reply is in; one
-// left in a file means the recording process stopped while it waited, and
-// it replays as that error kind (gemini.NotRecorded).
+// sent: {"request", "sent_at", "error": "ReplyNotRecorded", "pending":
+// true}. The attempt's outcome replaces it once the reply is in, keeping
+// sent_at; one left in a file means the recording process stopped while it
+// waited, and it replays as that error kind (gemini.NotRecorded).
 type Exchange struct {
 	Request    any
 	Response   any
@@ -60,15 +62,19 @@ type Exchange struct {
 	SentAt     string
 }
 
-// MarshalPyJSON writes the request, then either the error (and the HTTP
-// status, when there was one) or the response, null included; an attempt
-// sent but not yet answered is written as pending, with when it was sent. A custom
-// shape because which keys appear depends on Error (an error wins over a
-// response, as in the reference replay), which struct tags cannot state.
+// MarshalPyJSON writes the request, when it was sent (if known), then
+// either the error (and the HTTP status, when there was one) or the
+// response, null included; an attempt sent but not yet answered is written
+// as pending. A custom shape because which keys appear depends on Error
+// (an error wins over a response, as in the reference replay), which
+// struct tags cannot state.
 func (ex Exchange) MarshalPyJSON() any {
 	o := pyjson.NewObject("request", ex.Request)
+	if ex.SentAt != "" {
+		o.Set("sent_at", ex.SentAt)
+	}
 	if ex.Pending {
-		return o.Set("error", ex.Error).Set("pending", true).Set("sent_at", ex.SentAt)
+		return o.Set("error", ex.Error).Set("pending", true)
 	}
 	if ex.Error != "" {
 		o.Set("error", ex.Error)
@@ -196,7 +202,11 @@ func parseExchange(v any) (Exchange, error) {
 		if ex.Pending, ok = p.(bool); !ok {
 			return Exchange{}, fmt.Errorf("pending must be true or false")
 		}
-		ex.SentAt, _ = str(o, "sent_at")
+	}
+	if at, present := o.Get("sent_at"); present && at != nil {
+		if ex.SentAt, ok = at.(string); !ok {
+			return Exchange{}, fmt.Errorf("sent_at must be a string")
+		}
 	}
 	if e, present := o.Get("error"); present {
 		// As in the reference replay, an error wins over a response.

@@ -43,6 +43,7 @@ func TestParseRefusesMalformedRecordingsInOneLine(t *testing.T) {
 		{"exchange without outcome", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": [{"request": {}}]}]}`, "neither a response nor an error"},
 		{"error not a string", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": [{"request": {}, "error": 429}]}]}`, "error must be"},
 		{"elapsed not finite", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "elapsed_seconds": NaN, "exchanges": []}]}`, "finite"},
+		{"sent_at not a string", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "exchanges": [{"request": {}, "sent_at": 1, "response": {}}]}]}`, "sent_at must be"},
 		{"repeat not whole", `{"format": "ragagent-recording/1", "trials": [{"id": "a", "repeat": 1.5, "exchanges": []}]}`, "repeat must be"},
 		// A repeated key would silently drop what came first (json.loads
 		// keeps the last value): refused, as are keys differing only in case.
@@ -63,6 +64,20 @@ func TestParseRefusesMalformedRecordingsInOneLine(t *testing.T) {
 	require.NoError(t, err, "unknown keys are ignored")
 	assert.Equal(t, "HTTPError", file.Trials[0].Exchanges[0].Error, "an error wins over a response")
 	assert.Equal(t, 429, file.Trials[0].Exchanges[0].HTTPStatus)
+}
+
+// TestSentAtIsKept: an exchange's sent time, when a recording has one,
+// survives a parse and a write (the trace viewer's waterfall reads it).
+func TestSentAtIsKept(t *testing.T) {
+	text := `{"format": "ragagent-recording/1", "trials": [{"id": "t1", "exchanges": [{"request": {}, "sent_at": "2026-11-30T12:00:01.5Z", "response": {}}]}]}`
+	file, err := Parse([]byte(text))
+	require.NoError(t, err)
+	assert.Equal(t, "2026-11-30T12:00:01.5Z", file.Trials[0].Exchanges[0].SentAt)
+	b, err := file.Bytes()
+	require.NoError(t, err)
+	again, err := Parse(b)
+	require.NoError(t, err)
+	assert.Equal(t, file.Trials[0].Exchanges, again.Trials[0].Exchanges)
 }
 
 func TestReplayerNamesTheDifference(t *testing.T) {

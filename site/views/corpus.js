@@ -2,7 +2,7 @@
 // receipts, and the agent's own FTS5 search with its match expression and
 // bm25 scores.
 
-import { $, h, clear, option } from "../dom.js";
+import { $, h, clear, option, numCell, score } from "../dom.js";
 import { call } from "../engine.js";
 
 function passageRow(p) {
@@ -29,7 +29,7 @@ async function search(event) {
       h("thead", {}, h("tr", {}, ["Rank", "Source", "Version", "bm25 score", "Bytes"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, res.hits.map((x) => h("tr", {},
         h("td", { class: "num" }, x.rank), h("th", { scope: "row" }, h("code", {}, x.source_id)), h("td", {}, x.version),
-        h("td", { class: "num" }, x.score.toPrecision(6)), h("td", { class: "num" }, x.bytes)))))));
+        numCell(x.score, null, score), h("td", { class: "num" }, x.bytes)))))));
   } catch (err) {
     out.append(h("p", { class: "error" }, err.code ? `${err.code}: ${err.detail || err.message}` : err.message));
   }

@@ -5,6 +5,7 @@
 
 import { $, h, clear, download, plural } from "../dom.js";
 import { call } from "../engine.js";
+import { link } from "../nav.js";
 import { state } from "../state.js";
 import { trialRow, renderSummary } from "../trace.js";
 
@@ -57,8 +58,8 @@ export function mount({ openTrace, enableLoaded }) {
       const trials = h("table", { class: "trials" },
         h("caption", {}, `Trials of ${file.name}`),
         h("thead", {}, h("tr", {}, ["Case / repeat", "Path", "Expected sources read", "Answer fixture", "Stop reason", "Model calls"].map((c) => h("th", { scope: "col" }, c)), h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Trace")))),
-        h("tbody", {}, rep.trials.map((t) => trialRow(t, (x) => openTrace("loaded", x.case_id, x.repeat, x.id)))));
-      out.append(h("div", { class: "scroll" }, trials));
+        h("tbody", {}, rep.trials.map((t) => trialRow(t, (x) => openTrace("loaded", x.case_id, x.repeat, x.id), link("trace", ["loaded", t.case_id, t.repeat])))));
+      out.append(h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": `Trials of ${file.name}` }, trials));
       const sum = h("tbody");
       renderSummary(sum, rep.summary);
       out.append(h("div", { class: "scroll" }, h("table", { class: "summary" }, h("caption", {}, "Outcomes per path (graded trials)"),

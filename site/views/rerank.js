@@ -7,7 +7,7 @@ import { $, h, clear, table, numCell, usd, plural, download, badge, DASH } from 
 import { call, LEDGER_KEY } from "../engine.js";
 import { liveFlow, planList, keyLine, retriesText } from "../flow.js";
 import * as key from "../key.js";
-import { currentView } from "../nav.js";
+import { currentView, onRoute } from "../nav.js";
 import { rerankReport, sourceList } from "../rerank-report.js";
 import { state } from "../state.js";
 
@@ -30,6 +30,7 @@ export function mount() {
       const rep = await state.rerank.loading;
       state.rerank.report = rep;
       clear($("#rerank-report")).append(...rerankReport(rep));
+      showCase();
       const cross = rep.cross_encoder.original_candidate_comparison.length + rep.cross_encoder.expanded_cases.length;
       status.textContent = `Replayed in ${Math.round(performance.now() - t0)} ms (engine ${Math.round(rep.elapsed_ms)} ms): ${rep.coverage.development_cases.length} development cases, ${rep.gemini.cases.length - rep.gemini_unused} recorded Gemini replies and ${cross} recorded cross-encoder scorings used; no API call.`;
       document.body.dataset.rerank = "done";
@@ -41,6 +42,22 @@ export function mount() {
     }
     await refreshLedger();
   }
+
+  let wantedCase = null; // #rerank/<case>
+  /** showCase opens and focuses the case a link names, once the report is shown. */
+  function showCase() {
+    if (!wantedCase || !state.rerank.report) return;
+    const art = document.getElementById(`rcase-${wantedCase}`);
+    if (!art) return;
+    art.querySelector("details")?.setAttribute("open", "");
+    art.scrollIntoView({ block: "start" });
+    art.focus({ preventScroll: true });
+    wantedCase = null;
+  }
+  onRoute("rerank", (segs) => {
+    wantedCase = segs[0] || null;
+    showCase();
+  });
 
   /** load replays the lab unless it was (or is being) replayed. */
   function load() {
@@ -138,11 +155,23 @@ export function mount() {
           h("td", {}, h("code", {}, sourceList(c.before))),
           h("td", {}, h("code", {}, sourceList(c.coverage))),
           c.error ? h("td", {}, badge("refused", "fail"), " ", h("code", {}, c.error.code), " ", h("span", { class: "cell-detail" }, c.error.detail))
-            : h("td", {}, h("code", {}, sourceList(c.gemini))),
+            : liveCell(c.gemini, recorded.get(c.case_id)?.gemini),
           h("td", {}, recorded.get(c.case_id)?.gemini ? h("code", {}, sourceList(recorded.get(c.case_id).gemini)) : DASH))), "live-orders"),
       h("div", { class: "controls" },
         h("button", { type: "button", id: "rerank-download", onclick: downloadRecording }, "Download this rerank's recording"),
         h("span", { class: "help" }, `${plural(live.exchanges, "attempt")} recorded (never the key); replay it with `, h("code", {}, "ragagent rerank --gemini FILE"), ".")));
+  }
+
+  /** liveCell is the live order, highlighted where it differs from the recorded one (each differing position marked). */
+  function liveCell(live, rec) {
+    if (!rec) return h("td", {}, h("code", {}, sourceList(live)));
+    const differs = live.some((r, i) => rec[i]?.source_id !== r.source_id) || live.length !== rec.length;
+    const items = live.map((r, i) => {
+      const same = rec[i]?.source_id === r.source_id;
+      return [i ? ", " : "", same ? h("code", {}, r.source_id) : h("mark", { class: "diff" }, h("code", {}, r.source_id))];
+    });
+    return h("td", { class: differs ? "differs" : null }, items, " ",
+      h("span", { class: "cell-detail" }, differs ? "differs from the recorded order (highlighted positions)" : "same as recorded"));
   }
 
   async function downloadRecording() {

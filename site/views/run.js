@@ -1,13 +1,17 @@
 // views/run.js is the Run view: a question (typed or authored), version,
 // mode, limits and policy; a scripted run starts at once, a live one shows
 // its plan first (flow.js). Steps appear as they happen, then the whole
-// trace. The view owns the key box (#key-fields), which the Rerank view
-// borrows while it is shown.
+// trace. A live policy needs a key: without one the button is disabled and
+// the reason stands beside it, and nothing is sent or recorded. The
+// question and settings are kept in the address (#run?question=...), so a
+// run can be shared and reloaded. The view owns the key box (#key-fields),
+// which the Rerank view borrows while it is shown.
 
-import { $, h, clear, option } from "../dom.js";
+import { $, h, clear, option, download, usd } from "../dom.js";
 import { call } from "../engine.js";
 import { liveFlow, planList, keyLine, retriesText } from "../flow.js";
-import { hasKey } from "../key.js";
+import { hasKey, onChange as onKeyChange } from "../key.js";
+import { onRoute, replace } from "../nav.js";
 import { state } from "../state.js";
 import { stepList, trialView } from "../trace.js";
 
@@ -49,16 +53,42 @@ export function mount({ onRecorded }) {
   function renderPlan(plan) {
     const caps = plan.caps || {};
     const a = plan.allowance || {};
+    const rate = plan.rate;
     flow.showPlan(h("h3", {}, "Plan for this live run"),
       planList([
         ["Model", plan.model],
         ["Endpoint", h("code", {}, plan.endpoint)],
         ["Request allowance", `${a.remaining} of ${a.limit} left in this page`],
         ["Worst case", `${plan.worst_case_requests} requests (one per model call, ${retriesText(caps.retries)})`],
+        ["Worst-case cost", rate ? `${usd(plan.worst_case_estimated_usd)} at $${rate.input_usd_per_mtok}/M input, $${rate.output_usd_per_mtok}/M output (${rate.source}): every request a full body at one token per byte and every reply the whole output allowance; an estimate, never a bill` : "no price for this model in the price table"],
         ["Caps", `request ${caps.request_bytes} bytes, response ${caps.response_bytes} bytes, ${caps.call_timeout_seconds} s per call, ${caps.run_seconds} s per run, redirects ${caps.redirects}`],
-        ["Key", keyLine("none entered: the run will stop with missing_api_key before sending anything")],
+        ["Key", keyLine("none entered: nothing can be sent")],
       ]),
-      h("p", { class: "help" }, "Live calls may incur charges on your key."));
+      plan.refusal
+        ? h("p", { class: "message error", role: "alert", id: "run-refusal" }, "Refused before anything is sent or recorded: ", h("code", {}, plan.refusal.code), `: ${plan.refusal.message}.`)
+        : h("p", { class: "help" }, "Live calls may incur charges on your key."));
+  }
+
+  /** gate disables the button for a live policy without a key, and says why beside it. */
+  function gate() {
+    if (!state.info || flow.running()) return;
+    const p = selectedPolicy();
+    const blocked = Boolean(p && p.live && !hasKey());
+    $("#run-start").disabled = blocked || !state.info.policies.length;
+    $("#run-why").textContent = blocked ? "No key: paste a Gemini API key above to show the plan and send. Without one nothing is sent or recorded." : "";
+  }
+
+  /** options is how trialView shows a run made here: its recorded exchanges and export when it sent any. */
+  function options(report) {
+    const sent = report.exchanges > 0;
+    let exchanges = null;
+    return {
+      passages: state.passages,
+      constants: state.info.constants,
+      source: sent ? "session" : null,
+      exchanges: sent ? () => (exchanges ??= call("exchanges", [{ source: "session", trial: report.id }])) : null,
+      exportTrace: sent ? async () => download("", await call("exportOTLP", [{ source: "session", trial: report.id }]), `ragagent-trace-${report.id}.otlp.json`) : null,
+    };
   }
 
   const flow = liveFlow(state.run, {
@@ -67,7 +97,9 @@ export function mount({ onRecorded }) {
     needsPlan: () => selectedPolicy().live,
     async plan(s) {
       clear(output);
-      renderPlan(await call("plan", [s]));
+      const plan = await call("plan", [s]);
+      renderPlan(plan);
+      if (plan.refusal) return { refused: `Refused: ${plan.refusal.code}. Nothing was sent or recorded.` };
       return { label: "Send the requests" };
     },
     starting(s) {
@@ -82,13 +114,15 @@ export function mount({ onRecorded }) {
       status.textContent = `Running… ${e.step.call ? `model call ${e.step.call}` : "retrieval"} ${e.step.outcome}`;
     },
     async finished(report) {
-      clear(output).append(trialView(report, state.passages));
+      clear(output).append(trialView(report, options(report)));
       if (report.exchanges > 0) onRecorded((await call("recording")).trials);
+      if (report.key_refused) return `Key refused: the API answered HTTP ${report.key_refused.http_status}; this is a key problem, not a fixture result.`;
       return report.result ? `Finished: ${report.result.status}, ${report.result.reason}.` : `Refused: ${report.error}.`;
     },
     planFailed: refusalText,
     sendFailed: refusalText,
     idleLabel: () => (selectedPolicy()?.live ? "Show the plan" : "Run"),
+    after: gate,
   });
 
   function onPolicyChange() {
@@ -96,6 +130,7 @@ export function mount({ onRecorded }) {
     // The key box is shared with the Rerank view, which may be holding it.
     if (form.contains(keyBox)) keyBox.hidden = !(p && p.live);
     flow.reset();
+    gate();
   }
 
   /** reclaimKeyBox puts the key box back in this form, shown for a live policy. */
@@ -129,15 +164,55 @@ export function mount({ onRecorded }) {
         h("input", { type: "radio", name: "policy", value: p.name, checked: i === 0 }), ` ${p.label}`));
     });
     policies.addEventListener("change", onPolicyChange);
+    if (wanted) apply(wanted);
     onPolicyChange();
-    $("#run-start").disabled = !info.policies.length;
   }
+
+  /** settings is the form as a link's query: question, version, mode, policy, limits. */
+  function settings() {
+    const s = spec();
+    return new URLSearchParams({ question: s.question, version: s.version, mode: s.mode, policy: s.policy,
+      limits: Object.entries(s.limits).map(([k, v]) => `${k}:${v}`).join(",") });
+  }
+
+  /** apply fills the form from a link's query (nothing runs). */
+  function apply(q) {
+    if (q.has("question")) $("#run-question").value = q.get("question").slice(0, state.info.constants.max_question_chars);
+    const c = state.info.cases.find((x) => x.question === $("#run-question").value);
+    $("#run-preset").value = c ? c.id : "";
+    if (q.has("version") && state.info.versions.includes(q.get("version"))) $("#run-version").value = q.get("version");
+    const mode = form.querySelector(`input[name="mode"][value="${CSS.escape(q.get("mode") || "")}"]`);
+    if (mode) mode.checked = true;
+    const policy = form.querySelector(`input[name="policy"][value="${CSS.escape(q.get("policy") || "")}"]`);
+    if (policy) policy.checked = true;
+    for (const part of (q.get("limits") || "").split(",")) {
+      const [k, v] = part.split(":");
+      const field = state.info.limits.fields.find((f) => f.name === k);
+      if (field && Number.isInteger(Number(v))) $(`#limit-${k}`).value = String(Math.min(Math.max(Number(v), 1), field.max));
+    }
+  }
+
+  let wanted = null; // a link's settings that came before the engine was ready
+  onRoute("run", (segs, query) => {
+    if (![...query].length) return;
+    if (!state.info) {
+      wanted = query;
+      return;
+    }
+    apply(query);
+    onPolicyChange();
+  });
+  const remember = () => { if (state.info) replace("run", [], settings()); };
+  form.addEventListener("input", remember);
+  form.addEventListener("change", remember);
+  onKeyChange(gate);
 
   $("#run-preset").addEventListener("change", () => {
     const c = state.info.cases.find((x) => x.id === $("#run-preset").value);
     if (!c) return;
     $("#run-question").value = c.question;
     $("#run-version").value = c.version;
+    remember();
   });
   // A change to anything the plan was made from (question, version, mode,
   // limits: one listener for the whole form, as the limit fields are made

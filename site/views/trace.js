@@ -1,9 +1,14 @@
 // views/trace.js is the Trace view: the fixed and agent paths of one case
 // and repeat side by side, from the bundled comparison or a loaded
-// recording, chosen with the case, repeat and source selectors.
+// recording, chosen with the case, repeat and source selectors. Each
+// choice is a link (#trace/<case>/<repeat>, #trace/loaded/<case>/<repeat>)
+// that reloads to the same trace and that back and forward follow. A
+// trial's request and reply bodies are fetched from the engine when first
+// opened, and its trace downloads as OTLP/JSON.
 
-import { $, h, clear, option } from "../dom.js";
-import { go } from "../nav.js";
+import { $, h, clear, option, download } from "../dom.js";
+import { call } from "../engine.js";
+import { go, onRoute } from "../nav.js";
 import { state } from "../state.js";
 import { trialView } from "../trace.js";
 
@@ -11,11 +16,32 @@ function report(source) {
   return source === "loaded" ? state.loaded : state.bundled;
 }
 
-/** mount binds the selectors. Returns {open, enableLoaded}. */
+/** segments is a trace's link: #trace/<case>/<repeat>, loaded ones prefixed. */
+function segments(source, caseID, repeat) {
+  return source === "loaded" ? ["loaded", caseID, repeat] : [caseID, repeat];
+}
+
+/** trialOptions is what trialView needs to show a replayed trial of source. */
+export function replayedOptions(source, rep, t) {
+  let exchanges = null;
+  return {
+    passages: state.passages,
+    constants: state.info?.constants,
+    model: rep.model,
+    config: rep.config,
+    source,
+    exchanges: () => (exchanges ??= call("exchanges", [{ source, trial: t.id }])),
+    exportTrace: async () => download("", await call("exportOTLP", [{ source, trial: t.id }]), `ragagent-trace-${t.id}.otlp.json`),
+  };
+}
+
+/** mount binds the selectors and the view's links. Returns {open, enableLoaded, ready}. */
 export function mount() {
   const sourceSel = $("#trace-source");
   const caseSel = $("#trace-case");
   const repeatSel = $("#trace-repeat");
+  const pair = $("#trace-pair");
+  let pending = null; // a link followed before the replay it names was ready
 
   function fillSelectors(source, caseID, repeat) {
     const rep = report(source);
@@ -26,41 +52,79 @@ export function mount() {
     sourceSel.value = source;
   }
 
-  /** open shows fixed and agent side by side for a case and repeat of a
-   * source ("bundled" or "loaded"); navigate switches to the view and
-   * focuses the trial focusID (or the first). */
-  function open(source, caseID, repeat, focusID, navigate = true) {
+  function show(source, caseID, repeat) {
     const rep = report(source);
-    if (!rep) return;
     state.traceShown = true;
+    state.traceAt = { source, caseID, repeat };
     fillSelectors(source, caseID, repeat);
-    const pair = clear($("#trace-pair"));
+    clear(pair);
     const trials = rep.trials.filter((t) => t.case_id === caseID && t.repeat === repeat);
     trials.sort((a, b) => (a.mode === "fixed" ? -1 : 1) - (b.mode === "fixed" ? -1 : 1));
-    for (const t of trials) pair.append(trialView(t, state.passages));
-    if (!trials.length) pair.append(h("p", {}, "No trial matches."));
+    for (const t of trials) pair.append(trialView(t, replayedOptions(source, rep, t)));
+    if (!trials.length) pair.append(h("p", { role: "status" }, `No trial of case ${caseID || "(none)"}, repeat ${repeat} in this recording.`));
+  }
+
+  /** open shows fixed and agent side by side for a case and repeat of a
+   * source ("bundled" or "loaded"); navigate switches to the view (a new
+   * history entry) and focuses the trial focusID (or the first). */
+  function open(source, caseID, repeat, focusID, navigate = true) {
+    if (!report(source)) return;
+    show(source, caseID, repeat);
     if (navigate) {
-      go("trace");
+      go("trace", segments(source, caseID, repeat));
       const target = focusID ? document.getElementById(`trial-${focusID}`) : pair.firstElementChild;
       target?.focus();
     }
   }
 
-  /** enableLoaded offers the loaded recording as a source. */
+  /** route follows a link: #trace/<case>/<repeat> or #trace/loaded/<case>/<repeat>. */
+  function route(segs) {
+    if (!segs.length) return; // the tab: keep what is shown
+    const source = segs[0] === "loaded" ? "loaded" : "bundled";
+    const [caseID, repeat] = source === "loaded" ? segs.slice(1) : segs;
+    const want = { source, caseID, repeat: Number(repeat) || 1 };
+    if (!report(source)) {
+      pending = want;
+      clear(pair).append(h("p", { class: "waiting-trace", role: "status" }, source === "loaded"
+        ? "This link names a trial of a loaded recording: load the recording again in the Recordings view."
+        : `Waiting for the engine to replay the recording, then showing ${want.caseID} / ${want.repeat}…`));
+      return;
+    }
+    show(want.source, want.caseID, want.repeat);
+  }
+  onRoute("trace", route);
+
+  /** enableLoaded offers the loaded recording as a source (and follows a link that waited for it). */
   function enableLoaded() {
     sourceSel.querySelector('option[value="loaded"]').disabled = false;
+    if (pending?.source === "loaded") {
+      show(pending.source, pending.caseID, pending.repeat);
+      pending = null;
+    }
   }
 
+  /** ready shows the trial a link asked for, or a first one, once the bundled replay is done. */
+  function ready() {
+    if (pending?.source === "bundled") {
+      show(pending.source, pending.caseID, pending.repeat);
+      pending = null;
+    } else if (!state.traceShown) {
+      show("bundled", "serialize-and-save", 1);
+    }
+  }
+
+  const choose = (source, caseID, repeat) => {
+    show(source, caseID, repeat);
+    go("trace", segments(source, caseID, repeat));
+  };
   sourceSel.addEventListener("change", () => {
     const rep = report(sourceSel.value);
-    if (rep && rep.trials.length) open(sourceSel.value, rep.trials[0].case_id, rep.trials[0].repeat, null, false);
+    if (rep && rep.trials.length) choose(sourceSel.value, rep.trials[0].case_id, rep.trials[0].repeat);
   });
   caseSel.addEventListener("change", () => {
     const first = report(sourceSel.value).trials.find((t) => t.case_id === caseSel.value);
-    open(sourceSel.value, first.case_id, first.repeat, null, false);
+    choose(sourceSel.value, first.case_id, first.repeat);
   });
-  repeatSel.addEventListener("change", () => {
-    open(sourceSel.value, caseSel.value, Number(repeatSel.value), null, false);
-  });
-  return { open, enableLoaded };
+  repeatSel.addEventListener("change", () => choose(sourceSel.value, caseSel.value, Number(repeatSel.value)));
+  return { open, enableLoaded, ready };
 }

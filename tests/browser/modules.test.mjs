@@ -26,11 +26,15 @@ after(async () => {
   site?.stop();
 });
 
-/** planText asks for the plan of an authored question with the Gemini policy (no key: nothing can be sent) and returns its text. */
+/** planText asks for the plan of an authored question with the Gemini
+ * policy and returns its text. A key is typed (changed deliberately: the
+ * plan is offered only with one); nothing is sent, as the plan is never
+ * confirmed. */
 async function planText(page) {
   await page.click('a[data-view="run"]');
   await page.selectOption("#run-preset", "overwrite");
   await page.check('input[name="policy"][value="gemini"]');
+  await page.fill("#run-key", "modules-test-key");
   await page.click("#run-start");
   await page.waitForSelector("#run-plan:not([hidden])");
   return page.textContent("#run-plan");

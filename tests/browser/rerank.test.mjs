@@ -63,12 +63,16 @@ test("the Rerank tab replays the lab in the page and shows the published numbers
     const article = `.rcase[data-case="${d.case_id}"]`;
     assert.match(await page.textContent(`${article} h4`), new RegExp(`${d.case_id} \\(Python ${d.requested_version}\\)`));
     const rows = await cells(`${article} .cands-table`);
-    assert.deepEqual(rows, d.before.map((c) => [c.source_id, c.version, c.lexical_rank ?? "–", c.lexical_score?.toPrecision(4) ?? "–",
-      c.vector_rank ?? "–", c.vector_score?.toPrecision(4) ?? "–", c.lexical_contribution.toPrecision(5), c.vector_contribution.toPrecision(5),
-      c.fused_score.toPrecision(5)].join("|")));
+    // Scores for reading (changed deliberately: four significant digits,
+    // a tiny one in exponent form), each cell's title the exact value.
+    const read = (x) => (x === null || x === undefined ? "–" : x !== 0 && Math.abs(x) < 1e-3 ? x.toExponential(2) : String(Number(x.toPrecision(4))));
+    assert.deepEqual(rows, d.before.map((c) => [c.source_id, c.version, c.lexical_rank ?? "–", read(c.lexical_score),
+      c.vector_rank ?? "–", read(c.vector_score), read(c.lexical_contribution), read(c.vector_contribution),
+      read(c.fused_score)].join("|")));
     const exact = await page.$$eval(`${article} .cands-table tbody tr`, (trs) => trs.map((tr) => tr.cells[8].title));
     assert.deepEqual(exact, d.before.map((c) => String(c.fused_score)), "the exact fused scores, as published");
 
+    assert.equal(await page.$$eval(`${article} svg.slope line`, (l) => l.length) > 0, true, "the orders as a slopegraph");
     const columns = await page.$$eval(`${article} .orders tbody tr`, (trs) => [1, 2, 3, 4].map((i) =>
       trs.map((tr) => tr.cells[i].querySelector("code")?.textContent).join(", ")));
     const g = GEMINI.cases.find((c) => c.case_id === d.case_id);
@@ -145,8 +149,11 @@ test("a live rerank sends the key only as x-goog-api-key and the ledger keeps it
   // The fake ranks by coverage, so its live order is the coverage order.
   for (const row of await cells(".live-orders")) {
     const [, , coverage, live] = row.split("|");
-    assert.equal(live, coverage, row);
+    assert.equal(live.replace(/ (same as recorded|differs from the recorded order.*)$/, ""), coverage, row);
   }
+  // Where the live order differs from the recorded one, the cell says so and marks the positions.
+  const differing = await page.$$eval(".live-orders td.differs", (tds) => tds.map((td) => td.querySelectorAll("mark.diff").length));
+  assert.ok(differing.every((n) => n > 0), "each differing cell marks its positions");
 
   const posts = requests.slice(before).filter((r) => r.url.startsWith(fake.url) && r.method === "POST");
   assert.equal(posts.length, 4, "one request per case");

@@ -125,12 +125,46 @@ test("a reply that never comes times out at the run's deadline", async () => {
   assert.equal(seen.aborted, true);
 });
 
-test("without a key nothing is sent", async () => {
+// Changed deliberately (issue 11): a live run without a key used to be
+// recorded and graded as a failed trial (missing_api_key), and its
+// recording then replayed as replay_exhausted. It is now refused before it
+// starts, like an invalid task: nothing sent, nothing recorded, no grade;
+// and the plan says so first.
+test("without a key nothing is sent or recorded, and the plan says why", async () => {
+  const before = (await api.recording()).trials;
   let called = false;
   const { result } = api.run(spec({ hasKey: false }), { post: async () => { called = true; return { status: 200, body: "" }; } });
   const report = await result;
-  assert.equal(report.result.reason, "missing_api_key");
+  assert.equal(report.error, "missing_api_key");
+  assert.equal(report.result, null);
+  assert.equal(report.checks, null);
   assert.equal(called, false);
+  assert.equal((await api.recording()).trials, before, "nothing recorded");
+  const plan = await api.plan(spec({ hasKey: false }));
+  assert.equal(plan.refusal.code, "missing_api_key");
+  assert.equal((await api.plan(spec())).refusal, undefined, "with a key the plan may be sent");
+});
+
+test("a refused key (HTTP 403) is a key problem, not a fixture failure", async () => {
+  const { result } = api.run(spec(), { post: async () => ({ status: 403, body: new TextEncoder().encode('{"error": {"message": "API key not valid."}}') }) });
+  const report = await result;
+  assert.equal(report.result.reason, "model_transport_failed:HTTPError");
+  assert.equal(report.key_refused.http_status, 403);
+  assert.match(report.key_refused.detail, /API key not valid/);
+  assert.equal(report.checks, null);
+});
+
+test("a trial's exchanges and its OTLP export come from the recording", async () => {
+  const ex = await api.exchanges({ source: "bundled", trial: "overwrite-agent-1" });
+  assert.equal(ex.exchanges.length, 3);
+  assert.deepEqual(Object.keys(JSON.parse(ex.exchanges[0].request)), ["systemInstruction", "contents", "generationConfig"]);
+  assert.ok(JSON.parse(ex.exchanges[0].response).usageMetadata);
+  const text = await api.exportOTLP({ source: "bundled", trial: "overwrite-agent-1" });
+  const spans = JSON.parse(text).resourceSpans[0].scopeSpans[0].spans;
+  assert.equal(spans.length, 1 + 3 + 1 + 1, "the run, three model calls, a search and a read");
+  assert.match(spans[0].traceId, /^[0-9a-f]{32}$/);
+  assert.equal(text, await api.exportOTLP({ source: "bundled", trial: "overwrite-agent-1" }), "deterministic");
+  await assert.rejects(api.exchanges({ source: "bundled", trial: "x" }), /no trial "x"/);
 });
 
 test("a fetch that throws is a URLError, not a crash", async () => {

@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/otlp"
+	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/recording"
+)
+
+// Where a trace's trial is recorded: the bundled comparison, the recording
+// replayed last (a front end's loaded file), or this session's live runs.
+const (
+	SourceBundled = "bundled"
+	SourceLoaded  = "loaded"
+	SourceSession = "session"
+)
+
+// kept is the recording replayed last, so a front end can ask for its
+// exchanges or its export without sending it again.
+type kept struct {
+	mu   sync.Mutex
+	file *recording.File
+}
+
+func (e *Engine) keepLoaded(f *recording.File) {
+	e.loaded.mu.Lock()
+	defer e.loaded.mu.Unlock()
+	e.loaded.file = f
+}
+
+// recordingOf is the recording a source names.
+func (e *Engine) recordingOf(source string) (*recording.File, error) {
+	switch source {
+	case SourceBundled, "":
+		return e.bundled, nil
+	case SourceLoaded:
+		e.loaded.mu.Lock()
+		defer e.loaded.mu.Unlock()
+		if e.loaded.file == nil {
+			return nil, fmt.Errorf("no recording has been loaded")
+		}
+		return e.loaded.file, nil
+	case SourceSession:
+		return e.Recording(), nil
+	}
+	return nil, fmt.Errorf("source %q is not %s, %s or %s", source, SourceBundled, SourceLoaded, SourceSession)
+}
+
+// ExchangesRequest names a recorded trial.
+type ExchangesRequest struct {
+	Source string `json:"source"`
+	Trial  string `json:"trial"`
+}
+
+// Exchange is one recorded model exchange as a trace viewer shows it: the
+// request body exactly as sent (Python's json.dumps of the recorded
+// request, the bytes the controller sends) and the reply as recorded, or
+// the error kind and HTTP status of a failed attempt.
+type Exchange struct {
+	Call       int    `json:"call"`
+	Request    string `json:"request"`
+	Response   string `json:"response,omitempty"`
+	Error      string `json:"error,omitempty"`
+	HTTPStatus int    `json:"http_status,omitempty"`
+	SentAt     string `json:"sent_at,omitempty"`
+}
+
+// ExchangesResult is a trial's exchanges with the recording's provider
+// settings.
+type ExchangesResult struct {
+	Source    string     `json:"source"`
+	Trial     string     `json:"trial"`
+	Model     string     `json:"model"`
+	Endpoint  string     `json:"endpoint"`
+	Config    any        `json:"config"`
+	Exchanges []Exchange `json:"exchanges"`
+}
+
+// Exchanges returns a recorded trial's exchanges: exchange n answered
+// model call n (a live run never retries). A run of the scripted policy
+// sends nothing and has none.
+func (e *Engine) Exchanges(req ExchangesRequest) (*ExchangesResult, error) {
+	f, err := e.recordingOf(req.Source)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range f.Trials {
+		if t.ID != req.Trial {
+			continue
+		}
+		out := &ExchangesResult{Source: req.Source, Trial: t.ID, Model: f.Model, Endpoint: f.Endpoint, Config: f.Config,
+			Exchanges: make([]Exchange, len(t.Exchanges))}
+		for i, ex := range t.Exchanges {
+			x := Exchange{Call: i + 1, Request: string(gemini.Body(ex.Request)), Error: ex.Error, HTTPStatus: ex.HTTPStatus, SentAt: ex.SentAt}
+			if ex.Error == "" {
+				x.Response = pyjson.Dumps(ex.Response, pyjson.Options{})
+			}
+			out.Exchanges[i] = x
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("the %s recording has no trial %q", req.Source, req.Trial)
+}
+
+// ExportRequest names the trials to export ("" exports every trial of
+// the source's recording).
+type ExportRequest struct {
+	Source string `json:"source"`
+	Trial  string `json:"trial"`
+}
+
+// ExportOTLP replays a source's trials (or one) and exports them as
+// OTLP/JSON with OpenInference attributes (core/otlp).
+func (e *Engine) ExportOTLP(ctx context.Context, req ExportRequest) ([]byte, error) {
+	f, err := e.recordingOf(req.Source)
+	if err != nil {
+		return nil, err
+	}
+	if req.Trial != "" {
+		kept := *f
+		kept.Trials = nil
+		for _, t := range f.Trials {
+			if t.ID == req.Trial {
+				kept.Trials = append(kept.Trials, t)
+			}
+		}
+		if len(kept.Trials) == 0 {
+			return nil, fmt.Errorf("the %s recording has no trial %q", req.Source, req.Trial)
+		}
+		rep, err := e.lab.Replay(ctx, &kept, nil)
+		if err != nil {
+			return nil, err
+		}
+		return e.OTLP(f, rep.Trials)
+	}
+	rep, err := e.lab.Replay(ctx, f, nil)
+	if err != nil {
+		return nil, err
+	}
+	return e.OTLP(f, rep.Trials)
+}
+
+// OTLP exports replayed trials of f; each search's candidates are listed
+// with their passage text and bm25 score from the engine's index.
+func (e *Engine) OTLP(f *recording.File, trials []lab.TrialReport) ([]byte, error) {
+	return otlp.Export(otlp.Input{File: f, Reports: trials, Documents: e.documents})
+}
+
+// documents describes a search's candidates: each passage's text, its bm25
+// score for the query (lower is better; the search is run again, which
+// gives the same ranks) and where it comes from.
+func (e *Engine) documents(query, version string, cands []agent.Candidate) []otlp.Document {
+	scores := map[string]float64{}
+	if hits, err := e.lab.Explain(query, agent.SearchK, version); err == nil {
+		for _, h := range hits {
+			scores[h.SourceID] = h.Score
+		}
+	}
+	out := make([]otlp.Document, len(cands))
+	for i, c := range cands {
+		d := otlp.Document{ID: c.SourceID, Metadata: map[string]any{"rank": c.Rank, "version": c.Version, "score_kind": "bm25 (lower is better)"}}
+		if p, ok := e.lab.Snapshot.Passage(c.SourceID); ok {
+			d.Content = p.Text
+			d.Metadata["url"] = p.URL
+		}
+		if s, ok := scores[c.SourceID]; ok {
+			d.Score = &s
+		}
+		out[i] = d
+	}
+	return out
+}
