@@ -72,7 +72,8 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(exitError, "%v", err)
 	}
 	defer st.Close()
-	e, err := engine.Open(engine.Options{})
+	// The corpora runs may name: the seed and the packs the command ships.
+	e, err := engine.Open(engine.Options{Packs: knownPacks()})
 	if err != nil {
 		return fail(exitError, "%v", err)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/ragagentlab/ragagent/internal/httptransport"
 	"github.com/ragagentlab/ragagent/internal/server"
 	"github.com/ragagentlab/ragagent/internal/server/store"
+	"github.com/ragagentlab/ragagent/packs"
 )
 
 // dummyKey is the Gemini key every test server holds; no output may carry it.
@@ -105,6 +106,7 @@ type options struct {
 	endpoint string // the fake's; "" leaves the real endpoint (never called)
 	noKey    bool
 	dbPath   string
+	packs    bool // the shipped packs besides the seed (python-3.11)
 }
 
 type clock struct {
@@ -151,7 +153,12 @@ func newEnv(t testing.TB, o options) *env {
 		e.dbPath = filepath.Join(t.TempDir(), "api.db")
 	}
 	var err error
-	e.engine, err = engine.Open(engine.Options{})
+	var sources []engine.PackSource
+	if o.packs {
+		sources, err = packs.Sources()
+		require.NoError(t, err)
+	}
+	e.engine, err = engine.Open(engine.Options{Packs: sources})
 	require.NoError(t, err)
 	e.store, err = store.OpenFile(context.Background(), e.dbPath)
 	require.NoError(t, err)
