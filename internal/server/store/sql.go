@@ -690,3 +690,12 @@ func (s *SQL) CancelRequested(ctx context.Context, id string) (bool, error) {
 }
 
 var _ Store = (*SQL)(nil)
+
+// TokenSQL is the statement that stores t, its values written inline: a
+// Worker's tokens are added from outside it (wrangler d1 execute --file),
+// as only the HMAC of a secret, like every token.
+func TokenSQL(t Token) string {
+	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	return fmt.Sprintf("INSERT INTO tokens (id, name, hash, scopes, daily_requests, daily_live_calls, created_at) VALUES (%s, %s, %s, %s, %d, %d, %s);\n",
+		q(t.ID), q(t.Name), q(t.Hash), q(strings.Join(t.Scopes, " ")), t.DailyRequests, t.DailyLiveCalls, q(stamp(t.CreatedAt)))
+}
