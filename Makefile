@@ -82,9 +82,12 @@ test: vet test-go test-wasm test-node test-browser
 
 vet:
 	$(GO) vet ./...
-	GOOS=js GOARCH=wasm $(GO) vet ./wasm
+	GOOS=js GOARCH=wasm $(GO) vet ./wasm ./worker
 
-test-go:
+# Natively, and the API tests against the local Worker (TestWorker:
+# wrangler dev, offline, started once; skipped with a message when wrangler
+# or the built Worker is missing).
+test-go: worker node_modules/.package-lock.json
 	$(GO) test ./...
 
 # The core's own suites again, compiled to WASM (with the engine's flags)

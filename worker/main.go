@@ -4,8 +4,10 @@
 // handler as ragagent serve-api (internal/server), built for js/wasm with
 // github.com/syumai/workers, its state in D1 (store.D1, the same schema),
 // Gemini requests over the Workers fetch, the key and the token pepper
-// Worker secrets. One Go program serves every request of its isolate (see
-// worker.mjs); it opens the engine when its first run starts.
+// Worker secrets. Each request has its own Go program (see worker.mjs),
+// which opens the engine only if a run starts in it, and ends once the
+// response is sent and its runs have ended; runs, streams and cancels in
+// other programs meet in D1 (the store is read every Poll).
 //
 // Bindings and variables (wrangler.toml): DB (D1); secrets
 // RAGAGENT_TOKEN_PEPPER and GEMINI_API_KEY (or GOOGLE_API_KEY); caps
@@ -52,7 +54,17 @@ func main() {
 	workers.ServeNonBlock(a)
 	jsContext.Get("binding").Set("settled", js.FuncOf(func(js.Value, []js.Value) any { return a.settled() }))
 	workers.Ready()
-	select {}
+	<-workers.Done()
+	// The response is sent; the runs this program started end first.
+	for a.busy() {
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (a *app) busy() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.running > 0
 }
 
 // app builds the server on its first request (the env is the isolate's)

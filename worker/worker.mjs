@@ -1,12 +1,14 @@
-// The Worker's entry: one Go program per isolate, started by the first
-// request and kept (the engine it opens serves every later request), with
-// the two helpers the Go side awaits (D1 batches and Gemini requests), each
-// one async function, so every I/O object it touches stays inside it.
-// wasm_exec.js is syumai/workers' (Go's, with a per-program `context`).
+// The Worker's entry: one Go program per request (an instance of the
+// module the isolate compiled once), which lives until the request's
+// response is sent and the runs it started have ended. Workers ties every
+// promise, timer and I/O object to the request that made it; a program
+// shared by the isolate's requests had one request's cancel wait on
+// another's fetch, and Workers cancelled it ("Promise will never
+// complete"). The two helpers the Go side awaits (D1 batches, Gemini
+// requests) are each one async function. wasm_exec.js is syumai/workers'
+// (Go's, with a per-program `context`).
 import "./wasm_exec.js";
 import mod from "./app.wasm";
-
-let started; // the Go side's binding, once it said it is ready
 
 // d1 runs statements ([sql, args] pairs) as D1 runs them: one alone, or a
 // batch (one transaction); each statement's rows come back as arrays.
@@ -72,11 +74,26 @@ function start(env) {
 
 export default {
   async fetch(request, env, ctx) {
-    started ??= start(env);
-    const binding = await started;
-    const response = await binding.handleRequest(request);
-    // Runs go on after their response: the isolate is kept while any does.
+    const binding = await start(env);
+    // A timer of this request's own, pending until its response has been
+    // sent, keeps the runtime from taking a request that waits on the
+    // program (a stream between two events) for hung.
+    const alive = setInterval(() => {}, 1000);
+    let response;
+    try {
+      response = await binding.handleRequest(request);
+    } catch (e) {
+      clearInterval(alive);
+      throw e;
+    }
+    // Runs go on after their response: the request is kept while any does.
     ctx.waitUntil(binding.settled());
-    return response;
+    if (!response.body) {
+      clearInterval(alive);
+      return response;
+    }
+    const { readable, writable } = new TransformStream();
+    ctx.waitUntil(response.body.pipeTo(writable).catch(() => {}).finally(() => clearInterval(alive)));
+    return new Response(readable, response);
   },
 };

@@ -91,6 +91,7 @@ type env struct {
 	t       testing.TB
 	srv     *server.Server
 	http    *httptest.Server
+	base    string // the API's URL: the httptest server's, or a Worker's
 	store   *store.SQL
 	engine  *engine.Engine
 	dbPath  string
@@ -177,6 +178,7 @@ func newEnv(t testing.TB, o options) *env {
 	require.NoError(t, err)
 	require.NoError(t, e.srv.Start(context.Background()))
 	e.http = httptest.NewServer(e.srv.Handler())
+	e.base = e.http.URL
 	t.Cleanup(e.close)
 	return e
 }
@@ -245,7 +247,7 @@ func (e *env) do(r req) response {
 	if r.body != "" {
 		body = strings.NewReader(r.body)
 	}
-	hr, err := http.NewRequest(r.method, e.http.URL+r.path, body)
+	hr, err := http.NewRequest(r.method, e.base+r.path, body)
 	require.NoError(e.t, err)
 	if r.body != "" {
 		hr.Header.Set("Content-Type", "application/json")
@@ -274,7 +276,7 @@ func (e *env) do(r req) response {
 func (e *env) check(hr *http.Request, r req, out response) {
 	e.t.Helper()
 	ctx := context.Background()
-	vreq, _ := http.NewRequest(r.method, e.http.URL+r.path, strings.NewReader(r.body))
+	vreq, _ := http.NewRequest(r.method, e.base+r.path, strings.NewReader(r.body))
 	vreq.Header = hr.Header.Clone()
 	route, params, err := e.c.router.FindRoute(vreq)
 	if err != nil {
