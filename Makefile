@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs clean chromium
+.PHONY: all build wasm worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs clean chromium
 
 all: build wasm
 
@@ -34,6 +34,23 @@ wasm:
 	if cmp -s site/main.wasm.new site/main.wasm; then rm site/main.wasm.new; else mv site/main.wasm.new site/main.wasm; fi
 	cp "$(GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
 	$(MAKE) --no-print-directory site/main.wasm.gz $(if $(shell command -v brotli),site/main.wasm.br)
+
+# The server edition as a Cloudflare Worker (worker/): the Go program for
+# js/wasm (with the engine's flags), syumai/workers' wasm_exec.js and the
+# entry module, in worker/build/ (wrangler.toml's main). Prints the sizes
+# against Workers' 10 MB compressed limit.
+worker:
+	mkdir -p worker/build
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -gcflags='$(WASM_GCFLAGS)' -o worker/build/app.wasm.new ./worker
+	if cmp -s worker/build/app.wasm.new worker/build/app.wasm; then rm worker/build/app.wasm.new; else mv worker/build/app.wasm.new worker/build/app.wasm; fi
+	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o worker/build/assets
+	cp worker/build/assets/wasm_exec.js worker/worker.mjs worker/build/ && rm -rf worker/build/assets
+	@echo "worker/build/app.wasm: $$(wc -c < worker/build/app.wasm) bytes, $$(gzip -9 -n -c worker/build/app.wasm | wc -c) gzip -9"
+
+# The Worker on this machine (wrangler dev, offline, a local D1 in
+# worker/.wrangler/state): secrets from worker/.dev.vars.
+serve-worker: worker node_modules/.package-lock.json
+	cd worker && WRANGLER_SEND_METRICS=false ../node_modules/.bin/wrangler dev --local --ip 127.0.0.1 --port 8787 --show-interactive-dev-session=false
 
 site/main.wasm.gz: site/main.wasm
 	gzip -9 -n -c $< > $@.tmp && mv $@.tmp $@
@@ -70,9 +87,12 @@ test: vet test-go test-wasm test-node test-browser
 
 vet:
 	$(GO) vet ./...
-	GOOS=js GOARCH=wasm $(GO) vet ./wasm
+	GOOS=js GOARCH=wasm $(GO) vet ./wasm ./worker
 
-test-go:
+# Natively, and the API tests against the local Worker (TestWorker:
+# wrangler dev, offline, started once; skipped with a message when wrangler
+# or the built Worker is missing).
+test-go: worker node_modules/.package-lock.json
 	$(GO) test ./...
 
 # The core's own suites again, compiled to WASM (with the engine's flags)

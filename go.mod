@@ -6,6 +6,7 @@ require (
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/ncruces/go-sqlite3 v0.37.0
 	github.com/stretchr/testify v1.12.1
+	github.com/syumai/workers v0.33.0
 	golang.org/x/net v0.62.0
 )
 

@@ -72,7 +72,8 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(exitError, "%v", err)
 	}
 	defer st.Close()
-	e, err := engine.Open(engine.Options{})
+	// The corpora runs may name: the seed and the packs the command ships.
+	e, err := engine.Open(engine.Options{Packs: knownPacks()})
 	if err != nil {
 		return fail(exitError, "%v", err)
 	}
@@ -166,19 +167,32 @@ func openTokenStore(fs *flag.FlagSet, db *string, args []string, stderr io.Write
 }
 
 func tokensAdd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("tokens add", "--db FILE --name NAME --scopes read,run,live [--daily-requests N] [--daily-live-calls N] [--json]", stderr)
+	fs := newFlags("tokens add", "--db FILE|--sql FILE --name NAME --scopes read,run,live [--daily-requests N] [--daily-live-calls N] [--json]", stderr)
 	db := fs.String("db", "", "the server's SQLite `file`")
+	sqlOut := fs.String("sql", "", "instead of --db, write the token's INSERT statement to `file`, for a Worker's D1: wrangler d1 execute DB --file FILE")
 	name := fs.String("name", "", "who or what holds the token")
 	scopes := fs.String("scopes", "read,run", "comma-separated scopes: read (see own runs), run (scripted runs, cancel), live (Gemini runs on the server's key)")
 	requests := fs.Int("daily-requests", 10000, "API requests allowed per UTC day")
 	live := fs.Int("daily-live-calls", 100, "Gemini attempts allowed per UTC day")
 	asJSON := fs.Bool("json", false, "print {id, token, ...} as JSON")
 	pepper, perr := pepperFromEnv()
-	st, code, ok := openTokenStore(fs, db, args, stderr)
-	if !ok {
-		return code
+	var st *store.SQL
+	if hasFlag(args, "sql") {
+		if code, ok := parseFlags(fs, args); !ok {
+			return code
+		}
+		if *db != "" {
+			fmt.Fprintln(stderr, "ragagent tokens add: give --db or --sql, not both")
+			return exitUsage
+		}
+	} else {
+		var code int
+		var ok bool
+		if st, code, ok = openTokenStore(fs, db, args, stderr); !ok {
+			return code
+		}
+		defer st.Close()
 	}
-	defer st.Close()
 	if perr != nil {
 		fmt.Fprintf(stderr, "ragagent tokens add: %s\n", oneLine(perr))
 		return exitUsage
@@ -188,7 +202,12 @@ func tokensAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ragagent tokens add: %s\n", oneLine(err))
 		return exitUsage
 	}
-	if err := st.AddToken(context.Background(), t); err != nil {
+	if st == nil {
+		if err := os.WriteFile(*sqlOut, []byte(store.TokenSQL(t)), 0o600); err != nil {
+			fmt.Fprintf(stderr, "ragagent tokens add: %s\n", oneLine(err))
+			return exitError
+		}
+	} else if err := st.AddToken(context.Background(), t); err != nil {
 		fmt.Fprintf(stderr, "ragagent tokens add: %s\n", oneLine(err))
 		return exitError
 	}
@@ -270,4 +289,16 @@ func tokensRevoke(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "revoked %s\n", *id)
 	return exitOK
+}
+
+// hasFlag reports whether args set the flag name (-name, --name, with or
+// without =value).
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
 }

@@ -21,10 +21,6 @@ import (
 // 16 KiB leaves room without letting a client make the server buffer much.
 const MaxBody = 16 << 10
 
-// The corpora a run may search. The seed's four passages are the only one
-// until the engine offers corpus packs.
-var corpora = []string{"seed"}
-
 // runSpec is a run's request with every default filled in: what is stored
 // with the run and what a queued run starts from, after a restart too.
 type runSpec struct {
@@ -173,7 +169,7 @@ var specFields = []string{"question", "version", "mode", "limits", "policy", "co
 // the same code as a wrong value, as for a recorded trial), then the
 // service's fields. An absent field takes its default; null is a value
 // (and refused) everywhere but limits, where it means the defaults.
-func parseSpec(o *pyjson.Object) (runSpec, *apiError) {
+func parseSpec(o *pyjson.Object, corpora []string) (runSpec, *apiError) {
 	known := map[string]bool{}
 	for _, f := range specFields {
 		known[f] = true
@@ -203,7 +199,7 @@ func parseSpec(o *pyjson.Object) (runSpec, *apiError) {
 		return invalid(CodeInvalidPolicy, "policy must be \"scripted\" or \"gemini\"")
 	}
 	s.Policy = engine.PolicyName(policy)
-	corpus, ok := get("corpus", corpora[0]).(string)
+	corpus, ok := get("corpus", engine.SeedPack).(string)
 	if !ok {
 		return invalid(CodeInvalidField, "corpus must be a string")
 	}
@@ -227,7 +223,7 @@ func parseSpec(o *pyjson.Object) (runSpec, *apiError) {
 }
 
 // specOf reads a stored spec back.
-func specOf(text string) (runSpec, error) {
+func specOf(text string, corpora []string) (runSpec, error) {
 	v, err := pyjson.Decode(text)
 	if err != nil {
 		return runSpec{}, err
@@ -236,7 +232,7 @@ func specOf(text string) (runSpec, error) {
 	if !ok {
 		return runSpec{}, errors.New("the stored spec is not an object")
 	}
-	s, aerr := parseSpec(o)
+	s, aerr := parseSpec(o, corpora)
 	if aerr != nil {
 		return runSpec{}, fmt.Errorf("the stored spec is refused: %s: %s", aerr.code, aerr.message)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/ragagentlab/ragagent/internal/httptransport"
 	"github.com/ragagentlab/ragagent/internal/server"
 	"github.com/ragagentlab/ragagent/internal/server/store"
+	"github.com/ragagentlab/ragagent/packs"
 )
 
 // dummyKey is the Gemini key every test server holds; no output may carry it.
@@ -90,6 +91,7 @@ type env struct {
 	t       testing.TB
 	srv     *server.Server
 	http    *httptest.Server
+	base    string // the API's URL: the httptest server's, or a Worker's
 	store   *store.SQL
 	engine  *engine.Engine
 	dbPath  string
@@ -105,6 +107,7 @@ type options struct {
 	endpoint string // the fake's; "" leaves the real endpoint (never called)
 	noKey    bool
 	dbPath   string
+	packs    bool // the shipped packs besides the seed (python-3.11)
 }
 
 type clock struct {
@@ -151,7 +154,12 @@ func newEnv(t testing.TB, o options) *env {
 		e.dbPath = filepath.Join(t.TempDir(), "api.db")
 	}
 	var err error
-	e.engine, err = engine.Open(engine.Options{})
+	var sources []engine.PackSource
+	if o.packs {
+		sources, err = packs.Sources()
+		require.NoError(t, err)
+	}
+	e.engine, err = engine.Open(engine.Options{Packs: sources})
 	require.NoError(t, err)
 	e.store, err = store.OpenFile(context.Background(), e.dbPath)
 	require.NoError(t, err)
@@ -170,6 +178,7 @@ func newEnv(t testing.TB, o options) *env {
 	require.NoError(t, err)
 	require.NoError(t, e.srv.Start(context.Background()))
 	e.http = httptest.NewServer(e.srv.Handler())
+	e.base = e.http.URL
 	t.Cleanup(e.close)
 	return e
 }
@@ -238,7 +247,7 @@ func (e *env) do(r req) response {
 	if r.body != "" {
 		body = strings.NewReader(r.body)
 	}
-	hr, err := http.NewRequest(r.method, e.http.URL+r.path, body)
+	hr, err := http.NewRequest(r.method, e.base+r.path, body)
 	require.NoError(e.t, err)
 	if r.body != "" {
 		hr.Header.Set("Content-Type", "application/json")
@@ -267,7 +276,7 @@ func (e *env) do(r req) response {
 func (e *env) check(hr *http.Request, r req, out response) {
 	e.t.Helper()
 	ctx := context.Background()
-	vreq, _ := http.NewRequest(r.method, e.http.URL+r.path, strings.NewReader(r.body))
+	vreq, _ := http.NewRequest(r.method, e.base+r.path, strings.NewReader(r.body))
 	vreq.Header = hr.Header.Clone()
 	route, params, err := e.c.router.FindRoute(vreq)
 	if err != nil {

@@ -285,3 +285,23 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Two processes on one database, as Worker isolates are: a cancel that
+// reaches the process not running the run leaves a request in the store,
+// the running process reads it at its next poll and aborts the in-flight
+// request, and the cancel answers with the ended run.
+func TestCancelReachesTheRunThroughTheStore(t *testing.T) {
+	f := newFake(t, hanging())
+	dbPath := filepath.Join(t.TempDir(), "api.db")
+	a := newEnv(t, options{endpoint: f.srv.URL, dbPath: dbPath})
+	b := newEnv(t, options{endpoint: f.srv.URL, dbPath: dbPath})
+	tok := a.token("alice", []string{"read", "run", "live"}, 100, 20)
+	id := a.start(tok, `{`+overwrite+`, "policy": "gemini"}`)
+	waitFor(t, func() bool { got, _ := f.counts(); return got == 1 }, "the request is in flight")
+	r := b.do(req{method: "POST", path: "/v1/runs/" + id + "/cancel", token: tok, valid: true})
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	assert.Equal(t, "incomplete", r.json(t)["status"])
+	assert.Equal(t, "cancelled", r.json(t)["reason"])
+	waitFor(t, func() bool { _, aborted := f.counts(); return aborted == 1 }, "the in-flight request was aborted")
+	assert.Contains(t, a.log.String(), "cancel requested through the store")
+}

@@ -77,7 +77,7 @@ func TestRefusalsStoreNothing(t *testing.T) {
 		{"version null", req{method: "POST", path: "/v1/runs", token: full, body: `{"question": "q", "version": null}`}, 400, "invalid_version"},
 		{"mode", req{method: "POST", path: "/v1/runs", token: full, body: `{"question": "q", "mode": "free"}`}, 400, "invalid_mode"},
 		{"policy", req{method: "POST", path: "/v1/runs", token: full, body: q(`, "policy": "replay"`)}, 400, "invalid_policy"},
-		{"corpus unknown", req{method: "POST", path: "/v1/runs", token: full, body: q(`, "corpus": "python-3.11"`)}, 400, "unknown_corpus"},
+		{"corpus unknown", req{method: "POST", path: "/v1/runs", token: full, body: q(`, "corpus": "python-3.12"`)}, 400, "unknown_corpus"},
 		{"corpus wrong type", req{method: "POST", path: "/v1/runs", token: full, body: q(`, "corpus": 1`)}, 400, "invalid_field"},
 		{"strategy", req{method: "POST", path: "/v1/runs", token: full, body: q(`, "strategy": "wait"`)}, 400, "invalid_field"},
 		{"stream wrong type", req{method: "POST", path: "/v1/runs", token: full, body: q(`, "stream": "yes"`)}, 400, "invalid_field"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
@@ -66,7 +67,7 @@ func (rn *runner) promote() {
 }
 
 // cancel stops a run of this process; the channel closes when it has
-// ended. A run this process does not run gets a channel that never closes.
+// ended. It is nil for a run this process does not run.
 func (rn *runner) cancel(id string) <-chan struct{} {
 	rn.mu.Lock()
 	a, ok := rn.active[id]
@@ -102,11 +103,15 @@ func (rn *runner) launch(run store.Run) {
 	rn.active[run.ID] = a
 	rn.mu.Unlock()
 	rn.wg.Add(1)
-	go func() {
+	rn.s.goRun(func() {
 		defer rn.wg.Done()
 		defer close(a.done)
 		defer stop()
+		watched := make(chan struct{})
+		go rn.watch(ctx, run.ID, stop, watched)
 		o := rn.execute(ctx, run)
+		stop()
+		<-watched
 		s := rn.s
 		if _, ok, err := s.store.Finish(context.Background(), run.ID, o, s.endEvent); err != nil {
 			s.log.Error("server fault", "during", "finishing a run", "run", run.ID, "error", err.Error())
@@ -118,7 +123,28 @@ func (rn *runner) launch(run store.Run) {
 		rn.mu.Unlock()
 		s.hub.notify(run.ID)
 		rn.promote()
-	}()
+	})
+}
+
+// watch stops a run when the store has a cancel request for it, which a
+// cancel handled by another process (a Worker isolate) leaves there: it
+// reads the store every Poll until the run's context ends.
+func (rn *runner) watch(ctx context.Context, id string, stop context.CancelFunc, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(rn.s.poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if asked, err := rn.s.store.CancelRequested(ctx, id); err == nil && asked {
+			rn.s.log.Info("cancel requested through the store", "run", id)
+			stop()
+			return
+		}
+	}
 }
 
 // execute makes the run and says how it ended.
@@ -129,11 +155,15 @@ func (rn *runner) execute(ctx context.Context, run store.Run) store.Outcome {
 		body, _ := marshal(errorBody{CodeInternal, "the server failed while " + what})
 		return store.Outcome{Status: store.Failed, Reason: string(CodeInternal), Error: string(body), At: s.clock()}
 	}
-	spec, err := specOf(run.Spec)
+	spec, err := specOf(run.Spec, s.corpora)
 	if err != nil {
 		return fault("reading the run's request", err)
 	}
-	req := engine.RunRequest{Task: spec.Task, Policy: spec.Policy,
+	eng, err := s.engine.get()
+	if err != nil {
+		return fault("opening the engine", err)
+	}
+	req := engine.RunRequest{Corpus: spec.Corpus, Task: spec.Task, Policy: spec.Policy,
 		OnStep: func(st agent.Step, obs *agent.Observation) {
 			data, err := marshal(stepEvent{RunID: run.ID, Step: st, Observation: obs})
 			if err == nil {
@@ -173,7 +203,7 @@ func (rn *runner) execute(ctx context.Context, run store.Run) store.Outcome {
 			return s.store.SaveRecording(context.Background(), run.ID, data, s.clock())
 		}
 	}
-	tr, err := s.engine.Run(ctx, req)
+	tr, err := eng.Run(ctx, req)
 	if err != nil {
 		return fault("running", err)
 	}

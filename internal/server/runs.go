@@ -107,7 +107,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) *apiError {
 	if aerr != nil {
 		return aerr
 	}
-	spec, aerr := parseSpec(o)
+	spec, aerr := parseSpec(o, s.corpora)
 	if aerr != nil {
 		return aerr
 	}
@@ -261,11 +261,19 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) *apiError {
 	if err != nil {
 		return s.internal("cancelling the run", err)
 	}
+	wait, stop := context.WithTimeout(r.Context(), s.cancelWait)
+	defer stop()
+	if done == nil {
+		// Another process runs it: it reads the request at its next poll;
+		// wait for the run's end in the store.
+		done = s.ended(wait, run.ID)
+	}
 	select {
 	case <-done:
-	case <-time.After(s.cancelWait):
-	case <-r.Context().Done():
-		return nil
+	case <-wait.Done():
+		if r.Context().Err() != nil {
+			return nil
+		}
 	}
 	run, found, err := s.store.Run(r.Context(), run.ID)
 	if err != nil || !found {
@@ -279,9 +287,39 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) *apiError {
 	return nil
 }
 
-// cancelRun drops the run if it is still queued, else stops it if this
-// process runs it. The channel closes when the run has ended (at once for
-// a dropped one).
+// ended closes when the store shows the run finished (it reads every
+// Poll, and when this process writes one of the run's events), or when ctx
+// ends.
+func (s *Server) ended(ctx context.Context, id string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(s.poll)
+		defer t.Stop()
+		for {
+			woken, release := s.hub.wait(id)
+			r, found, err := s.store.Run(ctx, id)
+			if err != nil || !found || (r.Status != store.Queued && r.Status != store.Running) {
+				release()
+				close(done)
+				return
+			}
+			select {
+			case <-woken:
+			case <-t.C:
+			case <-ctx.Done():
+				release()
+				return
+			}
+			release()
+		}
+	}()
+	return done
+}
+
+// cancelRun drops the run if it is still queued; else it leaves a cancel
+// request in the store (for whichever process runs it) and stops it if
+// this process runs it. The channel closes when the run has ended (at once
+// for a dropped one); it is nil when another process runs it.
 func (s *Server) cancelRun(tokenID string, run store.Run) (<-chan struct{}, error) {
 	if run.Status == store.Queued {
 		_, dropped, err := s.store.CancelQueued(context.Background(), tokenID, run.ID, s.clock(), s.endEvent)
@@ -295,6 +333,9 @@ func (s *Server) cancelRun(tokenID string, run store.Run) (<-chan struct{}, erro
 			return closed, nil
 		}
 		// It left the queue meanwhile: it runs now.
+	}
+	if _, err := s.store.RequestCancel(context.Background(), run.ID, s.clock()); err != nil {
+		return nil, err
 	}
 	return s.runner.cancel(run.ID), nil
 }
@@ -313,7 +354,7 @@ func (s *Server) recording(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	if !found {
 		msg := "this run has no recording: a scripted run sends nothing to record"
-		if spec, err := specOf(run.Spec); err == nil && spec.Policy == engine.Gemini {
+		if spec, err := specOf(run.Spec, s.corpora); err == nil && spec.Policy == engine.Gemini {
 			msg = "this run has no recording yet: it has sent nothing"
 		}
 		return refuse(http.StatusNotFound, CodeNoRecording, msg)

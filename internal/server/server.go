@@ -27,7 +27,13 @@ import (
 // Config is what a server is made of.
 type Config struct {
 	Engine *engine.Engine
-	Store  store.Store
+	// OpenEngine, when Engine is nil, opens the engine when the first run
+	// starts (a Worker isolate that only serves reads never opens it).
+	OpenEngine func() (*engine.Engine, error)
+	// Corpora are the corpus packs a run may name; nil means the engine's
+	// packs (the seed alone when the engine is opened later).
+	Corpora []string
+	Store   store.Store
 	// Transport carries Gemini runs' requests and holds the key (nil: no
 	// key; gemini runs are refused with missing_api_key).
 	Transport gemini.Transport
@@ -49,6 +55,9 @@ type Config struct {
 	// run of this process wakes it (default 5 s: in one process every event
 	// wakes its streams; the poll is for events other processes write).
 	Heartbeat, Poll time.Duration
+	// Go starts a run's goroutine; nil means the go statement. A Worker
+	// keeps its isolate alive until every run it started has ended.
+	Go func(run func())
 }
 
 // DefaultCaps are the caps when none are configured.
@@ -58,7 +67,9 @@ func DefaultCaps() store.Caps {
 
 // Server serves the API. Start it before serving requests.
 type Server struct {
-	engine     *engine.Engine
+	engine     engineOnce
+	corpora    []string
+	goRun      func(func())
 	store      store.Store
 	transport  gemini.Transport
 	endpoint   string
@@ -79,8 +90,8 @@ type Server struct {
 
 // New checks a configuration and makes a server.
 func New(c Config) (*Server, error) {
-	if c.Engine == nil || c.Store == nil {
-		return nil, errors.New("server: an engine and a store are required")
+	if (c.Engine == nil && c.OpenEngine == nil) || c.Store == nil {
+		return nil, errors.New("server: an engine (or a way to open one) and a store are required")
 	}
 	if len(c.Pepper) < MinPepper {
 		return nil, fmt.Errorf("server: the token pepper must be at least %d bytes", MinPepper)
@@ -94,10 +105,22 @@ func New(c Config) (*Server, error) {
 	if _, err := gemini.ResolveEndpoint(c.Endpoint); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	s := &Server{engine: c.Engine, store: c.Store, transport: c.Transport, endpoint: c.Endpoint, pepper: c.Pepper,
+	s := &Server{engine: engineOnce{e: c.Engine, open: c.OpenEngine}, corpora: c.Corpora, goRun: c.Go, store: c.Store, transport: c.Transport, endpoint: c.Endpoint, pepper: c.Pepper,
 		caps: c.Caps, clock: c.Clock, log: c.Log, cancelWait: c.CancelWait, heartbeat: c.Heartbeat, poll: c.Poll}
 	if s.clock == nil {
 		s.clock = time.Now
+	}
+	if s.corpora == nil {
+		s.corpora = []string{engine.SeedPack}
+		if c.Engine != nil {
+			s.corpora = nil
+			for _, p := range c.Engine.Packs() {
+				s.corpora = append(s.corpora, p.Manifest.ID)
+			}
+		}
+	}
+	if s.goRun == nil {
+		s.goRun = func(run func()) { go run() }
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -139,6 +162,26 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing = true
 	s.mu.Unlock()
 	return s.runner.wait(ctx)
+}
+
+// engineOnce is the engine, or how to open it on first use.
+type engineOnce struct {
+	mu   sync.Mutex
+	e    *engine.Engine
+	open func() (*engine.Engine, error)
+}
+
+func (o *engineOnce) get() (*engine.Engine, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.e == nil {
+		e, err := o.open()
+		if err != nil {
+			return nil, err
+		}
+		o.e = e
+	}
+	return o.e, nil
 }
 
 func (s *Server) isClosing() bool {

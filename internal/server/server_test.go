@@ -152,3 +152,25 @@ func TestListPagesThroughOwnRunsOnly(t *testing.T) {
 
 // keep context imported for later tests.
 var _ = context.Background
+
+// A server whose engine has the Python pack offers it as a corpus: a run
+// over it searches the pack (its passages' URLs are the documentation's),
+// and one without it refuses the same request with unknown_corpus.
+func TestCorpusPackRunsWhereTheEngineHasIt(t *testing.T) {
+	body := `{"question": "How do I read a file line by line?", "version": "3.11", "mode": "fixed", "corpus": "python-3.11"}`
+	e := newEnv(t, options{packs: true})
+	tok := e.token("alice", []string{"read", "run"}, 100, 1)
+	id := e.start(tok, body)
+	run := e.await(tok, id)
+	assert.Equal(t, "python-3.11", run["request"].(map[string]any)["corpus"])
+	report := run["report"].(map[string]any)
+	result := report["result"].(map[string]any)
+	steps, _ := json.Marshal(result["steps"])
+	assert.Contains(t, string(steps), `"tutorial.inputoutput.reading-and-writing-files-3"`, "the run read the pack's passages")
+
+	seedOnly := newEnv(t, options{})
+	tok = seedOnly.token("alice", []string{"read", "run"}, 100, 1)
+	r := seedOnly.do(req{method: "POST", path: "/v1/runs", token: tok, body: body, valid: true})
+	assert.Equal(t, http.StatusBadRequest, r.status)
+	assert.Equal(t, "unknown_corpus", r.code(t))
+}

@@ -48,3 +48,9 @@ CREATE TABLE IF NOT EXISTS recordings (
   data TEXT NOT NULL,
   updated_at TEXT NOT NULL
 );
+-- Cancel requests for running runs, read by the process running each (on
+-- Workers, a cancel reaches an isolate other than the run's only this way).
+CREATE TABLE IF NOT EXISTS cancels (
+  run_id TEXT PRIMARY KEY,
+  at TEXT NOT NULL
+);

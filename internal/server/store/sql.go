@@ -43,10 +43,7 @@ const maxGroup = 128
 
 // New wraps db and creates the schema when it is missing.
 func New(ctx context.Context, db *sql.DB) (*SQL, error) {
-	for _, stmt := range strings.Split(stripComments(schema), ";") {
-		if strings.TrimSpace(stmt) == "" {
-			continue
-		}
+	for _, stmt := range schemaStatements() {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			return nil, fmt.Errorf("store: schema: %w", err)
 		}
@@ -58,6 +55,17 @@ func New(ctx context.Context, db *sql.DB) (*SQL, error) {
 	s := &SQL{db: db, w: w, writes: make(chan *writeReq), done: make(chan struct{})}
 	go s.writer()
 	return s, nil
+}
+
+// schemaStatements are schema.sql's statements, one by one.
+func schemaStatements() []string {
+	var out []string
+	for _, stmt := range strings.Split(stripComments(schema), ";") {
+		if strings.TrimSpace(stmt) != "" {
+			out = append(out, strings.TrimSpace(stmt))
+		}
+	}
+	return out
 }
 
 func stripComments(s string) string {
@@ -430,11 +438,15 @@ func (s *SQL) Admit(ctx context.Context, n NewRun, c Caps, enqueue bool, first E
 	return run, err
 }
 
-const promoteStmt = `UPDATE runs SET status = 'running', started_at = ?1
-WHERE seq = (SELECT q.seq FROM runs q WHERE q.status = 'queued'
+// nextQueued is the seq of the oldest queued run whose token is under its
+// cap (?3), when the global cap (?2) allows one more running run.
+const nextQueued = `SELECT q.seq FROM runs q WHERE q.status = 'queued'
     AND (SELECT count(*) FROM runs WHERE status = 'running') < ?2
     AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.token_id = q.token_id) < ?3
-  ORDER BY q.seq LIMIT 1)
+  ORDER BY q.seq LIMIT 1`
+
+const promoteStmt = `UPDATE runs SET status = 'running', started_at = ?1
+WHERE seq = (` + nextQueued + `)
 RETURNING ` + runColumns
 
 // Promote starts the oldest queued run that may start.
@@ -528,10 +540,11 @@ func (s *SQL) Append(ctx context.Context, runID string, e NewEvent) (Event, erro
 	return out, err
 }
 
+const eventsStmt = `SELECT seq, type, data, at FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3`
+
 // Events lists a run's events after seq.
 func (s *SQL) Events(ctx context.Context, runID string, after int64, limit int) ([]Event, error) {
-	rows, err := s.query(ctx, `SELECT seq, type, data, at FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3`,
-		runID, after, limit)
+	rows, err := s.query(ctx, eventsStmt, runID, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -549,11 +562,13 @@ func (s *SQL) Events(ctx context.Context, runID string, after int64, limit int) 
 	return out, rows.Err()
 }
 
+const tailStmt = `SELECT r.status, e.seq, e.type, e.data, e.at FROM runs r
+		LEFT JOIN (SELECT * FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3) e ON e.run_id = r.id
+		WHERE r.id = ?1 ORDER BY e.seq`
+
 // Tail reads a run's status and its events after seq in one statement.
 func (s *SQL) Tail(ctx context.Context, runID string, after int64, limit int) (string, []Event, bool, error) {
-	rows, err := s.query(ctx, `SELECT r.status, e.seq, e.type, e.data, e.at FROM runs r
-		LEFT JOIN (SELECT * FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3) e ON e.run_id = r.id
-		WHERE r.id = ?1 ORDER BY e.seq`, runID, after, limit)
+	rows, err := s.query(ctx, tailStmt, runID, after, limit)
 	if err != nil {
 		return "", nil, false, err
 	}
@@ -617,23 +632,26 @@ func (s *SQL) Runs(ctx context.Context, tokenID string, before int64, limit int)
 	return out, nil
 }
 
+const countsStmt = `SELECT
+		(SELECT count(*) FROM runs WHERE status = 'running'),
+		(SELECT count(*) FROM runs WHERE status = 'queued'),
+		(SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM runs WHERE status = 'running' GROUP BY token_id))`
+
 // Counts are how many runs run and wait now.
 func (s *SQL) Counts(ctx context.Context) (Counts, error) {
 	var c Counts
-	err := s.queryRow(ctx, `SELECT
-		(SELECT count(*) FROM runs WHERE status = 'running'),
-		(SELECT count(*) FROM runs WHERE status = 'queued'),
-		(SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM runs WHERE status = 'running' GROUP BY token_id))`).
+	err := s.queryRow(ctx, countsStmt).
 		Scan(&c.Running, &c.Queued, &c.MostRunningPerToken)
 	return c, err
 }
 
+const saveRecordingStmt = `INSERT INTO recordings (run_id, data, updated_at) VALUES (?1, ?2, ?3)
+			ON CONFLICT (run_id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`
+
 // SaveRecording replaces a run's recording.
 func (s *SQL) SaveRecording(ctx context.Context, runID string, data []byte, at time.Time) error {
 	return s.write(ctx, func(tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO recordings (run_id, data, updated_at) VALUES (?1, ?2, ?3)
-			ON CONFLICT (run_id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
-			runID, string(data), stamp(at))
+		_, err := tx.ExecContext(ctx, saveRecordingStmt, runID, string(data), stamp(at))
 		return err
 	})
 }
@@ -648,4 +666,36 @@ func (s *SQL) Recording(ctx context.Context, runID string) ([]byte, bool, error)
 	return []byte(data), err == nil, err
 }
 
+const requestCancelStmt = `INSERT INTO cancels (run_id, at)
+SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND status = 'running')
+ON CONFLICT (run_id) DO NOTHING`
+
+// RequestCancel records a cancel request for a running run.
+func (s *SQL) RequestCancel(ctx context.Context, id string, at time.Time) (bool, error) {
+	running := false
+	err := s.write(ctx, func(tx *wtx) error {
+		if _, err := tx.ExecContext(ctx, requestCancelStmt, id, stamp(at)); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND status = 'running')`, id).Scan(&running)
+	})
+	return running, err
+}
+
+// CancelRequested reports whether a cancel was requested for a run.
+func (s *SQL) CancelRequested(ctx context.Context, id string) (bool, error) {
+	var yes bool
+	err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM cancels WHERE run_id = ?1)`, id).Scan(&yes)
+	return yes, err
+}
+
 var _ Store = (*SQL)(nil)
+
+// TokenSQL is the statement that stores t, its values written inline: a
+// Worker's tokens are added from outside it (wrangler d1 execute --file),
+// as only the HMAC of a secret, like every token.
+func TokenSQL(t Token) string {
+	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	return fmt.Sprintf("INSERT INTO tokens (id, name, hash, scopes, daily_requests, daily_live_calls, created_at) VALUES (%s, %s, %s, %s, %d, %d, %s);\n",
+		q(t.ID), q(t.Name), q(t.Hash), q(strings.Join(t.Scopes, " ")), t.DailyRequests, t.DailyLiveCalls, q(stamp(t.CreatedAt)))
+}

@@ -4,7 +4,8 @@
 // implements it over database/sql in SQLite's dialect, every change one
 // transaction and every admission test one conditional statement, so the
 // same schema and statements serve the native server (go-sqlite3 in WAL
-// mode, OpenFile) and, on Workers, D1.
+// mode, OpenFile) and, on Workers, D1 (D1, over a Batcher: D1 has no
+// transactions but runs a batch of statements as one).
 package store
 
 import (
@@ -173,7 +174,15 @@ type Store interface {
 	CancelQueued(ctx context.Context, tokenID, id string, at time.Time, end EventFunc) (Run, bool, error)
 	// Interrupt ends every running run as incomplete, interrupted (what a
 	// restart does to runs its dead process left running), appending end.
+	// A store shared by processes that come and go (D1) ends only the runs
+	// whose process must be gone: those running longer than a run may.
 	Interrupt(ctx context.Context, at time.Time, end EventFunc) ([]Run, error)
+	// RequestCancel asks whichever process runs a running run to stop it
+	// (that process reads the request at its next poll); false when the
+	// run is not running.
+	RequestCancel(ctx context.Context, id string, at time.Time) (bool, error)
+	// CancelRequested reports whether a cancel was requested for a run.
+	CancelRequested(ctx context.Context, id string) (bool, error)
 
 	// Append adds an event to a run and returns it numbered.
 	Append(ctx context.Context, runID string, e NewEvent) (Event, error)

@@ -18,15 +18,43 @@ import (
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-func open(t testing.TB, path string) *store.SQL {
-	t.Helper()
-	if path == "" {
-		path = filepath.Join(t.TempDir(), "api.db")
+// kinds are the two stores: the SQL store over go-sqlite3 (natively) and
+// the D1 store over a SQLite batcher (the Worker's, statement for
+// statement); every test here runs on both.
+var kinds = []struct {
+	name string
+	open func(t testing.TB, path string) store.Store
+}{
+	{"sql", func(t testing.TB, path string) store.Store {
+		s, err := store.OpenFile(context.Background(), path)
+		require.NoError(t, err)
+		return s
+	}},
+	{"d1", func(t testing.TB, path string) store.Store {
+		b, err := store.OpenBatcher(context.Background(), path)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = b.Close() })
+		s, err := store.NewD1(context.Background(), b, 0)
+		require.NoError(t, err)
+		return s
+	}},
+}
+
+// each runs a test on both stores, open(path) opening one ("" for a new
+// file) and closing it at the end.
+func each(t *testing.T, test func(t *testing.T, open func(path string) store.Store)) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			test(t, func(path string) store.Store {
+				if path == "" {
+					path = filepath.Join(t.TempDir(), "api.db")
+				}
+				s := k.open(t, path)
+				t.Cleanup(func() { _ = s.Close() })
+				return s
+			})
+		})
 	}
-	s, err := store.OpenFile(context.Background(), path)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	return s
 }
 
 func ev(typ string) store.EventFunc {
@@ -41,234 +69,242 @@ func admit(t testing.TB, s store.Store, id, token string, c store.Caps, enqueue 
 }
 
 func TestAdmissionOrder(t *testing.T) {
-	ctx := context.Background()
-	caps := store.Caps{Running: 2, RunningPerToken: 1, Queue: 2, QueuePerToken: 2}
-	s := open(t, "")
-	rows := []struct {
-		id, token string
-		enqueue   bool
-		status    string
-		position  int
-		err       error
-	}{
-		{"a1", "A", false, store.Running, 0, nil},
-		{"a2", "A", false, "", 0, store.ErrAtCapacity}, // A at its per-token cap
-		{"a3", "A", true, store.Queued, 0, nil},        // queued behind nobody
-		{"b1", "B", false, store.Running, 0, nil},      // A's queued run cannot start: it does not block B
-		{"c1", "C", false, "", 0, store.ErrAtCapacity}, // the global cap
-		{"c2", "C", true, store.Queued, 1, nil},        // one ahead
-		{"c3", "C", true, "", 0, store.ErrQueueFull},   // the queue holds two
-	}
-	for _, row := range rows {
-		r, err := admit(t, s, row.id, row.token, caps, row.enqueue)
-		if row.err != nil {
-			assert.ErrorIs(t, err, row.err, row.id)
-			_, found, err := s.Run(ctx, row.id)
-			require.NoError(t, err)
-			assert.False(t, found, "%s: a refused run is not stored", row.id)
-			continue
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		caps := store.Caps{Running: 2, RunningPerToken: 1, Queue: 2, QueuePerToken: 2}
+		s := open("")
+		rows := []struct {
+			id, token string
+			enqueue   bool
+			status    string
+			position  int
+			err       error
+		}{
+			{"a1", "A", false, store.Running, 0, nil},
+			{"a2", "A", false, "", 0, store.ErrAtCapacity}, // A at its per-token cap
+			{"a3", "A", true, store.Queued, 0, nil},        // queued behind nobody
+			{"b1", "B", false, store.Running, 0, nil},      // A's queued run cannot start: it does not block B
+			{"c1", "C", false, "", 0, store.ErrAtCapacity}, // the global cap
+			{"c2", "C", true, store.Queued, 1, nil},        // one ahead
+			{"c3", "C", true, "", 0, store.ErrQueueFull},   // the queue holds two
 		}
-		require.NoError(t, err, row.id)
-		assert.Equal(t, row.status, r.Status, row.id)
-		assert.Equal(t, row.position, r.Position, row.id)
-		evs, err := s.Events(ctx, row.id, 0, 10)
+		for _, row := range rows {
+			r, err := admit(t, s, row.id, row.token, caps, row.enqueue)
+			if row.err != nil {
+				assert.ErrorIs(t, err, row.err, row.id)
+				_, found, err := s.Run(ctx, row.id)
+				require.NoError(t, err)
+				assert.False(t, found, "%s: a refused run is not stored", row.id)
+				continue
+			}
+			require.NoError(t, err, row.id)
+			assert.Equal(t, row.status, r.Status, row.id)
+			assert.Equal(t, row.position, r.Position, row.id)
+			evs, err := s.Events(ctx, row.id, 0, 10)
+			require.NoError(t, err)
+			require.Len(t, evs, 1, "%s: the admission event is written with the run", row.id)
+			assert.Equal(t, fmt.Sprintf(`{"status":%q,"position":%d}`, row.status, row.position), evs[0].Data)
+		}
+		// Nothing can start while a1 and b1 run.
+		_, ok, err := s.Promote(ctx, caps, t0, ev("started"))
 		require.NoError(t, err)
-		require.Len(t, evs, 1, "%s: the admission event is written with the run", row.id)
-		assert.Equal(t, fmt.Sprintf(`{"status":%q,"position":%d}`, row.status, row.position), evs[0].Data)
-	}
-	// Nothing can start while a1 and b1 run.
-	_, ok, err := s.Promote(ctx, caps, t0, ev("started"))
-	require.NoError(t, err)
-	assert.False(t, ok)
-	// b1 ends: the oldest queued run whose token is under its cap starts
-	// (a3 is A's, and A still runs a1, so c2 goes first).
-	_, ok, err = s.Finish(ctx, "b1", store.Outcome{Status: store.Answered, Reason: "citation_contract_passed", Report: `{}`, At: t0}, ev("end"))
-	require.NoError(t, err)
-	require.True(t, ok)
-	r, ok, err := s.Promote(ctx, caps, t0, ev("started"))
-	require.NoError(t, err)
-	require.True(t, ok)
-	assert.Equal(t, "c2", r.ID)
-	// A finished run cannot finish twice.
-	_, ok, err = s.Finish(ctx, "b1", store.Outcome{Status: store.Failed, At: t0}, ev("end"))
-	require.NoError(t, err)
-	assert.False(t, ok)
-	// a3 is dropped from the queue by its own token only.
-	_, ok, err = s.CancelQueued(ctx, "B", "a3", t0, ev("end"))
-	require.NoError(t, err)
-	assert.False(t, ok, "another token cannot drop it")
-	r, ok, err = s.CancelQueued(ctx, "A", "a3", t0, ev("end"))
-	require.NoError(t, err)
-	require.True(t, ok)
-	assert.Equal(t, store.Incomplete, r.Status)
-	assert.Equal(t, "cancelled", r.Reason)
-	evs, err := s.Events(ctx, "a3", 0, 10)
-	require.NoError(t, err)
-	require.Len(t, evs, 2)
-	assert.Equal(t, []int64{1, 2}, []int64{evs[0].Seq, evs[1].Seq})
-	assert.Equal(t, "end", evs[1].Type)
-	c, err := s.Counts(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, store.Counts{Running: 2, MostRunningPerToken: 1}, c) // a1, c2
+		assert.False(t, ok)
+		// b1 ends: the oldest queued run whose token is under its cap starts
+		// (a3 is A's, and A still runs a1, so c2 goes first).
+		_, ok, err = s.Finish(ctx, "b1", store.Outcome{Status: store.Answered, Reason: "citation_contract_passed", Report: `{}`, At: t0}, ev("end"))
+		require.NoError(t, err)
+		require.True(t, ok)
+		r, ok, err := s.Promote(ctx, caps, t0, ev("started"))
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, "c2", r.ID)
+		// A finished run cannot finish twice.
+		_, ok, err = s.Finish(ctx, "b1", store.Outcome{Status: store.Failed, At: t0}, ev("end"))
+		require.NoError(t, err)
+		assert.False(t, ok)
+		// a3 is dropped from the queue by its own token only.
+		_, ok, err = s.CancelQueued(ctx, "B", "a3", t0, ev("end"))
+		require.NoError(t, err)
+		assert.False(t, ok, "another token cannot drop it")
+		r, ok, err = s.CancelQueued(ctx, "A", "a3", t0, ev("end"))
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, store.Incomplete, r.Status)
+		assert.Equal(t, "cancelled", r.Reason)
+		evs, err := s.Events(ctx, "a3", 0, 10)
+		require.NoError(t, err)
+		require.Len(t, evs, 2)
+		assert.Equal(t, []int64{1, 2}, []int64{evs[0].Seq, evs[1].Seq})
+		assert.Equal(t, "end", evs[1].Type)
+		c, err := s.Counts(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, store.Counts{Running: 2, MostRunningPerToken: 1}, c) // a1, c2
+	})
 }
 
 // Many goroutines admit, finish and promote at once while another samples
 // the running count: no interleaving lets it pass a cap, and every run
 // admitted ends up started exactly once.
 func TestAdmissionHoldsTheCapsUnderConcurrency(t *testing.T) {
-	ctx := context.Background()
-	s := open(t, "")
-	caps := store.Caps{Running: 4, RunningPerToken: 2, Queue: 1000, QueuePerToken: 1000}
-	const workers, perWorker = 24, 10
-	var stop atomic.Bool
-	var maxRunning, maxPerToken atomic.Int64
-	sampler := make(chan struct{})
-	go func() {
-		defer close(sampler)
-		for !stop.Load() {
-			c, err := s.Counts(ctx)
-			if err != nil {
-				continue
-			}
-			if int64(c.Running) > maxRunning.Load() {
-				maxRunning.Store(int64(c.Running))
-			}
-			if int64(c.MostRunningPerToken) > maxPerToken.Load() {
-				maxPerToken.Store(int64(c.MostRunningPerToken))
-			}
-		}
-	}()
-	var started sync.Map
-	var wg sync.WaitGroup
-	finish := func(id string) {
-		_, ok, err := s.Finish(ctx, id, store.Outcome{Status: store.Answered, At: t0}, ev("end"))
-		assert.NoError(t, err)
-		assert.True(t, ok, id)
-	}
-	promoteAll := func() []string {
-		var ids []string
-		for {
-			r, ok, err := s.Promote(ctx, caps, t0, ev("started"))
-			assert.NoError(t, err)
-			if !ok {
-				return ids
-			}
-			_, dup := started.LoadOrStore(r.ID, true)
-			assert.False(t, dup, "%s started twice", r.ID)
-			ids = append(ids, r.ID)
-		}
-	}
-	for w := range workers {
-		wg.Add(1)
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		s := open("")
+		caps := store.Caps{Running: 4, RunningPerToken: 2, Queue: 1000, QueuePerToken: 1000}
+		const workers, perWorker = 24, 10
+		var stop atomic.Bool
+		var maxRunning, maxPerToken atomic.Int64
+		sampler := make(chan struct{})
 		go func() {
-			defer wg.Done()
-			for i := range perWorker {
-				id := fmt.Sprintf("r%d-%d", w, i)
-				r, err := admit(t, s, id, fmt.Sprintf("T%d", w%3), caps, true)
-				if !assert.NoError(t, err) {
-					return
+			defer close(sampler)
+			for !stop.Load() {
+				c, err := s.Counts(ctx)
+				if err != nil {
+					continue
 				}
-				if r.Status == store.Running {
-					_, dup := started.LoadOrStore(id, true)
-					assert.False(t, dup)
-					finish(id)
+				if int64(c.Running) > maxRunning.Load() {
+					maxRunning.Store(int64(c.Running))
 				}
-				for _, p := range promoteAll() {
-					finish(p)
+				if int64(c.MostRunningPerToken) > maxPerToken.Load() {
+					maxPerToken.Store(int64(c.MostRunningPerToken))
 				}
 			}
 		}()
-	}
-	wg.Wait()
-	for ids := promoteAll(); len(ids) > 0; ids = promoteAll() {
-		for _, p := range ids {
-			finish(p)
+		var started sync.Map
+		var wg sync.WaitGroup
+		finish := func(id string) {
+			_, ok, err := s.Finish(ctx, id, store.Outcome{Status: store.Answered, At: t0}, ev("end"))
+			assert.NoError(t, err)
+			assert.True(t, ok, id)
 		}
-	}
-	stop.Store(true)
-	<-sampler
-	assert.LessOrEqual(t, maxRunning.Load(), int64(caps.Running))
-	assert.LessOrEqual(t, maxPerToken.Load(), int64(caps.RunningPerToken))
-	n := 0
-	started.Range(func(_, _ any) bool { n++; return true })
-	assert.Equal(t, workers*perWorker, n, "every admitted run started once")
-	c, err := s.Counts(ctx)
-	require.NoError(t, err)
-	assert.Zero(t, c)
+		promoteAll := func() []string {
+			var ids []string
+			for {
+				r, ok, err := s.Promote(ctx, caps, t0, ev("started"))
+				assert.NoError(t, err)
+				if !ok {
+					return ids
+				}
+				_, dup := started.LoadOrStore(r.ID, true)
+				assert.False(t, dup, "%s started twice", r.ID)
+				ids = append(ids, r.ID)
+			}
+		}
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range perWorker {
+					id := fmt.Sprintf("r%d-%d", w, i)
+					r, err := admit(t, s, id, fmt.Sprintf("T%d", w%3), caps, true)
+					if !assert.NoError(t, err) {
+						return
+					}
+					if r.Status == store.Running {
+						_, dup := started.LoadOrStore(id, true)
+						assert.False(t, dup)
+						finish(id)
+					}
+					for _, p := range promoteAll() {
+						finish(p)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for ids := promoteAll(); len(ids) > 0; ids = promoteAll() {
+			for _, p := range ids {
+				finish(p)
+			}
+		}
+		stop.Store(true)
+		<-sampler
+		assert.LessOrEqual(t, maxRunning.Load(), int64(caps.Running))
+		assert.LessOrEqual(t, maxPerToken.Load(), int64(caps.RunningPerToken))
+		n := 0
+		started.Range(func(_, _ any) bool { n++; return true })
+		assert.Equal(t, workers*perWorker, n, "every admitted run started once")
+		c, err := s.Counts(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, c)
+	})
 }
 
 // Opening the same file again after a crash: the runs left running end
 // interrupted with their end event, queued ones stay queued to resume, and
 // every event written before is still there.
 func TestReopenInterruptsRunningKeepsQueued(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "api.db")
-	s, err := store.OpenFile(ctx, path)
-	require.NoError(t, err)
-	caps := store.Caps{Running: 1, RunningPerToken: 1, Queue: 5, QueuePerToken: 5}
-	_, err = admit(t, s, "run", "A", caps, true)
-	require.NoError(t, err)
-	_, err = s.Append(ctx, "run", store.NewEvent{Type: "step", Data: `{}`, At: t0})
-	require.NoError(t, err)
-	_, err = admit(t, s, "wait", "A", caps, true)
-	require.NoError(t, err)
-	// No Close: the process "dies" with its connections open.
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		path := filepath.Join(t.TempDir(), "api.db")
+		s := open(path)
+		caps := store.Caps{Running: 1, RunningPerToken: 1, Queue: 5, QueuePerToken: 5}
+		_, err := admit(t, s, "run", "A", caps, true)
+		require.NoError(t, err)
+		_, err = s.Append(ctx, "run", store.NewEvent{Type: "step", Data: `{}`, At: t0})
+		require.NoError(t, err)
+		_, err = admit(t, s, "wait", "A", caps, true)
+		require.NoError(t, err)
+		// No Close: the process "dies" with its connections open.
 
-	again := open(t, path)
-	ended, err := again.Interrupt(ctx, t0, ev("end"))
-	require.NoError(t, err)
-	require.Len(t, ended, 1)
-	assert.Equal(t, "run", ended[0].ID)
-	assert.Equal(t, "interrupted", ended[0].Reason)
-	evs, err := again.Events(ctx, "run", 0, 10)
-	require.NoError(t, err)
-	require.Len(t, evs, 3)
-	assert.Equal(t, []string{"admitted", "step", "end"}, []string{evs[0].Type, evs[1].Type, evs[2].Type})
-	r, ok, err := again.Promote(ctx, caps, t0, ev("started"))
-	require.NoError(t, err)
-	require.True(t, ok)
-	assert.Equal(t, "wait", r.ID, "the queued run resumes")
-	_ = s.Close()
+		again := open(path)
+		ended, err := again.Interrupt(ctx, t0, ev("end"))
+		require.NoError(t, err)
+		require.Len(t, ended, 1)
+		assert.Equal(t, "run", ended[0].ID)
+		assert.Equal(t, "interrupted", ended[0].Reason)
+		evs, err := again.Events(ctx, "run", 0, 10)
+		require.NoError(t, err)
+		require.Len(t, evs, 3)
+		assert.Equal(t, []string{"admitted", "step", "end"}, []string{evs[0].Type, evs[1].Type, evs[2].Type})
+		r, ok, err := again.Promote(ctx, caps, t0, ev("started"))
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, "wait", r.ID, "the queued run resumes")
+	})
 }
 
 func TestChargeCountsUpToTheLimitPerDay(t *testing.T) {
-	ctx := context.Background()
-	s := open(t, "")
-	for i := range 3 {
-		ok, err := s.Charge(ctx, "A", "2026-11-29", store.LiveCalls, 2)
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		s := open("")
+		for i := range 3 {
+			ok, err := s.Charge(ctx, "A", "2026-11-29", store.LiveCalls, 2)
+			require.NoError(t, err)
+			assert.Equal(t, i < 2, ok, "charge %d", i+1)
+		}
+		ok, err := s.Charge(ctx, "A", "2026-11-30", store.LiveCalls, 2)
 		require.NoError(t, err)
-		assert.Equal(t, i < 2, ok, "charge %d", i+1)
-	}
-	ok, err := s.Charge(ctx, "A", "2026-11-30", store.LiveCalls, 2)
-	require.NoError(t, err)
-	assert.True(t, ok, "a new day")
-	ok, err = s.Charge(ctx, "A", "2026-11-29", store.Requests, 1)
-	require.NoError(t, err)
-	assert.True(t, ok, "the meters are separate")
-	u, err := s.Usage(ctx, "A", "2026-11-29")
-	require.NoError(t, err)
-	assert.Equal(t, store.Usage{Requests: 1, LiveCalls: 2}, u)
+		assert.True(t, ok, "a new day")
+		ok, err = s.Charge(ctx, "A", "2026-11-29", store.Requests, 1)
+		require.NoError(t, err)
+		assert.True(t, ok, "the meters are separate")
+		u, err := s.Usage(ctx, "A", "2026-11-29")
+		require.NoError(t, err)
+		assert.Equal(t, store.Usage{Requests: 1, LiveCalls: 2}, u)
+	})
 }
 
 func TestTokensAreStoredAndRevoked(t *testing.T) {
-	ctx := context.Background()
-	s := open(t, "")
-	tok := store.Token{ID: "t1", Name: "ci", Hash: "ab", Scopes: []string{"read", "run"}, DailyRequests: 5, DailyLiveCalls: 1, CreatedAt: t0}
-	require.NoError(t, s.AddToken(ctx, tok))
-	got, ok, err := s.Token(ctx, "t1")
-	require.NoError(t, err)
-	require.True(t, ok)
-	assert.Equal(t, tok.Scopes, got.Scopes)
-	assert.True(t, got.RevokedAt.IsZero())
-	ok, err = s.RevokeToken(ctx, "t1", t0)
-	require.NoError(t, err)
-	assert.True(t, ok)
-	ok, err = s.RevokeToken(ctx, "t1", t0)
-	require.NoError(t, err)
-	assert.False(t, ok, "already revoked")
-	got, _, err = s.Token(ctx, "t1")
-	require.NoError(t, err)
-	assert.Equal(t, t0, got.RevokedAt)
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		s := open("")
+		tok := store.Token{ID: "t1", Name: "ci", Hash: "ab", Scopes: []string{"read", "run"}, DailyRequests: 5, DailyLiveCalls: 1, CreatedAt: t0}
+		require.NoError(t, s.AddToken(ctx, tok))
+		got, ok, err := s.Token(ctx, "t1")
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, tok.Scopes, got.Scopes)
+		assert.True(t, got.RevokedAt.IsZero())
+		ok, err = s.RevokeToken(ctx, "t1", t0)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		ok, err = s.RevokeToken(ctx, "t1", t0)
+		require.NoError(t, err)
+		assert.False(t, ok, "already revoked")
+		got, _, err = s.Token(ctx, "t1")
+		require.NoError(t, err)
+		assert.Equal(t, t0, got.RevokedAt)
+	})
 }
 
 // Writes that arrive together commit together, each in its own savepoint:
@@ -276,47 +312,126 @@ func TestTokensAreStoredAndRevoked(t *testing.T) {
 // their events) and the 35 refusals leave nothing, and 40 charges against
 // a limit of 10 count exactly 10.
 func TestGroupedWritesStayEachAllOrNothing(t *testing.T) {
-	ctx := context.Background()
-	s := open(t, "")
-	caps := store.Caps{Running: 5, RunningPerToken: 5, Queue: 0, QueuePerToken: 0}
-	var wg sync.WaitGroup
-	var admitted, refused, charged atomic.Int64
-	for i := range 40 {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			_, err := admit(t, s, fmt.Sprint("r", i), "A", caps, false)
-			switch {
-			case err == nil:
-				admitted.Add(1)
-			case errors.Is(err, store.ErrAtCapacity):
-				refused.Add(1)
-			default:
-				t.Error(err)
-			}
-		}()
-		go func() {
-			defer wg.Done()
-			ok, err := s.Charge(ctx, "A", "2026-11-29", store.Requests, 10)
-			assert.NoError(t, err)
-			if ok {
-				charged.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	assert.Equal(t, int64(5), admitted.Load())
-	assert.Equal(t, int64(35), refused.Load())
-	assert.Equal(t, int64(10), charged.Load())
-	rs, err := s.Runs(ctx, "A", 0, 100)
-	require.NoError(t, err)
-	assert.Len(t, rs, 5)
-	for _, r := range rs {
-		evs, err := s.Events(ctx, r.ID, 0, 10)
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		s := open("")
+		caps := store.Caps{Running: 5, RunningPerToken: 5, Queue: 0, QueuePerToken: 0}
+		var wg sync.WaitGroup
+		var admitted, refused, charged atomic.Int64
+		for i := range 40 {
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				_, err := admit(t, s, fmt.Sprint("r", i), "A", caps, false)
+				switch {
+				case err == nil:
+					admitted.Add(1)
+				case errors.Is(err, store.ErrAtCapacity):
+					refused.Add(1)
+				default:
+					t.Error(err)
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				ok, err := s.Charge(ctx, "A", "2026-11-29", store.Requests, 10)
+				assert.NoError(t, err)
+				if ok {
+					charged.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		assert.Equal(t, int64(5), admitted.Load())
+		assert.Equal(t, int64(35), refused.Load())
+		assert.Equal(t, int64(10), charged.Load())
+		rs, err := s.Runs(ctx, "A", 0, 100)
 		require.NoError(t, err)
-		assert.Len(t, evs, 1, r.ID)
-	}
-	u, err := s.Usage(ctx, "A", "2026-11-29")
+		assert.Len(t, rs, 5)
+		for _, r := range rs {
+			evs, err := s.Events(ctx, r.ID, 0, 10)
+			require.NoError(t, err)
+			assert.Len(t, evs, 1, r.ID)
+		}
+		u, err := s.Usage(ctx, "A", "2026-11-29")
+		require.NoError(t, err)
+		assert.Equal(t, 10, u.Requests)
+	})
+}
+
+// A cancel request is kept for a running run only, where the process
+// running it reads it.
+func TestCancelRequestsOnlyForRunningRuns(t *testing.T) {
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		s := open("")
+		caps := store.Caps{Running: 1, RunningPerToken: 1, Queue: 1, QueuePerToken: 1}
+		_, err := admit(t, s, "run", "A", caps, true)
+		require.NoError(t, err)
+		_, err = admit(t, s, "wait", "A", caps, true)
+		require.NoError(t, err)
+		rows := []struct {
+			id        string
+			requested bool
+		}{{"run", true}, {"wait", false}, {"none", false}}
+		for _, row := range rows {
+			ok, err := s.RequestCancel(ctx, row.id, t0)
+			require.NoError(t, err)
+			assert.Equal(t, row.requested, ok, row.id)
+			got, err := s.CancelRequested(ctx, row.id)
+			require.NoError(t, err)
+			assert.Equal(t, row.requested, got, row.id)
+		}
+		ok, err := s.RequestCancel(ctx, "run", t0)
+		require.NoError(t, err)
+		assert.True(t, ok, "asking twice is asking")
+	})
+}
+
+// On D1, processes come and go while others run: Interrupt ends only the
+// runs that have run longer than the stale age, and a run another process
+// finished in between is left alone.
+func TestD1InterruptsOnlyStaleRuns(t *testing.T) {
+	ctx := context.Background()
+	b, err := store.OpenBatcher(ctx, filepath.Join(t.TempDir(), "api.db"))
 	require.NoError(t, err)
-	assert.Equal(t, 10, u.Requests)
+	defer b.Close()
+	s, err := store.NewD1(ctx, b, time.Minute)
+	require.NoError(t, err)
+	caps := store.Caps{Running: 4, RunningPerToken: 4, Queue: 0, QueuePerToken: 0}
+	for i, at := range []time.Time{t0, t0.Add(50 * time.Second), t0.Add(2 * time.Minute)} {
+		_, err := s.Admit(ctx, store.NewRun{ID: fmt.Sprint("r", i), TokenID: "A", Spec: `{}`, At: at}, caps, false, ev("admitted"))
+		require.NoError(t, err)
+	}
+	ended, err := s.Interrupt(ctx, t0.Add(100*time.Second), ev("end"))
+	require.NoError(t, err)
+	require.Len(t, ended, 1, "only r0 has run over a minute")
+	assert.Equal(t, "r0", ended[0].ID)
+	for id, want := range map[string]string{"r0": store.Incomplete, "r1": store.Running, "r2": store.Running} {
+		r, _, err := s.Run(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, want, r.Status, id)
+	}
+	evs, err := s.Events(ctx, "r0", 0, 10)
+	require.NoError(t, err)
+	assert.Len(t, evs, 2, "admitted and end")
+}
+
+// The D1 store splices a queued run's position into its event in SQL; an
+// event that uses the position any other way is refused, nothing stored.
+func TestD1RefusesAQueuedEventSQLCannotMake(t *testing.T) {
+	ctx := context.Background()
+	b, err := store.OpenBatcher(ctx, filepath.Join(t.TempDir(), "api.db"))
+	require.NoError(t, err)
+	defer b.Close()
+	s, err := store.NewD1(ctx, b, 0)
+	require.NoError(t, err)
+	odd := func(r store.Run) store.NewEvent {
+		return store.NewEvent{Type: "queued", Data: fmt.Sprintf(`{"next":%d}`, r.Position+1), At: t0}
+	}
+	_, err = s.Admit(ctx, store.NewRun{ID: "x", TokenID: "A", Spec: `{}`, At: t0}, store.Caps{Running: 1, RunningPerToken: 1, Queue: 1, QueuePerToken: 1}, true, odd)
+	require.Error(t, err)
+	_, found, err := s.Run(ctx, "x")
+	require.NoError(t, err)
+	assert.False(t, found)
 }
