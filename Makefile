@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page bench-packs clean chromium
+.PHONY: all build wasm vendor serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page bench-packs clean chromium
 
 all: build wasm
 
@@ -41,8 +41,28 @@ site/main.wasm.gz: site/main.wasm
 site/main.wasm.br: site/main.wasm
 	brotli -q 11 -f -o $@.tmp $< && mv $@.tmp $@ && touch $@
 
-serve: wasm
+serve: wasm vendor
 	$(GO) run ./cmd/serve --addr $(ADDR) --dir site
+
+# The cross-encoder's runtime for the page, copied from the pinned npm
+# packages (package-lock.json), never fetched from a CDN: transformers.js's
+# self-contained browser bundle and the ONNX Runtime Web build it loads (the
+# plain SIMD WebAssembly build: the page scores on the CPU, not WebGPU),
+# with gzip twins and the licences. Not committed; remade when the lock
+# file changes. See docs/crossencoder.md.
+VENDOR := site/vendor
+TJS := node_modules/@huggingface/transformers
+ORTW := node_modules/onnxruntime-web
+
+vendor: $(VENDOR)/.stamp
+
+$(VENDOR)/.stamp: node_modules/.package-lock.json
+	rm -rf $(VENDOR) && mkdir -p $(VENDOR)
+	cp $(TJS)/dist/transformers.min.js $(ORTW)/dist/ort-wasm-simd-threaded.mjs $(ORTW)/dist/ort-wasm-simd-threaded.wasm $(VENDOR)/
+	cp $(TJS)/LICENSE $(VENDOR)/LICENSE-transformers.js.txt
+	printf 'onnxruntime-web %s: MIT licence, Copyright (c) Microsoft Corporation.\n' "$$($(NODE) -p 'require("./$(ORTW)/package.json").version')" > $(VENDOR)/LICENSE-onnxruntime-web.txt
+	for f in transformers.min.js ort-wasm-simd-threaded.mjs ort-wasm-simd-threaded.wasm; do gzip -9 -n -c $(VENDOR)/$$f > $(VENDOR)/$$f.gz; done
+	touch $@
 
 # The loopback fake Gemini API, for trying `ragagent live` or the page
 # without a key: prints its URL, answers with the scripted policy.
@@ -66,10 +86,10 @@ test-go:
 test-wasm:
 	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./core/... ./wasm
 
-test-node: wasm
+test-node: wasm vendor
 	$(NODE) --test tests/node/
 
-test-browser: wasm node_modules/.package-lock.json chromium
+test-browser: wasm vendor chromium
 	$(NODE) --test --test-concurrency=1 tests/browser/
 
 # A short run of every fuzz target (go test allows one target per run).
@@ -106,12 +126,14 @@ bench-page: wasm
 	$(NODE) scripts/bench-page.mjs
 
 clean:
-	rm -rf bin site/main.wasm site/main.wasm.gz site/main.wasm.br site/wasm_exec.js
+	rm -rf bin site/main.wasm site/main.wasm.gz site/main.wasm.br site/wasm_exec.js $(VENDOR)
 
-# The pinned test driver (playwright-core; it downloads no browser), installed
-# from the committed lock file whenever the lock file is newer.
+# The pinned test driver (playwright-core; it downloads no browser) and the
+# cross-encoder's runtime, installed from the committed lock file whenever
+# the lock file is newer. No install script runs: onnxruntime-node's would
+# download optional CUDA libraries, and everything used ships in the packages.
 node_modules/.package-lock.json: package-lock.json
-	npm ci --no-audit --no-fund
+	npm ci --no-audit --no-fund --ignore-scripts
 
 # Debian's Chromium drives the browser tests. Installed with apt-get when
 # missing and allowed (root or sudo); otherwise a one-line instruction.
