@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm vendor serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page bench-packs clean chromium
+.PHONY: all build wasm vendor serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page bench-packs tiny-cross-encoder clean chromium
 
 all: build wasm
 
@@ -63,6 +63,11 @@ $(VENDOR)/.stamp: node_modules/.package-lock.json
 	printf 'onnxruntime-web %s: MIT licence, Copyright (c) Microsoft Corporation.\n' "$$($(NODE) -p 'require("./$(ORTW)/package.json").version')" > $(VENDOR)/LICENSE-onnxruntime-web.txt
 	for f in transformers.min.js ort-wasm-simd-threaded.mjs ort-wasm-simd-threaded.wasm; do gzip -9 -n -c $(VENDOR)/$$f > $(VENDOR)/$$f.gz; done
 	touch $@
+
+# Remakes the tests' tiny cross-encoder (tests/fixtures/tiny-cross-encoder)
+# with Debian's python3-torch and python3-onnx.
+tiny-cross-encoder:
+	/usr/bin/python3 scripts/tiny-cross-encoder.py tests/fixtures/tiny-cross-encoder
 
 # The loopback fake Gemini API, for trying `ragagent live` or the page
 # without a key: prints its URL, answers with the scripted policy.
