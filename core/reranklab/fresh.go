@@ -73,7 +73,10 @@ type Scoring struct {
 	Model       *pyjson.Object
 	Environment *pyjson.Object
 	Timings     *pyjson.Object // nil when the payload has none
-	Responses   []*pyjson.Object
+	// Verification says how each file was checked (against a pin, or its
+	// sha256 recorded as downloaded); nil when the payload has none.
+	Verification *pyjson.Object
+	Responses    []*pyjson.Object
 }
 
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -82,7 +85,7 @@ var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 //
 //	{"format": "ragagent-cross-encoder-scores/1",
 //	 "model": {"model", "revision", "license", "files": {name: sha256}},
-//	 "environment": {...}, "timings": {...}?,
+//	 "environment": {...}, "timings": {...}?, "verification": {...}?,
 //	 "calls": [{"id", "scores": [...], "inference_seconds"}, ...]}
 //
 // The payload must answer every call once, in order, with a non-negative
@@ -110,9 +113,14 @@ func ParseScoring(text string, calls []EncoderCall) (*Scoring, error) {
 	if sc.Environment = objectOf(get(o, "environment")); sc.Environment == nil {
 		return fail("environment must be an object naming the runtime")
 	}
-	if t, present := o.Get("timings"); present {
-		if sc.Timings = objectOf(t); sc.Timings == nil {
-			return fail("timings must be an object")
+	for _, opt := range []struct {
+		key string
+		to  **pyjson.Object
+	}{{"timings", &sc.Timings}, {"verification", &sc.Verification}} {
+		if v, present := o.Get(opt.key); present {
+			if *opt.to = objectOf(v); *opt.to == nil {
+				return fail("%s must be an object", opt.key)
+			}
 		}
 	}
 	list, ok := get(o, "calls").([]any)
@@ -169,12 +177,15 @@ func acquisition(v any) (*pyjson.Object, error) {
 
 // Recording is the scoring as a cross-encoder recording, in the bundled
 // one's shape: the model's acquisition record and the runtime in its
-// config (with the timings and where the scores came from), one trial per
-// call. It replays like the published logits (RecordedEncoder).
+// config (with the timings, how each file was verified and where the
+// scores came from), one trial per call. It replays like the published logits (RecordedEncoder).
 func (sc *Scoring) Recording(calls []EncoderCall, source, recordedAt string) *recording.File {
 	config := pyjson.NewObject("model", sc.Model, "environment", sc.Environment)
 	if sc.Timings != nil {
 		config.Set("timings", sc.Timings)
+	}
+	if sc.Verification != nil {
+		config.Set("verification", sc.Verification)
 	}
 	config.Set("source", source)
 	file := &recording.File{Model: get(sc.Model, "model").(string), Config: config, RecordedAt: recordedAt}

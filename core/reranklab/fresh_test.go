@@ -122,6 +122,7 @@ func TestParseScoringRefusals(t *testing.T) {
 		{"no files", swap(`{"onnx/model.onnx": "`+strings.Repeat("ab", 32)+`"}`, "{}"), "files must name each file"},
 		{"environment", swap(`"environment": {"runtime": "test"}`, `"environment": "x"`), "environment must be an object"},
 		{"timings", swap(`"timings": {"score_ms": 1}`, `"timings": 5`), "timings must be an object"},
+		{"verification", swap(`"timings": {"score_ms": 1}`, `"timings": {}, "verification": []`), "verification must be an object"},
 		{"calls", swap(`"calls": [`, `"calls": 1, "x": [`), "calls must be a list"},
 		{"too few calls", reshaped(t, func(c []any) []any { return c[1:] }), "15 calls answered, the run makes 16"},
 		{"call not object", reshaped(t, func(c []any) []any { c[3] = pyjson.Number("7"); return c }), "call 4 is not an object"},
