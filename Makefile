@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm vendor serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page bench-packs tiny-cross-encoder clean chromium
+.PHONY: all build wasm vendor serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page bench-packs crossencode tiny-cross-encoder clean chromium
 
 all: build wasm
 
@@ -64,6 +64,14 @@ $(VENDOR)/.stamp: node_modules/.package-lock.json
 	for f in transformers.min.js ort-wasm-simd-threaded.mjs ort-wasm-simd-threaded.wasm; do gzip -9 -n -c $(VENDOR)/$$f > $(VENDOR)/$$f.gz; done
 	touch $@
 
+# Scores the 4 original and 12 expanded cases with the cross-encoder under
+# node (transformers.js with onnxruntime-node) and writes a recording that
+# `ragagent rerank --cross-encoder FILE` replays. Needs the network for the
+# model files (or MODEL_DIR, a folder holding them); OUT must not exist.
+OUT ?= ragagent-cross-encoder.json
+crossencode: wasm node_modules/.package-lock.json
+	$(NODE) scripts/crossencode.mjs --output $(OUT) $(if $(MODEL_DIR),--model-dir $(MODEL_DIR)) $(if $(HOST),--host $(HOST))
+
 # Remakes the tests' tiny cross-encoder (tests/fixtures/tiny-cross-encoder)
 # with Debian's python3-torch and python3-onnx.
 tiny-cross-encoder:
@@ -101,7 +109,7 @@ test-browser: wasm vendor chromium
 FUZZTIME ?= 15s
 FUZZ_TARGETS = core/pyjson:FuzzDecode core/pyjson:FuzzMarshalStruct core/agent:FuzzValidateDecision core/gemini:FuzzDecode core/recording:FuzzParse \
 	core/gemini:FuzzLiveReply internal/geminitest:FuzzParseScript core/policy:FuzzScripted core/policy:FuzzNext \
-	core/rerank:FuzzCandidateValidator
+	core/rerank:FuzzCandidateValidator core/reranklab:FuzzParseScoring core/engine:FuzzParseModelManifest
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
