@@ -39,6 +39,10 @@
  * @property {{report: object|null, loading: Promise|null}} rerank  the
  *   reranking lab's replay, and that replay while it runs
  * @property {FlowState} rerankLive  the Rerank view's live rerank
+ * @property {{host: {url: string, test: boolean}|null, plan: object|null, run: object|null, running: boolean}} crossEncoder
+ *   the cross-encoder in this browser (crossencoder.js): where its files
+ *   come from, the engine's plan (model and calls), the last accepted
+ *   scoring, and whether one is running
  */
 
 const flow = () => Object.seal({ confirmed: false, running: null });
@@ -57,6 +61,7 @@ export const state = Object.seal({
   run: flow(),
   rerank: Object.seal({ report: null, loading: null }),
   rerankLive: flow(),
+  crossEncoder: Object.seal({ host: null, plan: null, run: null, running: false }),
 });
 
 /** setInfo keeps load()'s result and what is derived from it. */

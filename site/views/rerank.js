@@ -10,6 +10,8 @@ import * as key from "../key.js";
 import { currentView } from "../nav.js";
 import { rerankReport, sourceList } from "../rerank-report.js";
 import { state } from "../state.js";
+// The cross-encoder in this browser: its own module (crossencoder.js).
+import { mountCrossEncoder } from "../crossencoder.js";
 
 /** mount binds the view. Returns {ready, load, borrowKeyBox}. */
 export function mount() {
@@ -20,6 +22,8 @@ export function mount() {
   const budget = $("#rerank-budget");
   const setBudget = $("#rerank-set-budget");
   const start = $("#rerank-start");
+  // The cross-encoder in this browser (crossencoder.js).
+  const crossEncoder = mountCrossEncoder();
 
   async function replay() {
     $("#rerank-run").disabled = true;
@@ -218,6 +222,7 @@ export function mount() {
     /** ready allows replaying, and replays at once if the view is shown. */
     ready() {
       $("#rerank-run").disabled = false;
+      crossEncoder.ready();
       if (currentView() === "rerank") load();
     },
     load,
