@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm vendor serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page bench-packs crossencode tiny-cross-encoder clean chromium
+.PHONY: all build wasm vendor serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page bench-packs bench-crossencoder crossencode tiny-cross-encoder clean chromium
 
 all: build wasm
 
@@ -117,7 +117,7 @@ fuzz:
 		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
-bench: bench-go bench-page bench-packs
+bench: bench-go bench-page bench-packs bench-crossencoder
 
 bench-go:
 	$(GO) test ./... -run '^$$' -bench . -benchmem
@@ -137,6 +137,13 @@ bench-packs:
 # in the browser, in node and natively.
 bench-page: wasm
 	$(NODE) scripts/bench-page.mjs
+
+# Cross-encoder figures: download size, time to first score after the
+# download (cold and from the browser's cache) and scoring time per pair, in
+# headless Chromium and under node, for the tiny test model (HOST=https://huggingface.co
+# measures the real model where there is a network).
+bench-crossencoder: wasm vendor chromium
+	$(NODE) scripts/bench-crossencoder.mjs $(if $(HOST),--host $(HOST))
 
 clean:
 	rm -rf bin site/main.wasm site/main.wasm.gz site/main.wasm.br site/wasm_exec.js $(VENDOR)

@@ -171,6 +171,7 @@ export function mountCrossEncoder() {
       status.textContent = "Scored; the engine is checking the scores…";
       const run = await call("acceptCrossEncoder", [payload]);
       s.run = run;
+      state.timings.crossEncoder = { ...payload.timings, environment: payload.environment };
       renderRun(run, payload);
       status.textContent = `Scored ${payload.timings.pairs} pairs in ${plural(payload.calls.length, "call")} in this browser; the engine accepted every score.`;
       document.body.dataset.xenc = "done";

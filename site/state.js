@@ -29,8 +29,9 @@
  * @property {string} engineTag  main.wasm's ETag: which engine build the
  *   browser's code cache holds (startup.js)
  * @property {Object<string, number|object>} timings  start-up stages (ms
- *   since navigation) and replay and warm-up figures, for the tests and
- *   the benchmark (window.ragagentPage.timings)
+ *   since navigation) and replay and warm-up figures, and the last
+ *   cross-encoder scoring's timings, for the tests and the benchmark
+ *   (window.ragagentPage.timings)
  * @property {object|null} bundled  the replay report of the bundled recording
  * @property {object|null} loaded  the replay report of a loaded recording
  * @property {boolean} traceShown  the Trace view has shown a trial
