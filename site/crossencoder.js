@@ -16,7 +16,9 @@ import { state } from "./state.js";
 const HUB = "https://huggingface.co";
 
 const MB = (n) => `${(n / 1e6).toFixed(1)} MB`;
-const size = (f) => (f.approximate ? `about ${MB(f.bytes)}` : f.bytes < 1e5 ? `${f.bytes.toLocaleString("en")} bytes` : MB(f.bytes));
+const size = (f) => (f.bytes < 1e5
+  ? (f.approximate ? `about ${Math.max(1, Math.round(f.bytes / 1e3))} kB` : `${f.bytes.toLocaleString("en")} bytes`)
+  : `${f.approximate ? "about " : ""}${MB(f.bytes)}`);
 const short = (sha) => `${sha.slice(0, 12)}…`;
 const logit = (x) => Number(x).toFixed(4);
 const signed = (x) => `${x >= 0 ? "+" : "−"}${Math.abs(x) >= 1e-3 || x === 0 ? Math.abs(x).toFixed(4) : Math.abs(x).toExponential(2)}`;
@@ -52,7 +54,7 @@ function startWorker() {
   return w;
 }
 
-/** mountCrossEncoder binds the block. Returns {ready}. */
+/** mountCrossEncoder binds the block. Returns {load}. */
 export function mountCrossEncoder() {
   const status = $("#xenc-status");
   const start = $("#xenc-start");
@@ -190,27 +192,38 @@ export function mountCrossEncoder() {
     }
   }
 
+  /** show fetches the plan (and a test host's manifest) and names the model. */
+  async function show() {
+    s.host = modelHost(HUB, location.href);
+    try {
+      let manifest;
+      if (s.host.test) {
+        const res = await fetch(`${s.host.url}/ragagent-model.json`, { credentials: "omit" });
+        if (!res.ok) throw new Error(`${s.host.url}/ragagent-model.json: HTTP ${res.status}`);
+        manifest = await res.text();
+      }
+      s.plan = await call("crossEncoderPlan", manifest === undefined ? [] : [manifest]);
+      renderWeights();
+      await showModel();
+      $("#xenc-pairs-count").textContent = `${s.plan.pairs} (question, passage) pairs in ${s.plan.calls.length} calls`;
+      start.disabled = false;
+    } catch (err) {
+      status.textContent = `The cross-encoder is not available: ${err.message}`;
+    }
+  }
+
   start.addEventListener("click", score);
+  let loading = null;
 
   return {
-    /** ready names the model (from the engine, or a loopback test host's manifest) and allows scoring. */
-    async ready() {
-      s.host = modelHost(HUB, location.href);
-      try {
-        let manifest;
-        if (s.host.test) {
-          const res = await fetch(`${s.host.url}/ragagent-model.json`, { credentials: "omit" });
-          if (!res.ok) throw new Error(`${s.host.url}/ragagent-model.json: HTTP ${res.status}`);
-          manifest = await res.text();
-        }
-        s.plan = await call("crossEncoderPlan", manifest === undefined ? [] : [manifest]);
-        renderWeights();
-        await showModel();
-        $("#xenc-pairs-count").textContent = `${s.plan.pairs} (question, passage) pairs in ${s.plan.calls.length} calls`;
-        start.disabled = false;
-      } catch (err) {
-        status.textContent = `The cross-encoder is not available: ${err.message}`;
-      }
+    /**
+     * load names the model (from the engine, or a loopback test host's
+     * manifest) and allows scoring, once: when the Rerank view is first
+     * shown, so the page's start-up does not pay for it.
+     */
+    load() {
+      loading ??= show();
+      return loading;
     },
   };
 }

@@ -46,8 +46,9 @@ export function mount() {
     await refreshLedger();
   }
 
-  /** load replays the lab unless it was (or is being) replayed. */
+  /** load replays the lab unless it was (or is being) replayed, and names the cross-encoder's model. */
   function load() {
+    crossEncoder.load();
     if (state.rerank.report || state.rerank.loading) return;
     replay();
   }
@@ -222,7 +223,6 @@ export function mount() {
     /** ready allows replaying, and replays at once if the view is shown. */
     ready() {
       $("#rerank-run").disabled = false;
-      crossEncoder.ready();
       if (currentView() === "rerank") load();
     },
     load,

@@ -66,6 +66,26 @@ test("the block names the model, revision, licence and download size before anyt
   await page.locator("#xenc").screenshot({ path: path.join(SHOTS, "crossencoder-before.png") });
 });
 
+test("on the published model the block names its pins and about 92 MB, and fetches nothing from the hub before the button", async () => {
+  const p = await browser.context.newPage();
+  const seen = observe(p, [], []);
+  await p.goto(`${site.url}/#rerank`);
+  await p.waitForFunction(() => !document.querySelector("#xenc-start").disabled || /not available/.test(document.querySelector("#xenc-status").textContent), null, { timeout: 180000 });
+  assert.equal(await p.textContent("#xenc-model-id"), "cross-encoder/ms-marco-MiniLM-L6-v2");
+  assert.equal(await p.textContent("#xenc-revision"), "233902d25c440f23af6f7d6e94d2946bac0bee0a");
+  assert.equal(await p.textContent("#xenc-license"), "Apache-2.0");
+  assert.equal(await p.textContent("#xenc-size"), "about 91.6 MB in 4 files");
+  const rows = await p.$$eval("table.xenc-files tbody tr", (trs) => trs.map((tr) => tr.textContent.replace(/\s+/g, " ").trim()));
+  assert.match(rows[0], /config\.json.*about 1 kB.*pinned sha256 380e02c93f43…/);
+  assert.match(rows[1], /tokenizer\.json.*about 0\.7 MB.*pinned sha256 d241a60d5e8f…/);
+  assert.match(rows[3], /onnx\/model\.onnx.*about 90\.9 MB.*no pin sha256 recorded as downloaded/);
+  await p.check('input[name="xenc-weights"][value="quint8"]');
+  await p.waitForFunction(() => /about 23\.7 MB in 4 files/.test(document.querySelector("#xenc-size").textContent));
+  assert.ok(!seen.requests.some((r) => !r.url.startsWith(site.url)), "nothing but the site before the button");
+  await p.locator("#xenc").screenshot({ path: path.join(SHOTS, "crossencoder-published.png") });
+  await p.close();
+});
+
 test("scoring in the page gives PyTorch's logits within 1e-4, fetched without credentials, under the page's CSP", async () => {
   assert.equal(await scoreIn(page), "done", await page.textContent("#xenc-message"));
   const cells = await page.$$eval("table.xenc-pairs tbody tr", (trs) => trs.map((tr) => ({ call: tr.dataset.call, fresh: Number(tr.querySelector("td.fresh").title) })));
