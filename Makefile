@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs clean chromium
+.PHONY: all build wasm vendor worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder crossencode tiny-cross-encoder clean chromium
 
 all: build wasm
 
@@ -58,13 +58,46 @@ site/main.wasm.gz: site/main.wasm
 site/main.wasm.br: site/main.wasm
 	brotli -q 11 -f -o $@.tmp $< && mv $@.tmp $@ && touch $@
 
-serve: wasm
+serve: wasm vendor
 	$(GO) run ./cmd/serve --addr $(ADDR) --dir site
 
 # The page with the loopback fake Gemini API beside it, already allowed by
 # the page's CSP: a live run without a key. It prints the address to open.
-demo: wasm
+demo: wasm vendor
 	$(GO) run ./cmd/serve --addr $(ADDR) --dir site --demo
+
+# The cross-encoder's runtime for the page, copied from the pinned npm
+# packages (package-lock.json), never fetched from a CDN: transformers.js's
+# self-contained browser bundle and the ONNX Runtime Web build it loads (the
+# plain SIMD WebAssembly build: the page scores on the CPU, not WebGPU),
+# with gzip twins and the licences. Not committed; remade when the lock
+# file changes. See docs/crossencoder.md.
+VENDOR := site/vendor
+TJS := node_modules/@huggingface/transformers
+ORTW := node_modules/onnxruntime-web
+
+vendor: $(VENDOR)/.stamp
+
+$(VENDOR)/.stamp: node_modules/.package-lock.json
+	rm -rf $(VENDOR) && mkdir -p $(VENDOR)
+	cp $(TJS)/dist/transformers.min.js $(ORTW)/dist/ort-wasm-simd-threaded.mjs $(ORTW)/dist/ort-wasm-simd-threaded.wasm $(VENDOR)/
+	cp $(TJS)/LICENSE $(VENDOR)/LICENSE-transformers.js.txt
+	printf 'onnxruntime-web %s: MIT licence, Copyright (c) Microsoft Corporation.\n' "$$($(NODE) -p 'require("./$(ORTW)/package.json").version')" > $(VENDOR)/LICENSE-onnxruntime-web.txt
+	for f in transformers.min.js ort-wasm-simd-threaded.mjs ort-wasm-simd-threaded.wasm; do gzip -9 -n -c $(VENDOR)/$$f > $(VENDOR)/$$f.gz; done
+	touch $@
+
+# Scores the 4 original and 12 expanded cases with the cross-encoder under
+# node (transformers.js with onnxruntime-node) and writes a recording that
+# `ragagent rerank --cross-encoder FILE` replays. Needs the network for the
+# model files (or MODEL_DIR, a folder holding them); OUT must not exist.
+OUT ?= ragagent-cross-encoder.json
+crossencode: wasm node_modules/.package-lock.json
+	$(NODE) scripts/crossencode.mjs --output $(OUT) $(if $(MODEL_DIR),--model-dir $(MODEL_DIR)) $(if $(HOST),--host $(HOST))
+
+# Remakes the tests' tiny cross-encoder (tests/fixtures/tiny-cross-encoder)
+# with Debian's python3-torch and python3-onnx.
+tiny-cross-encoder:
+	/usr/bin/python3 scripts/tiny-cross-encoder.py tests/fixtures/tiny-cross-encoder
 
 # The loopback fake Gemini API, for trying `ragagent live` or the page
 # without a key: prints its URL, answers with the scripted policy.
@@ -100,17 +133,18 @@ test-go: worker node_modules/.package-lock.json
 test-wasm:
 	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./core/... ./wasm
 
-test-node: wasm
+test-node: wasm vendor
 	$(NODE) --test tests/node/
 
-test-browser: wasm node_modules/.package-lock.json chromium
+test-browser: wasm vendor chromium
 	$(NODE) --test --test-concurrency=1 tests/browser/
 
 # A short run of every fuzz target (go test allows one target per run).
 FUZZTIME ?= 15s
 FUZZ_TARGETS = core/pyjson:FuzzDecode core/pyjson:FuzzMarshalStruct core/agent:FuzzValidateDecision core/gemini:FuzzDecode core/recording:FuzzParse \
 	core/gemini:FuzzLiveReply internal/geminitest:FuzzParseScript core/policy:FuzzScripted core/policy:FuzzNext \
-	core/rerank:FuzzCandidateValidator core/budget:FuzzOpen core/secret:FuzzRedact cmd/serve:FuzzServePath
+	core/rerank:FuzzCandidateValidator core/budget:FuzzOpen core/secret:FuzzRedact cmd/serve:FuzzServePath \
+	core/reranklab:FuzzParseScoring core/engine:FuzzParseModelManifest
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
@@ -118,7 +152,7 @@ fuzz:
 		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
-bench: bench-go bench-server bench-page bench-packs
+bench: bench-go bench-server bench-page bench-packs bench-crossencoder
 
 bench-go:
 	$(GO) test ./... -run '^$$' -bench . -benchmem
@@ -145,13 +179,22 @@ bench-server:
 bench-page: wasm
 	$(NODE) scripts/bench-page.mjs
 
-clean:
-	rm -rf bin site/main.wasm site/main.wasm.gz site/main.wasm.br site/wasm_exec.js
+# Cross-encoder figures: download size, time to first score after the
+# download (cold and from the browser's cache) and scoring time per pair, in
+# headless Chromium and under node, for the tiny test model (HOST=https://huggingface.co
+# measures the real model where there is a network).
+bench-crossencoder: wasm vendor chromium
+	$(NODE) scripts/bench-crossencoder.mjs $(if $(HOST),--host $(HOST))
 
-# The pinned test driver (playwright-core; it downloads no browser), installed
-# from the committed lock file whenever the lock file is newer.
+clean:
+	rm -rf bin site/main.wasm site/main.wasm.gz site/main.wasm.br site/wasm_exec.js $(VENDOR)
+
+# The pinned test driver (playwright-core; it downloads no browser) and the
+# cross-encoder's runtime, installed from the committed lock file whenever
+# the lock file is newer. No install script runs: onnxruntime-node's would
+# download optional CUDA libraries, and everything used ships in the packages.
 node_modules/.package-lock.json: package-lock.json
-	npm ci --no-audit --no-fund
+	npm ci --no-audit --no-fund --ignore-scripts
 
 # Debian's Chromium drives the browser tests. Installed with apt-get when
 # missing and allowed (root or sudo); otherwise a one-line instruction.

@@ -30,3 +30,24 @@ export function liveEndpoints(constants, pageURL) {
   } catch { /* not a URL: keep the real endpoints */ }
   return out;
 }
+
+/**
+ * modelHost is where the cross-encoder's files come from: the hub, or, for
+ * a test or a demo without a network, a model host on this machine named by
+ * ?modelHost= (scripts/modelhost.mjs). Like ?endpoint=, it is honoured only
+ * when the page itself is served from loopback and the host is a bare
+ * loopback origin; a test host's manifest names its model (test: true).
+ */
+export function modelHost(hub, pageURL) {
+  const page = new URL(pageURL);
+  const override = page.searchParams.get("modelHost");
+  if (override) {
+    try {
+      const u = new URL(override);
+      if (isLoopbackHost(page.hostname) && isLoopbackHost(u.hostname) && /^https?:$/.test(u.protocol) && !u.username && !u.search && !u.hash && u.pathname === "/") {
+        return { url: u.origin, test: true };
+      }
+    } catch { /* not a URL: the hub */ }
+  }
+  return { url: hub, test: false };
+}

@@ -29,8 +29,9 @@
  * @property {string} engineTag  main.wasm's ETag: which engine build the
  *   browser's code cache holds (startup.js)
  * @property {Object<string, number|object>} timings  start-up stages (ms
- *   since navigation) and replay and warm-up figures, for the tests and
- *   the benchmark (window.ragagentPage.timings)
+ *   since navigation) and replay and warm-up figures, and the last
+ *   cross-encoder scoring's timings, for the tests and the benchmark
+ *   (window.ragagentPage.timings)
  * @property {object|null} bundled  the replay report of the bundled recording
  * @property {object|null} loaded  the replay report of a loaded recording
  * @property {object|null} published  the published record's outcomes (site/published.json), shown before the engine is ready
@@ -41,6 +42,10 @@
  * @property {{report: object|null, loading: Promise|null}} rerank  the
  *   reranking lab's replay, and that replay while it runs
  * @property {FlowState} rerankLive  the Rerank view's live rerank
+ * @property {{host: {url: string, test: boolean}|null, plan: object|null, run: object|null, running: boolean}} crossEncoder
+ *   the cross-encoder in this browser (crossencoder.js): where its files
+ *   come from, the engine's plan (model and calls), the last accepted
+ *   scoring, and whether one is running
  */
 
 const flow = () => Object.seal({ confirmed: false, running: null });
@@ -61,6 +66,7 @@ export const state = Object.seal({
   run: flow(),
   rerank: Object.seal({ report: null, loading: null }),
   rerankLive: flow(),
+  crossEncoder: Object.seal({ host: null, plan: null, run: null, running: false }),
 });
 
 /** setInfo keeps load()'s result and what is derived from it. */

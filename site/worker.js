@@ -155,6 +155,7 @@ async function call(id, op, args) {
     case "setBudget":
       return api.setBudget(args[0], ledgerStore);
     case "rerank": case "rerankRecording":
+    case "crossEncoderPlan": case "acceptCrossEncoder":
       return api[op](...args);
     case "cancel":
       return api.cancel(args[0]);

@@ -170,7 +170,10 @@ func (a *adapter) withEngine(work func(e *engine.Engine) (any, error)) js.Value 
 }
 
 // exportRerank adds the Rerank view's functions: the replay of the three
-// runs, the live listwise rerank's plan, run and recording, and the ledger.
+// runs, a fresh cross-encoder scoring's plan (crossEncoderPlan(manifest
+// text?): the published model, or a test host's) and its acceptance
+// (acceptCrossEncoder(payload object)), the live listwise rerank's plan,
+// run and recording, and the ledger.
 func (a *adapter) exportRerank(export exporter, withEngine func(func(*engine.Engine) (any, error)) js.Value) {
 	export("rerank", func(args []js.Value) any {
 		opts := arg(args, 0)
@@ -196,6 +199,19 @@ func (a *adapter) exportRerank(export exporter, withEngine func(func(*engine.Eng
 			}
 			return e.PlanRerank(req)
 		})
+	})
+	export("crossEncoderPlan", func(args []js.Value) any {
+		manifest := arg(args, 0)
+		return withEngine(func(e *engine.Engine) (any, error) {
+			if manifest.Type() != js.TypeString {
+				return e.CrossEncoderPlan(nil)
+			}
+			return e.CrossEncoderPlan([]byte(manifest.String()))
+		})
+	})
+	export("acceptCrossEncoder", func(args []js.Value) any {
+		payload := fromJS(arg(args, 0))
+		return withEngine(func(e *engine.Engine) (any, error) { return e.AcceptCrossEncoder(context.Background(), payload) })
 	})
 	export("rerankLive", func(args []js.Value) any { return a.rerankLive(arg(args, 0), arg(args, 1)) })
 	export("rerankRecording", func([]js.Value) any {

@@ -14,13 +14,22 @@ import (
 	"github.com/ragagentlab/ragagent/core/gemini"
 )
 
-// CSP is the page's Content-Security-Policy: its own scripts and WASM only,
-// network access only to itself and the Gemini API, no page may frame it
-// (clickjacking the key field), no <base> may redirect its relative URLs,
-// and no form may submit anywhere (the page's forms are handled in
-// script). connect-src stays last: --connect appends test origins to it.
+// CSP is the page's Content-Security-Policy: its own scripts and WASM only
+// (the engine, and the cross-encoder's transformers.js and ONNX Runtime Web,
+// all served from site/; 'wasm-unsafe-eval' lets them compile, no 'eval'
+// is allowed); no page may frame it (clickjacking the key field), no <base>
+// may redirect its relative URLs, and no form may submit anywhere (the
+// page's forms are handled in script); and network access only to itself,
+// the Gemini API and the Hugging Face hub for the cross-encoder's files:
+// huggingface.co answers a file's resolve URL, small files itself, large
+// ones (the ONNX weights, stored with Xet) with a redirect to a regional CDN
+// host under cdn.hf.co (us.aws.cdn.hf.co, for one), and a CSP applies to
+// redirect targets too. connect-src stays last: --connect origins join it.
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'; " +
-	"connect-src 'self' https://generativelanguage.googleapis.com"
+	"connect-src 'self' https://generativelanguage.googleapis.com " + ModelHosts
+
+// ModelHosts are the hub's hosts the cross-encoder's files come from.
+const ModelHosts = "https://huggingface.co https://*.cdn.hf.co"
 
 // types are the content types the site uses; anything else is served as
 // application/octet-stream, which a browser will not run.

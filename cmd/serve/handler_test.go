@@ -151,6 +151,39 @@ func TestExtraConnectOrigins(t *testing.T) {
 	assert.Equal(t, CSP+" http://127.0.0.1:9999", rec.Header().Get("Content-Security-Policy"))
 }
 
+// TestCSPAllowsExactlyWhatThePageNeeds: one row per directive, its sources
+// exactly; nothing else is allowed (worker-src and the rest fall back to
+// default-src or script-src: 'self').
+func TestCSPAllowsExactlyWhatThePageNeeds(t *testing.T) {
+	directives := map[string][]string{}
+	var order []string
+	for _, d := range strings.Split(CSP, ";") {
+		f := strings.Fields(d)
+		require.NotEmpty(t, f)
+		directives[f[0]] = f[1:]
+		order = append(order, f[0])
+	}
+	for _, tc := range []struct {
+		directive string
+		sources   []string
+		why       string
+	}{
+		{"default-src", []string{"'self'"}, "everything else (workers, styles, images) only from the site"},
+		{"script-src", []string{"'self'", "'wasm-unsafe-eval'"}, "the engine and the cross-encoder's runtime compile WebAssembly; no eval, no blob: or CDN script"},
+		{"frame-ancestors", []string{"'none'"}, "no page may frame the lab (clickjacking the key field)"},
+		{"base-uri", []string{"'none'"}, "no <base> may redirect the page's relative URLs"},
+		{"form-action", []string{"'none'"}, "no form submits anywhere: the page's forms are handled in script"},
+		{"connect-src", []string{"'self'", "https://generativelanguage.googleapis.com", "https://huggingface.co", "https://*.cdn.hf.co"},
+			"the site, the Gemini API, the hub's resolve URLs and the CDN hosts it redirects large files to"},
+	} {
+		assert.Equal(t, tc.sources, directives[tc.directive], "%s: %s", tc.directive, tc.why)
+	}
+	assert.Equal(t, []string{"default-src", "script-src", "frame-ancestors", "base-uri", "form-action", "connect-src"}, order,
+		"no other directive; connect-src last, where --connect origins join it")
+	assert.NotContains(t, CSP, "'unsafe-eval'")
+	assert.NotContains(t, CSP, "'unsafe-inline'")
+}
+
 func fstestFS() fstest.MapFS {
 	return fstest.MapFS{"index.html": {Data: []byte("x")}}
 }

@@ -110,39 +110,25 @@ func CrossEncoder(ctx context.Context, s *reranklab.Suite, published []byte) (*r
 		Model:  fmt.Sprint(pyget(asObject(pyget(rec, "model")), "model")),
 		Config: pyjson.NewObject("model", pyget(rec, "model"), "environment", pyget(rec, "environment"), "source", encoderSource),
 	}
-	add := func(id, caseID, split, question, version string, cands []rerank.Candidate, pc *pyjson.Object) error {
-		what := "case " + id
-		if err := sameAs(pyjson.NewObject("question", question, "candidates", pyjson.ValueOf(cands)),
-			pyjson.NewObject("question", pyget(pc, "question"), "candidates", pyget(pc, "candidates")), what); err != nil {
-			return err
-		}
-		response := pyjson.NewObject("scores", pyget(pc, "scores_in_candidate_order"), "inference_seconds", pyget(pc, "inference_seconds"))
-		file.Trials = append(file.Trials, recording.Trial{ID: id, CaseID: caseID, Split: split, Repeat: 1,
-			Mode: "cross-encoder", Question: question, Version: version,
-			Exchanges: []recording.Exchange{{Request: rerank.Input(question, cands), Response: response}}})
-		return nil
-	}
-	cov, err := s.Coverage(ctx)
+	calls, err := s.EncoderCalls(ctx)
 	if err != nil {
 		return nil, err
 	}
-	orig := objects(pyget(rec, "original_candidate_comparison"))
-	if len(orig) != len(cov.DevelopmentCases) {
-		return nil, fmt.Errorf("published cross-encoder record: %d original cases, this lab has %d development cases", len(orig), len(cov.DevelopmentCases))
+	orig, exp := objects(pyget(rec, "original_candidate_comparison")), objects(pyget(rec, "expanded_cases"))
+	if len(orig) != len(s.Development()) {
+		return nil, fmt.Errorf("published cross-encoder record: %d original cases, this lab has %d development cases", len(orig), len(s.Development()))
 	}
-	for i, d := range cov.DevelopmentCases {
-		if err := add("original/"+d.CaseID, d.CaseID, "development", d.Query, d.RequestedVersion, d.Before, orig[i]); err != nil {
-			return nil, err
-		}
-	}
-	exp := objects(pyget(rec, "expanded_cases"))
 	if len(exp) != len(s.Expanded()) {
 		return nil, fmt.Errorf("published cross-encoder record: %d expanded cases, this lab has %d", len(exp), len(s.Expanded()))
 	}
-	for i, c := range s.Expanded() {
-		if err := add("expanded/"+c.CaseID, c.CaseID, c.Split, c.Question, c.Version, s.Pool(c), exp[i]); err != nil {
+	pub := append(orig[:len(orig):len(orig)], exp...)
+	for i, c := range calls {
+		pc := pub[i]
+		if err := sameAs(pyjson.NewObject("question", c.Question, "candidates", pyjson.ValueOf(c.Candidates)),
+			pyjson.NewObject("question", pyget(pc, "question"), "candidates", pyget(pc, "candidates")), "case "+c.ID); err != nil {
 			return nil, err
 		}
+		file.Trials = append(file.Trials, c.Trial(reranklab.EncoderResponse(pyget(pc, "scores_in_candidate_order"), pyget(pc, "inference_seconds"))))
 	}
 	replayed, err := s.CrossEncoder(ctx, reranklab.NewRecordedEncoder(file))
 	if err != nil {

@@ -10,6 +10,8 @@ import * as key from "../key.js";
 import { currentView, onRoute } from "../nav.js";
 import { rerankReport, sourceList } from "../rerank-report.js";
 import { state } from "../state.js";
+// The cross-encoder in this browser: its own module (crossencoder.js).
+import { mountCrossEncoder } from "../crossencoder.js";
 
 /** mount binds the view. Returns {ready, load, borrowKeyBox}. */
 export function mount() {
@@ -20,6 +22,8 @@ export function mount() {
   const budget = $("#rerank-budget");
   const setBudget = $("#rerank-set-budget");
   const start = $("#rerank-start");
+  // The cross-encoder in this browser (crossencoder.js).
+  const crossEncoder = mountCrossEncoder();
 
   async function replay() {
     $("#rerank-run").disabled = true;
@@ -59,8 +63,9 @@ export function mount() {
     showCase();
   });
 
-  /** load replays the lab unless it was (or is being) replayed. */
+  /** load replays the lab unless it was (or is being) replayed, and names the cross-encoder's model. */
   function load() {
+    crossEncoder.load();
     if (state.rerank.report || state.rerank.loading) return;
     replay();
   }

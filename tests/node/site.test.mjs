@@ -10,15 +10,21 @@ import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { startEngine, site } from "./engine.mjs";
 
-// Go's own wasm_exec.js is copied in by make wasm, not the page's code.
-const NOT_OURS = new Set(["wasm_exec.js"]);
+// Go's own wasm_exec.js is copied in by make wasm, and vendor/ (the
+// cross-encoder's transformers.js and ONNX Runtime Web) by make vendor: not
+// the page's code.
+const NOT_OURS = new Set(["wasm_exec.js", "vendor"]);
+
+// The workers' own modules: loaded by a worker, never by the page.
+const WORKERS = ["boot.js", "worker.js", "crossencoder-worker.js", "crossencoder-scorer.mjs"];
 
 function modules(dir = site, prefix = "") {
   const out = [];
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const rel = prefix + e.name;
+    if (NOT_OURS.has(rel)) continue;
     if (e.isDirectory()) out.push(...modules(path.join(dir, e.name), `${rel}/`));
-    else if (e.name.endsWith(".js") && !NOT_OURS.has(rel)) out.push(rel);
+    else if (/\.m?js$/.test(e.name)) out.push(rel);
   }
   return out.sort();
 }
@@ -34,7 +40,8 @@ let constants;
 before(async () => { ({ info: { constants } } = await startEngine()); });
 
 test("the page's modules are the expected ones", () => {
-  for (const f of ["app.js", "engine.js", "key.js", "dom.js", "state.js", "flow.js", "trace.js", "boot.js", "worker.js"]) {
+  for (const f of ["app.js", "engine.js", "key.js", "dom.js", "state.js", "flow.js", "trace.js", "boot.js", "worker.js",
+    "crossencoder.js", "crossencoder-worker.js", "crossencoder-scorer.mjs"]) {
     assert.ok(files.includes(f), f);
   }
   const views = files.filter((f) => f.startsWith("views/"));
@@ -52,11 +59,14 @@ test("only key.js reads the key field, its storage or its header", () => {
   }
 });
 
-test("only engine.js talks to the worker", () => {
+test("only engine.js talks to the engine's worker, and only crossencoder.js to the cross-encoder's", () => {
   for (const f of files) {
-    if (["engine.js", "boot.js", "worker.js"].includes(f)) continue;
+    if (["engine.js", "boot.js", "worker.js", "crossencoder.js", "crossencoder-worker.js"].includes(f)) continue;
     assert.doesNotMatch(source[f], /postMessage|\bWorker\b|ragagentBoot/, f);
   }
+  assert.doesNotMatch(source["crossencoder.js"], /ragagentBoot|"worker\.js"/, "the cross-encoder block starts its own worker only");
+  assert.match(source["crossencoder.js"], /new Worker\("crossencoder-worker\.js", \{ type: "module" \}\)/);
+  assert.doesNotMatch(source["crossencoder-worker.js"] + source["crossencoder-scorer.mjs"], /https:\/\/cdn|jsdelivr|unpkg/, "the runtime comes from site/vendor/, never a CDN");
 });
 
 test("no module builds HTML from text", () => {
@@ -80,7 +90,7 @@ test("no engine constant is written in the page; they come from load()", () => {
 
 test("index.html preloads every module app.js imports, and only those", () => {
   const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]).sort();
-  const imported = files.filter((f) => !["app.js", "boot.js", "worker.js"].includes(f));
+  const imported = files.filter((f) => f !== "app.js" && !WORKERS.includes(f));
   assert.deepEqual(preloaded, imported);
   for (const f of files) {
     for (const [, spec] of source[f].matchAll(/^import .* from "([^"]+)";$/gm)) {
@@ -134,4 +144,31 @@ test("endpoints.js takes the constants' endpoints, or a loopback fake only from 
   assert.equal(isLoopbackHost("127.1.2.3"), true);
   assert.equal(isLoopbackHost("128.0.0.1"), false);
   assert.equal(isLoopbackHost("localhost.example"), false);
+});
+
+test("endpoints.js takes the hub for the cross-encoder's files, or a loopback model host only from a loopback page", async () => {
+  const { modelHost } = await load("endpoints.js");
+  const hub = "https://huggingface.co";
+  const at = (page, host) => modelHost(hub, host === undefined ? page : `${page}?modelHost=${encodeURIComponent(host)}`);
+  for (const [name, page, host, want] of [
+    ["no override", "http://127.0.0.1:8080/", undefined, { url: hub, test: false }],
+    ["a loopback host", "http://127.0.0.1:8080/", "http://127.0.0.1:9999", { url: "http://127.0.0.1:9999", test: true }],
+    ["with a slash", "http://localhost:8080/", "http://localhost:9999/", { url: "http://localhost:9999", test: true }],
+    ["IPv6", "http://[::1]:8080/", "http://[::1]:9999", { url: "http://[::1]:9999", test: true }],
+    ["a page not on loopback", "https://lab.example/", "http://127.0.0.1:9999", { url: hub, test: false }],
+    ["a host not on loopback", "http://127.0.0.1:8080/", "https://models.example", { url: hub, test: false }],
+    ["a path", "http://127.0.0.1:8080/", "http://127.0.0.1:9999/models", { url: hub, test: false }],
+    ["a user", "http://127.0.0.1:8080/", "http://u@127.0.0.1:9999", { url: hub, test: false }],
+    ["not a URL", "http://127.0.0.1:8080/", "nope", { url: hub, test: false }],
+  ]) {
+    assert.deepEqual(at(page, host), want, name);
+  }
+});
+
+test("the cross-encoder's requests carry no credentials and its runtime fetches nothing itself", () => {
+  const scorer = source["crossencoder-scorer.mjs"];
+  assert.match(scorer, /credentials: "omit", referrerPolicy: "no-referrer"/);
+  assert.match(scorer, /useBrowserCache: false, useFSCache: false, useWasmCache: false/);
+  assert.match(scorer, /fetch: async \(url\) => \{ throw new Error/);
+  assert.match(source["crossencoder.js"], /fetch\(`\$\{s\.host\.url\}\/ragagent-model\.json`, \{ credentials: "omit" \}\)/);
 });
