@@ -37,11 +37,13 @@ type Index struct {
 	filtered *sqlite3.Stmt
 	all      *sqlite3.Stmt
 	docs     int
-	// snippets are the search statements with a highlighted excerpt,
+	// snippet is the statement making one hit's highlighted excerpt,
 	// prepared on first use (only people inspecting the index ask).
-	snippets [2]*sqlite3.Stmt
-	// image is the memdb name of an opened image, deleted on Close.
+	snippet *sqlite3.Stmt
+	// image is the memdb name of an opened image, deleted on Close, and
+	// img its scorer and passage reader (nil for an index built by Open).
 	image string
+	img   *scorer
 }
 
 // ErrNoTerms reports a query with no [a-z0-9] token; there is nothing to match.
@@ -121,7 +123,11 @@ func (ix *Index) prepare() error {
 
 // Close releases the connection (and an image's memory).
 func (ix *Index) Close() error {
-	err := errors.Join(ix.filtered.Close(), ix.all.Close(), ix.snippets[0].Close(), ix.snippets[1].Close(), ix.conn.Close())
+	var imgErr error
+	if ix.img != nil {
+		imgErr = ix.img.close()
+	}
+	err := errors.Join(imgErr, ix.filtered.Close(), ix.all.Close(), ix.snippet.Close(), ix.conn.Close())
 	if ix.image != "" {
 		memdb.Delete(ix.image)
 	}
@@ -197,15 +203,42 @@ func MatchExpression(terms []string) string {
 	return strings.Join(quoted, " OR ")
 }
 
-// Search returns up to k docs matching any term of query, best bm25 first.
-// An empty version searches every version (diagnostics only; runs always
-// name one).
+// Search returns up to k docs matching any term of query, best bm25 first
+// (ties by insertion order). An empty version searches every version
+// (diagnostics only; runs always name one). An image is scored in Go (see
+// scorer), an index built from text by FTS5 itself: the same scores.
 func (ix *Index) Search(query string, k int, version string) ([]Hit, error) {
+	terms := Terms(query)
+	if len(terms) == 0 {
+		return nil, ErrNoTerms
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("store: k must be at least 1, got %d", k)
+	}
+	if ix.img != nil {
+		return ix.img.search(terms, k, version)
+	}
 	stmt := ix.all
 	if version != "" {
 		stmt = ix.filtered
 	}
-	return ix.run(stmt, query, k, version, false)
+	defer stmt.Reset()
+	if err := errors.Join(stmt.BindText(1, MatchExpression(terms)), stmt.BindInt(2, k)); err != nil {
+		return nil, fmt.Errorf("store: bind search: %w", err)
+	}
+	if version != "" {
+		if err := stmt.BindText(3, version); err != nil {
+			return nil, fmt.Errorf("store: bind version: %w", err)
+		}
+	}
+	var hits []Hit
+	for stmt.Step() {
+		hits = append(hits, Hit{Doc: stmt.ColumnInt(0) - 1, Rank: len(hits) + 1, Score: stmt.ColumnFloat(1)})
+	}
+	if err := stmt.Err(); err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	return hits, nil
 }
 
 // The highlight marks around each matched term in a snippet, and what
@@ -222,55 +255,35 @@ const SnippetTokens = 24
 
 // SearchSnippets is Search with each hit's FTS5 snippet(): the best
 // SnippetTokens-token window of its text, terms between MarkOpen and
-// MarkClose. Hits and scores are exactly Search's.
+// MarkClose. Hits and scores are exactly Search's; the snippet is made
+// for the hits alone (one FTS5 query per hit, by rowid), not for every
+// row that matched.
 func (ix *Index) SearchSnippets(query string, k int, version string) ([]Hit, error) {
-	i := 0
-	if version != "" {
-		i = 1
+	hits, err := ix.Search(query, k, version)
+	if err != nil || len(hits) == 0 {
+		return hits, err
 	}
-	if ix.snippets[i] == nil {
-		filter := ""
-		if version != "" {
-			filter = `AND version = ?3`
+	if ix.snippet == nil {
+		q := fmt.Sprintf(`SELECT snippet(passages, 1, '%s', '%s', '%s', %d) FROM passages WHERE passages MATCH ?1 AND rowid = ?2`,
+			MarkOpen, MarkClose, Ellipsis, SnippetTokens)
+		if ix.snippet, _, err = ix.conn.Prepare(q); err != nil {
+			return nil, fmt.Errorf("store: prepare snippet: %w", err)
 		}
-		q := fmt.Sprintf(`SELECT rowid, bm25(passages), snippet(passages, 1, '%s', '%s', '%s', %d) FROM passages
-			WHERE passages MATCH ?1 %s ORDER BY bm25(passages), rowid LIMIT ?2`, MarkOpen, MarkClose, Ellipsis, SnippetTokens, filter)
-		stmt, _, err := ix.conn.Prepare(q)
+	}
+	match := MatchExpression(Terms(query))
+	for i := range hits {
+		if err := errors.Join(ix.snippet.BindText(1, match), ix.snippet.BindInt(2, hits[i].Doc+1)); err != nil {
+			ix.snippet.Reset()
+			return nil, fmt.Errorf("store: bind snippet: %w", err)
+		}
+		if ix.snippet.Step() {
+			hits[i].Snippet = ix.snippet.ColumnText(0)
+		}
+		err := ix.snippet.Err()
+		ix.snippet.Reset()
 		if err != nil {
-			return nil, fmt.Errorf("store: prepare snippet search: %w", err)
+			return nil, fmt.Errorf("store: snippet: %w", err)
 		}
-		ix.snippets[i] = stmt
-	}
-	return ix.run(ix.snippets[i], query, k, version, true)
-}
-
-func (ix *Index) run(stmt *sqlite3.Stmt, query string, k int, version string, snippet bool) ([]Hit, error) {
-	terms := Terms(query)
-	if len(terms) == 0 {
-		return nil, ErrNoTerms
-	}
-	if k < 1 {
-		return nil, fmt.Errorf("store: k must be at least 1, got %d", k)
-	}
-	defer stmt.Reset()
-	if err := errors.Join(stmt.BindText(1, MatchExpression(terms)), stmt.BindInt(2, k)); err != nil {
-		return nil, fmt.Errorf("store: bind search: %w", err)
-	}
-	if version != "" {
-		if err := stmt.BindText(3, version); err != nil {
-			return nil, fmt.Errorf("store: bind version: %w", err)
-		}
-	}
-	var hits []Hit
-	for stmt.Step() {
-		h := Hit{Doc: stmt.ColumnInt(0) - 1, Rank: len(hits) + 1, Score: stmt.ColumnFloat(1)}
-		if snippet {
-			h.Snippet = stmt.ColumnText(2)
-		}
-		hits = append(hits, h)
-	}
-	if err := stmt.Err(); err != nil {
-		return nil, fmt.Errorf("store: search: %w", err)
 	}
 	return hits, nil
 }
