@@ -45,7 +45,7 @@ func BenchmarkPythonPackOpen(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for b.Loop() {
-		l, err := lab.OpenPack(manifest, append([]byte(nil), passages...), nil)
+		l, err := lab.OpenPack(manifest, append([]byte(nil), passages...), nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -251,7 +251,7 @@ func (a *adapter) load() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		e, err := engine.Open(engine.Options{Prices: &prices})
+		e, err := engine.Open(engine.Options{Prices: &prices, SHA256: platformSHA256})
 		if err != nil {
 			return nil, err
 		}

@@ -295,6 +295,9 @@ func cmdCorpusInfo(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	info, err := e.PackInfo(id)
+	if err == nil {
+		err = e.VerifyPack(id)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent corpus info: %s\n", oneLine(err))
 		return exitError
@@ -322,7 +325,7 @@ func printPackInfo(w io.Writer, info *engine.PackInfo) {
 		{"attribution", m.Attribution},
 		{"source", m.Source},
 		{"made by", m.MadeBy},
-		{"verified", fmt.Sprintf("size, sha256 and every passage's receipt, id and URL (opened in %.0f ms)", info.OpenMS)},
+		{"verified", fmt.Sprintf("size, sha256 and every passage's receipt, id and URL (opened in %.0f ms, then read whole)", info.OpenMS)},
 	}
 	for _, r := range rows {
 		fmt.Fprintf(w, "  %-12s %s\n", r[0], r[1])

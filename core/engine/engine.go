@@ -51,6 +51,11 @@ type Options struct {
 	// Packs are corpus packs besides the seed, opened when a request first
 	// names one.
 	Packs []PackSource
+	// SHA256 hashes a pack's passages file (lower-case hex) to check it
+	// against its manifest; nil means Go's crypto/sha256. The page's
+	// adapter passes the browser's own (SubtleCrypto), many times faster
+	// than Go's portable code compiled to WebAssembly.
+	SHA256 func([]byte) (string, error)
 }
 
 // PriceTable is the shipped price table, each source ending with the
@@ -79,6 +84,7 @@ type Engine struct {
 	rerank    rerankLab
 	jobs      jobs
 	packs     packs
+	sha256    func([]byte) (string, error)
 }
 
 // Open validates the seed corpus and cases, builds the FTS5 index and
@@ -96,7 +102,7 @@ func Open(o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := lab.OpenPack(fixtures.SeedManifest, fixtures.Snapshot, fixtures.Cases)
+	l, err := lab.OpenPack(fixtures.SeedManifest, fixtures.Snapshot, fixtures.Cases, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +115,7 @@ func Open(o Options) (*Engine, error) {
 	if o.Prices != nil {
 		prices = *o.Prices
 	}
-	e := &Engine{lab: l, clock: clock, allowance: a, prices: prices, bundled: bundled}
+	e := &Engine{lab: l, clock: clock, allowance: a, prices: prices, bundled: bundled, sha256: o.SHA256}
 	if err := e.packs.init(l, o.Packs); err != nil {
 		l.Close()
 		return nil, err
