@@ -30,7 +30,8 @@ const imagePageSize = 16384
 // The image's own tables besides the FTS5 table (schema, the same as
 // Open's, so every bm25 statistic is the same):
 //   - meta: each passage's source id (unique: the index is how a read
-//     finds its passage), URL, title and receipt, by rowid;
+//     finds its passage), URL (indexed: how authored cases' target URLs
+//     are checked when a pack opens), title and receipt, by rowid;
 //   - postings: for each term of FTS5's own vocabulary, the passages that
 //     hold it and how often (see encodePostings), from which Search
 //     computes bm25 exactly as FTS5 does (see scorer);
@@ -39,6 +40,7 @@ const imagePageSize = 16384
 //     (into versions, a list joined by commas), and the number of pages.
 const (
 	metaSchema     = `CREATE TABLE meta(rowid INTEGER PRIMARY KEY, source_id TEXT NOT NULL UNIQUE, url TEXT NOT NULL, title TEXT NOT NULL, text_sha256 BLOB NOT NULL)`
+	metaURLs       = `CREATE INDEX meta_url ON meta(url)`
 	postingsSchema = `CREATE TABLE postings(term TEXT PRIMARY KEY, docs BLOB NOT NULL) WITHOUT ROWID`
 	docsSchema     = `CREATE TABLE docs(tokens BLOB NOT NULL, bytes BLOB NOT NULL, versions TEXT NOT NULL, version BLOB NOT NULL, pages INTEGER NOT NULL)`
 )
@@ -59,7 +61,7 @@ func Image(passages []corpus.Passage) ([]byte, error) {
 	}
 	for _, q := range []string{
 		fmt.Sprintf(`PRAGMA page_size = %d`, imagePageSize),
-		schema, metaSchema, postingsSchema, docsSchema,
+		schema, metaSchema, metaURLs, postingsSchema, docsSchema,
 		`CREATE TABLE format(tag TEXT NOT NULL)`,
 		fmt.Sprintf(`INSERT INTO format VALUES ('%s')`, ImageFormat),
 	} {
@@ -252,8 +254,8 @@ func (ix *Index) openImage() error {
 	if err != nil || tag.text != ImageFormat {
 		return fmt.Errorf("store: the image is not a %s image (format %q, %v)", ImageFormat, tag.text, err)
 	}
-	for table, want := range map[string]string{"meta": metaSchema, "postings": postingsSchema, "docs": docsSchema} {
-		got, err := ix.one(`SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = '` + table + `'`)
+	for table, want := range map[string]string{"meta": metaSchema, "meta_url": metaURLs, "postings": postingsSchema, "docs": docsSchema} {
+		got, err := ix.one(`SELECT sql FROM sqlite_schema WHERE name = '` + table + `'`)
 		if err != nil || got.text != want {
 			return fmt.Errorf("store: the image's %s table is not %s's", table, ImageFormat)
 		}
@@ -435,8 +437,8 @@ func (ix *Index) Stats() (ImageStats, bool) {
 	return out, true
 }
 
-// HasURLs reports which of urls some passage of an image has, in one pass
-// over meta.
+// HasURLs reports which of urls some passage of an image has (through
+// meta's url index).
 func (ix *Index) HasURLs(urls []string) (map[string]bool, error) {
 	found := map[string]bool{}
 	if len(urls) == 0 {

@@ -39,7 +39,8 @@ type Index struct {
 	docs     int
 	// snippet is the statement making one hit's highlighted excerpt,
 	// prepared on first use (only people inspecting the index ask).
-	snippet *sqlite3.Stmt
+	snippet  *sqlite3.Stmt
+	readText *sqlite3.Stmt
 	// image is the memdb name of an opened image, deleted on Close, and
 	// img its scorer and passage reader (nil for an index built by Open).
 	image string
@@ -127,7 +128,7 @@ func (ix *Index) Close() error {
 	if ix.img != nil {
 		imgErr = ix.img.close()
 	}
-	err := errors.Join(imgErr, ix.filtered.Close(), ix.all.Close(), ix.snippet.Close(), ix.conn.Close())
+	err := errors.Join(imgErr, ix.filtered.Close(), ix.all.Close(), ix.snippet.Close(), ix.readText.Close(), ix.conn.Close())
 	if ix.image != "" {
 		memdb.Delete(ix.image)
 	}
@@ -255,35 +256,81 @@ const SnippetTokens = 24
 
 // SearchSnippets is Search with each hit's FTS5 snippet(): the best
 // SnippetTokens-token window of its text, terms between MarkOpen and
-// MarkClose. Hits and scores are exactly Search's; the snippet is made
-// for the hits alone (one FTS5 query per hit, by rowid), not for every
-// row that matched.
+// MarkClose. Hits and scores are exactly Search's. The snippets are made
+// for the hits alone, by an FTS5 table of their texts in the connection's
+// temporary schema: snippet() reads only its row's text and the query's
+// terms (no statistic of the table), so it is the snippet FTS5 makes in
+// the whole index (TestSnippetsArePerHit), without walking every long
+// doclist to reach each hit's row.
 func (ix *Index) SearchSnippets(query string, k int, version string) ([]Hit, error) {
 	hits, err := ix.Search(query, k, version)
 	if err != nil || len(hits) == 0 {
 		return hits, err
 	}
-	if ix.snippet == nil {
-		q := fmt.Sprintf(`SELECT snippet(passages, 1, '%s', '%s', '%s', %d) FROM passages WHERE passages MATCH ?1 AND rowid = ?2`,
-			MarkOpen, MarkClose, Ellipsis, SnippetTokens)
-		if ix.snippet, _, err = ix.conn.Prepare(q); err != nil {
-			return nil, fmt.Errorf("store: prepare snippet: %w", err)
+	if err := ix.snippetTable(); err != nil {
+		return nil, err
+	}
+	texts := make([]string, len(hits))
+	for i, h := range hits {
+		if texts[i], err = ix.text(h.Doc); err != nil {
+			return nil, err
 		}
 	}
-	match := MatchExpression(Terms(query))
-	for i := range hits {
-		if err := errors.Join(ix.snippet.BindText(1, match), ix.snippet.BindInt(2, hits[i].Doc+1)); err != nil {
-			ix.snippet.Reset()
-			return nil, fmt.Errorf("store: bind snippet: %w", err)
+	if err := ix.conn.Exec(`DELETE FROM temp.hits`); err != nil {
+		return nil, fmt.Errorf("store: snippets: %w", err)
+	}
+	if err := inTransaction(ix.conn, `INSERT INTO temp.hits(rowid, text) VALUES (?, ?)`, len(hits), func(st *sqlite3.Stmt, i int) error {
+		return errors.Join(st.BindInt(1, i+1), st.BindText(2, texts[i]))
+	}); err != nil {
+		return nil, err
+	}
+	defer ix.snippet.Reset()
+	if err := ix.snippet.BindText(1, MatchExpression(Terms(query))); err != nil {
+		return nil, fmt.Errorf("store: bind snippet: %w", err)
+	}
+	for ix.snippet.Step() {
+		if i := ix.snippet.ColumnInt(0) - 1; i >= 0 && i < len(hits) {
+			hits[i].Snippet = ix.snippet.ColumnText(1)
 		}
-		if ix.snippet.Step() {
-			hits[i].Snippet = ix.snippet.ColumnText(0)
-		}
-		err := ix.snippet.Err()
-		ix.snippet.Reset()
-		if err != nil {
-			return nil, fmt.Errorf("store: snippet: %w", err)
-		}
+	}
+	if err := ix.snippet.Err(); err != nil {
+		return nil, fmt.Errorf("store: snippet: %w", err)
 	}
 	return hits, nil
+}
+
+// snippetTable makes the temporary table SearchSnippets fills with the
+// hits' texts, and its statement, once.
+func (ix *Index) snippetTable() error {
+	if ix.snippet != nil {
+		return nil
+	}
+	if err := ix.conn.Exec(`CREATE VIRTUAL TABLE temp.hits USING fts5(text)`); err != nil {
+		return fmt.Errorf("store: snippet table: %w", err)
+	}
+	q := fmt.Sprintf(`SELECT rowid, snippet(hits, 0, '%s', '%s', '%s', %d) FROM temp.hits WHERE hits MATCH ?1`,
+		MarkOpen, MarkClose, Ellipsis, SnippetTokens)
+	var err error
+	if ix.snippet, _, err = ix.conn.Prepare(q); err != nil {
+		return fmt.Errorf("store: prepare snippet: %w", err)
+	}
+	return nil
+}
+
+// text is one doc's text, read from the index's own table.
+func (ix *Index) text(doc int) (string, error) {
+	if ix.readText == nil {
+		var err error
+		if ix.readText, _, err = ix.conn.Prepare(`SELECT text FROM passages WHERE rowid = ?`); err != nil {
+			return "", fmt.Errorf("store: prepare read: %w", err)
+		}
+	}
+	defer ix.readText.Reset()
+	if err := ix.readText.BindInt(1, doc+1); err != nil {
+		return "", err
+	}
+	if !ix.readText.Step() {
+		return "", fmt.Errorf("store: no text for doc %d (%v)", doc+1, ix.readText.Err())
+	}
+	return ix.readText.ColumnText(0), nil
 }
