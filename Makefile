@@ -76,7 +76,7 @@ test-browser: wasm node_modules/.package-lock.json chromium
 FUZZTIME ?= 15s
 FUZZ_TARGETS = core/pyjson:FuzzDecode core/agent:FuzzValidateDecision core/gemini:FuzzDecode core/recording:FuzzParse \
 	core/gemini:FuzzLiveReply internal/geminitest:FuzzParseScript core/policy:FuzzScripted core/policy:FuzzNext \
-	core/rerank:FuzzCandidateValidator
+	core/rerank:FuzzCandidateValidator core/builder:FuzzReadPassages
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \

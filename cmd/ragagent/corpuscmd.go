@@ -34,7 +34,7 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 
 func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("corpus build", "--from DIR --out DIR --id ID --title T --version V --base-url URL [flags]", stderr)
-	from := fs.String("from", "", "the folder of documents (.html, .md, .rst, .txt) to read, recursively")
+	from := fs.String("from", "", "the folder of documents (.html, .md, .rst, .txt, .jsonl passages) to read, recursively")
 	out := fs.String("out", "", "the pack `folder` to write (manifest.json and the passages file); created, and refused if it holds a manifest")
 	include := fs.String("include", "", "only documents under these comma-separated sub`folders` of --from (default: all)")
 	var o builder.Options
@@ -222,7 +222,7 @@ func readFolder(dir string, include []string) ([]builder.Document, error) {
 		return nil, err
 	}
 	if len(docs) == 0 {
-		return nil, fmt.Errorf("%s has no .html, .md, .rst or .txt file%s", dir, map[bool]string{true: " under " + strings.Join(include, ", ")}[len(include) > 0])
+		return nil, fmt.Errorf("%s has no .html, .md, .rst, .txt or .jsonl file%s", dir, map[bool]string{true: " under " + strings.Join(include, ", ")}[len(include) > 0])
 	}
 	return docs, nil
 }

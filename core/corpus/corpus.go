@@ -172,3 +172,8 @@ func (s *Snapshot) Passage(sourceID string) (Passage, bool) {
 	}
 	return s.Passages[i], true
 }
+
+// CheckPassage checks one passage as a snapshot's are checked (id,
+// version, title, URL, receipt form, text and the text matching its
+// receipt).
+func CheckPassage(p Passage) error { return checkPassage(p) }
