@@ -98,6 +98,7 @@ func (a *adapter) object() js.Value {
 			return e.LoadPack(m, p)
 		})
 	})
+	a.exportPacks(export, withEngine)
 	export("policies", func([]js.Value) any { return promise(func() (any, error) { return engine.Policies(), nil }) })
 	export("plan", func(args []js.Value) any {
 		text := fromJS(arg(args, 0))

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -111,7 +110,7 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	if err := m.Validate(); err != nil {
 		return fail(err)
 	}
-	manifest, err := encodeManifest(m)
+	manifest, err := corpus.EncodeManifest(m)
 	if err != nil {
 		return fail(err)
 	}
@@ -143,16 +142,6 @@ func nonNil(s []builder.Skipped) []builder.Skipped {
 		return []builder.Skipped{}
 	}
 	return s
-}
-
-// encodeManifest is a manifest as indented JSON with a final newline.
-func encodeManifest(m *corpus.Manifest) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	err := enc.Encode(m)
-	return b.Bytes(), err
 }
 
 // gzipped compresses data at the best level, with no name or time in the

@@ -248,3 +248,14 @@ func EncodeJSON(description string, passages []Passage) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// EncodeManifest writes a manifest as the files hold it: indented by two
+// spaces, with a final newline.
+func EncodeManifest(m *Manifest) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	err := enc.Encode(m)
+	return b.Bytes(), err
+}

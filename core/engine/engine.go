@@ -201,6 +201,8 @@ type Constants struct {
 	Caps             Caps         `json:"caps"`
 	Prices           []price.Rate `json:"prices"`
 	EstimateNote     string       `json:"estimate_note"`
+	// Documents are the bounds of a pack built from a person's files.
+	Documents DocumentCaps `json:"documents"`
 }
 
 // Caps are the guarantees every live request is sent under.
@@ -247,7 +249,7 @@ func (e *Engine) Constants() Constants {
 	return Constants{Model: gemini.Model, Endpoint: gemini.Endpoint,
 		ListwiseModel: reranklab.ListwiseModel, ListwiseEndpoint: gemini.ModelEndpoint(reranklab.ListwiseModel),
 		DefaultVersion: DefaultVersion, SearchK: agent.SearchK, MaxQuestionChars: MaxQuestionChars,
-		Caps: c, Prices: e.prices.Rates(), EstimateNote: lab.EstimateNote}
+		Caps: c, Prices: e.prices.Rates(), EstimateNote: lab.EstimateNote, Documents: documentCaps()}
 }
 
 // Passages lists the corpus with each passage's size.

@@ -112,6 +112,11 @@ func open(lib *tools.Library, cases []byte) (*Lab, error) {
 // Close releases the index.
 func (l *Lab) Close() error { return l.Library.Close() }
 
+// Read reads one passage by source id, serialised with the lab's runs.
+func (l *Lab) Read(sourceID string) (corpus.Passage, error) {
+	return l.tools.Read(tools.Handle{SourceID: sourceID})
+}
+
 // Verify checks every passage of the lab's pack (see tools.Library.Verify).
 func (l *Lab) Verify() error { return l.tools.Verify() }
 
