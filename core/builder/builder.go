@@ -42,10 +42,10 @@ type Kind string
 
 // The kinds of document, chosen by the name's extension.
 const (
-	HTML       Kind = "html"
-	Markdown   Kind = "markdown"
-	RST        Kind = "rst"
-	Text       Kind = "text"
+	HTML     Kind = "html"
+	Markdown Kind = "markdown"
+	RST      Kind = "rst"
+	Text     Kind = "text"
 	// Passages is a JSON Lines file of passages already cut: one object a
 	// line with source_id, url and text, and optionally version, title and
 	// text_sha256 (see readPassages).
