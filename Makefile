@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page bench-packs clean chromium
+.PHONY: all build wasm site-packs serve fake replay test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-page bench-packs clean chromium
 
 all: build wasm
 
@@ -33,7 +33,23 @@ wasm:
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -gcflags='$(WASM_GCFLAGS)' -o site/main.wasm.new ./wasm
 	if cmp -s site/main.wasm.new site/main.wasm; then rm site/main.wasm.new; else mv site/main.wasm.new site/main.wasm; fi
 	cp "$(GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
-	$(MAKE) --no-print-directory site/main.wasm.gz $(if $(shell command -v brotli),site/main.wasm.br)
+	$(MAKE) --no-print-directory site/main.wasm.gz $(if $(shell command -v brotli),site/main.wasm.br) site-packs
+
+# The corpus packs the page offers, copied from packs/ (not committed
+# twice): each pack's manifest and gzip passages file, which the page
+# fetches only when someone chooses the pack, and site/packs/index.json,
+# the manifests the picker lists.
+PACKS := $(patsubst packs/%/manifest.json,%,$(wildcard packs/*/manifest.json))
+site-packs: $(foreach p,$(PACKS),site/packs/$(p)/manifest.json) site/packs/index.json
+
+site/packs/%/manifest.json: packs/%/manifest.json packs/%/passages.sqlite.gz
+	mkdir -p $(@D)
+	cp packs/$*/passages.sqlite.gz $(@D)/passages.sqlite.gz
+	cp $< $@
+
+site/packs/index.json: $(foreach p,$(PACKS),packs/$(p)/manifest.json)
+	mkdir -p $(@D)
+	{ printf '{"packs": ['; sep=; for m in $^; do printf '%s' "$$sep"; cat "$$m"; sep=,; done; printf ']}\n'; } > $@.tmp && mv $@.tmp $@
 
 site/main.wasm.gz: site/main.wasm
 	gzip -9 -n -c $< > $@.tmp && mv $@.tmp $@
@@ -106,7 +122,7 @@ bench-page: wasm
 	$(NODE) scripts/bench-page.mjs
 
 clean:
-	rm -rf bin site/main.wasm site/main.wasm.gz site/main.wasm.br site/wasm_exec.js
+	rm -rf bin site/main.wasm site/main.wasm.gz site/main.wasm.br site/wasm_exec.js site/packs
 
 # The pinned test driver (playwright-core; it downloads no browser), installed
 # from the committed lock file whenever the lock file is newer.

@@ -129,7 +129,8 @@ type Result struct {
 // Build reads the documents in path order and cuts them into passages.
 // A document that is not UTF-8, is binary, too large or of no known kind
 // is skipped with its reason (the rest still build); a build with no
-// passage at all is an error. onDocument, if set, is told after each
+// passage at all is an error (the result still says why each document
+// was skipped). onDocument, if set, is told after each
 // document (for progress).
 func Build(docs []Document, o Options, onDocument func(done, total int)) (*Result, error) {
 	if err := o.check(); err != nil {
@@ -165,7 +166,7 @@ func Build(docs []Document, o Options, onDocument func(done, total int)) (*Resul
 		}
 	}
 	if len(res.Passages) == 0 {
-		return nil, fmt.Errorf("build: no passage: none of the %d documents has readable text", len(docs))
+		return res, fmt.Errorf("build: no passage: none of the %d documents has readable text", len(docs))
 	}
 	return res, nil
 }

@@ -42,10 +42,12 @@ type BuildRequest struct {
 
 // BuildResult is a built and loaded documents pack: its manifest and
 // passages files (JSON, for the front end to keep and load again), what
-// it is like, and each document the build left out with its reason.
+// it is like, and each document the build left out with its reason. When
+// no document was readable, only Skipped is set: nothing was built and
+// the pack loaded before (if any) stays.
 type BuildResult struct {
-	Manifest  string            `json:"manifest"`
-	Passages  string            `json:"passages"`
+	Manifest  string            `json:"manifest,omitempty"`
+	Passages  string            `json:"passages,omitempty"`
 	Info      *PackInfo         `json:"info"`
 	Documents int               `json:"documents"`
 	Skipped   []builder.Skipped `json:"skipped"`
@@ -66,8 +68,9 @@ func documentsOptions() builder.Options {
 // BuildPack makes the documents pack from a person's files (HTML,
 // Markdown, reStructuredText, text, JSON Lines passages) and loads it,
 // replacing the one loaded before. A file that is binary, too large, not
-// UTF-8 or of no known kind is left out with its reason; a build with no
-// passage at all is refused and leaves the pack loaded before in place.
+// UTF-8 or of no known kind is left out with its reason; when every file
+// is, nothing is built (the result has only the reasons) and the pack
+// loaded before stays.
 func (e *Engine) BuildPack(req BuildRequest) (*BuildResult, error) {
 	caps := documentCaps()
 	if len(req.Documents) == 0 {
@@ -86,6 +89,10 @@ func (e *Engine) BuildPack(req BuildRequest) (*BuildResult, error) {
 	o := documentsOptions()
 	res, err := builder.Build(req.Documents, o, req.OnDocument)
 	if err != nil {
+		if res != nil && len(res.Skipped) > 0 {
+			// Nothing readable: say why for each file; the pack before stays.
+			return &BuildResult{Skipped: res.Skipped}, nil
+		}
 		return nil, fmt.Errorf("documents: %w", err)
 	}
 	passages, err := corpus.EncodeJSON(o.Title, res.Passages)

@@ -59,8 +59,11 @@ func TestBuildPackFromDocuments(t *testing.T) {
 	assert.Equal(t, res.Info.Manifest, info.Manifest)
 
 	// Nothing readable: refused, the pack built before still answers.
-	_, err = e.BuildPack(engine.BuildRequest{Documents: []builder.Document{{Path: "photo.png", Data: []byte{1}}}})
-	assert.ErrorContains(t, err, "documents: build: no passage")
+	none, err := e.BuildPack(engine.BuildRequest{Documents: []builder.Document{{Path: "photo.png", Data: []byte{1}}}})
+	require.NoError(t, err)
+	assert.Nil(t, none.Info, "nothing built")
+	require.Len(t, none.Skipped, 1)
+	assert.Equal(t, "photo.png", none.Skipped[0].Path)
 	hits, err = e.Search(engine.SearchRequest{Corpus: engine.DocumentsPack, Query: "tomatoes", Version: "1.0"})
 	require.NoError(t, err)
 	assert.Equal(t, "notes.garden.garden", hits.Hits[0].SourceID)
