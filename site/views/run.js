@@ -10,6 +10,7 @@ import { liveFlow, planList, keyLine, retriesText } from "../flow.js";
 import { hasKey } from "../key.js";
 import { state } from "../state.js";
 import { stepList, trialView } from "../trace.js";
+import { onCorpus, passagesFor } from "../corpus.js";
 
 /** refusalText is the status line for a run the engine refused or could not run. */
 function refusalText(err) {
@@ -36,6 +37,7 @@ export function mount({ onRecorded }) {
     for (const f of state.info.limits.fields) limits[f.name] = Number($(`#limit-${f.name}`).value);
     const p = selectedPolicy();
     return {
+      corpus: state.corpus.id,
       question: $("#run-question").value,
       version: $("#run-version").value,
       mode: form.querySelector('input[name="mode"]:checked').value,
@@ -82,7 +84,7 @@ export function mount({ onRecorded }) {
       status.textContent = `Running… ${e.step.call ? `model call ${e.step.call}` : "retrieval"} ${e.step.outcome}`;
     },
     async finished(report) {
-      clear(output).append(trialView(report, state.passages));
+      clear(output).append(trialView(report, passagesFor(report)));
       if (report.exchanges > 0) onRecorded((await call("recording")).trials);
       return report.result ? `Finished: ${report.result.status}, ${report.result.reason}.` : `Refused: ${report.error}.`;
     },
@@ -133,8 +135,17 @@ export function mount({ onRecorded }) {
     $("#run-start").disabled = !info.policies.length;
   }
 
+  // The chosen corpus (corpus.js): its versions, its authored questions,
+  // its name; a plan shown for another corpus is withdrawn.
+  onCorpus((c) => {
+    const m = c.info.manifest;
+    clear($("#run-version")).append(...m.versions.map((v) => option(v, v, v === m.default_version)));
+    clear($("#run-preset")).append(option("", "(type your own)"), ...c.cases.map((x) => option(x.id, `${x.id}: ${x.question}`)));
+    $("#run-corpus").textContent = `${m.title} (${c.info.search_k} candidates per search)`;
+    flow.reset();
+  });
   $("#run-preset").addEventListener("change", () => {
-    const c = state.info.cases.find((x) => x.id === $("#run-preset").value);
+    const c = state.corpus.cases.find((x) => x.id === $("#run-preset").value);
     if (!c) return;
     $("#run-question").value = c.question;
     $("#run-version").value = c.version;
