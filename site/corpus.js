@@ -112,6 +112,7 @@ export async function choose(id) {
   try {
     let info;
     let note = "";
+    let worker = {};
     if (id === SEED) {
       info = await call("packInfo", [SEED]);
     } else if (id === DOCUMENTS) {
@@ -121,6 +122,7 @@ export async function choose(id) {
     } else {
       const r = await call("packLoad", [id], progress(title(id)));
       info = r.info;
+      worker = r.timings;
       note = r.from === "cache" ? " from this browser's cache" : r.cached ? ", downloaded and kept for the next visit" : ", downloaded (this browser would not keep it)";
     }
     const cases = await call("packCases", [id]);
@@ -134,7 +136,7 @@ export async function choose(id) {
     bar.hidden = true;
     const ms = Math.round(performance.now() - t0);
     status(id === SEED ? "" : `${info.manifest.title}: ${plural(info.manifest.passages, "passage")}, ready in ${ms} ms${note}.`);
-    state.timings.corpus = { id, ms, from: note.trim() };
+    state.timings.corpus = { id, ms, note: note.trim(), ...worker };
     document.body.dataset.corpus = "ready";
     for (const fn of listeners) fn(c);
   } catch (err) {
