@@ -105,16 +105,12 @@ bench: bench-go bench-page bench-packs
 bench-go:
 	$(GO) test ./... -run '^$$' -bench . -benchmem
 
-# The Python pack natively and compiled to WebAssembly under node, one
-# after the other, with the load average before and after: open from its
-# bytes (5 times) and search with snippets (200 queries).
-bench-packs:
-	@cat /proc/loadavg
-	$(GO) test ./packs -run '^$$' -bench Open -benchtime 5x
-	$(GO) test ./packs -run '^$$' -bench Search -benchtime 200x
-	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./packs -run '^$$' -bench Open -benchtime 5x
-	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./packs -run '^$$' -bench Search -benchtime 200x
-	@cat /proc/loadavg
+# The Python pack natively and compiled to WebAssembly side by side, with
+# the load average before and after: made ready from its bytes and searched
+# (200 queries) natively, in node, with @sqlite.org/sqlite-wasm for
+# comparison, and in headless Chromium (scripts/bench-packs.mjs).
+bench-packs: wasm node_modules/.package-lock.json chromium
+	$(NODE) scripts/bench-packs.mjs
 
 # Page figures: sizes, start-up in headless Chromium, replay and FTS5 search
 # in the browser, in node and natively.

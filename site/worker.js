@@ -55,6 +55,7 @@ async function boot() {
   const counting = countDownload(response).catch(() => {});
   const { instance } = await WebAssembly.instantiateStreaming(response, go.importObject);
   await counting;
+  memory = instance.exports.mem;
   progress("start");
   go.run(instance).then(() => progress("exited"));
   const api = await ready;
@@ -83,6 +84,9 @@ async function warmUp(api) {
   return { rounds: WARM_ROUNDS, elapsed_ms: ms };
 }
 
+// The engine's linear memory (Go's heap and SQLite's), for the
+// benchmark's worker-memory figure.
+let memory = null;
 const engine = boot();
 engine.catch((err) => progress("failed", { message: String(err && err.message || err) }));
 
@@ -174,6 +178,8 @@ async function call(id, op, args) {
       return docsAdd(api, args[0], (e) => self.postMessage({ id, event: "pack", ...e }));
     case "docsRemove":
       return docsRemove(api);
+    case "memory":
+      return { wasm_bytes: memory ? memory.buffer.byteLength : 0, js_heap_bytes: performance.memory?.usedJSHeapSize ?? null };
     default:
       throw new Error(`unknown operation ${op}`);
   }
