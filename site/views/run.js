@@ -54,6 +54,7 @@ export function mount({ onRecorded }) {
     flow.showPlan(h("h3", {}, "Plan for this live run"),
       planList([
         ["Model", plan.model],
+        ["Corpus", `${plan.corpus} (${plan.search_k} candidates per search)`],
         ["Endpoint", h("code", {}, plan.endpoint)],
         ["Request allowance", `${a.remaining} of ${a.limit} left in this page`],
         ["Worst case", `${plan.worst_case_requests} requests (one per model call, ${retriesText(caps.retries)})`],
