@@ -79,7 +79,7 @@ func BenchmarkPythonPackSearch(b *testing.B) {
 // handles, no snippet.
 func BenchmarkPythonPackAgentSearch(b *testing.B) {
 	benchSearch(b, func(e *engine.Engine, q string) error {
-		l, err := e.PackLab("python-3.11")
+		l, err := e.LabOf("python-3.11")
 		if err != nil {
 			return err
 		}

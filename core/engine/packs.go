@@ -147,10 +147,6 @@ func (e *Engine) labFor(id string) (*lab.Lab, error) {
 	return l, nil
 }
 
-// PackLab is the lab of a pack (opened if need be), for benchmarks and
-// tests that drive its library directly.
-func (e *Engine) PackLab(id string) (*lab.Lab, error) { return e.labFor(id) }
-
 // PackSummary is a pack as a front end lists it: its manifest, whether it
 // is open, and how many authored cases it has once open.
 type PackSummary struct {
