@@ -146,7 +146,9 @@ export function mount({ onRecorded }) {
     flow.reset();
   });
   $("#run-preset").addEventListener("change", () => {
-    const c = state.corpus.cases.find((x) => x.id === $("#run-preset").value);
+    // The presets shown: the chosen corpus's, or the seed's until it is open.
+    const cases = state.corpus.info ? state.corpus.cases : state.info.cases;
+    const c = cases.find((x) => x.id === $("#run-preset").value);
     if (!c) return;
     $("#run-question").value = c.question;
     $("#run-version").value = c.version;
