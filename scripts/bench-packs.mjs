@@ -45,7 +45,7 @@ function goBench(wasm = false) {
   const flags = wasm ? ["-gcflags=github.com/ncruces/go-sqlite3-wasm/v6/...=-B", "-bench", "PythonPack(Agent)?Search"] : ["-bench", "PythonPack"];
   const out = execFileSync("go", ["test", "./packs", "-run", "^$", ...flags, "-benchtime", "200x"], { cwd: root, encoding: "utf8", env });
   const fig = {};
-  for (const m of out.matchAll(/^BenchmarkPythonPack(\w+)-\d+\s+\d+\s+([\d.]+) ns\/op(.*)$/gm)) {
+  for (const m of out.matchAll(/^BenchmarkPythonPack(\w+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns\/op(.*)$/gm)) {
     const extra = Object.fromEntries([...m[3].matchAll(/([\d.]+) (\S+)/g)].map((x) => [x[2], Number(x[1])]));
     fig[m[1]] = { ms: Number(m[2]) / 1e6, ...extra };
   }
