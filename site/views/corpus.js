@@ -77,12 +77,13 @@ async function search(event) {
     }
     out.append(h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "Ranked candidates" }, h("table", { class: "hits" },
       h("caption", {}, `Ranked candidates in ${state.corpus.info?.manifest.title || corpus}`),
-      h("thead", {}, h("tr", {}, ["Rank", "Source", "Snippet", "bm25 score", "Bytes"].map((c) => h("th", { scope: "col" }, c)))),
+      h("thead", {}, h("tr", {}, ["Rank", "Source", "Version", "bm25 score", "Bytes", "Snippet"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, res.hits.map((x) => h("tr", {},
         h("td", { class: "num" }, x.rank),
         h("th", { scope: "row" }, h("button", { type: "button", class: "link", onclick: () => openPassage(x.source_id), "aria-label": `Open ${x.source_id}` }, h("code", {}, x.source_id))),
-        h("td", {}, x.title ? h("div", { class: "help" }, x.title) : null, snippet(x.snippet)),
-        h("td", { class: "num" }, sig(x.score, 6)), h("td", { class: "num" }, x.bytes)))))));
+        h("td", {}, x.version),
+        h("td", { class: "num" }, sig(x.score, 6)), h("td", { class: "num" }, x.bytes),
+        h("td", { class: "snippet-cell" }, x.title ? h("div", { class: "help" }, x.title) : null, snippet(x.snippet))))))));
   } catch (err) {
     out.append(h("p", { class: "error" }, err.code ? `${err.code}: ${err.detail || err.message}` : err.message));
   }
