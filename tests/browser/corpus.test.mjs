@@ -1,28 +1,31 @@
 // The corpus picker end to end in Debian's Chromium, one page throughout:
 // the Python pack chosen (downloaded with its bytes counted, its sha256
 // checked, kept in Cache Storage, its licence shown), searched with marked
-// snippets, a passage opened with its docs link, a scripted question run
-// over it; then two Markdown files dropped, found in a search after a
+// snippets, a passage opened with its docs link, a scripted question and a
+// Gemini one (cmd/fakegemini on loopback) run over it; then two Markdown
+// files dropped, found in a search after a
 // reload, unreadable picked files named one by one with nothing kept lost,
 // and the documents removed.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { root, serveSite, launch, observe } from "./harness.mjs";
+import { root, serveSite, launch, observe, startFake } from "./harness.mjs";
 
 const SHOTS = path.join(root, "tests", "browser", "screenshots");
-let site, browser, page, consoleLines;
+let site, fake, browser, page, consoleLines, requests;
 
 const settled = () => page.waitForFunction(() => ["ready", "failed"].includes(document.body.dataset.corpus), null, { timeout: 180000 });
 
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  site = await serveSite();
+  fake = await startFake();
+  site = await serveSite([fake.url]);
   browser = await launch();
   page = await browser.context.newPage();
-  ({ consoleLines } = observe(page));
-  await page.goto(`${site.url}/#corpus`);
+  ({ consoleLines, requests } = observe(page));
+  const endpoint = `${fake.url}/v1beta/models/gemini-3.8-flash:generateContent`;
+  await page.goto(`${site.url}/?endpoint=${encodeURIComponent(endpoint)}#corpus`);
   await page.waitForFunction(() => document.body.dataset.replay === "done" || document.body.dataset.engine === "failed", null, { timeout: 180000 });
   await settled();
 });
@@ -30,6 +33,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   site?.stop();
+  fake?.stop();
 });
 
 const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
@@ -86,6 +90,22 @@ test("a scripted question runs over the Python pack", async () => {
   const cited = await page.$$eval("#run-output .passage a", (as) => as.map((a) => a.href));
   assert.ok(cited.some((u) => u.startsWith("https://docs.python.org/3.11/library/tomllib.html")), cited.join(" "));
   await shot("run-python");
+});
+
+test("a Gemini run goes over the Python pack, its plan naming the pack", async () => {
+  await page.check('input[name="policy"][value="gemini"]');
+  await page.fill("#run-key", "test-key-corpus");
+  await page.click("#run-start");
+  await page.waitForSelector("#run-plan:not([hidden])");
+  assert.match(await page.textContent("#run-plan"), /python-3\.11 \(3 candidates per search\)/);
+  const before = requests.length;
+  await page.click("#run-start");
+  await page.waitForFunction(() => /^(Finished|Refused|Could not)/.test(document.querySelector("#run-status").textContent), null, { timeout: 120000 });
+  assert.match(await page.textContent("#run-status"), /^Finished/);
+  const bodies = requests.slice(before).filter((r) => r.url.startsWith(fake.url) && r.body).map((r) => r.body);
+  assert.ok(bodies.length >= 2, "the model was called through the page");
+  assert.ok(bodies.some((b) => b.includes("library.tomllib")), "the model saw the Python pack's candidates");
+  await page.check('input[name="policy"][value="scripted"]');
 });
 
 const NOTES = {
