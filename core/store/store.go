@@ -37,7 +37,8 @@ type Index struct {
 	filtered *sqlite3.Stmt
 	all      *sqlite3.Stmt
 	docs     int
-	// snippet is the statement making one hit's highlighted excerpt,
+	// snippet makes the hits' highlighted excerpts from the temporary
+	// table SearchSnippets fills, and readText reads a doc's text; both
 	// prepared on first use (only people inspecting the index ask).
 	snippet  *sqlite3.Stmt
 	readText *sqlite3.Stmt
