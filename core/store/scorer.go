@@ -41,7 +41,7 @@ type scorer struct {
 	touched []int32
 
 	// Statements for reading passages, prepared on first use.
-	head, lookup, text, snippet *sqlite3.Stmt
+	head, lookup, text *sqlite3.Stmt
 }
 
 // bm25's constants, as variables so that k1 + 1 is rounded as FTS5's
@@ -74,7 +74,7 @@ func newScorer(ix *Index, d *docArrays, totalTokens uint64) *scorer {
 
 func (s *scorer) close() error {
 	var first error
-	for _, st := range []*sqlite3.Stmt{s.ln, s.post, s.head, s.lookup, s.text, s.snippet} {
+	for _, st := range []*sqlite3.Stmt{s.ln, s.post, s.head, s.lookup, s.text} {
 		if err := st.Close(); err != nil && first == nil {
 			first = err
 		}
