@@ -92,7 +92,7 @@ test-browser: wasm node_modules/.package-lock.json chromium
 FUZZTIME ?= 15s
 FUZZ_TARGETS = core/pyjson:FuzzDecode core/agent:FuzzValidateDecision core/gemini:FuzzDecode core/recording:FuzzParse \
 	core/gemini:FuzzLiveReply internal/geminitest:FuzzParseScript core/policy:FuzzScripted core/policy:FuzzNext \
-	core/rerank:FuzzCandidateValidator core/builder:FuzzReadPassages
+	core/rerank:FuzzCandidateValidator core/builder:FuzzReadPassages core/store:FuzzOpenImage
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \

@@ -213,3 +213,26 @@ func TestOpenImageRefusals(t *testing.T) {
 }
 
 func serialize(ix *Index) ([]byte, error) { return serdes.Serialize(ix.conn, "main") }
+
+// FuzzOpenImage opens changed images: a file the checks let through may
+// fail a search or a read, but nothing may panic.
+func FuzzOpenImage(f *testing.F) {
+	good, err := Image(fourPassages())
+	require.NoError(f, err)
+	f.Add(good)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ix, err := OpenImage(append([]byte(nil), data...))
+		if err != nil {
+			require.NotContains(t, err.Error(), "\n")
+			return
+		}
+		defer ix.Close()
+		for i := 0; i < ix.Len(); i++ {
+			_, _, _ = ix.Head(i)
+			_, _ = ix.Passage(i)
+		}
+		_, _, _ = ix.Lookup("path-write")
+		_, _ = ix.Search("write text file path", 3, "3.12")
+		_, _ = ix.SearchSnippets("json path", 2, "")
+	})
+}
