@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm vendor worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder crossencode tiny-cross-encoder clean chromium
+.PHONY: all build wasm site-packs vendor worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder crossencode tiny-cross-encoder clean chromium
 
 all: build wasm
 
@@ -33,7 +33,23 @@ wasm:
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -gcflags='$(WASM_GCFLAGS)' -o site/main.wasm.new ./wasm
 	if cmp -s site/main.wasm.new site/main.wasm; then rm site/main.wasm.new; else mv site/main.wasm.new site/main.wasm; fi
 	cp "$(GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
-	$(MAKE) --no-print-directory site/main.wasm.gz $(if $(shell command -v brotli),site/main.wasm.br)
+	$(MAKE) --no-print-directory site/main.wasm.gz $(if $(shell command -v brotli),site/main.wasm.br) site-packs
+
+# The corpus packs the page offers, copied from packs/ (not committed
+# twice): each pack's manifest and gzip passages file, which the page
+# fetches only when someone chooses the pack, and site/packs/index.json,
+# the manifests the picker lists.
+PACKS := $(patsubst packs/%/manifest.json,%,$(wildcard packs/*/manifest.json))
+site-packs: $(foreach p,$(PACKS),site/packs/$(p)/manifest.json) site/packs/index.json
+
+site/packs/%/manifest.json: packs/%/manifest.json packs/%/passages.sqlite.gz
+	mkdir -p $(@D)
+	cp packs/$*/passages.sqlite.gz $(@D)/passages.sqlite.gz
+	cp $< $@
+
+site/packs/index.json: $(foreach p,$(PACKS),packs/$(p)/manifest.json)
+	mkdir -p $(@D)
+	{ printf '{"packs": ['; sep=; for m in $^; do printf '%s' "$$sep"; cat "$$m"; sep=,; done; printf ']}\n'; } > $@.tmp && mv $@.tmp $@
 
 # The server edition as a Cloudflare Worker (worker/): the Go program for
 # js/wasm (with the engine's flags), syumai/workers' wasm_exec.js and the
@@ -144,7 +160,8 @@ FUZZTIME ?= 15s
 FUZZ_TARGETS = core/pyjson:FuzzDecode core/pyjson:FuzzMarshalStruct core/agent:FuzzValidateDecision core/gemini:FuzzDecode core/recording:FuzzParse \
 	core/gemini:FuzzLiveReply internal/geminitest:FuzzParseScript core/policy:FuzzScripted core/policy:FuzzNext \
 	core/rerank:FuzzCandidateValidator core/budget:FuzzOpen core/secret:FuzzRedact cmd/serve:FuzzServePath \
-	core/reranklab:FuzzParseScoring core/engine:FuzzParseModelManifest
+	core/reranklab:FuzzParseScoring core/engine:FuzzParseModelManifest \
+	core/builder:FuzzReadPassages core/store:FuzzOpenImage
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
@@ -157,16 +174,12 @@ bench: bench-go bench-server bench-page bench-packs bench-crossencoder
 bench-go:
 	$(GO) test ./... -run '^$$' -bench . -benchmem
 
-# The Python pack natively and compiled to WebAssembly under node, one
-# after the other, with the load average before and after: open from its
-# bytes (5 times) and search with snippets (200 queries).
-bench-packs:
-	@cat /proc/loadavg
-	$(GO) test ./packs -run '^$$' -bench Open -benchtime 5x
-	$(GO) test ./packs -run '^$$' -bench Search -benchtime 200x
-	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./packs -run '^$$' -bench Open -benchtime 5x
-	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./packs -run '^$$' -bench Search -benchtime 200x
-	@cat /proc/loadavg
+# The Python pack natively and compiled to WebAssembly side by side, with
+# the load average before and after: made ready from its bytes and searched
+# (200 queries) natively, in node, with @sqlite.org/sqlite-wasm for
+# comparison, and in headless Chromium (scripts/bench-packs.mjs).
+bench-packs: wasm node_modules/.package-lock.json chromium
+	$(NODE) scripts/bench-packs.mjs
 
 # Server edition load scenarios (seconds each, so go test -bench . alone
 # skips them): 200 concurrent clients under the caps, cancel to end event,
@@ -187,7 +200,7 @@ bench-crossencoder: wasm vendor chromium
 	$(NODE) scripts/bench-crossencoder.mjs $(if $(HOST),--host $(HOST))
 
 clean:
-	rm -rf bin site/main.wasm site/main.wasm.gz site/main.wasm.br site/wasm_exec.js $(VENDOR)
+	rm -rf bin site/main.wasm site/main.wasm.gz site/main.wasm.br site/wasm_exec.js site/packs $(VENDOR) worker/build
 
 # The pinned test driver (playwright-core; it downloads no browser) and the
 # cross-encoder's runtime, installed from the committed lock file whenever

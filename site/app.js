@@ -10,6 +10,8 @@ import { liveEndpoints } from "./endpoints.js";
 import * as nav from "./nav.js";
 import { state, setInfo } from "./state.js";
 import { showProgress, showStartFailure, primeCodeCache, whenIdle } from "./startup.js";
+import * as corpusPicker from "./corpus.js";
+import * as documents from "./documents.js";
 import * as corpusView from "./views/corpus.js";
 import * as recordingsView from "./views/recordings.js";
 import * as replayView from "./views/replay.js";
@@ -31,6 +33,7 @@ const recordings = recordingsView.mount({ openTrace: trace.open, enableLoaded: t
 const run = runView.mount({ onRecorded: recordings.setCount });
 const rerank = rerankView.mount();
 const corpus = corpusView.mount();
+const docs = documents.mount();
 
 // One key box serves the Run and Rerank views: it moves to the view shown.
 nav.onView((name) => {
@@ -53,6 +56,8 @@ ready.then((info) => {
   corpus.ready(info);
   run.ready(info);
   rerank.ready(info);
+  // The corpus picker opens the corpus chosen last time beside the replay.
+  corpusPicker.ready().then(docs.ready).catch(showStartFailure);
   return replay.replay();
 }).then(() => {
   trace.ready();

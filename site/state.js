@@ -46,6 +46,24 @@
  *   the cross-encoder in this browser (crossencoder.js): where its files
  *   come from, the engine's plan (model and calls), the last accepted
  *   scoring, and whether one is running
+ * @property {CorpusState} corpus  the corpus the Corpus and Run views use
+ *   (corpus.js)
+ */
+
+/**
+ * The corpus picker's choice (corpus.js).
+ * @typedef {object} CorpusState
+ * @property {string} id  the chosen pack's id ("seed", "python-3.11",
+ *   "documents")
+ * @property {object|null} info  the chosen pack's packInfo() (manifest,
+ *   search_k, cases, pages, text_bytes, passage_bytes); null for the seed
+ *   until asked, or while a pack loads
+ * @property {Array<object>} cases  the chosen pack's authored cases
+ * @property {Array<object>} shipped  the manifests of the packs the site
+ *   offers (packs/index.json)
+ * @property {object|null} documents  what this browser keeps of the
+ *   person's documents ({files, passages}), null when nothing
+ * @property {boolean} loading  a pack is being fetched or opened
  */
 
 const flow = () => Object.seal({ confirmed: false, running: null });
@@ -67,6 +85,7 @@ export const state = Object.seal({
   rerank: Object.seal({ report: null, loading: null }),
   rerankLive: flow(),
   crossEncoder: Object.seal({ host: null, plan: null, run: null, running: false }),
+  corpus: Object.seal({ id: "seed", info: null, cases: [], shipped: [], documents: null, loading: false }),
 });
 
 /** setInfo keeps load()'s result and what is derived from it. */

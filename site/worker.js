@@ -3,7 +3,7 @@
 // It speaks a small message protocol with the page's engine.js:
 //   page -> worker  {id, op, args}                       call an API method
 //   worker -> page  {id, ok, value} | {id, ok: false, error}
-//   worker -> page  {id, event, ...}                     progress of a call (trial, step, case, started)
+//   worker -> page  {id, event, ...}                     progress of a call (trial, step, case, started, pack)
 //   worker -> page  {type: "progress", stage, ...}       engine start-up ("ready" carries main.wasm's ETag)
 //   worker -> page  {type: "fetch", fetchId, endpoint, body, timeoutMs}
 //   page -> worker  {type: "fetched", fetchId, status, body} | {type: "fetchFailed", fetchId, kind, message}
@@ -17,7 +17,7 @@
 
 // The engine's download starts first, before Go's support script loads.
 const download = fetch("main.wasm");
-importScripts("wasm_exec.js");
+importScripts("wasm_exec.js", "worker-packs.js");
 
 const started = performance.now();
 const since = () => Math.round(performance.now() - started);
@@ -55,6 +55,7 @@ async function boot() {
   const counting = countDownload(response).catch(() => {});
   const { instance } = await WebAssembly.instantiateStreaming(response, go.importObject);
   await counting;
+  memory = instance.exports.mem;
   progress("start");
   go.run(instance).then(() => progress("exited"));
   const api = await ready;
@@ -83,6 +84,9 @@ async function warmUp(api) {
   return { rounds: WARM_ROUNDS, elapsed_ms: ms };
 }
 
+// The engine's linear memory (Go's heap and SQLite's), for the
+// benchmark's worker-memory figure.
+let memory = null;
 const engine = boot();
 engine.catch((err) => progress("failed", { message: String(err && err.message || err) }));
 
@@ -162,7 +166,21 @@ async function call(id, op, args) {
     case "warm":
       return warmUp(api);
     case "load": case "corpus": case "search": case "plan": case "policies": case "recording": case "exchanges": case "exportOTLP":
+    case "packInfo": case "passage": case "packCases":
       return api[op](...args);
+    // The corpus picker (worker-packs.js): events carry each stage's progress.
+    case "packLoad":
+      return packLoad(api, args[0], (e) => self.postMessage({ id, event: "pack", ...e }));
+    case "docsStored":
+      return docsStored();
+    case "docsLoad":
+      return docsLoad(api, (e) => self.postMessage({ id, event: "pack", ...e }));
+    case "docsAdd":
+      return docsAdd(api, args[0], (e) => self.postMessage({ id, event: "pack", ...e }));
+    case "docsRemove":
+      return docsRemove(api);
+    case "memory":
+      return { wasm_bytes: memory ? memory.buffer.byteLength : 0, js_heap_bytes: performance.memory?.usedJSHeapSize ?? null };
     default:
       throw new Error(`unknown operation ${op}`);
   }

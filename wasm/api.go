@@ -98,6 +98,7 @@ func (a *adapter) object() js.Value {
 			return e.LoadPack(m, p)
 		})
 	})
+	a.exportPacks(export, withEngine)
 	export("policies", func([]js.Value) any { return promise(func() (any, error) { return engine.Policies(), nil }) })
 	export("plan", func(args []js.Value) any {
 		spec := arg(args, 0)
@@ -283,7 +284,7 @@ func (a *adapter) load() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		e, err := engine.Open(engine.Options{Prices: &prices})
+		e, err := engine.Open(engine.Options{Prices: &prices, SHA256: platformSHA256})
 		if err != nil {
 			return nil, err
 		}

@@ -15,8 +15,16 @@
 //	packInfo(id)                 Promise<{manifest, search_k, cases, pages, text_bytes, passage_bytes, open_ms}>
 //	loadPack(manifest, passages) Promise<packInfo>: a pack from its manifest (text or bytes) and its
 //	                             uncompressed passages file (Uint8Array), checked against the manifest
-//	                             (size, sha256, every passage) and kept under its id; the same bytes again
+//	                             (size and sha256 with the platform's SubtleCrypto; an image's passages
+//	                             when first used) and kept under its id; the same bytes again
 //	                             cost nothing
+//	buildPack([{path, bytes}], onDocument?)
+//	                             Promise<{manifest, passages, info, documents, skipped: [{path, reason}]}>:
+//	                             a person's files built into the pack "documents" and loaded (replacing
+//	                             it); manifest and passages are the JSON files to keep and load again
+//	removePack(id)               Promise<undefined>: forgets a pack loaded from bytes
+//	passage({corpus, source_id}) Promise<{corpus, source_id, version, url, title, text, text_sha256, bytes}>
+//	packCases(id)                Promise<[case]>: a pack's authored cases
 //	search({corpus, query, version, k})
 //	                             Promise<{corpus, hits: [{source_id, rank, version, bytes, text_sha256, score,
 //	                             url, title, snippet}], terms, elapsed_ms}>; the snippet marks terms ⟦like this⟧

@@ -28,6 +28,8 @@ func TestCorpusGolden(t *testing.T) {
 		{"search-seed.json", []string{"search", "--json", "write_text", "overwrite"}},
 		{"eval-python.txt", []string{"eval", "--corpus", "python-3.11", "--policy", "scripted"}},
 		{"run-python-scripted.txt", []string{"run", "--corpus", "python-3.11", "--question", "How do I parse a TOML file in Python 3.11?"}},
+		{"rerank-python.txt", []string{"rerank", "--corpus", "python-3.11"}},
+		{"rerank-seed-corpus.json", []string{"rerank", "--json", "--corpus", "seed", "--candidates", "3"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, stdout, stderr := ragagent(c.args...)
@@ -97,6 +99,20 @@ func TestSearchUsage(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "no searchable terms")
 	code, _, stderr = ragagent("search", "--corpus", "nosuch", "x")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, `"nosuch" is neither a pack`)
+}
+
+// rerank --corpus runs alone: the lab's replay and live flags are refused,
+// and so is a candidate count out of range.
+func TestRerankCorpusUsage(t *testing.T) {
+	code, _, stderr := ragagent("rerank", "--corpus", "seed", "--live")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--live goes with the lab's frozen candidates, not with --corpus")
+	code, _, stderr = ragagent("rerank", "--corpus", "seed", "--candidates", "11")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "--candidates must be from 1 to 10")
+	code, _, stderr = ragagent("rerank", "--corpus", "nosuch")
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, stderr, `"nosuch" is neither a pack`)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +34,7 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 
 func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("corpus build", "--from DIR --out DIR --id ID --title T --version V --base-url URL [flags]", stderr)
-	from := fs.String("from", "", "the folder of documents (.html, .md, .rst, .txt) to read, recursively")
+	from := fs.String("from", "", "the folder of documents (.html, .md, .rst, .txt, .jsonl passages) to read, recursively")
 	out := fs.String("out", "", "the pack `folder` to write (manifest.json and the passages file); created, and refused if it holds a manifest")
 	include := fs.String("include", "", "only documents under these comma-separated sub`folders` of --from (default: all)")
 	var o builder.Options
@@ -112,7 +111,7 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	if err := m.Validate(); err != nil {
 		return fail(err)
 	}
-	manifest, err := encodeManifest(m)
+	manifest, err := corpus.EncodeManifest(m)
 	if err != nil {
 		return fail(err)
 	}
@@ -144,16 +143,6 @@ func nonNil(s []builder.Skipped) []builder.Skipped {
 		return []builder.Skipped{}
 	}
 	return s
-}
-
-// encodeManifest is a manifest as indented JSON with a final newline.
-func encodeManifest(m *corpus.Manifest) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	err := enc.Encode(m)
-	return b.Bytes(), err
 }
 
 // gzipped compresses data at the best level, with no name or time in the
@@ -223,7 +212,7 @@ func readFolder(dir string, include []string) ([]builder.Document, error) {
 		return nil, err
 	}
 	if len(docs) == 0 {
-		return nil, fmt.Errorf("%s has no .html, .md, .rst or .txt file%s", dir, map[bool]string{true: " under " + strings.Join(include, ", ")}[len(include) > 0])
+		return nil, fmt.Errorf("%s has no .html, .md, .rst, .txt or .jsonl file%s", dir, map[bool]string{true: " under " + strings.Join(include, ", ")}[len(include) > 0])
 	}
 	return docs, nil
 }
@@ -296,6 +285,9 @@ func cmdCorpusInfo(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	info, err := e.PackInfo(id)
+	if err == nil {
+		err = e.VerifyPack(id)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent corpus info: %s\n", oneLine(err))
 		return exitError
@@ -323,7 +315,7 @@ func printPackInfo(w io.Writer, info *engine.PackInfo) {
 		{"attribution", m.Attribution},
 		{"source", m.Source},
 		{"made by", m.MadeBy},
-		{"verified", fmt.Sprintf("size, sha256 and every passage's receipt, id and URL (opened in %.0f ms)", info.OpenMS)},
+		{"verified", fmt.Sprintf("size, sha256 and every passage's receipt, id and URL (opened in %.0f ms, then read whole)", info.OpenMS)},
 	}
 	for _, r := range rows {
 		fmt.Fprintf(w, "  %-12s %s\n", r[0], r[1])

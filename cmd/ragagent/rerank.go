@@ -44,10 +44,12 @@ type rerankFlags struct {
 	ledger, budget, record, endpoint string
 	allowance                        int
 	in                               inputs
+	corpus                           string
+	candidates                       int
 }
 
 func (r reranker) run(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("rerank", "[--json] [--gemini FILE] [--cross-encoder FILE] [--price SPEC] [--max-input-bytes N] [--live --ledger FILE [--budget USD] [--record FILE] [--allowance N]]", stderr)
+	fs := newFlags("rerank", "[--json] [--gemini FILE] [--cross-encoder FILE] [--price SPEC] [--max-input-bytes N] [--live --ledger FILE [--budget USD] [--record FILE] [--allowance N]] | [--json] --corpus PACK [--candidates N]", stderr)
 	var f rerankFlags
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (the three run records) instead of tables")
 	fs.StringVar(&f.listwise, "gemini", "", "a Gemini listwise ragagent-recording/1 `file` to replay (default: the bundled recordings/rerank-gemini.json)")
@@ -60,6 +62,8 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.allowance, "allowance", 4, "with --live, the request allowance (1-200), checked before every attempt")
 	fs.StringVar(&f.endpoint, "endpoint", "", "with --live, for testing only: a loopback `URL` (127.0.0.0/8, ::1, localhost) to send to instead of the Gemini API")
 	f.in = addInputFlag(fs)
+	fs.StringVar(&f.corpus, "corpus", "", "rerank a pack's authored cases instead of the lab's frozen candidates: its lexical branch (bm25) and token coverage; "+corpusHelp)
+	fs.IntVar(&f.candidates, "candidates", engine.MaxSearchK, fmt.Sprintf("with --corpus, lexical candidates per case (1-%d)", engine.MaxSearchK))
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -70,6 +74,18 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	usage := func(msg string) int {
 		fmt.Fprintf(stderr, "ragagent rerank: %s\n", msg)
 		return exitUsage
+	}
+	if f.corpus != "" {
+		other := ""
+		fs.Visit(func(fl *flag.Flag) {
+			if fl.Name != "corpus" && fl.Name != "candidates" && fl.Name != "json" {
+				other = fl.Name
+			}
+		})
+		if other != "" {
+			return usage("--" + other + " goes with the lab's frozen candidates, not with --corpus")
+		}
+		return rerankPack(f, stdout, stderr)
 	}
 	liveOnly := false
 	fs.Visit(func(fl *flag.Flag) {
@@ -410,4 +426,69 @@ func printCrossEncoder(w io.Writer, ce *reranklab.CrossEncoderRecord) {
 func printLedger(w io.Writer, path string, l engine.LedgerState, rate price.Rate) {
 	fmt.Fprintf(w, "\nLedger %s: budget $%s, reserved $%s, remaining $%s (%d reservations; %s at $%s/$%s per M tokens, %s)\n",
 		path, optNum(l.BudgetUSD), num(l.SpentUSD), optNum(l.RemainingUSD), len(l.Entries), rate.Model, num(rate.InputPerMTok), num(rate.OutputPerMTok), rate.Source)
+}
+
+// rerankPack is rerank --corpus: a pack's cases through the lexical branch
+// and coverage, with the plain note that a pack has no vectors to fuse.
+func rerankPack(f rerankFlags, stdout, stderr io.Writer) int {
+	e, err := engine.Open(engine.Options{Packs: knownPacks()})
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent rerank: %s\n", oneLine(err))
+		return exitError
+	}
+	defer e.Close()
+	id, err := openCorpus(e, f.corpus)
+	if err == nil {
+		var res *engine.PackRerankResult
+		if res, err = e.RerankPack(context.Background(), engine.PackRerankRequest{Corpus: id, Candidates: f.candidates}); err == nil {
+			if f.asJSON {
+				return writeJSON(stdout, stderr, "rerank", res)
+			}
+			printPackRerank(stdout, res)
+			return exitOK
+		}
+	}
+	fmt.Fprintf(stderr, "ragagent rerank: %s\n", oneLine(err))
+	return exitError
+}
+
+func printPackRerank(w io.Writer, res *engine.PackRerankResult) {
+	fmt.Fprintf(w, "Rerank over the pack %s: %d lexical candidates per case.\nNo fusion: %s.\n\n", res.Corpus, res.Candidates, res.Note)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "case\tlexical top-1\tlexical RR\tcoverage top-1\tcoverage RR\tcoverage first")
+	for _, c := range res.Cases {
+		first := "-"
+		if len(c.Coverage) > 0 {
+			first = c.Coverage[0].SourceID
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.CaseID, hitText(c.Outcomes["lexical"]), rrText(c.Outcomes["lexical"]),
+			hitText(c.Outcomes["coverage"]), rrText(c.Outcomes["coverage"]), first)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "order\tanswerable\ttop-1 hits\tMRR")
+	for _, name := range []string{"lexical", "coverage"} {
+		t := res.Summary[name]
+		mrr := "-"
+		if t.MRR != nil {
+			mrr = strconv.FormatFloat(*t.MRR, 'f', 3, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", name, t.Answerable, t.Top1Hits, mrr)
+	}
+	tw.Flush()
+}
+
+func hitText(o rerank.Outcome) string {
+	if o.Top1Hit == nil {
+		return "no target"
+	}
+	return strconv.FormatBool(*o.Top1Hit)
+}
+
+func rrText(o rerank.Outcome) string {
+	if o.Top1Hit == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(o.ReciprocalRank, 'f', 3, 64)
 }

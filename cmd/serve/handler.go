@@ -44,6 +44,7 @@ var types = map[string]string{
 	".png":  "image/png",
 	".ico":  "image/x-icon",
 	".txt":  "text/plain; charset=utf-8",
+	".gz":   "application/gzip",
 }
 
 // site serves a directory of static files: precompressed .gz twins when the
@@ -79,7 +80,7 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if name == "" || strings.HasSuffix(r.URL.Path, "/") {
 		name = path.Join(name, "index.html")
 	}
-	if !fs.ValidPath(name) || hidden(name) || strings.HasSuffix(name, ".gz") || strings.HasSuffix(name, ".br") {
+	if !fs.ValidPath(name) || hidden(name) || s.twin(name) {
 		http.NotFound(w, r)
 		return
 	}
@@ -140,6 +141,21 @@ func hidden(name string) bool {
 	for _, part := range strings.Split(name, "/") {
 		if strings.HasPrefix(part, ".") {
 			return true
+		}
+	}
+	return false
+}
+
+// twin reports whether name is the precompressed twin of another file
+// (main.wasm.gz beside main.wasm), which is served only as that file's
+// encoding. A .gz file with no such sibling (a corpus pack's passages
+// file, packs/python-3.11/passages.sqlite.gz) is an ordinary file.
+func (s *site) twin(name string) bool {
+	for _, enc := range encodings {
+		if raw, ok := strings.CutSuffix(name, enc.suffix); ok {
+			if _, err := fs.Stat(s.files, raw); err == nil {
+				return true
+			}
 		}
 	}
 	return false

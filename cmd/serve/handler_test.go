@@ -32,17 +32,18 @@ func gz(t *testing.T, s string) []byte {
 func testSite(t *testing.T) *site {
 	now := time.Unix(1_800_000_000, 0)
 	files := fstest.MapFS{
-		"index.html":     {Data: []byte("<!doctype html>"), ModTime: now},
-		"app.js":         {Data: []byte("export {}"), ModTime: now},
-		"main.wasm":      {Data: []byte("\x00asm raw"), ModTime: now},
-		"main.wasm.gz":   {Data: gz(t, "\x00asm raw"), ModTime: now},
-		"main.wasm.br":   {Data: []byte("brotli bytes"), ModTime: now},
-		"old.js":         {Data: []byte("new"), ModTime: now},
-		"old.js.gz":      {Data: gz(t, "stale"), ModTime: now.Add(-time.Hour)},
-		"data.bin":       {Data: []byte("?"), ModTime: now},
-		".secret":        {Data: []byte("no"), ModTime: now},
-		"sub/index.html": {Data: []byte("sub"), ModTime: now},
-		"views/run.js":   {Data: []byte("export function mount() {}"), ModTime: now},
+		"index.html":                 {Data: []byte("<!doctype html>"), ModTime: now},
+		"app.js":                     {Data: []byte("export {}"), ModTime: now},
+		"main.wasm":                  {Data: []byte("\x00asm raw"), ModTime: now},
+		"main.wasm.gz":               {Data: gz(t, "\x00asm raw"), ModTime: now},
+		"main.wasm.br":               {Data: []byte("brotli bytes"), ModTime: now},
+		"old.js":                     {Data: []byte("new"), ModTime: now},
+		"old.js.gz":                  {Data: gz(t, "stale"), ModTime: now.Add(-time.Hour)},
+		"data.bin":                   {Data: []byte("?"), ModTime: now},
+		".secret":                    {Data: []byte("no"), ModTime: now},
+		"sub/index.html":             {Data: []byte("sub"), ModTime: now},
+		"views/run.js":               {Data: []byte("export function mount() {}"), ModTime: now},
+		"packs/p/passages.sqlite.gz": {Data: []byte("gzip bytes"), ModTime: now},
 	}
 	return newSite(files, nil)
 }
@@ -68,6 +69,7 @@ func TestSiteServesFiles(t *testing.T) {
 		{"dotfile hidden", "GET", "/.secret", "", 404, "", "", ""},
 		{"gz twin not served directly", "GET", "/main.wasm.gz", "", 404, "", "", ""},
 		{"br twin not served directly", "GET", "/main.wasm.br", "", 404, "", "", ""},
+		{"a gzip file that is no twin is a file", "GET", "/packs/p/passages.sqlite.gz", "gzip", 200, "application/gzip", "", "gzip bytes"},
 		{"escape attempt", "GET", "/../etc/passwd", "", 404, "", "", ""},
 		{"directory without slash", "GET", "/sub", "", 404, "", "", ""},
 		{"missing", "GET", "/nope.js", "", 404, "", "", ""},

@@ -42,10 +42,14 @@ type Kind string
 
 // The kinds of document, chosen by the name's extension.
 const (
-	HTML       Kind = "html"
-	Markdown   Kind = "markdown"
-	RST        Kind = "rst"
-	Text       Kind = "text"
+	HTML     Kind = "html"
+	Markdown Kind = "markdown"
+	RST      Kind = "rst"
+	Text     Kind = "text"
+	// Passages is a JSON Lines file of passages already cut: one object a
+	// line with source_id, url and text, and optionally version, title and
+	// text_sha256 (see readPassages).
+	Passages   Kind = "passages"
 	Unreadable Kind = ""
 )
 
@@ -60,6 +64,8 @@ func KindOf(name string) Kind {
 		return RST
 	case ".txt", ".text":
 		return Text
+	case ".jsonl":
+		return Passages
 	}
 	return Unreadable
 }
@@ -123,7 +129,8 @@ type Result struct {
 // Build reads the documents in path order and cuts them into passages.
 // A document that is not UTF-8, is binary, too large or of no known kind
 // is skipped with its reason (the rest still build); a build with no
-// passage at all is an error. onDocument, if set, is told after each
+// passage at all is an error (the result still says why each document
+// was skipped). onDocument, if set, is told after each
 // document (for progress).
 func Build(docs []Document, o Options, onDocument func(done, total int)) (*Result, error) {
 	if err := o.check(); err != nil {
@@ -134,6 +141,19 @@ func Build(docs []Document, o Options, onDocument func(done, total int)) (*Resul
 	res := &Result{}
 	ids := map[string]bool{}
 	for i, d := range sorted {
+		if KindOf(d.Path) == Passages {
+			ps, why := readPassages(d, o.Version, ids)
+			if why != "" {
+				res.Skipped = append(res.Skipped, Skipped{Path: d.Path, Reason: why})
+			} else {
+				res.Documents++
+				res.Passages = append(res.Passages, ps...)
+			}
+			if onDocument != nil {
+				onDocument(i+1, len(sorted))
+			}
+			continue
+		}
 		sections, why := read(d)
 		if why != "" {
 			res.Skipped = append(res.Skipped, Skipped{Path: d.Path, Reason: why})
@@ -146,24 +166,32 @@ func Build(docs []Document, o Options, onDocument func(done, total int)) (*Resul
 		}
 	}
 	if len(res.Passages) == 0 {
-		return nil, fmt.Errorf("build: no passage: none of the %d documents has readable text", len(docs))
+		return res, fmt.Errorf("build: no passage: none of the %d documents has readable text", len(docs))
 	}
 	return res, nil
 }
 
+// unreadable says why a document cannot be read as text at all, or "".
+func unreadable(d Document) string {
+	switch {
+	case KindOf(d.Path) == Unreadable:
+		return "not HTML, Markdown, reStructuredText, plain text or JSON Lines passages (by its extension)"
+	case len(d.Data) > MaxDocumentBytes:
+		return fmt.Sprintf("larger than %d bytes", MaxDocumentBytes)
+	case !utf8.Valid(d.Data):
+		return "not UTF-8 text"
+	case strings.ContainsRune(string(d.Data), 0):
+		return "binary (contains a NUL byte)"
+	}
+	return ""
+}
+
 // read parses a document into sections, or says why it cannot.
 func read(d Document) ([]section, string) {
-	kind := KindOf(d.Path)
-	switch {
-	case kind == Unreadable:
-		return nil, "not HTML, Markdown, reStructuredText or plain text (by its extension)"
-	case len(d.Data) > MaxDocumentBytes:
-		return nil, fmt.Sprintf("larger than %d bytes", MaxDocumentBytes)
-	case !utf8.Valid(d.Data):
-		return nil, "not UTF-8 text"
-	case strings.ContainsRune(string(d.Data), 0):
-		return nil, "binary (contains a NUL byte)"
+	if why := unreadable(d); why != "" {
+		return nil, why
 	}
+	kind := KindOf(d.Path)
 	text := strings.TrimPrefix(string(d.Data), "\ufeff")
 	switch kind {
 	case HTML:
@@ -287,8 +315,19 @@ func (o Options) Manifest(passages []corpus.Passage, file []byte, encoding, file
 	if o.SearchK == 0 {
 		o.SearchK = corpus.DefaultSearchK
 	}
+	// The build's version, then any other a passages file brought, sorted.
+	versions, seen := []string{o.Version}, map[string]bool{o.Version: true}
+	var others []string
+	for _, p := range passages {
+		if !seen[p.Version] {
+			seen[p.Version] = true
+			others = append(others, p.Version)
+		}
+	}
+	sort.Strings(others)
+	versions = append(versions, others...)
 	return &corpus.Manifest{Format: corpus.PackFormat, ID: o.ID, Title: o.Title, Language: o.Language,
-		Versions: []string{o.Version}, DefaultVersion: o.Version, SearchK: o.SearchK, Licence: o.Licence,
+		Versions: versions, DefaultVersion: o.Version, SearchK: o.SearchK, Licence: o.Licence,
 		Attribution: o.Attribution, Source: o.Source, MadeBy: o.MadeBy, Passages: len(passages),
 		PassagesSHA256: corpus.SHA256(string(file)), PassagesEncoding: encoding, PassagesFile: fileName,
 		PassagesBytes: len(file), CompressedBytes: compressedBytes}

@@ -74,7 +74,7 @@ func TestBuildRules(t *testing.T) {
 	}
 	assert.Equal(t, []Skipped{
 		{Path: "archive.md", Reason: "binary (contains a NUL byte)"},
-		{Path: "image.png", Reason: "not HTML, Markdown, reStructuredText or plain text (by its extension)"},
+		{Path: "image.png", Reason: "not HTML, Markdown, reStructuredText, plain text or JSON Lines passages (by its extension)"},
 		{Path: "latin1.txt", Reason: "not UTF-8 text"},
 	}, res.Skipped, "each file that cannot be read says why; the rest still build")
 
@@ -154,4 +154,62 @@ func TestChunkCutsOnlyWhatDoesNotFit(t *testing.T) {
 		assert.LessOrEqual(t, len(piece), 201)
 		assert.True(t, strings.HasPrefix(piece, "é"), "a word is cut between characters, never inside one")
 	}
+}
+
+// A JSON Lines passages file joins the build as its passages are; one row
+// per refusal, each skipping the whole file with the line it stopped at,
+// while the other documents still build.
+func TestJSONLinesPassages(t *testing.T) {
+	good := `{"source_id": "faq.install", "url": "https://example.org/faq#install", "title": "FAQ › Install", "text": "Run the installer."}
+` + "\n" + `{"source_id": "faq.upgrade", "version": "2.0", "url": "https://example.org/faq#upgrade", "text": "Upgrade in place."}
+`
+	res, err := Build([]Document{{Path: "faq.jsonl", Data: []byte(good)}, {Path: "notes.md", Data: []byte("# Notes\n\nA note.")}}, options(), nil)
+	require.NoError(t, err)
+	require.Len(t, res.Passages, 3)
+	assert.Equal(t, corpus.Passage{SourceID: "faq.install", Version: "1.0", URL: "https://example.org/faq#install", Title: "FAQ › Install",
+		Text: "Run the installer.", TextSHA256: corpus.SHA256("Run the installer.")}, res.Passages[0])
+	assert.Equal(t, "2.0", res.Passages[1].Version)
+	m := options().Manifest(res.Passages, []byte("x"), corpus.EncodingJSON, "passages.json", 0)
+	assert.Equal(t, []string{"1.0", "2.0"}, m.Versions, "a passages file's version joins the manifest's")
+
+	for _, c := range []struct{ name, data, want string }{
+		{"not json", "{not json}\n", "line 1: not a passage object"},
+		{"unknown field", `{"source_id": "a", "url": "https://e.org/", "text": "t", "body": "x"}`, `line 1: not a passage object (json: unknown field "body")`},
+		{"two values", `{"source_id": "a", "url": "https://e.org/", "text": "t"} {}`, "line 1: more than one JSON value"},
+		{"bad url", `{"source_id": "a", "url": "http://e.org/", "text": "t"}`, `line 1 ("a"): url "http://e.org/" is not an absolute https URL`},
+		{"changed text", `{"source_id": "a", "url": "https://e.org/", "text": "t", "text_sha256": "` + corpus.SHA256("u") + `"}`, `line 1 ("a"): text_sha256`},
+		{"bad version", `{"source_id": "a", "version": "v1", "url": "https://e.org/", "text": "t"}`, `line 1 ("a"): version "v1"`},
+		{"repeated id", "{\"source_id\": \"a\", \"url\": \"https://e.org/\", \"text\": \"t\"}\n{\"source_id\": \"a\", \"url\": \"https://e.org/\", \"text\": \"u\"}", `line 2: source_id "a" is already a passage's`},
+		{"id of another document", `{"source_id": "notes", "url": "https://e.org/", "text": "t"}`, `line 1: source_id "notes" is already a passage's`},
+		{"empty", "\n\n", "no passage"},
+		{"not utf-8", "\xff\xfe", "not UTF-8 text"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// notes.md sorts before zz.jsonl, so its id "notes" is taken first.
+			res, err := Build([]Document{{Path: "notes.md", Data: []byte("A note.")}, {Path: "zz.jsonl", Data: []byte(c.data)}}, options(), nil)
+			require.NoError(t, err)
+			require.Len(t, res.Skipped, 1)
+			assert.Equal(t, "zz.jsonl", res.Skipped[0].Path)
+			assert.Contains(t, res.Skipped[0].Reason, c.want)
+			assert.NotContains(t, res.Skipped[0].Reason, "\n")
+			require.Len(t, res.Passages, 1, "the other document still builds")
+		})
+	}
+}
+
+func FuzzReadPassages(f *testing.F) {
+	f.Add([]byte(`{"source_id": "a", "url": "https://e.org/", "text": "t"}`))
+	f.Add([]byte("{\"source_id\": \"a\", \"version\": \"1.0\", \"url\": \"https://e.org/#x\", \"title\": \"T\", \"text\": \"t\"}\n\n{}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ps, why := readPassages(Document{Path: "f.jsonl", Data: data}, "1.0", map[string]bool{})
+		if why == "" {
+			require.NotEmpty(t, ps)
+			for _, p := range ps {
+				require.NoError(t, corpus.CheckPassage(p))
+			}
+		} else {
+			require.Empty(t, ps)
+			require.NotContains(t, why, "\n")
+		}
+	})
 }

@@ -122,20 +122,37 @@ func checkPassages(prefix string, passages []Passage) (map[string]int, error) {
 const MaxTitleBytes = 512
 
 func checkPassage(p Passage) error {
+	if err := checkHead(p); err != nil {
+		return err
+	}
+	return checkText(p)
+}
+
+// checkHead checks what a passage is besides its text: id, version, title
+// and URL.
+func checkHead(p Passage) error {
 	switch {
 	case !ValidSourceID(p.SourceID):
 		return fmt.Errorf("source_id must be 1-128 lower-case letters, digits, '.', '_' or '-'")
 	case !ValidVersion(p.Version):
 		return fmt.Errorf("version %q is not of the form 3.12", p.Version)
-	case p.Text == "" || !utf8.ValidString(p.Text):
-		return fmt.Errorf("text must be non-empty UTF-8")
 	case len(p.Title) > MaxTitleBytes || !utf8.ValidString(p.Title) || strings.ContainsAny(p.Title, "\r\n"):
 		return fmt.Errorf("title must be one line of UTF-8, at most %d bytes", MaxTitleBytes)
+	case !ValidURL(p.URL):
+		return fmt.Errorf("url %q is not an absolute https URL", p.URL)
+	case !hexSHA256.MatchString(p.TextSHA256):
+		return fmt.Errorf("text_sha256 %q is not 64 lower-case hex digits", p.TextSHA256)
+	}
+	return nil
+}
+
+// checkText checks a passage's text and that it matches its receipt.
+func checkText(p Passage) error {
+	switch {
+	case p.Text == "" || !utf8.ValidString(p.Text):
+		return fmt.Errorf("text must be non-empty UTF-8")
 	case SHA256(p.Text) != p.TextSHA256:
 		return fmt.Errorf("text_sha256 %q does not match the text (which hashes to %s)", p.TextSHA256, SHA256(p.Text))
-	}
-	if !ValidURL(p.URL) {
-		return fmt.Errorf("url %q is not an absolute https URL", p.URL)
 	}
 	return nil
 }
@@ -155,3 +172,8 @@ func (s *Snapshot) Passage(sourceID string) (Passage, bool) {
 	}
 	return s.Passages[i], true
 }
+
+// CheckPassage checks one passage as a snapshot's are checked (id,
+// version, title, URL, receipt form, text and the text matching its
+// receipt).
+func CheckPassage(p Passage) error { return checkPassage(p) }

@@ -139,20 +139,35 @@ func (m *Manifest) Validate() error {
 // CheckFile refuses passages bytes that are not the manifest's: another
 // size or another sha256.
 func (m *Manifest) CheckFile(passages []byte) error {
+	return m.CheckFileWith(passages, func(b []byte) (string, error) { return SHA256(string(b)), nil })
+}
+
+// CheckFileWith is CheckFile with another implementation of sha256 (lower-
+// case hex): in the browser, the platform's own (SubtleCrypto) hashes the
+// 12.7 MB of a large pack in tens of milliseconds where Go's portable code
+// compiled to WebAssembly takes a second.
+func (m *Manifest) CheckFileWith(passages []byte, sha256 func([]byte) (string, error)) error {
 	if len(passages) != m.PassagesBytes {
 		return fmt.Errorf("pack %s: the passages file has %d bytes, the manifest says %d", m.ID, len(passages), m.PassagesBytes)
 	}
-	if sum := SHA256(string(passages)); sum != m.PassagesSHA256 {
+	sum, err := sha256(passages)
+	if err != nil {
+		return fmt.Errorf("pack %s: hash the passages file: %w", m.ID, err)
+	}
+	if sum != m.PassagesSHA256 {
 		return fmt.Errorf("pack %s: the passages file hashes to %s, the manifest's passages_sha256 is %s", m.ID, sum, m.PassagesSHA256)
 	}
 	return nil
 }
 
-// Pack is a validated corpus pack: its manifest and its passages, in file
-// order (the index's insertion order).
+// Pack is a validated corpus pack: its manifest and, for a pack whose
+// passages were decoded (EncodingJSON), its snapshot, passages in file
+// order (the index's insertion order). An image pack (EncodingSQLite) has
+// no snapshot: its passages stay in the image until a search or a read
+// needs one, which CheckHead and CheckPassage check then.
 type Pack struct {
 	Manifest *Manifest
-	*Snapshot
+	Snapshot *Snapshot
 }
 
 // NewPack validates decoded passages against their manifest: as many as it
@@ -164,20 +179,47 @@ func NewPack(m *Manifest, passages []Passage) (*Pack, error) {
 	if len(passages) != m.Passages {
 		return nil, fmt.Errorf("%s: the passages file has %d passages, the manifest says %d", prefix, len(passages), m.Passages)
 	}
-	versions := map[string]bool{}
-	for _, v := range m.Versions {
-		versions[v] = true
-	}
 	byID, err := checkPassages(prefix, passages)
 	if err != nil {
 		return nil, err
 	}
 	for i, p := range passages {
-		if !versions[p.Version] {
-			return nil, fmt.Errorf("%s: passage %d (%q): version %s is not among the manifest's versions %v", prefix, i+1, p.SourceID, p.Version, m.Versions)
+		if err := m.checkVersion(i, p); err != nil {
+			return nil, err
 		}
 	}
 	return &Pack{Manifest: m, Snapshot: &Snapshot{Format: Format, Passages: passages, byID: byID}}, nil
+}
+
+func (m *Manifest) checkVersion(i int, p Passage) error {
+	for _, v := range m.Versions {
+		if p.Version == v {
+			return nil
+		}
+	}
+	return fmt.Errorf("pack %s: passage %d (%q): version %s is not among the manifest's versions %v", m.ID, i+1, p.SourceID, p.Version, m.Versions)
+}
+
+// CheckHead refuses the i-th passage (0-based) of a pack read without its
+// text when its id, version, title, URL or receipt is not well formed or
+// its version is not the manifest's, naming the passage as NewPack does.
+func (m *Manifest) CheckHead(i int, p Passage) error {
+	if err := checkHead(p); err != nil {
+		return fmt.Errorf("pack %s: passage %d (%q): %w", m.ID, i+1, p.SourceID, err)
+	}
+	return m.checkVersion(i, p)
+}
+
+// CheckPassage is CheckHead with the text: non-empty UTF-8 matching its
+// receipt.
+func (m *Manifest) CheckPassage(i int, p Passage) error {
+	if err := m.CheckHead(i, p); err != nil {
+		return err
+	}
+	if err := checkText(p); err != nil {
+		return fmt.Errorf("pack %s: passage %d (%q): %w", m.ID, i+1, p.SourceID, err)
+	}
+	return nil
 }
 
 // DecodeJSON reads an EncodingJSON passages file (a ragagent-snapshot/1
@@ -205,4 +247,15 @@ func EncodeJSON(description string, passages []Passage) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// EncodeManifest writes a manifest as the files hold it: indented by two
+// spaces, with a final newline.
+func EncodeManifest(m *Manifest) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	err := enc.Encode(m)
+	return b.Bytes(), err
 }

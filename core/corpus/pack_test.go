@@ -20,7 +20,7 @@ func TestSeedPackIsTheSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	snap, err := Parse(fixtures.Snapshot)
 	require.NoError(t, err)
-	assert.Equal(t, snap.Passages, p.Passages)
+	assert.Equal(t, snap.Passages, p.Snapshot.Passages)
 	assert.Equal(t, 2, m.SearchK)
 	encoded, err := EncodeJSON(snap.Description, snap.Passages)
 	require.NoError(t, err)

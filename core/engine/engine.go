@@ -53,6 +53,11 @@ type Options struct {
 	// Packs are corpus packs besides the seed, opened when a request first
 	// names one.
 	Packs []PackSource
+	// SHA256 hashes a pack's passages file (lower-case hex) to check it
+	// against its manifest; nil means Go's crypto/sha256. The page's
+	// adapter passes the browser's own (SubtleCrypto), many times faster
+	// than Go's portable code compiled to WebAssembly.
+	SHA256 func([]byte) (string, error)
 }
 
 // PriceTable is the shipped price table, each source ending with the
@@ -105,6 +110,7 @@ type Engine struct {
 	rerank    rerankLab
 	jobs      jobs
 	packs     packs
+	sha256    func([]byte) (string, error)
 }
 
 // Open validates the seed corpus and cases, builds the FTS5 index and
@@ -122,7 +128,7 @@ func Open(o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := lab.OpenPack(fixtures.SeedManifest, fixtures.Snapshot, fixtures.Cases)
+	l, err := lab.OpenPack(fixtures.SeedManifest, fixtures.Snapshot, fixtures.Cases, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +141,7 @@ func Open(o Options) (*Engine, error) {
 	if o.Prices != nil {
 		prices = *o.Prices
 	}
-	e := &Engine{lab: l, clock: clock, allowance: a, prices: prices, bundled: bundled}
+	e := &Engine{lab: l, clock: clock, allowance: a, prices: prices, bundled: bundled, sha256: o.SHA256}
 	if err := e.packs.init(l, o.Packs); err != nil {
 		l.Close()
 		return nil, err
@@ -222,6 +228,8 @@ type Constants struct {
 	Caps             Caps         `json:"caps"`
 	Prices           []price.Rate `json:"prices"`
 	EstimateNote     string       `json:"estimate_note"`
+	// Documents are the bounds of a pack built from a person's files.
+	Documents DocumentCaps `json:"documents"`
 }
 
 // Caps are the guarantees every live request is sent under.
@@ -268,7 +276,7 @@ func (e *Engine) Constants() Constants {
 	return Constants{Model: gemini.Model, Endpoint: gemini.Endpoint,
 		ListwiseModel: reranklab.ListwiseModel, ListwiseEndpoint: gemini.ModelEndpoint(reranklab.ListwiseModel),
 		DefaultVersion: DefaultVersion, SearchK: agent.SearchK, MaxQuestionChars: MaxQuestionChars,
-		MaxInputBytes: jsonfile.MaxInputBytes, Caps: c, Prices: e.prices.Rates(), EstimateNote: lab.EstimateNote}
+		MaxInputBytes: jsonfile.MaxInputBytes, Caps: c, Prices: e.prices.Rates(), EstimateNote: lab.EstimateNote, Documents: documentCaps()}
 }
 
 // Passages lists the corpus with each passage's size.

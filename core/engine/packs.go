@@ -139,7 +139,7 @@ func (e *Engine) labFor(id string) (*lab.Lab, error) {
 	if cases == nil {
 		cases = builtinCases(p.manifest.ID)
 	}
-	l, err := lab.OpenPack(p.source.Manifest, data, cases)
+	l, err := lab.OpenPack(p.source.Manifest, data, cases, e.sha256)
 	if err != nil {
 		return nil, err
 	}
@@ -203,18 +203,23 @@ func (e *Engine) PackInfo(id string) (*PackInfo, error) {
 	}
 	p, _ := e.packs.entry(id)
 	info := &PackInfo{Manifest: l.Pack.Manifest, SearchK: l.SearchK, Cases: len(l.Cases.Cases), OpenMS: p.openMS}
-	pages := map[string]bool{}
-	sizes := make([]int, 0, len(l.Snapshot.Passages))
-	for _, ps := range l.Snapshot.Passages {
-		page, _, _ := strings.Cut(ps.URL, "#")
-		pages[page] = true
-		sizes = append(sizes, ps.Bytes())
-		info.TextBytes += ps.Bytes()
-	}
+	st := l.Library.Stats()
+	sizes := append([]int(nil), st.Bytes...)
 	sort.Ints(sizes)
-	info.Pages = len(pages)
+	info.Pages, info.TextBytes = st.Pages, st.TextBytes
 	info.Sizes = Sizes{Min: sizes[0], Median: sizes[len(sizes)/2], Max: sizes[len(sizes)-1]}
 	return info, nil
+}
+
+// VerifyPack opens a pack if need be and checks every passage (id,
+// version, URL, title, text and receipt, no repeated id), which opening an
+// image pack leaves to each passage's first use.
+func (e *Engine) VerifyPack(id string) error {
+	l, err := e.labFor(id)
+	if err != nil {
+		return err
+	}
+	return l.Verify()
 }
 
 // LoadPack opens a pack from its manifest and passages bytes (a front end
@@ -243,7 +248,7 @@ func (e *Engine) LoadPack(manifest, passages []byte) (*PackInfo, error) {
 		}
 	}
 	started := e.clock()
-	l, err := lab.OpenPack(manifest, passages, builtinCases(m.ID))
+	l, err := lab.OpenPack(manifest, passages, builtinCases(m.ID), e.sha256)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,8 @@ import (
 
 // Lab is an opened corpus, its index and the grading cases.
 type Lab struct {
+	// Snapshot is the corpus when it is held in memory (the seed, a JSON
+	// pack); nil for an image pack, whose passages Library reads as needed.
 	Snapshot *corpus.Snapshot
 	Library  *tools.Library
 	Cases    *evaluate.Cases
@@ -47,13 +49,14 @@ func Open(snapshot, cases []byte) (*Lab, error) {
 }
 
 // OpenPack opens a pack (its manifest and passages file, checked against
-// each other) with its cases (nil for none); see tools.OpenPack.
-func OpenPack(manifest, passages, cases []byte) (*Lab, error) {
+// each other with hash, nil for Go's sha256) with its cases (nil for
+// none); see tools.OpenPack.
+func OpenPack(manifest, passages, cases []byte, hash tools.Hasher) (*Lab, error) {
 	m, err := corpus.ParseManifest(manifest)
 	if err != nil {
 		return nil, err
 	}
-	lib, err := tools.OpenPack(m, passages)
+	lib, err := tools.OpenPack(m, passages, hash)
 	if err != nil {
 		return nil, err
 	}
@@ -74,25 +77,30 @@ func open(lib *tools.Library, cases []byte) (*Lab, error) {
 		lib.Close()
 		return nil, err
 	}
-	snap := lib.Snapshot()
-	urls := map[string]bool{}
-	for _, p := range snap.Passages {
-		urls[p.URL] = true
+	var urls []string
+	for _, c := range cs.Cases {
+		urls = append(urls, c.TargetURLs...)
+	}
+	found, err := lib.HasURLs(urls)
+	if err != nil {
+		lib.Close()
+		return nil, err
 	}
 	for _, c := range cs.Cases {
 		for _, s := range c.Sources {
-			if _, ok := snap.Passage(s); !ok {
+			if ok, err := lib.Has(s); !ok || err != nil {
 				lib.Close()
 				return nil, fmt.Errorf("cases: case %q targets %q, which is not in the snapshot", c.ID, s)
 			}
 		}
 		for _, u := range c.TargetURLs {
-			if !urls[u] {
+			if !found[u] {
 				lib.Close()
 				return nil, fmt.Errorf("cases: case %q targets %s, which no passage has as its URL", c.ID, u)
 			}
 		}
 	}
+	snap := lib.Snapshot()
 	l := &Lab{Snapshot: snap, Library: lib, Cases: cs, Pack: lib.Pack(), SearchK: agent.SearchK,
 		CasesSHA256: corpus.SHA256(string(cases)), tools: newMemo(lib)}
 	if l.Pack != nil {
@@ -103,6 +111,14 @@ func open(lib *tools.Library, cases []byte) (*Lab, error) {
 
 // Close releases the index.
 func (l *Lab) Close() error { return l.Library.Close() }
+
+// Read reads one passage by source id, serialised with the lab's runs.
+func (l *Lab) Read(sourceID string) (corpus.Passage, error) {
+	return l.tools.Read(tools.Handle{SourceID: sourceID})
+}
+
+// Verify checks every passage of the lab's pack (see tools.Library.Verify).
+func (l *Lab) Verify() error { return l.tools.Verify() }
 
 // TrialReport is one replayed trial. Result is nil (and Error set) when the
 // trial was refused before it started; Checks is nil for a trial whose case

@@ -45,10 +45,24 @@ func (m *memo) Search(query string, k int, version string) ([]tools.Handle, erro
 	return append([]tools.Handle(nil), hs...), nil
 }
 
-// ReadCost, Read and ValidateRead touch only the snapshot.
+// ReadCost and ValidateRead touch only the handle and the passage.
 func (m *memo) ReadCost(h tools.Handle) int                         { return m.lib.ReadCost(h) }
-func (m *memo) Read(h tools.Handle) (corpus.Passage, error)         { return m.lib.Read(h) }
 func (m *memo) ValidateRead(p corpus.Passage, h tools.Handle) error { return m.lib.ValidateRead(p, h) }
+
+// Read is the library's read, serialised with the searches (an image
+// pack's passage is read from its index).
+func (m *memo) Read(h tools.Handle) (corpus.Passage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lib.Read(h)
+}
+
+// Verify is the library's check of every passage, serialised with the runs.
+func (m *memo) Verify() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lib.Verify()
+}
 
 // Explain is the library's scored search, serialised with the runs.
 func (m *memo) Explain(query string, k int, version string) ([]tools.Scored, error) {

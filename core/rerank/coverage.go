@@ -92,24 +92,8 @@ func coverage(query string, rows any, snap *Snapshot, k int) ([]Covered, error) 
 	}
 	ranked := make([]Covered, len(cands))
 	for i, c := range cands {
-		passage := map[string]bool{}
-		for _, t := range store.Terms(c.Text) {
-			passage[t] = true
-		}
-		matched := []string{}
-		for _, t := range tokens {
-			if passage[t] {
-				matched = append(matched, t)
-			}
-		}
-		sort.Strings(matched)
-		ranked[i] = Covered{
-			Candidate:    c,
-			IncomingRank: i + 1,
-			Features: Features{QueryTokens: append([]string(nil), tokens...), MatchedTokens: matched,
-				MatchedCount: len(matched), QueryTokenCount: len(tokens)},
-			CoverageScore: float64(len(matched)) / float64(len(tokens)),
-		}
+		f, score := Cover(tokens, c.Text)
+		ranked[i] = Covered{Candidate: c, IncomingRank: i + 1, Features: f, CoverageScore: score}
 	}
 	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].CoverageScore > ranked[j].CoverageScore })
 	ranked = ranked[:min(k, len(ranked))]
@@ -117,6 +101,24 @@ func coverage(query string, rows any, snap *Snapshot, k int) ([]Covered, error) 
 		ranked[i].RerankRank = i + 1
 	}
 	return ranked, nil
+}
+
+// Cover is the coverage score of one text: the share of the distinct query
+// tokens found among the text's tokens, with the features it came from.
+func Cover(tokens []string, text string) (Features, float64) {
+	passage := map[string]bool{}
+	for _, t := range store.Terms(text) {
+		passage[t] = true
+	}
+	matched := []string{}
+	for _, t := range tokens {
+		if passage[t] {
+			matched = append(matched, t)
+		}
+	}
+	sort.Strings(matched)
+	return Features{QueryTokens: append([]string(nil), tokens...), MatchedTokens: matched, MatchedCount: len(matched),
+		QueryTokenCount: len(tokens)}, float64(len(matched)) / float64(len(tokens))
 }
 
 // check is the reference rerank()'s checks after k: the query, the

@@ -1,8 +1,13 @@
 package store
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/ncruces/go-sqlite3/ext/serdes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,18 +29,210 @@ func TestImageScoresEqualTheBuiltIndex(t *testing.T) {
 	again, err := Image(fourPassages())
 	require.NoError(t, err)
 	assert.Equal(t, data, again, "the same passages give the same image")
-	ix, ps, err := OpenImage(data)
+	ix, err := OpenImage(data)
 	require.NoError(t, err)
 	defer ix.Close()
+	ps, err := ix.Passages()
+	require.NoError(t, err)
 	assert.Equal(t, fourPassages(), ps)
 	built, err := Open(fourDocs())
 	require.NoError(t, err)
 	defer built.Close()
-	for _, version := range []string{"3.12", ""} {
+	for _, version := range []string{"3.12", "3.13", "", "9.9"} {
 		want, err := built.Search("Will write_text replace the contents of an existing file?", 3, version)
 		require.NoError(t, err)
 		got, err := ix.Search("Will write_text replace the contents of an existing file?", 3, version)
 		require.NoError(t, err)
-		assert.Equal(t, want, got)
+		assert.Equal(t, want, got, version)
 	}
+}
+
+// synthetic makes n passages of words drawn with a skewed distribution
+// (a few very common words, a long tail), in two versions, with the
+// things FTS5's tokenizer folds: capitals, diacritics, underscores,
+// hyphens, digits and punctuation.
+func synthetic(n int) []corpus.Passage {
+	r := rand.New(rand.NewPCG(1, 2))
+	var vocab []string
+	for _, w := range strings.Fields("the a of to and in is it for file path write_text read_text open json dumps ensure_ascii UTF-8 encoding " +
+		"Café naïve résumé 3.12 2to3 __init__ self-test overwrite existing contents bytes str None True dict list") {
+		vocab = append(vocab, w)
+	}
+	for i := 0; len(vocab) < 3000; i++ {
+		vocab = append(vocab, fmt.Sprintf("w%dx%d", i%97, i))
+	}
+	word := func() string {
+		// Zipf-like: index ~ floor(exp(u * ln(len))) - 1
+		i := int(math.Exp(r.Float64()*math.Log(float64(len(vocab))))) - 1
+		return vocab[i]
+	}
+	ps := make([]corpus.Passage, n)
+	for i := range ps {
+		var b strings.Builder
+		for j, m := 0, 5+r.IntN(200); j < m; j++ {
+			if j > 0 {
+				b.WriteString([]string{" ", " ", " ", ", ", ". ", "\n\n", " (", ") "}[r.IntN(8)])
+			}
+			b.WriteString(word())
+		}
+		text := b.String()
+		version := "3.12"
+		if r.IntN(3) == 0 {
+			version = "3.13"
+		}
+		ps[i] = corpus.Passage{SourceID: fmt.Sprintf("p-%d", i), Version: version, URL: fmt.Sprintf("https://example.com/page%d.html#s%d", i/7, i),
+			Title: fmt.Sprintf("Page %d", i/7), Text: text, TextSHA256: corpus.SHA256(text)}
+	}
+	return ps
+}
+
+// The image's Go scorer gives FTS5's bm25 bit for bit: for random queries
+// of one to eight terms, every k and version, the hits, their order (ties
+// by rowid) and the float64 of every score equal those of FTS5 over an
+// index built from the same texts. Under WASM too (make test-wasm).
+func TestImageSearchEqualsFTS5(t *testing.T) {
+	ps := synthetic(1500)
+	data, err := Image(ps)
+	require.NoError(t, err)
+	ix, err := OpenImage(data)
+	require.NoError(t, err)
+	defer ix.Close()
+	docs := make([]Doc, len(ps))
+	for i, p := range ps {
+		docs[i] = Doc{Version: p.Version, Text: p.Text}
+	}
+	built, err := Open(docs)
+	require.NoError(t, err)
+	defer built.Close()
+
+	r := rand.New(rand.NewPCG(3, 4))
+	words := strings.Fields(ps[0].Text + " " + ps[1].Text + " " + ps[2].Text + " cafe naive CAFÉ unheard zzz 3 12 13")
+	compared := 0
+	for q := 0; q < 300; q++ {
+		var terms []string
+		for j, m := 0, 1+r.IntN(8); j < m; j++ {
+			terms = append(terms, words[r.IntN(len(words))])
+		}
+		query := strings.Join(terms, " ")
+		if len(Terms(query)) == 0 {
+			continue
+		}
+		k := []int{1, 3, 10, 2000}[q%4]
+		version := []string{"", "3.12", "3.13", "9.9"}[(q/4)%4]
+		want, err := built.Search(query, k, version)
+		require.NoError(t, err)
+		got, err := ix.Search(query, k, version)
+		require.NoError(t, err)
+		require.Equal(t, len(want), len(got), "%q k %d version %q", query, k, version)
+		for i := range want {
+			require.Equal(t, want[i].Doc, got[i].Doc, "%q k %d version %q rank %d", query, k, version, i+1)
+			require.Equal(t, math.Float64bits(want[i].Score), math.Float64bits(got[i].Score), "%q rank %d: %v vs %v", query, i+1, want[i].Score, got[i].Score)
+		}
+		compared += len(want)
+	}
+	assert.Greater(t, compared, 10000, "the queries matched many rows")
+}
+
+// A snippet is made for each hit alone, by rowid, and is the very snippet
+// FTS5 makes for that row in a query over every match.
+func TestSnippetsArePerHit(t *testing.T) {
+	ps := synthetic(300)
+	data, err := Image(ps)
+	require.NoError(t, err)
+	ix, err := OpenImage(data)
+	require.NoError(t, err)
+	defer ix.Close()
+	query := "file path write_text Café"
+	hits, err := ix.SearchSnippets(query, 5, "3.12")
+	require.NoError(t, err)
+	require.Len(t, hits, 5)
+	stmt, _, err := ix.conn.Prepare(fmt.Sprintf(`SELECT rowid, snippet(passages, 1, '%s', '%s', '%s', %d) FROM passages WHERE passages MATCH ?`,
+		MarkOpen, MarkClose, Ellipsis, SnippetTokens))
+	require.NoError(t, err)
+	defer stmt.Close()
+	require.NoError(t, stmt.BindText(1, MatchExpression(Terms(query))))
+	all := map[int]string{}
+	for stmt.Step() {
+		all[stmt.ColumnInt(0)] = stmt.ColumnText(1)
+	}
+	require.NoError(t, stmt.Err())
+	for _, h := range hits {
+		assert.Equal(t, all[h.Doc+1], h.Snippet)
+		assert.Contains(t, h.Snippet, MarkOpen)
+	}
+}
+
+// An image opens without reading a passage; each is read when asked, by
+// rowid or source id, and whole images can still be read back.
+func TestImageReadsPassagesWhenAsked(t *testing.T) {
+	ps := synthetic(50)
+	data, err := Image(ps)
+	require.NoError(t, err)
+	ix, err := OpenImage(data)
+	require.NoError(t, err)
+	defer ix.Close()
+	assert.Equal(t, 50, ix.Len())
+	doc, ok, err := ix.Lookup("p-17")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, 17, doc)
+	p, err := ix.Passage(doc)
+	require.NoError(t, err)
+	assert.Equal(t, ps[17], p)
+	head, n, err := ix.Head(doc)
+	require.NoError(t, err)
+	assert.Equal(t, len(ps[17].Text), n)
+	assert.Empty(t, head.Text)
+	_, ok, err = ix.Lookup("p-999")
+	require.NoError(t, err)
+	assert.False(t, ok)
+	st, ok := ix.Stats()
+	require.True(t, ok)
+	assert.Equal(t, 8, st.Pages)
+	assert.Len(t, st.Bytes, 50)
+	found, err := ix.HasURLs([]string{ps[3].URL, "https://example.com/nowhere"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{ps[3].URL: true}, found)
+}
+
+// Images that are not this format's are refused, each in one line.
+func TestOpenImageRefusals(t *testing.T) {
+	good, err := Image(fourPassages())
+	require.NoError(t, err)
+	_, err = OpenImage([]byte("not a database at all, not even close to one hundred bytes"))
+	assert.ErrorContains(t, err, "not a SQLite database image")
+	// A database without the image's tables (an FTS5 index built from text).
+	built, err := Open(fourDocs())
+	require.NoError(t, err)
+	plain, err := serialize(built)
+	require.NoError(t, err)
+	built.Close()
+	_, err = OpenImage(plain)
+	assert.ErrorContains(t, err, "is not a ragagent-passages-sqlite/2 image")
+	assert.NotNil(t, good)
+}
+
+func serialize(ix *Index) ([]byte, error) { return serdes.Serialize(ix.conn, "main") }
+
+// FuzzOpenImage opens changed images: a file the checks let through may
+// fail a search or a read, but nothing may panic.
+func FuzzOpenImage(f *testing.F) {
+	good, err := Image(fourPassages())
+	require.NoError(f, err)
+	f.Add(good)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ix, err := OpenImage(append([]byte(nil), data...))
+		if err != nil {
+			require.NotContains(t, err.Error(), "\n")
+			return
+		}
+		defer ix.Close()
+		for i := 0; i < ix.Len(); i++ {
+			_, _, _ = ix.Head(i)
+			_, _ = ix.Passage(i)
+		}
+		_, _, _ = ix.Lookup("path-write")
+		_, _ = ix.Search("write text file path", 3, "3.12")
+		_, _ = ix.SearchSnippets("json path", 2, "")
+	})
 }

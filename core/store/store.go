@@ -37,11 +37,15 @@ type Index struct {
 	filtered *sqlite3.Stmt
 	all      *sqlite3.Stmt
 	docs     int
-	// snippets are the search statements with a highlighted excerpt,
+	// snippet makes the hits' highlighted excerpts from the temporary
+	// table SearchSnippets fills, and readText reads a doc's text; both
 	// prepared on first use (only people inspecting the index ask).
-	snippets [2]*sqlite3.Stmt
-	// image is the memdb name of an opened image, deleted on Close.
+	snippet  *sqlite3.Stmt
+	readText *sqlite3.Stmt
+	// image is the memdb name of an opened image, deleted on Close, and
+	// img its scorer and passage reader (nil for an index built by Open).
 	image string
+	img   *scorer
 }
 
 // ErrNoTerms reports a query with no [a-z0-9] token; there is nothing to match.
@@ -121,7 +125,11 @@ func (ix *Index) prepare() error {
 
 // Close releases the connection (and an image's memory).
 func (ix *Index) Close() error {
-	err := errors.Join(ix.filtered.Close(), ix.all.Close(), ix.snippets[0].Close(), ix.snippets[1].Close(), ix.conn.Close())
+	var imgErr error
+	if ix.img != nil {
+		imgErr = ix.img.close()
+	}
+	err := errors.Join(imgErr, ix.filtered.Close(), ix.all.Close(), ix.snippet.Close(), ix.readText.Close(), ix.conn.Close())
 	if ix.image != "" {
 		memdb.Delete(ix.image)
 	}
@@ -197,15 +205,42 @@ func MatchExpression(terms []string) string {
 	return strings.Join(quoted, " OR ")
 }
 
-// Search returns up to k docs matching any term of query, best bm25 first.
-// An empty version searches every version (diagnostics only; runs always
-// name one).
+// Search returns up to k docs matching any term of query, best bm25 first
+// (ties by insertion order). An empty version searches every version
+// (diagnostics only; runs always name one). An image is scored in Go (see
+// scorer), an index built from text by FTS5 itself: the same scores.
 func (ix *Index) Search(query string, k int, version string) ([]Hit, error) {
+	terms := Terms(query)
+	if len(terms) == 0 {
+		return nil, ErrNoTerms
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("store: k must be at least 1, got %d", k)
+	}
+	if ix.img != nil {
+		return ix.img.search(terms, k, version)
+	}
 	stmt := ix.all
 	if version != "" {
 		stmt = ix.filtered
 	}
-	return ix.run(stmt, query, k, version, false)
+	defer stmt.Reset()
+	if err := errors.Join(stmt.BindText(1, MatchExpression(terms)), stmt.BindInt(2, k)); err != nil {
+		return nil, fmt.Errorf("store: bind search: %w", err)
+	}
+	if version != "" {
+		if err := stmt.BindText(3, version); err != nil {
+			return nil, fmt.Errorf("store: bind version: %w", err)
+		}
+	}
+	var hits []Hit
+	for stmt.Step() {
+		hits = append(hits, Hit{Doc: stmt.ColumnInt(0) - 1, Rank: len(hits) + 1, Score: stmt.ColumnFloat(1)})
+	}
+	if err := stmt.Err(); err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	return hits, nil
 }
 
 // The highlight marks around each matched term in a snippet, and what
@@ -222,55 +257,88 @@ const SnippetTokens = 24
 
 // SearchSnippets is Search with each hit's FTS5 snippet(): the best
 // SnippetTokens-token window of its text, terms between MarkOpen and
-// MarkClose. Hits and scores are exactly Search's.
+// MarkClose. Hits and scores are exactly Search's. The snippets are made
+// for the hits alone, by an FTS5 table of their texts in the connection's
+// temporary schema: snippet() reads only its row's text and the query's
+// terms (no statistic of the table), so it is the snippet FTS5 makes in
+// the whole index (TestSnippetsArePerHit), without walking every long
+// doclist to reach each hit's row.
 func (ix *Index) SearchSnippets(query string, k int, version string) ([]Hit, error) {
-	i := 0
-	if version != "" {
-		i = 1
+	hits, err := ix.Search(query, k, version)
+	if err != nil || len(hits) == 0 {
+		return hits, err
 	}
-	if ix.snippets[i] == nil {
-		filter := ""
-		if version != "" {
-			filter = `AND version = ?3`
-		}
-		q := fmt.Sprintf(`SELECT rowid, bm25(passages), snippet(passages, 1, '%s', '%s', '%s', %d) FROM passages
-			WHERE passages MATCH ?1 %s ORDER BY bm25(passages), rowid LIMIT ?2`, MarkOpen, MarkClose, Ellipsis, SnippetTokens, filter)
-		stmt, _, err := ix.conn.Prepare(q)
-		if err != nil {
-			return nil, fmt.Errorf("store: prepare snippet search: %w", err)
-		}
-		ix.snippets[i] = stmt
+	if err := ix.snippetTable(); err != nil {
+		return nil, err
 	}
-	return ix.run(ix.snippets[i], query, k, version, true)
-}
-
-func (ix *Index) run(stmt *sqlite3.Stmt, query string, k int, version string, snippet bool) ([]Hit, error) {
-	terms := Terms(query)
-	if len(terms) == 0 {
-		return nil, ErrNoTerms
-	}
-	if k < 1 {
-		return nil, fmt.Errorf("store: k must be at least 1, got %d", k)
-	}
-	defer stmt.Reset()
-	if err := errors.Join(stmt.BindText(1, MatchExpression(terms)), stmt.BindInt(2, k)); err != nil {
-		return nil, fmt.Errorf("store: bind search: %w", err)
-	}
-	if version != "" {
-		if err := stmt.BindText(3, version); err != nil {
-			return nil, fmt.Errorf("store: bind version: %w", err)
+	texts := make([]string, len(hits))
+	for i, h := range hits {
+		if texts[i], err = ix.text(h.Doc); err != nil {
+			return nil, err
 		}
 	}
-	var hits []Hit
-	for stmt.Step() {
-		h := Hit{Doc: stmt.ColumnInt(0) - 1, Rank: len(hits) + 1, Score: stmt.ColumnFloat(1)}
-		if snippet {
-			h.Snippet = stmt.ColumnText(2)
-		}
-		hits = append(hits, h)
+	// The last search's rows go without re-reading them ('delete-all' of
+	// an external-content table), then the hits' texts are indexed: each
+	// text is tokenized twice (here and by snippet()), not three times.
+	if err := ix.conn.Exec(`INSERT INTO temp.hits(hits) VALUES ('delete-all'); DELETE FROM temp.hit_texts`); err != nil {
+		return nil, fmt.Errorf("store: snippets: %w", err)
 	}
-	if err := stmt.Err(); err != nil {
-		return nil, fmt.Errorf("store: search: %w", err)
+	if err := inTransaction(ix.conn, `INSERT INTO temp.hit_texts(id, text) VALUES (?1, ?2)`, len(hits), func(st *sqlite3.Stmt, i int) error {
+		return errors.Join(st.BindInt(1, i+1), st.BindText(2, texts[i]))
+	}); err != nil {
+		return nil, err
+	}
+	if err := ix.conn.Exec(`INSERT INTO temp.hits(rowid, text) SELECT id, text FROM temp.hit_texts`); err != nil {
+		return nil, fmt.Errorf("store: snippets: %w", err)
+	}
+	defer ix.snippet.Reset()
+	if err := ix.snippet.BindText(1, MatchExpression(Terms(query))); err != nil {
+		return nil, fmt.Errorf("store: bind snippet: %w", err)
+	}
+	for ix.snippet.Step() {
+		if i := ix.snippet.ColumnInt(0) - 1; i >= 0 && i < len(hits) {
+			hits[i].Snippet = ix.snippet.ColumnText(1)
+		}
+	}
+	if err := ix.snippet.Err(); err != nil {
+		return nil, fmt.Errorf("store: snippet: %w", err)
 	}
 	return hits, nil
+}
+
+// snippetTable makes the temporary table SearchSnippets fills with the
+// hits' texts, and its statement, once.
+func (ix *Index) snippetTable() error {
+	if ix.snippet != nil {
+		return nil
+	}
+	if err := ix.conn.Exec(`CREATE TABLE temp.hit_texts(id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+		CREATE VIRTUAL TABLE temp.hits USING fts5(text, content='hit_texts', content_rowid='id')`); err != nil {
+		return fmt.Errorf("store: snippet table: %w", err)
+	}
+	q := fmt.Sprintf(`SELECT rowid, snippet(hits, 0, '%s', '%s', '%s', %d) FROM temp.hits WHERE hits MATCH ?1`,
+		MarkOpen, MarkClose, Ellipsis, SnippetTokens)
+	var err error
+	if ix.snippet, _, err = ix.conn.Prepare(q); err != nil {
+		return fmt.Errorf("store: prepare snippet: %w", err)
+	}
+	return nil
+}
+
+// text is one doc's text, read from the index's own table.
+func (ix *Index) text(doc int) (string, error) {
+	if ix.readText == nil {
+		var err error
+		if ix.readText, _, err = ix.conn.Prepare(`SELECT text FROM passages WHERE rowid = ?`); err != nil {
+			return "", fmt.Errorf("store: prepare read: %w", err)
+		}
+	}
+	defer ix.readText.Reset()
+	if err := ix.readText.BindInt(1, doc+1); err != nil {
+		return "", err
+	}
+	if !ix.readText.Step() {
+		return "", fmt.Errorf("store: no text for doc %d (%v)", doc+1, ix.readText.Err())
+	}
+	return ix.readText.ColumnText(0), nil
 }

@@ -6,6 +6,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -31,18 +32,33 @@ type Tools interface {
 	ValidateRead(p corpus.Passage, h Handle) error
 }
 
-// Library serves a validated snapshot through its FTS5 index.
+// Library serves a pack's passages through its index: a decoded snapshot
+// held in memory, or an image whose passages stay in the image until a
+// search issues one (its head is checked then) or a read needs its text
+// (checked against the handle's receipt by ValidateRead).
 type Library struct {
-	snapshot *corpus.Snapshot
+	snapshot *corpus.Snapshot // nil for an image pack
 	index    *store.Index
 	pack     *corpus.Pack // nil for a bare snapshot
 }
 
+// Hasher is a sha256 implementation giving lower-case hex; nil means Go's.
+type Hasher func([]byte) (string, error)
+
 // OpenPack checks a pack's passages file against its manifest (size and
-// sha256), decodes and validates its passages and opens their index: a
-// JSON file is indexed now, a SQLite image is opened as it is.
-func OpenPack(m *corpus.Manifest, passages []byte) (*Library, error) {
-	if err := m.CheckFile(passages); err != nil {
+// sha256, with hash when given), then opens its index: a JSON file's
+// passages are decoded, validated and indexed now; a SQLite image is
+// opened as it is, its passages read only when needed. The file's sha256
+// covers every byte of every passage, so an image's passages are not
+// re-hashed at open; each is checked when it is first used.
+func OpenPack(m *corpus.Manifest, passages []byte, hash Hasher) (*Library, error) {
+	var err error
+	if hash != nil {
+		err = m.CheckFileWith(passages, hash)
+	} else {
+		err = m.CheckFile(passages)
+	}
+	if err != nil {
 		return nil, err
 	}
 	switch m.PassagesEncoding {
@@ -62,16 +78,15 @@ func OpenPack(m *corpus.Manifest, passages []byte) (*Library, error) {
 		lib.pack = p
 		return lib, nil
 	case corpus.EncodingSQLite:
-		ix, ps, err := store.OpenImage(passages)
+		ix, err := store.OpenImage(passages)
 		if err != nil {
 			return nil, fmt.Errorf("pack %s: %w", m.ID, err)
 		}
-		p, err := corpus.NewPack(m, ps)
-		if err != nil {
+		if ix.Len() != m.Passages {
 			ix.Close()
-			return nil, err
+			return nil, fmt.Errorf("pack %s: the passages file has %d passages, the manifest says %d", m.ID, ix.Len(), m.Passages)
 		}
-		return &Library{snapshot: p.Snapshot, index: ix, pack: p}, nil
+		return &Library{index: ix, pack: &corpus.Pack{Manifest: m}}, nil
 	}
 	return nil, fmt.Errorf("pack %s: passages_encoding %q is not known", m.ID, m.PassagesEncoding)
 }
@@ -95,8 +110,101 @@ func Open(s *corpus.Snapshot) (*Library, error) {
 // Close releases the index.
 func (l *Library) Close() error { return l.index.Close() }
 
-// Snapshot is the corpus the library serves.
+// Snapshot is the corpus the library serves when it holds it in memory;
+// nil for an image pack.
 func (l *Library) Snapshot() *corpus.Snapshot { return l.snapshot }
+
+// Len is the number of passages.
+func (l *Library) Len() int { return l.index.Len() }
+
+// head is passage doc without its text (for an image; a snapshot's
+// passage has it), checked, and the text's size in bytes.
+func (l *Library) head(doc int) (corpus.Passage, int, error) {
+	if l.snapshot != nil {
+		p := l.snapshot.Passages[doc]
+		return p, p.Bytes(), nil
+	}
+	p, n, err := l.index.Head(doc)
+	if err == nil {
+		err = l.pack.Manifest.CheckHead(doc, p)
+	}
+	return p, n, err
+}
+
+// Has reports whether a passage has the source id.
+func (l *Library) Has(sourceID string) (bool, error) {
+	if l.snapshot != nil {
+		_, ok := l.snapshot.Passage(sourceID)
+		return ok, nil
+	}
+	_, ok, err := l.index.Lookup(sourceID)
+	return ok, err
+}
+
+// HasURLs reports which of urls some passage has.
+func (l *Library) HasURLs(urls []string) (map[string]bool, error) {
+	if l.snapshot == nil {
+		return l.index.HasURLs(urls)
+	}
+	found := map[string]bool{}
+	want := map[string]bool{}
+	for _, u := range urls {
+		want[u] = true
+	}
+	for _, p := range l.snapshot.Passages {
+		if want[p.URL] {
+			found[p.URL] = true
+		}
+	}
+	return found, nil
+}
+
+// Stats are what a pack's passages are like as a whole.
+type Stats struct {
+	Pages     int // distinct URLs without their fragment
+	TextBytes int
+	// Bytes are the passages' sizes, in order.
+	Bytes []int
+}
+
+// Stats describes the passages (an image from its docs row, without
+// reading them).
+func (l *Library) Stats() Stats {
+	if l.snapshot == nil {
+		st, _ := l.index.Stats()
+		out := Stats{Pages: st.Pages, Bytes: st.Bytes}
+		for _, b := range st.Bytes {
+			out.TextBytes += b
+		}
+		return out
+	}
+	pages := map[string]bool{}
+	out := Stats{}
+	for _, p := range l.snapshot.Passages {
+		page, _, _ := strings.Cut(p.URL, "#")
+		pages[page] = true
+		out.Bytes = append(out.Bytes, p.Bytes())
+		out.TextBytes += p.Bytes()
+	}
+	out.Pages = len(pages)
+	return out
+}
+
+// Verify reads and checks every passage as NewPack does (id, version, URL,
+// title, text and receipt, no repeated id): an image's are otherwise
+// checked one by one as they are used. It is what `ragagent corpus info`
+// does to vouch for a whole pack.
+func (l *Library) Verify() error {
+	if l.snapshot != nil || l.pack == nil {
+		return nil // checked when it was decoded
+	}
+	ps, err := l.index.Passages()
+	if err != nil {
+		return fmt.Errorf("pack %s: %w", l.pack.Manifest.ID, err)
+	}
+	_, err = corpus.NewPack(l.pack.Manifest, ps)
+	return err
+}
 
 // Scored is a handle with its bm25 score, for people inspecting the index;
 // Snippet (from ExplainSnippets) is the best window of its text with the
@@ -131,8 +239,11 @@ func (l *Library) scored(hits []store.Hit, err error, links bool) ([]Scored, err
 	}
 	out := make([]Scored, len(hits))
 	for i, h := range hits {
-		p := l.snapshot.Passages[h.Doc]
-		out[i] = Scored{Handle: Handle{SourceID: p.SourceID, Rank: h.Rank, Version: p.Version, Bytes: p.Bytes(), TextSHA256: p.TextSHA256},
+		p, n, err := l.head(h.Doc)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = Scored{Handle: Handle{SourceID: p.SourceID, Rank: h.Rank, Version: p.Version, Bytes: n, TextSHA256: p.TextSHA256},
 			Score: h.Score, Snippet: h.Snippet}
 		if links {
 			out[i].URL, out[i].Title = p.URL, p.Title
@@ -157,13 +268,28 @@ func (l *Library) Search(query string, k int, version string) ([]Handle, error) 
 // ReadCost is the handle's byte size, known before reading.
 func (l *Library) ReadCost(h Handle) int { return h.Bytes }
 
-// Read returns the passage a handle names.
+// Read returns the passage a handle names; an image's is read now, its
+// head checked (ValidateRead checks its text against the receipt).
 func (l *Library) Read(h Handle) (corpus.Passage, error) {
-	p, ok := l.snapshot.Passage(h.SourceID)
+	if l.snapshot != nil {
+		p, ok := l.snapshot.Passage(h.SourceID)
+		if !ok {
+			return corpus.Passage{}, reason.New(reason.UnissuedSource, "no passage %q", h.SourceID)
+		}
+		return p, nil
+	}
+	doc, ok, err := l.index.Lookup(h.SourceID)
+	if err != nil {
+		return corpus.Passage{}, err
+	}
 	if !ok {
 		return corpus.Passage{}, reason.New(reason.UnissuedSource, "no passage %q", h.SourceID)
 	}
-	return p, nil
+	p, err := l.index.Passage(doc)
+	if err == nil {
+		err = l.pack.Manifest.CheckHead(doc, p)
+	}
+	return p, err
 }
 
 // ValidateRead refuses a read whose text no longer matches the receipt the

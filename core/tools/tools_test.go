@@ -9,6 +9,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/store"
 	"github.com/ragagentlab/ragagent/fixtures"
 )
 
@@ -115,4 +116,68 @@ func TestSearchWithoutTermsIsAnInvalidQuery(t *testing.T) {
 	code, ok := reason.Of(err)
 	require.True(t, ok)
 	assert.Equal(t, reason.InvalidQuery, code)
+}
+
+// imagePack is the seed's passages as an image pack, each changed by edit
+// first (the image holds what it is given; a pack is checked when used).
+func imagePack(t *testing.T, edit func([]corpus.Passage)) *Library {
+	t.Helper()
+	snap, err := corpus.Parse(fixtures.Snapshot)
+	require.NoError(t, err)
+	ps := append([]corpus.Passage(nil), snap.Passages...)
+	edit(ps)
+	data, err := store.Image(ps)
+	require.NoError(t, err)
+	m := &corpus.Manifest{Format: corpus.PackFormat, ID: "img", Title: "t", Language: "en", Versions: []string{"3.12", "3.13"},
+		DefaultVersion: "3.12", SearchK: 2, Licence: "l", Attribution: "a", Source: "s", MadeBy: "m", Passages: len(ps),
+		PassagesSHA256: corpus.SHA256(string(data)), PassagesEncoding: corpus.EncodingSQLite, PassagesFile: "passages.sqlite", PassagesBytes: len(data)}
+	require.NoError(t, m.Validate())
+	lib, err := OpenPack(m, data, nil)
+	require.NoError(t, err, "an image opens without reading its passages")
+	t.Cleanup(func() { lib.Close() })
+	return lib
+}
+
+// An image pack's passages are checked when first used: a search that
+// issues a malformed one fails naming it, a read of a text that no longer
+// matches its receipt is refused as changed_read, and Verify reads them all.
+func TestImagePackChecksPassagesWhenUsed(t *testing.T) {
+	good := imagePack(t, func([]corpus.Passage) {})
+	require.NoError(t, good.Verify())
+	hs, err := good.Search("write_text overwrite existing file", 2, "3.12")
+	require.NoError(t, err)
+	require.Equal(t, "path-write", hs[0].SourceID)
+	p, err := good.Read(hs[0])
+	require.NoError(t, err)
+	require.NoError(t, good.ValidateRead(p, hs[0]))
+	_, err = good.Read(Handle{SourceID: "nowhere"})
+	assert.Equal(t, reason.UnissuedSource, mustCode(t, err))
+
+	badURL := imagePack(t, func(ps []corpus.Passage) { ps[2].URL = "http://docs.python.org/x" })
+	_, err = badURL.Search("write_text overwrite existing file", 2, "3.12")
+	assert.ErrorContains(t, err, `pack img: passage 3 ("path-write"): url "http://docs.python.org/x" is not an absolute https URL`)
+	assert.ErrorContains(t, badURL.Verify(), `passage 3 ("path-write")`)
+
+	changed := imagePack(t, func(ps []corpus.Passage) { ps[2].Text = "An existing file is kept." })
+	hs, err = changed.Search("write_text overwrite existing file", 2, "3.12")
+	require.NoError(t, err, "a search reads no text")
+	p, err = changed.Read(hs[0])
+	require.NoError(t, err)
+	assert.Equal(t, reason.ChangedRead, mustCode(t, changed.ValidateRead(p, hs[0])))
+	assert.ErrorContains(t, changed.Verify(), `pack img: passage 3 ("path-write"): text_sha256`)
+
+	// A repeated id cannot even be written: meta's source id is unique.
+	snap, err := corpus.Parse(fixtures.Snapshot)
+	require.NoError(t, err)
+	ps := append([]corpus.Passage(nil), snap.Passages...)
+	ps[1].SourceID = ps[0].SourceID
+	_, err = store.Image(ps)
+	assert.ErrorContains(t, err, "UNIQUE constraint failed: meta.source_id")
+}
+
+func mustCode(t *testing.T, err error) reason.Code {
+	t.Helper()
+	code, ok := reason.Of(err)
+	require.True(t, ok, "%v", err)
+	return code
 }

@@ -1,9 +1,16 @@
-// views/corpus.js is the Corpus view: the pinned passages with their
-// receipts, and the agent's own FTS5 search with its match expression and
-// bm25 scores.
+// views/corpus.js is the Corpus view: the chosen corpus (corpus.js) searched
+// with the agent's own FTS5 query, each hit with its bm25 score and FTS5
+// snippet (the engine marks matched terms ⟦like this⟧; they are shown as
+// <mark> elements built from text nodes), a hit opened in full with its
+// docs link, and the seed's pinned passages with their receipts.
 
-import { $, h, clear, option, numCell, score } from "../dom.js";
+import { $, h, clear, option, numCell, score, plural, sig } from "../dom.js";
 import { call } from "../engine.js";
+import { state } from "../state.js";
+import { SEED, onCorpus } from "../corpus.js";
+
+const OPEN = "\u27e6";
+const CLOSE = "\u27e7";
 
 function passageRow(p) {
   return h("tr", {},
@@ -14,36 +21,98 @@ function passageRow(p) {
       h("p", { class: "sha" }, "sha256 ", h("code", {}, p.text_sha256))));
 }
 
+/** snippet renders an engine snippet: text between ⟦ and ⟧ as <mark>, the rest as text. */
+export function snippet(text) {
+  const el = h("span", { class: "snippet" });
+  let rest = text || "";
+  for (;;) {
+    const open = rest.indexOf(OPEN);
+    const close = open < 0 ? -1 : rest.indexOf(CLOSE, open + OPEN.length);
+    if (close < 0) break;
+    el.append(document.createTextNode(rest.slice(0, open)), h("mark", {}, rest.slice(open + OPEN.length, close)));
+    rest = rest.slice(close + CLOSE.length);
+  }
+  el.append(document.createTextNode(rest));
+  return el;
+}
+
+/** docsLink is a passage's link: an https page as a link, a document of
+ * the person's own (a host that cannot resolve) as its path. */
+function docsLink(url) {
+  let u = null;
+  try { u = new URL(url); } catch { /* not a URL: shown as text */ }
+  if (u && u.protocol === "https:" && !u.hostname.endsWith(".invalid")) {
+    return h("a", { href: url, rel: "noopener noreferrer", target: "_blank" }, url);
+  }
+  return h("span", {}, "your file ", h("code", {}, u ? decodeURIComponent(u.pathname.slice(1)) + u.hash : url));
+}
+
+async function openPassage(sourceID) {
+  const box = clear($("#passage-view"));
+  box.hidden = false;
+  box.append(h("p", {}, `Reading ${sourceID}…`));
+  try {
+    const p = await call("passage", [{ corpus: state.corpus.id, source_id: sourceID }]);
+    clear(box).append(
+      h("h3", { id: "passage-title", tabindex: "-1" }, p.title || p.source_id),
+      h("p", { class: "passage-meta" }, h("code", {}, p.source_id), ` · version ${p.version} · ${plural(p.bytes, "byte")} · `, docsLink(p.url)),
+      h("p", { class: "passage-text" }, p.text),
+      h("p", { class: "sha" }, "sha256 ", h("code", {}, p.text_sha256), " (checked against the text)"));
+    $("#passage-title").focus();
+  } catch (err) {
+    clear(box).append(h("p", { class: "error" }, `Could not read ${sourceID}: ${err.message}`));
+  }
+}
+
 async function search(event) {
   event.preventDefault();
   const out = clear($("#search-result"));
+  const corpus = state.corpus.id;
   try {
-    const res = await call("search", [{ query: $("#search-query").value, version: $("#search-version").value, k: Number($("#search-k").value) }]);
+    const res = await call("search", [{ corpus, query: $("#search-query").value, version: $("#search-version").value, k: Number($("#search-k").value) }]);
     out.append(h("p", {}, "FTS5 query: ", h("code", {}, res.terms), ` · ${res.version ? `version ${res.version}` : "all versions"} · ${res.elapsed_ms.toFixed(2)} ms in the engine`));
     if (!res.hits.length) {
       out.append(h("p", {}, "No passage matches."));
       return;
     }
-    out.append(h("div", { class: "scroll" }, h("table", { class: "hits" },
-      h("caption", {}, "Ranked candidates"),
-      h("thead", {}, h("tr", {}, ["Rank", "Source", "Version", "bm25 score", "Bytes"].map((c) => h("th", { scope: "col" }, c)))),
+    out.append(h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "Ranked candidates" }, h("table", { class: "hits" },
+      h("caption", {}, `Ranked candidates in ${state.corpus.info?.manifest.title || corpus}`),
+      h("thead", {}, h("tr", {}, ["Rank", "Source", "Version", "bm25 score", "Bytes", "Snippet"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, res.hits.map((x) => h("tr", {},
-        h("td", { class: "num" }, x.rank), h("th", { scope: "row" }, h("code", {}, x.source_id)), h("td", {}, x.version),
-        numCell(x.score, null, score), h("td", { class: "num" }, x.bytes)))))));
+        h("td", { class: "num" }, x.rank),
+        h("th", { scope: "row" }, h("button", { type: "button", class: "link", onclick: () => openPassage(x.source_id), "aria-label": `Open ${x.source_id}` }, h("code", {}, x.source_id))),
+        h("td", {}, x.version),
+        numCell(x.score, null, score), h("td", { class: "num" }, x.bytes),
+        h("td", { class: "snippet-cell" }, x.title ? h("div", { class: "help" }, x.title) : null, snippet(x.snippet))))))));
   } catch (err) {
     out.append(h("p", { class: "error" }, err.code ? `${err.code}: ${err.detail || err.message}` : err.message));
   }
 }
 
+/** follow shows the chosen corpus: its versions, what it holds, and the
+ * passages table for the seed alone (a pack's are too many to list). */
+function follow(c) {
+  const m = c.info.manifest;
+  const versions = clear($("#search-version"));
+  versions.append(option("", "all"), ...m.versions.map((v) => option(v, v, v === m.default_version)));
+  $("#search-k").value = String(c.info.search_k);
+  clear($("#search-result"));
+  $("#passage-view").hidden = true;
+  clear($("#corpus-summary")).append(h("strong", {}, m.title), `: ${plural(m.passages, "passage")} from ${plural(c.info.pages, "page")}, ` +
+    `${c.info.text_bytes.toLocaleString("en")} bytes of text (a passage ${c.info.passage_bytes.min} to ${c.info.passage_bytes.max} bytes, median ${c.info.passage_bytes.median}); ` +
+    `the agent takes ${c.info.search_k} candidates per search.`);
+  $("#passages-block").hidden = c.id !== SEED;
+  $("#search-run").disabled = false;
+}
+
 /** mount binds the search form. Returns {ready}. */
 export function mount() {
   $("#search-form").addEventListener("submit", search);
+  onCorpus(follow);
   return {
-    /** ready lists the passages and the versions, and allows searching. */
+    /** ready lists the seed's passages. */
     ready(info) {
       clear($("#passages tbody")).append(...info.passages.map(passageRow));
-      $("#search-version").append(...info.versions.map((v) => option(v, v)));
-      $("#search-run").disabled = false;
     },
   };
 }

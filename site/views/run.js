@@ -14,6 +14,7 @@ import { hasKey, onChange as onKeyChange } from "../key.js";
 import { onRoute, replace } from "../nav.js";
 import { state } from "../state.js";
 import { stepList, trialView } from "../trace.js";
+import { onCorpus, passagesFor } from "../corpus.js";
 
 /** refusalText is the status line for a run the engine refused or could not run. */
 function refusalText(err) {
@@ -40,6 +41,7 @@ export function mount({ onRecorded }) {
     for (const f of state.info.limits.fields) limits[f.name] = Number($(`#limit-${f.name}`).value);
     const p = selectedPolicy();
     return {
+      corpus: state.corpus.id,
       question: $("#run-question").value,
       version: $("#run-version").value,
       mode: form.querySelector('input[name="mode"]:checked').value,
@@ -57,6 +59,7 @@ export function mount({ onRecorded }) {
     flow.showPlan(h("h3", {}, "Plan for this live run"),
       planList([
         ["Model", plan.model],
+        ["Corpus", `${plan.corpus} (${plan.search_k} candidates per search)`],
         ["Endpoint", h("code", {}, plan.endpoint)],
         ["Request allowance", `${a.remaining} of ${a.limit} left in this page`],
         ["Worst case", `${plan.worst_case_requests} requests (one per model call, ${retriesText(caps.retries)})`],
@@ -83,7 +86,7 @@ export function mount({ onRecorded }) {
     const sent = report.exchanges > 0;
     let exchanges = null;
     return {
-      passages: state.passages,
+      passages: passagesFor(report),
       constants: state.info.constants,
       source: sent ? "session" : null,
       exchanges: sent ? () => (exchanges ??= call("exchanges", [{ source: "session", trial: report.id }])) : null,
@@ -207,8 +210,19 @@ export function mount({ onRecorded }) {
   form.addEventListener("change", remember);
   onKeyChange(gate);
 
+  // The chosen corpus (corpus.js): its versions, its authored questions,
+  // its name; a plan shown for another corpus is withdrawn.
+  onCorpus((c) => {
+    const m = c.info.manifest;
+    clear($("#run-version")).append(...m.versions.map((v) => option(v, v, v === m.default_version)));
+    clear($("#run-preset")).append(option("", "(type your own)"), ...c.cases.map((x) => option(x.id, `${x.id}: ${x.question}`)));
+    $("#run-corpus").textContent = `${m.title} (${c.info.search_k} candidates per search)`;
+    flow.reset();
+  });
   $("#run-preset").addEventListener("change", () => {
-    const c = state.info.cases.find((x) => x.id === $("#run-preset").value);
+    // The presets shown: the chosen corpus's, or the seed's until it is open.
+    const cases = state.corpus.info ? state.corpus.cases : state.info.cases;
+    const c = cases.find((x) => x.id === $("#run-preset").value);
     if (!c) return;
     $("#run-question").value = c.question;
     $("#run-version").value = c.version;

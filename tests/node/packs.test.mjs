@@ -1,7 +1,8 @@
 // Corpus packs through the JS API: the Python 3.11 pack's bytes loaded as
-// the page will hand them over (the manifest's text and the uncompressed
-// passages file), searched with snippets, run over with the scripted
-// policy, and a changed passages file refused.
+// the page hands them over (the manifest's text and the uncompressed
+// passages file, its sha256 checked with the platform's SubtleCrypto),
+// searched with snippets, a passage read, its cases listed, run over with
+// the scripted policy, and a changed passages file refused.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -47,6 +48,12 @@ test("the Python pack loads from bytes, is searched with snippets and run over",
   assert.equal(res.hits[0].source_id, "library.pathlib.pathlib.path.write_text");
   assert.equal(res.hits[0].url, "https://docs.python.org/3.11/library/pathlib.html#pathlib.Path.write_text");
   assert.match(res.hits[0].snippet, /⟦write⟧_⟦text⟧/);
+
+  const p = await api.passage({ corpus: "python-3.11", source_id: res.hits[0].source_id });
+  assert.match(p.text, /An existing file of the same name is overwritten/);
+  assert.equal(p.text_sha256, res.hits[0].text_sha256, "the passage read is the one the search issued");
+  const cases = await api.packCases("python-3.11");
+  assert.equal(cases.length, info.cases);
 
   const { result } = api.run({ corpus: "python-3.11", question: "How do I parse a TOML file in Python 3.11?", version: "3.11",
     mode: "agent", limits: null, policy: "scripted", hasKey: false }, {});

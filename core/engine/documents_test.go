@@ -1,0 +1,103 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/core/builder"
+	"github.com/ragagentlab/ragagent/core/engine"
+)
+
+func twoNotes() []builder.Document {
+	return []builder.Document{
+		{Path: "notes/kettle.md", Data: []byte("# Kettle\n\nDescale the kettle with citric acid every month.\n")},
+		{Path: "notes/garden.md", Data: []byte("# Garden\n\nWater the tomatoes at dawn, never at noon.\n")},
+	}
+}
+
+// A person's files become the documents pack: searchable and runnable at
+// once, each unreadable file left out with its reason, and a build with
+// nothing readable refused without losing the pack built before.
+func TestBuildPackFromDocuments(t *testing.T) {
+	e := open(t, 0)
+	var progress []int
+	docs := append(twoNotes(),
+		builder.Document{Path: "photo.png", Data: []byte{0x89, 'P', 'N', 'G'}},
+		builder.Document{Path: "latin1.txt", Data: []byte("caf\xe9")},
+		builder.Document{Path: "nul.md", Data: []byte("a\x00b")})
+	res, err := e.BuildPack(engine.BuildRequest{Documents: docs, OnDocument: func(done, total int) { progress = append(progress, done*10+total) }})
+	require.NoError(t, err)
+	assert.Equal(t, []int{15, 25, 35, 45, 55}, progress, "one report per document")
+	assert.Equal(t, 2, res.Documents)
+	require.Len(t, res.Skipped, 3)
+	reasons := map[string]string{}
+	for _, s := range res.Skipped {
+		reasons[s.Path] = s.Reason
+	}
+	assert.Contains(t, reasons["photo.png"], "by its extension")
+	assert.Equal(t, "not UTF-8 text", reasons["latin1.txt"])
+	assert.Equal(t, "binary (contains a NUL byte)", reasons["nul.md"])
+	assert.Equal(t, engine.DocumentsPack, res.Info.Manifest.ID)
+	assert.Equal(t, 2, res.Info.Manifest.Passages)
+
+	hits, err := e.Search(engine.SearchRequest{Corpus: engine.DocumentsPack, Query: "how do I descale a kettle", Version: "1.0"})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits.Hits)
+	assert.Equal(t, "notes.kettle.kettle", hits.Hits[0].SourceID)
+	assert.Equal(t, "https://your-documents.invalid/notes/kettle.md#kettle", hits.Hits[0].URL)
+	p, err := e.Passage(engine.DocumentsPack, "notes.kettle.kettle")
+	require.NoError(t, err)
+	assert.Equal(t, "Descale the kettle with citric acid every month.", p.Text)
+
+	// The kept files load again as they were built.
+	again := open(t, 0)
+	info, err := again.LoadPack([]byte(res.Manifest), []byte(res.Passages))
+	require.NoError(t, err)
+	assert.Equal(t, res.Info.Manifest, info.Manifest)
+
+	// Nothing readable: refused, the pack built before still answers.
+	none, err := e.BuildPack(engine.BuildRequest{Documents: []builder.Document{{Path: "photo.png", Data: []byte{1}}}})
+	require.NoError(t, err)
+	assert.Nil(t, none.Info, "nothing built")
+	require.Len(t, none.Skipped, 1)
+	assert.Equal(t, "photo.png", none.Skipped[0].Path)
+	hits, err = e.Search(engine.SearchRequest{Corpus: engine.DocumentsPack, Query: "tomatoes", Version: "1.0"})
+	require.NoError(t, err)
+	assert.Equal(t, "notes.garden.garden", hits.Hits[0].SourceID)
+
+	require.NoError(t, e.RemovePack(engine.DocumentsPack))
+	_, err = e.Search(engine.SearchRequest{Corpus: engine.DocumentsPack, Query: "tomatoes"})
+	assert.ErrorContains(t, err, `no corpus pack "documents"`)
+	assert.ErrorContains(t, e.RemovePack(engine.SeedPack), "built in")
+}
+
+// The documents pack's bounds, in the order they are checked.
+func TestBuildPackRefusals(t *testing.T) {
+	e := open(t, 0)
+	caps := e.Constants().Documents
+	many := make([]builder.Document, caps.Files+1)
+	for i := range many {
+		many[i] = builder.Document{Path: "a.md", Data: []byte("a")}
+	}
+	big := []builder.Document{}
+	for n := 0; n <= caps.TotalBytes; n += caps.FileBytes {
+		big = append(big, builder.Document{Path: "big.txt", Data: []byte(strings.Repeat("a", caps.FileBytes))})
+	}
+	for _, c := range []struct {
+		name string
+		docs []builder.Document
+		want string
+	}{
+		{"none", nil, "documents: no file given"},
+		{"too many", many, "files; at most"},
+		{"too large in all", big, "bytes in all; at most"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := e.BuildPack(engine.BuildRequest{Documents: c.docs})
+			assert.ErrorContains(t, err, c.want)
+		})
+	}
+}
