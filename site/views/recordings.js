@@ -70,7 +70,16 @@ export function mount({ openTrace, enableLoaded }) {
     }
   }
 
-  $("#rec-download").addEventListener("click", async () => download("ragagent-session", (await call("recording")).text));
+  const saved = $("#rec-download-message");
+  $("#rec-download").addEventListener("click", async () => {
+    saved.hidden = true;
+    try {
+      download("ragagent-session", (await call("recording")).text);
+    } catch (err) {
+      saved.textContent = `Could not download: ${err.message}.`;
+      saved.hidden = false;
+    }
+  });
   $("#rec-file").addEventListener("change", () => {
     const f = $("#rec-file").files[0];
     if (f) load(f);

@@ -175,8 +175,12 @@ export function mount() {
   }
 
   async function downloadRecording() {
-    const rec = await call("rerankRecording");
-    if (rec) download("ragagent-rerank", rec.text);
+    try {
+      const rec = await call("rerankRecording");
+      if (rec) download("ragagent-rerank", rec.text);
+    } catch (err) {
+      liveStatus.textContent = `Could not download: ${err.message}.`;
+    }
   }
 
   const flow = liveFlow(state.rerankLive, {
