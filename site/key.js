@@ -127,7 +127,7 @@ const MARK_BYTES = new TextEncoder().encode(MARK);
 const EDGE_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
 
 /** asSent is the key as sent: trimmed of white space. */
-export function asSent(key) {
+function asSent(key) {
   return key.replace(EDGE_SPACE, "");
 }
 
