@@ -258,6 +258,15 @@ func groupAlive(pgid int) []int {
 	return out
 }
 
+// d1File is the local D1's SQLite file (miniflare keeps one per database
+// under the state directory).
+func (w *localWorker) d1File(t testing.TB) string {
+	files, err := filepath.Glob(filepath.Join(w.dir, "state", "v3", "d1", "miniflare-D1DatabaseObject", "*.sqlite"))
+	require.NoError(t, err)
+	require.Len(t, files, 1, "one local D1 database")
+	return files[0]
+}
+
 // env is a test environment over the Worker's API (no server or store in
 // this process: everything goes through HTTP).
 func (w *localWorker) env(t *testing.T) *env {
