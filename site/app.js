@@ -5,6 +5,7 @@
 // passage or a model is inserted as text, never as HTML (dom.js).
 
 import { ready, call, connect } from "./engine.js";
+import { screenDownloads } from "./dom.js";
 import * as key from "./key.js";
 import { liveEndpoints } from "./endpoints.js";
 import * as nav from "./nav.js";
@@ -23,6 +24,7 @@ performance.mark("shell-start");
 
 connect({ progress: showProgress, send: key.send });
 key.init();
+screenDownloads(key.screen);
 
 const trace = traceView.mount();
 const replay = replayView.mount({ openTrace: trace.open });

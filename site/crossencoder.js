@@ -155,7 +155,14 @@ export function mountCrossEncoder() {
           h("td", {}, tally(c.summary.published[split].cross_encoder)), h("td", {}, tally(c.summary.fresh[split].cross_encoder)))), "xenc-summary"),
       h("p", {}, "The summary ", c.summary.agrees ? badge("agrees", "pass") : badge("differs", "fail"), "."),
       h("div", { class: "controls" },
-        h("button", { type: "button", id: "xenc-download", onclick: () => download("ragagent-cross-encoder", run.recording.text) }, "Download this scoring's recording"),
+        h("button", { type: "button", id: "xenc-download", onclick: () => {
+          // A file holding the key is withheld (dom.download); say so.
+          try {
+            download("ragagent-cross-encoder", run.recording.text);
+          } catch (err) {
+            status.textContent = `Not downloaded: ${err.message}`;
+          }
+        } }, "Download this scoring's recording"),
         h("span", { class: "help" }, "It replays offline like the published logits: ", h("code", {}, "ragagent rerank --cross-encoder FILE"), ".")));
   }
 

@@ -212,8 +212,21 @@ export function stamp(date = new Date()) {
   return date.toISOString().replace(/[:.]/g, "-");
 }
 
-/** download saves text as `${prefix}-<timestamp>.json` (or the name given) through a temporary link. */
+let screen = () => null;
+
+/** screenDownloads sets the last check every download passes: check(text)
+ * returns why the file may not be saved, or null. The page sets key.js's
+ * screen, so no file it offers holds the key; dom.js never sees the key. */
+export function screenDownloads(check) {
+  screen = check;
+}
+
+/** download saves text as `${prefix}-<timestamp>.json` (or the name given)
+ * through a temporary link, once the screen allows it; else it throws why,
+ * saving nothing. Every file the page offers is saved here. */
 export function download(prefix, text, name = `${prefix}-${stamp()}.json`) {
+  const withheld = screen(text);
+  if (withheld) throw new Error(withheld);
   const a = h("a", { download: name });
   a.href = URL.createObjectURL(new Blob([text], { type: "application/json" }));
   document.body.append(a);

@@ -1,13 +1,18 @@
 // engine.js is the engine client, the only module that talks to the worker
 // (worker.js, which hosts main.wasm). It numbers calls and settles them,
 // hands each call's events (trial, step, case, started) to its caller,
-// reports start-up progress, and relays the engine's two ways out: live
-// fetches (sent by key.js, which alone holds the key) and the spending
-// ledger's load/save (the page's localStorage, which a worker cannot reach).
-// The message protocol is described at the top of worker.js.
+// reports start-up progress, relays the engine's live fetches (sent by
+// key.js, which alone holds the key) and tells the page, and its other
+// tabs, when the spending ledger changed (the worker keeps it in
+// IndexedDB). The message protocol is described at the top of worker.js.
 
-/** LEDGER_KEY is the localStorage key of the engine's spending ledger. */
-export const LEDGER_KEY = "ragagent.ledger";
+// LEDGER_KEY is where the page kept the spending ledger before it moved to
+// IndexedDB: handed to the worker, which reads it until IndexedDB holds
+// one, then dropped.
+const LEDGER_KEY = "ragagent.ledger";
+// Every tab of the site hears of a ledger change on this channel.
+const ledgerChannel = typeof BroadcastChannel === "function" ? new BroadcastChannel("ragagent.ledger") : null;
+const ledgerListeners = [];
 
 // boot.js has usually started the worker already; else it is started here
 // the same way. What the worker posted before connect() waits in `early`.
@@ -58,6 +63,11 @@ export function call(op, args = [], onEvent) {
 export function connect({ progress, send }) {
   onProgress = progress;
   transport = send;
+  let legacy = null;
+  try {
+    legacy = localStorage.getItem(LEDGER_KEY);
+  } catch { /* storage blocked: nothing was kept there */ }
+  worker.postMessage({ type: "legacyLedger", text: legacy });
   worker.onmessage = receive;
   worker.onerror = (event) => startup({ stage: "failed", message: event.message || "the engine worker failed to start" });
   for (const event of boot.early.splice(0)) (event.type === "error" ? worker.onerror : worker.onmessage)(event);
@@ -68,7 +78,7 @@ function receive(event) {
   if (msg.type === "progress") return startup(msg);
   if (msg.type === "fetch") return relayFetch(msg);
   if (msg.type === "abortFetch") return inflight.get(msg.fetchId)?.abort();
-  if (msg.type === "storage") return relayStorage(msg);
+  if (msg.type === "ledgerChanged") return ledgerChanged();
   const pending = calls.get(msg.id);
   if (!pending) return;
   if (msg.event) {
@@ -107,17 +117,21 @@ async function relayFetch({ fetchId, endpoint, body, timeoutMs }) {
   }
 }
 
-/** relayStorage answers the engine's ledger load/save from localStorage. */
-function relayStorage({ storageId, op, text }) {
-  const reply = (msg) => worker.postMessage({ type: "stored", storageId, ...msg });
+/**
+ * onLedgerChange calls fn after another tab changed the spending ledger (a
+ * budget, a reservation, its outcome), so the page can show it at once.
+ */
+export function onLedgerChange(fn) {
+  ledgerListeners.push(fn);
+}
+
+if (ledgerChannel) ledgerChannel.onmessage = () => { for (const fn of ledgerListeners) fn(); };
+
+/** ledgerChanged: this tab's engine changed the ledger; the copy kept in
+ * localStorage before is no longer read, and the other tabs are told. */
+function ledgerChanged() {
   try {
-    if (op === "load") return reply({ ok: true, value: localStorage.getItem(LEDGER_KEY) });
-    if (op === "save") {
-      localStorage.setItem(LEDGER_KEY, text);
-      return reply({ ok: true });
-    }
-    reply({ ok: false, message: `unknown storage operation ${op}` });
-  } catch (err) {
-    reply({ ok: false, message: `${err.name || "Error"}: ${err.message}` });
-  }
+    localStorage.removeItem(LEDGER_KEY);
+  } catch { /* storage blocked: nothing was kept there */ }
+  ledgerChannel?.postMessage("changed");
 }

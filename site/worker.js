@@ -9,10 +9,9 @@
 //   page -> worker  {type: "fetched", fetchId, status, body} | {type: "fetchFailed", fetchId, kind, message}
 //   worker -> page  {type: "abortFetch", fetchId}
 // Live requests are fetched by the page, whose key.js alone holds the API key.
-//   worker -> page  {type: "storage", storageId, op: "load" | "save", text}
-//   page -> worker  {type: "stored", storageId, ok, value, message}
-// The spending ledger lives in the page's localStorage, which a worker
-// cannot reach, so its load/save bridge is relayed the same way.
+//   page -> worker  {type: "legacyLedger", text}    the ledger the page kept in localStorage before, or null
+//   worker -> page  {type: "ledgerChanged"}          a change to the spending ledger was committed
+// The spending ledger lives in IndexedDB, kept by this worker (below).
 "use strict";
 
 // The engine's download starts first, before Go's support script loads.
@@ -111,17 +110,81 @@ function post(endpoint, body, opts) {
   });
 }
 
-// The ledger's store for the engine: each load or save is answered by the page.
-const stored = new Map();
-let nextStorage = 0;
-function storage(op, text) {
+// The spending ledger's store for the engine. Its text is kept in
+// IndexedDB, which this worker reaches itself, and every change is one
+// readwrite transaction: the latest text is read, the engine applies its
+// change to it (apply is synchronous, so the transaction stays open) and
+// the result is written. IndexedDB runs readwrite transactions on the same
+// store one at a time across every tab and worker of the site, so tabs
+// never reserve past the budget together or drop each other's entries.
+// (localStorage cannot do this: a tab reads its own copy, which another
+// tab's write reaches later, even inside a Web Lock; measured in
+// docs/page.md.) A ledger the page kept in localStorage before is read
+// until IndexedDB holds one; the page then drops it.
+const LEDGER_DB = "ragagent-ledger";
+const LEDGER_STORE = "ledger";
+const LEDGER_ID = "ledger";
+let legacyLedger = null;
+let ledgerDB = null;
+
+function openLedger() {
   return new Promise((resolve, reject) => {
-    const storageId = ++nextStorage;
-    stored.set(storageId, { resolve, reject });
-    self.postMessage({ type: "storage", storageId, op, text });
+    if (!self.indexedDB) throw new Error("this browser gives the page no IndexedDB, where the spending ledger is kept");
+    const req = indexedDB.open(LEDGER_DB, 1);
+    req.onupgradeneeded = () => req.result.createObjectStore(LEDGER_STORE);
+    req.onsuccess = () => {
+      const db = req.result;
+      // The site's data was cleared, or another version needs the database: open it again next time.
+      db.onclose = () => { ledgerDB = null; legacyLedger = null; };
+      db.onversionchange = () => { db.close(); ledgerDB = null; };
+      resolve(db);
+    };
+    req.onerror = () => reject(req.error);
   });
 }
-const ledgerStore = { load: () => storage("load"), save: (text) => storage("save", text) };
+
+/** ledgerTx runs work(text, store) on the ledger's latest text (null when
+ * none is kept) in one transaction and resolves with its result once the
+ * transaction has committed (durably, for a change). */
+async function ledgerTx(mode, work) {
+  const db = await (ledgerDB ??= openLedger().catch((err) => { ledgerDB = null; throw err; }));
+  return new Promise((resolve, reject) => {
+    const tx = db.transaction(LEDGER_STORE, mode, { durability: "strict" });
+    const store = tx.objectStore(LEDGER_STORE);
+    let out;
+    const get = store.get(LEDGER_ID);
+    get.onsuccess = () => {
+      const kept = typeof get.result === "string";
+      if (kept) legacyLedger = null;
+      try {
+        out = work(kept ? get.result : legacyLedger, store);
+      } catch (err) {
+        reject(err);
+        tx.abort();
+      }
+    };
+    tx.oncomplete = () => resolve(out);
+    tx.onerror = tx.onabort = () => reject(tx.error || new Error("the ledger's transaction was aborted"));
+  });
+}
+
+const ledgerStore = {
+  load: () => ledgerTx("readonly", (text) => text),
+  // apply returns the text to write, or null when the engine refused the
+  // change (it knows why); other tabs are told of each change.
+  async update(apply) {
+    const wrote = await ledgerTx("readwrite", (text, store) => {
+      const next = apply(text);
+      if (typeof next !== "string") return false;
+      store.put(next, LEDGER_ID);
+      return true;
+    });
+    if (wrote) {
+      legacyLedger = null;
+      self.postMessage({ type: "ledgerChanged" });
+    }
+  },
+};
 
 function errorOf(err) {
   if (err && typeof err === "object") {
@@ -196,12 +259,8 @@ self.onmessage = async (event) => {
     else pending.reject({ kind: msg.kind, message: msg.message });
     return;
   }
-  if (msg.type === "stored") {
-    const pending = stored.get(msg.storageId);
-    if (!pending) return;
-    stored.delete(msg.storageId);
-    if (msg.ok) pending.resolve(msg.value ?? null);
-    else pending.reject(new Error(msg.message || "the page could not use its storage"));
+  if (msg.type === "legacyLedger") {
+    legacyLedger = typeof msg.text === "string" ? msg.text : null;
     return;
   }
   const { id, op, args } = msg;

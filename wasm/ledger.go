@@ -12,30 +12,39 @@ import (
 )
 
 // shellStore is the spending ledger's budget.Store in the page. The shell
-// keeps the ledger's text in localStorage (which a worker cannot reach, so
-// the worker relays to the page) and hands the engine two functions:
+// (worker.js) keeps the ledger's text in the browser's IndexedDB and hands
+// the engine two functions:
 //
-//	load()      Promise<string | null>  the saved ledger, null when none was saved
-//	save(text)  Promise<any>            settles once the text is stored; rejects if it was not
+//	load()         Promise<string | null>  the saved ledger, null when none was saved
+//	update(apply)  Promise<any>            one change, no other tab's in between
+//
+// update reads the latest text and calls apply(text | null) inside one
+// readwrite transaction, which the browser runs one at a time across every
+// tab and worker of the site, and writes the string apply returns (null:
+// nothing to write, the change was refused); it settles once the change
+// has committed, and rejects if it could not. So tabs sharing the ledger
+// never reserve past the budget together and never drop each other's
+// entries. apply is called synchronously, so the transaction stays open.
 //
 // Only the ledger's text crosses this bridge; the key never does.
 //
-// A load or save waits for the page's answer without a timeout of its own:
-// the page answers at once from localStorage (failures included), a save
-// in progress must not be abandoned by a Stop (the ledger would lose the
-// outcome of a request already sent), and a Go timer, even stopped, keeps
-// a node process waiting for it under js/wasm.
+// A load or update waits for the shell's answer without a timeout of its
+// own: the browser answers at once (failures included), another tab holds
+// the store only for one read and one write, a write in progress must not
+// be abandoned by a Stop (the ledger would lose the outcome of a request
+// already sent), and a Go timer, even stopped, keeps a node process
+// waiting for it under js/wasm.
 type shellStore struct {
-	load, save js.Value
+	load, update js.Value
 }
 
 var _ budget.Store = shellStore{}
 
-// storeOf reads {load, save} from a hooks object.
+// storeOf reads {load, update} from a hooks object.
 func storeOf(v js.Value) (shellStore, error) {
-	s := shellStore{load: field(v, "load"), save: field(v, "save")}
-	if s.load.Type() != js.TypeFunction || s.save.Type() != js.TypeFunction {
-		return shellStore{}, errors.New("the ledger needs a store: {load(), save(text)}, each returning a Promise")
+	s := shellStore{load: field(v, "load"), update: field(v, "update")}
+	if s.load.Type() != js.TypeFunction || s.update.Type() != js.TypeFunction {
+		return shellStore{}, errors.New("the ledger needs a store: {load(), update(apply)}, each returning a Promise")
 	}
 	return s, nil
 }
@@ -48,6 +57,13 @@ func (s shellStore) Load() ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("the page's ledger store: %w", err)
 	case rejected:
 		return nil, false, fmt.Errorf("the page's ledger store could not load it: %s", errorMessage(v))
+	}
+	return ledgerText(v)
+}
+
+// ledgerText reads the shell's answer: the ledger's text, or null.
+func ledgerText(v js.Value) ([]byte, bool, error) {
+	switch {
 	case v.IsNull() || v.IsUndefined():
 		return nil, false, nil
 	case v.Type() == js.TypeString:
@@ -56,30 +72,37 @@ func (s shellStore) Load() ([]byte, bool, error) {
 	return nil, false, fmt.Errorf("the page's ledger store gave %s, not the ledger's text or null", v.Type())
 }
 
-// Update loads the ledger, applies the change and saves the result. It is
-// not yet one step across tabs: two tabs can still interleave a load and a
-// save (a later change takes a Web Lock around both and re-reads inside
-// it); within one tab the engine has one ledger writer at a time.
+// Update makes one change as one step: the shell reads the latest text
+// and calls back here to apply the change, then writes the result.
+// apply's own error is returned as it is (nothing is written).
 func (s shellStore) Update(apply func(old []byte, exists bool) ([]byte, error)) error {
-	old, exists, err := s.Load()
-	if err != nil {
-		return err
-	}
-	data, err := apply(old, exists)
-	if err != nil {
-		return err
-	}
-	return s.store(data)
-}
-
-// store hands the shell the whole ledger and waits until it is stored.
-func (s shellStore) store(data []byte) error {
-	v, rejected, err := await(context.Background(), s.save, string(data))
+	applied := false
+	var applyErr error
+	// The shell calls it inside its transaction; apply only decodes and
+	// encodes, so it never blocks the event loop.
+	fn := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		applied = true
+		old, exists, err := ledgerText(arg(args, 0))
+		var data []byte
+		if err == nil {
+			data, err = apply(old, exists)
+		}
+		if applyErr = err; err != nil {
+			return nil
+		}
+		return string(data)
+	})
+	defer fn.Release()
+	v, rejected, err := await(context.Background(), s.update, fn)
 	switch {
 	case err != nil:
 		return fmt.Errorf("the page's ledger store: %w", err)
+	case applyErr != nil:
+		return applyErr
 	case rejected:
-		return fmt.Errorf("the page's ledger store could not save it: %s", errorMessage(v))
+		return fmt.Errorf("the page's ledger store could not update it: %s", errorMessage(v))
+	case !applied:
+		return errors.New("the page's ledger store did not apply the change")
 	}
 	return nil
 }

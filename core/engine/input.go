@@ -5,7 +5,6 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/recording"
-	"github.com/ragagentlab/ragagent/core/secret"
 )
 
 // ParseRecording reads a recording a front end was given (a file the page
@@ -18,9 +17,3 @@ func ParseRecording(data []byte) (*recording.File, error) {
 	}
 	return recording.Parse(data)
 }
-
-// Redact is the redaction every transport applies to every reply body
-// before the engine sees it (secret.Redact: the key as sent, verbatim,
-// JSON-escaped or URL-encoded), for a front end whose transport is not Go:
-// the page's shell, which holds the key, runs it on each body it fetches.
-func Redact(body []byte, key string) []byte { return secret.Redact(body, key) }

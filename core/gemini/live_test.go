@@ -90,8 +90,11 @@ func TestLiveAgainstTheFake(t *testing.T) {
 		{name: "503", reply: geminitest.Status(503), want: "model_transport_failed:HTTPError", error: "HTTPError", status: 503},
 		{name: "redirect is not followed", reply: geminitest.Redirect("/v1beta/models/other:generateContent"),
 			want: "model_transport_failed:HTTPError", error: "HTTPError", status: 302},
+		// The deadline is long enough for the request to reach the fake on a
+		// loaded machine (it then holds the reply for a minute): a shorter
+		// one made the "one request reached the server" check flaky.
 		{name: "slow reply past the deadline", reply: geminitest.Slow(time.Minute, geminitest.Decision(stopDecision())),
-			timeout: 50 * time.Millisecond, want: "model_transport_failed:TimeoutError", error: "TimeoutError"},
+			timeout: 3 * time.Second, want: "model_transport_failed:TimeoutError", error: "TimeoutError"},
 		{name: "oversized reply", reply: geminitest.Oversized(), want: reason.ProviderResponseBytesLimit, error: "provider_response_bytes_limit"},
 		{name: "body not JSON", reply: geminitest.Raw(200, "<html>upstream error</html>"), want: reason.InvalidModelJSON, error: "invalid_model_json"},
 		{name: "MAX_TOKENS", reply: geminitest.Finished("MAX_TOKENS", `{"action": "se`), want: reason.UnfinishedModelReply},

@@ -1,10 +1,13 @@
 // views/recordings.js is the Recordings view: this session's recording of
 // live runs (count and download), and a recording file loaded by picker or
-// drop, replayed in the engine, with a clear message when it is malformed
-// or a request differs from it.
+// drop (files.js: at most the engine's input cap, read whole or refused),
+// replayed in the engine, with a clear message when it is refused,
+// malformed or a request differs from it; a refused file leaves the
+// recording loaded before in place.
 
 import { $, h, clear, download, plural } from "../dom.js";
-import { call } from "../engine.js";
+import { call, ready } from "../engine.js";
+import { FileRefused, readText, dropped } from "../files.js";
 import { link } from "../nav.js";
 import { state } from "../state.js";
 import { trialRow, renderSummary } from "../trace.js";
@@ -30,17 +33,21 @@ export function mount({ openTrace, enableLoaded }) {
     msg.hidden = false;
   }
 
+  /** kept says what a refused file left in place. */
+  const kept = () => (state.loaded ? "The recording loaded before is kept." : null);
+
   async function load(file) {
-    const out = clear($("#rec-result"));
     msg.hidden = true;
     let text;
     try {
-      text = await file.text();
-    } catch {
-      return showMessage(`Could not read ${file.name}.`);
+      if (file instanceof FileRefused) throw file;
+      text = await readText(file, (await ready).constants.max_input_bytes);
+    } catch (err) {
+      return showMessage(`${err.message}.`, kept());
     }
     try {
       const rep = await call("replay", [{ recording: text }]);
+      const out = clear($("#rec-result"));
       state.loaded = rep;
       enableLoaded();
       const mismatches = rep.trials.filter((t) => t.result && t.result.reason === "replay_request_mismatch");
@@ -66,11 +73,20 @@ export function mount({ openTrace, enableLoaded }) {
         h("thead", {}, h("tr", {}, ["Path", "Pass", "Fail", "Incomplete"].map((c) => h("th", { scope: "col" }, c)))), sum)));
     } catch (err) {
       const kind = err.name === "RecordingError" ? "This file is not a usable recording" : "The recording could not be replayed";
-      showMessage(`${kind}: ${err.message}`);
+      showMessage(`${kind}: ${err.message}`, kept());
     }
   }
 
-  $("#rec-download").addEventListener("click", async () => download("ragagent-session", (await call("recording")).text));
+  const saved = $("#rec-download-message");
+  $("#rec-download").addEventListener("click", async () => {
+    saved.hidden = true;
+    try {
+      download("ragagent-session", (await call("recording")).text);
+    } catch (err) {
+      saved.textContent = `Could not download: ${err.message}.`;
+      saved.hidden = false;
+    }
+  });
   $("#rec-file").addEventListener("change", () => {
     const f = $("#rec-file").files[0];
     if (f) load(f);
@@ -81,8 +97,7 @@ export function mount({ openTrace, enableLoaded }) {
   drop.addEventListener("drop", (e) => {
     e.preventDefault();
     drop.classList.remove("over");
-    const f = e.dataTransfer.files[0];
-    if (f) load(f);
+    load(dropped(e.dataTransfer));
   });
   return { setCount };
 }

@@ -1,10 +1,11 @@
 // views/rerank.js is the Rerank view: the reranking lab replayed in the
 // engine the first time the view is opened (rerank-report.js shows it),
 // and a live Gemini listwise rerank of the development cases (flow.js)
-// with its price table and the spending ledger kept in localStorage.
+// with its price table and the spending ledger (kept by the worker in
+// IndexedDB, shared by the site's tabs).
 
 import { $, h, clear, table, numCell, usd, plural, download, badge, DASH } from "../dom.js";
-import { call, LEDGER_KEY } from "../engine.js";
+import { call, onLedgerChange } from "../engine.js";
 import { liveFlow, planList, keyLine, retriesText } from "../flow.js";
 import * as key from "../key.js";
 import { currentView, onRoute } from "../nav.js";
@@ -180,8 +181,12 @@ export function mount() {
   }
 
   async function downloadRecording() {
-    const rec = await call("rerankRecording");
-    if (rec) download("ragagent-rerank", rec.text);
+    try {
+      const rec = await call("rerankRecording");
+      if (rec) download("ragagent-rerank", rec.text);
+    } catch (err) {
+      liveStatus.textContent = `Could not download: ${err.message}.`;
+    }
   }
 
   const flow = liveFlow(state.rerankLive, {
@@ -240,12 +245,18 @@ export function mount() {
   for (const el of [priceIn, priceOut]) el.addEventListener("input", flow.reset);
   key.onChange(flow.reset);
   $("#rerank-run").addEventListener("click", replay);
-  // Another tab of this page spent from the same ledger: show it.
-  window.addEventListener("storage", (e) => {
-    if (e.key === LEDGER_KEY && state.rerank.report && !flow.running()) {
+  // Another tab changed the shared ledger (a budget, a reservation, its
+  // outcome): show it at once. A plan shown here is withdrawn, its numbers
+  // being stale; a rerank running here keeps its plan and reservations.
+  onLedgerChange(async () => {
+    if (!state.rerank.report) return;
+    if (!flow.running()) {
       flow.reset();
-      refreshLedger();
+      return refreshLedger();
     }
+    try {
+      renderLedger(await call("ledger"));
+    } catch { /* the next refresh shows why */ }
   });
 
   return {

@@ -103,3 +103,17 @@ export function observe(page, consoleLines = [], requests = []) {
   page.on("request", (r) => requests.push({ url: r.url(), method: r.method(), headers: r.headers(), body: r.postData() || "" }));
   return { consoleLines, requests };
 }
+
+/** ledgerText reads the spending ledger's text as the page's worker keeps it (IndexedDB), or null. */
+export function ledgerText(page) {
+  return page.evaluate(() => new Promise((resolve, reject) => {
+    const open = indexedDB.open("ragagent-ledger", 1);
+    open.onupgradeneeded = () => open.result.createObjectStore("ledger");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const get = open.result.transaction("ledger").objectStore("ledger").get("ledger");
+      get.onsuccess = () => { open.result.close(); resolve(get.result ?? null); };
+      get.onerror = () => reject(get.error);
+    };
+  }));
+}

@@ -278,7 +278,7 @@ test("an error body that echoes the key reaches neither the engine nor the page"
   await other.waitForFunction(() => /^(Finished|Key refused)/.test(document.querySelector("#run-status").textContent), null, { timeout: 60000 });
   assert.match(await other.textContent("#run-status"), /^Key refused: the API answered HTTP 400/);
   const shown = await other.textContent("#run-output");
-  assert.match(shown, /\[redacted\] not valid/, "the API's message is shown, without the key");
+  assert.match(shown, /\[redacted key\] not valid/, "the API's message is shown, without the key");
   assert.ok(!(await other.content()).replace(/value="[^"]*"/g, "").includes(KEY), "the key is nowhere in the page but its field");
   await other.close();
 });

@@ -2,13 +2,13 @@
 // replayed in the page (its tables are the published numbers, computed in
 // the browser, not pre-rendered), and a live Gemini listwise rerank goes to
 // cmd/fakegemini on loopback (which ranks listwise requests by coverage)
-// with the key only in x-goog-api-key and the spending ledger in
-// localStorage. Screenshots go to tests/browser/screenshots/.
+// with the key only in x-goog-api-key and the spending ledger in the
+// browser's storage. Screenshots go to tests/browser/screenshots/.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { root, serveSite, launch, startFake, observe } from "./harness.mjs";
+import { root, serveSite, launch, startFake, observe, ledgerText } from "./harness.mjs";
 
 const SHOTS = path.join(root, "tests", "browser", "screenshots");
 const KEY = "test-key-rerank-93b1e07c";
@@ -124,7 +124,7 @@ test("the live form shows the prices and refuses clearly, sending nothing, witho
   assert.equal(await page.textContent("#rerank-start"), "Show the plan", "a refused plan cannot be sent");
   await shot("rerank-refused");
   assert.equal(requests.slice(before).filter((r) => r.url.startsWith(fake.url)).length, 0, "nothing was sent");
-  assert.equal(JSON.parse(await page.evaluate(() => localStorage.getItem("ragagent.ledger"))).entries.length, 0);
+  assert.equal(JSON.parse(await ledgerText(page)).entries.length, 0);
 });
 
 test("a live rerank sends the key only as x-goog-api-key and the ledger keeps its reservations across a reload", async () => {
@@ -171,10 +171,10 @@ test("a live rerank sends the key only as x-goog-api-key and the ledger keeps it
   }
   assert.match(fake.log(), /POST \/v1beta\/models\/gemini-3\.1-flash-lite:generateContent -> 200 \(headers: .*x-goog-api-key/);
 
-  // The ledger reflects the reservations, in the page and in localStorage.
+  // The ledger reflects the reservations, in the page and in its storage.
   assert.equal(await page.textContent("#rerank-ledger-spent"), "$0.0079135 in 4 reservations");
   assert.equal(await page.textContent("#rerank-ledger-remaining"), "$0.0420865");
-  const stored = await page.evaluate(() => localStorage.getItem("ragagent.ledger"));
+  const stored = await ledgerText(page);
   assert.ok(!stored.includes(KEY), "the key is not in the ledger");
   const ledger = JSON.parse(stored);
   assert.deepEqual(ledger.entries.map((e) => [e.outcome, e.model, e.request_bytes]),

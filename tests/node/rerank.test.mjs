@@ -1,7 +1,7 @@
 // The reranking lab through the JS API: the three recorded runs replayed in
 // node give every published figure, and a live Gemini listwise rerank runs
 // through an injected fetch double with the spending ledger kept behind the
-// page's load/save bridge (here an object in memory).
+// page's load/update bridge (here an object in memory).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -28,12 +28,23 @@ after(releaseTimers);
 const sources = (rows) => rows.map((r) => r.source_id);
 const orders = (gemini) => Object.fromEntries(gemini.cases.map((c) => [c.case_id, c.gemini && sources(c.gemini)]));
 
-/** memoryStore is the ledger's storage as the page's bridge offers it. */
+/** memoryStore is the ledger's storage as the page's bridge offers it:
+ * update(apply) is one change at a time (a promise chain stands for the
+ * page's Web Lock) on the latest text, saved with save. */
 function memoryStore(text = null) {
+  let chain = Promise.resolve();
   const s = {
     text, saves: [],
     load: async () => s.text,
     save: async (t) => { s.text = t; s.saves.push(t); },
+    update(apply) {
+      const run = chain.then(async () => {
+        const next = apply(await s.load());
+        if (typeof next === "string") await s.save(next);
+      });
+      chain = run.catch(() => {});
+      return run;
+    },
   };
   return s;
 }
@@ -255,7 +266,7 @@ test("a ledger that cannot be saved stops the run before anything is sent", asyn
   await api.setBudget(1, store);
   store.save = async () => { throw new Error("QuotaExceededError"); };
   let sent = 0;
-  await assert.rejects(api.rerankLive({ hasKey: true }, { post: async () => { sent++; }, store }).result, /could not save it: QuotaExceededError/);
+  await assert.rejects(api.rerankLive({ hasKey: true }, { post: async () => { sent++; }, store }).result, /could not update it: QuotaExceededError/);
   assert.equal(sent, 0);
   const broken = memoryStore("{not a ledger");
   await assert.rejects(api.ledger(broken), /not reset/);

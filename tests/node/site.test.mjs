@@ -71,6 +71,14 @@ test("only engine.js talks to the engine's worker, and only crossencoder.js to t
   assert.doesNotMatch(source["crossencoder-worker.js"] + source["crossencoder-scorer.mjs"], /https:\/\/cdn|jsdelivr|unpkg/, "the runtime comes from site/vendor/, never a CDN");
 });
 
+test("every file the page offers is saved through dom.download, which key.js screens", () => {
+  for (const f of files) {
+    if (f !== "dom.js") assert.doesNotMatch(source[f], /createObjectURL|\{\s*download:|\.download\s*=/, `${f} saves a file itself`);
+  }
+  assert.match(source["dom.js"], /const withheld = screen\(text\);\n\s*if \(withheld\) throw/, "download asks the screen first");
+  assert.match(source["app.js"], /^screenDownloads\(key\.screen\);$/m, "the screen is key.js's");
+});
+
 test("no module builds HTML from text", () => {
   for (const f of files) assert.doesNotMatch(source[f], /innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser/, f);
 });

@@ -210,17 +210,11 @@ func (d *D1) Charge(ctx context.Context, tokenID, day string, m Meter, limit int
 	if limit < 1 {
 		return false, nil
 	}
-	var col, first string
-	switch m {
-	case Requests:
-		col, first = "requests", "1, 0"
-	case LiveCalls:
-		col, first = "live_calls", "0, 1"
-	default:
-		return false, fmt.Errorf("store: unknown meter %q", m)
+	q, err := chargeSQL(m)
+	if err != nil {
+		return false, err
 	}
-	rows, err := d.one(ctx, `INSERT INTO allowance (token_id, day, requests, live_calls) VALUES (?1, ?2, `+first+`)
-			ON CONFLICT (token_id, day) DO UPDATE SET `+col+` = `+col+` + 1 WHERE `+col+` < ?3 RETURNING 1`, tokenID, day, limit)
+	rows, err := d.one(ctx, q+` RETURNING 1`, tokenID, day, limit)
 	return len(rows) == 1, err
 }
 

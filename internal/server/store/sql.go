@@ -326,11 +326,9 @@ func (s *SQL) RevokeToken(ctx context.Context, id string, at time.Time) (bool, e
 	return n == 1, err
 }
 
-// Charge counts one use of m if fewer than limit were counted that day.
-func (s *SQL) Charge(ctx context.Context, tokenID, day string, m Meter, limit int) (bool, error) {
-	if limit < 1 {
-		return false, nil
-	}
+// chargeSQL is the upsert that counts one use of m on a day, only while
+// fewer than ?3 were counted (both stores run it; D1 adds RETURNING).
+func chargeSQL(m Meter) (string, error) {
 	var col, first string
 	switch m {
 	case Requests:
@@ -338,12 +336,24 @@ func (s *SQL) Charge(ctx context.Context, tokenID, day string, m Meter, limit in
 	case LiveCalls:
 		col, first = "live_calls", "0, 1"
 	default:
-		return false, fmt.Errorf("store: unknown meter %q", m)
+		return "", fmt.Errorf("store: unknown meter %q", m)
+	}
+	return `INSERT INTO allowance (token_id, day, requests, live_calls) VALUES (?1, ?2, ` + first + `)
+			ON CONFLICT (token_id, day) DO UPDATE SET ` + col + ` = ` + col + ` + 1 WHERE ` + col + ` < ?3`, nil
+}
+
+// Charge counts one use of m if fewer than limit were counted that day.
+func (s *SQL) Charge(ctx context.Context, tokenID, day string, m Meter, limit int) (bool, error) {
+	if limit < 1 {
+		return false, nil
+	}
+	q, err := chargeSQL(m)
+	if err != nil {
+		return false, err
 	}
 	var n int64
-	err := s.write(ctx, func(tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO allowance (token_id, day, requests, live_calls) VALUES (?1, ?2, `+first+`)
-			ON CONFLICT (token_id, day) DO UPDATE SET `+col+` = `+col+` + 1 WHERE `+col+` < ?3`, tokenID, day, limit)
+	err = s.write(ctx, func(tx *wtx) error {
+		res, err := tx.ExecContext(ctx, q, tokenID, day, limit)
 		if err != nil {
 			return err
 		}
