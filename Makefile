@@ -183,8 +183,9 @@ bench-packs: wasm node_modules/.package-lock.json chromium
 
 # Server edition load scenarios (seconds each, so go test -bench . alone
 # skips them): 200 concurrent clients under the caps, cancel to end event,
-# kill -9 under load and restart.
-bench-server:
+# kill -9 under load and restart; the load scenario again against the local
+# Worker (wrangler dev --local) when npm ci installed wrangler.
+bench-server: worker node_modules/.package-lock.json
 	RAGAGENT_BENCH_SERVER=1 $(GO) test ./internal/server -run '^$$' -bench Server -benchtime 1x -timeout 30m
 
 # Page figures: sizes, start-up in headless Chromium, replay and FTS5 search

@@ -3,10 +3,12 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ncruces/go-sqlite3/driver"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragagentlab/ragagent/internal/server/store"
@@ -99,94 +102,168 @@ func streamRun(base, token, body string) (streamed, error) {
 	return out, err
 }
 
-// 200 concurrent clients each start a streamed scripted run (strategy
-// enqueue) while a sampler reads the running counts: the counts never pass
-// the caps, every admitted run ends exactly once, the database holds
-// exactly the admitted runs; admission and completion latencies.
+// loadCaps are the caps of both load scenarios (native and Worker).
+var loadCaps = storeCaps(16, 2, 200, 8)
+
+// loadTarget is a server the load scenario runs against: its URL, its
+// tokens (rag_<id>_<secret>), its caps and a read-only connection to its
+// database file (the native server's SQLite file, or the local Worker's
+// D1 file, which workerd keeps in WAL mode under SQLite's own file locks),
+// through which the scenario samples the running counts and checks every
+// stored run. log is the server's log, shown when a run goes wrong.
+type loadTarget struct {
+	base   string
+	tokens []string
+	caps   store.Caps
+	db     *sql.DB
+	log    func() string
+}
+
+// openReadOnly opens a server's SQLite database for reading beside it.
+func openReadOnly(b *testing.B, path string) *sql.DB {
+	db, err := driver.Open((&url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&_pragma=busy_timeout(10000)"}).String(), nil)
+	require.NoError(b, err)
+	require.NoError(b, db.Ping())
+	b.Cleanup(func() { db.Close() })
+	return db
+}
+
+// runningCounts reads how many runs are running, in all and for the token
+// with the most, straight from the runs table.
+func runningCounts(db *sql.DB) func(context.Context) (store.Counts, error) {
+	return func(ctx context.Context) (store.Counts, error) {
+		var c store.Counts
+		err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM runs WHERE status = 'running'),
+			(SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM runs WHERE status = 'running' GROUP BY token_id))`).
+			Scan(&c.Running, &c.MostRunningPerToken)
+		return c, err
+	}
+}
+
+// loadFigures are what one load scenario measured.
+type loadFigures struct {
+	clients, admitted, samples int
+	refused                    map[string]int
+	maxRunning, maxPerToken    int64
+	admit, complete            [2]time.Duration // p50, p99
+	wall                       time.Duration
+	load0, load1               string
+}
+
+// load runs the load scenario: clients concurrent clients (tokens taken in
+// turn) each start a streamed scripted run (strategy enqueue) while a
+// sampler reads the running counts. It fails unless the counts never pass
+// the caps, every admitted run's stream ends with its end event, no run is
+// admitted twice, and the database holds exactly the admitted runs, each
+// finished with one end event. It reports the figures as the benchmark's
+// metrics and in its log.
+func load(b *testing.B, t loadTarget, clients int) loadFigures {
+	f := loadFigures{clients: clients, refused: map[string]int{}, load0: loadavg()}
+	sm := sampleCounts(runningCounts(t.db))
+	results := make([]streamed, clients)
+	errs := make([]error, clients)
+	began := time.Now()
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = streamRun(t.base, t.tokens[i%len(t.tokens)], `{`+overwrite+`, "stream": true, "strategy": "enqueue"}`)
+		}()
+	}
+	wg.Wait()
+	f.wall = time.Since(began)
+	sm.halt()
+	var admitted, completed []time.Duration
+	ids := map[string]bool{}
+	for i, r := range results {
+		require.NoError(b, errs[i], "client %d", i)
+		if r.status != http.StatusOK {
+			f.refused[r.code]++
+			continue
+		}
+		require.False(b, ids[r.id], "run %s admitted twice", r.id)
+		ids[r.id] = true
+		admitted = append(admitted, r.admitted)
+		completed = append(completed, r.ended)
+		if last := r.events[len(r.events)-1].event; last != "end" {
+			for _, line := range strings.Split(t.log(), "\n") {
+				if strings.Contains(line, "fault") || strings.Contains(line, r.id) {
+					b.Log(line)
+				}
+			}
+			b.Fatalf("run %s: the stream ended after %q", r.id, last)
+		}
+	}
+	stored := 0
+	rows, err := t.db.Query(`SELECT r.id, r.status, (SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.type = 'end') FROM runs r`)
+	require.NoError(b, err)
+	for rows.Next() {
+		var id, status string
+		var ends int
+		require.NoError(b, rows.Scan(&id, &status, &ends))
+		require.True(b, ids[id], "run %s stored but not admitted", id)
+		require.NotContains(b, []string{store.Queued, store.Running}, status, "run %s", id)
+		require.Equal(b, 1, ends, "run %s has one end event", id)
+		stored++
+	}
+	require.NoError(b, rows.Err())
+	require.Equal(b, len(ids), stored, "no admitted run lost")
+	require.Positive(b, sm.samples.Load(), "the running counts were sampled")
+	require.LessOrEqual(b, sm.all.Load(), int64(t.caps.Running), "running runs never pass the global cap")
+	require.LessOrEqual(b, sm.one.Load(), int64(t.caps.RunningPerToken), "a token's running runs never pass its cap")
+	f.admitted, f.samples, f.maxRunning, f.maxPerToken = len(ids), int(sm.samples.Load()), sm.all.Load(), sm.one.Load()
+	f.admit = [2]time.Duration{percentile(admitted, .5), percentile(admitted, .99)}
+	f.complete = [2]time.Duration{percentile(completed, .5), percentile(completed, .99)}
+	f.load1 = loadavg()
+	b.ReportMetric(float64(f.admitted), "admitted")
+	b.ReportMetric(float64(clients-f.admitted), "refused")
+	b.ReportMetric(float64(f.maxRunning), "max-running")
+	b.ReportMetric(float64(f.maxPerToken), "max-running/token")
+	b.ReportMetric(ms(f.admit[0]), "admit-p50-ms")
+	b.ReportMetric(ms(f.admit[1]), "admit-p99-ms")
+	b.ReportMetric(ms(f.complete[0]), "complete-p50-ms")
+	b.ReportMetric(ms(f.complete[1]), "complete-p99-ms")
+	b.Logf("%d clients, %d tokens, caps %d running (%d per token), queue %d (%d per token): %d admitted, refused %v, %d samples, max running %d (per token %d); admission p50 %.1f ms p99 %.1f ms; completion p50 %.1f ms p99 %.1f ms; %d runs in %.2f s (%.1f runs/s); load average %s -> %s",
+		clients, len(t.tokens), t.caps.Running, t.caps.RunningPerToken, t.caps.Queue, t.caps.QueuePerToken, f.admitted, f.refused, f.samples,
+		f.maxRunning, f.maxPerToken, ms(f.admit[0]), ms(f.admit[1]), ms(f.complete[0]), ms(f.complete[1]),
+		f.admitted, f.wall.Seconds(), float64(f.admitted)/f.wall.Seconds(), f.load0, f.load1)
+	return f
+}
+
+// 200 concurrent clients of 50 tokens start streamed scripted runs under
+// the same caps against the native server, then against the local Worker
+// (wrangler dev --local, a fresh D1; see startWorker): the load scenario
+// (load) on each, its guarantees checked and its figures reported side by
+// side.
 func BenchmarkServerLoad200Clients(b *testing.B) {
 	scenario(b)
 	const clients, tokens = 200, 50
-	caps := storeCaps(16, 2, 200, 8)
-	for range b.N {
-		e := newEnv(b, options{caps: caps})
-		var toks []string
+	b.Run("native", func(b *testing.B) {
+		for range b.N {
+			e := newEnv(b, options{caps: loadCaps})
+			t := loadTarget{base: e.http.URL, caps: loadCaps, db: openReadOnly(b, e.dbPath), log: e.log.String}
+			for i := range tokens {
+				t.tokens = append(t.tokens, e.token(fmt.Sprint("t", i), []string{"read", "run"}, 100000, 1))
+			}
+			load(b, t, clients)
+			e.close()
+		}
+	})
+	b.Run("worker", func(b *testing.B) {
+		var toks []workerToken
 		for i := range tokens {
-			toks = append(toks, e.token(fmt.Sprint("t", i), []string{"read", "run"}, 100000, 1))
+			toks = append(toks, workerToken{fmt.Sprint("t", i), []string{"read", "run"}})
 		}
-		load0 := loadavg()
-		sm := sample(e.store)
-		results := make([]streamed, clients)
-		errs := make([]error, clients)
-		began := time.Now()
-		var wg sync.WaitGroup
-		for i := range clients {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				results[i], errs[i] = streamRun(e.http.URL, toks[i%tokens], `{`+overwrite+`, "stream": true, "strategy": "enqueue"}`)
-			}()
-		}
-		wg.Wait()
-		wall := time.Since(began)
-		sm.halt()
-		var admitted, completed []time.Duration
-		refused := map[string]int{}
-		ids := map[string]bool{}
-		for i, r := range results {
-			require.NoError(b, errs[i])
-			if r.status != http.StatusOK {
-				refused[r.code]++
-				continue
+		for range b.N {
+			w := startWorker(b, loadCaps, toks)
+			t := loadTarget{base: w.base, caps: loadCaps, db: openReadOnly(b, w.d1File(b)), log: w.log.String}
+			for _, tk := range toks {
+				t.tokens = append(t.tokens, w.toks[tk.name])
 			}
-			require.False(b, ids[r.id], "run %s admitted twice", r.id)
-			ids[r.id] = true
-			admitted = append(admitted, r.admitted)
-			completed = append(completed, r.ended)
-			if last := r.events[len(r.events)-1].event; last != "end" {
-				for _, line := range strings.Split(e.log.String(), "\n") {
-					if strings.Contains(line, "fault") || strings.Contains(line, r.id) {
-						b.Log(line)
-					}
-				}
-				b.Fatalf("run %s: the stream ended after %q", r.id, last)
-			}
+			load(b, t, clients)
 		}
-		stored := 0
-		for _, tok := range toks {
-			rs, err := e.store.Runs(context.Background(), strings.Split(tok, "_")[1], 0, 1000)
-			require.NoError(b, err)
-			for _, r := range rs {
-				require.True(b, ids[r.ID], "run %s stored but not admitted", r.ID)
-				require.NotContains(b, []string{store.Queued, store.Running}, r.Status)
-				evs, err := e.store.Events(context.Background(), r.ID, 0, 1000)
-				require.NoError(b, err)
-				ends := 0
-				for _, ev := range evs {
-					if ev.Type == "end" {
-						ends++
-					}
-				}
-				require.Equal(b, 1, ends, "run %s", r.ID)
-				stored++
-			}
-		}
-		require.Equal(b, len(ids), stored, "no admitted run lost")
-		require.LessOrEqual(b, sm.all.Load(), int64(caps.Running))
-		require.LessOrEqual(b, sm.one.Load(), int64(caps.RunningPerToken))
-		b.ReportMetric(float64(len(ids)), "admitted")
-		b.ReportMetric(float64(clients-len(ids)), "refused")
-		b.ReportMetric(float64(sm.all.Load()), "max-running")
-		b.ReportMetric(float64(sm.one.Load()), "max-running/token")
-		b.ReportMetric(ms(percentile(admitted, .5)), "admit-p50-ms")
-		b.ReportMetric(ms(percentile(admitted, .99)), "admit-p99-ms")
-		b.ReportMetric(ms(percentile(completed, .5)), "complete-p50-ms")
-		b.ReportMetric(ms(percentile(completed, .99)), "complete-p99-ms")
-		b.Logf("%d clients, %d tokens, caps %d running (%d per token), queue %d (%d per token): %d admitted, refused %v, %d samples, max running %d (per token %d); admission p50 %.1f ms p99 %.1f ms; completion p50 %.1f ms p99 %.1f ms; %d runs in %.2f s (%.0f runs/s); load average %s -> %s",
-			clients, tokens, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken, len(ids), refused, sm.samples.Load(),
-			sm.all.Load(), sm.one.Load(), ms(percentile(admitted, .5)), ms(percentile(admitted, .99)),
-			ms(percentile(completed, .5)), ms(percentile(completed, .99)), len(ids), wall.Seconds(), float64(len(ids))/wall.Seconds(), load0, loadavg())
-		e.close()
-	}
+	})
 }
 
 // Cancel latency: a Gemini run waits on a model that never answers; the

@@ -357,13 +357,17 @@ type sampler struct {
 	done              chan struct{}
 }
 
-func sample(s store.Store) *sampler {
+func sample(s store.Store) *sampler { return sampleCounts(s.Counts) }
+
+// sampleCounts samples counts read by counts.
+func sampleCounts(counts func(context.Context) (store.Counts, error)) *sampler {
 	sm := &sampler{done: make(chan struct{})}
 	go func() {
 		defer close(sm.done)
 		for !sm.stop.Load() {
-			c, err := s.Counts(context.Background())
+			c, err := counts(context.Background())
 			if err != nil {
+				time.Sleep(time.Millisecond)
 				continue
 			}
 			sm.samples.Add(1)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,16 +62,22 @@ func (s *switchFake) use(f *fake) {
 // workerCaps are the Worker's caps in these tests.
 var workerCaps = storeCaps(4, 1, 4, 2)
 
-// workerTokens are made before the Worker starts (tokens reach a Worker's
-// D1 from outside it, with wrangler d1 execute).
-var workerTokens = []struct {
+// workerToken is a token made before the Worker starts: tokens reach a
+// Worker's D1 from outside it, as the SQL `ragagent tokens add --sql`
+// writes, run with wrangler d1 execute.
+type workerToken struct {
 	name   string
 	scopes []string
-}{{"alice", []string{"read", "run", "live"}}, {"bob", []string{"read", "run"}}, {"reader", []string{"read"}}}
+}
 
-// startWorker starts the local Worker, or skips when wrangler (npm ci) or
-// the built Worker (make worker) is missing.
-func startWorker(t *testing.T) *localWorker {
+// workerTokens are TestWorker's.
+var workerTokens = []workerToken{{"alice", []string{"read", "run", "live"}}, {"bob", []string{"read", "run"}}, {"reader", []string{"read"}}}
+
+// startWorker starts the local Worker with these caps and tokens, or skips
+// when wrangler (npm ci) or the built Worker (make worker) is missing.
+// Wrangler and the workerd it starts are stopped when the test ends, and
+// by a watchdog if this process ends first (see supervise).
+func startWorker(t testing.TB, caps store.Caps, tokens []workerToken) *localWorker {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("the local Worker takes seconds to start: not in -short")
@@ -108,7 +115,7 @@ func startWorker(t *testing.T) *localWorker {
 	c = strings.ReplaceAll(c, `migrations_dir = "migrations"`, `migrations_dir = "`+filepath.Join(root, "worker", "migrations")+`"`)
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "wrangler.toml"), []byte(c), 0o644))
 	vars := fmt.Sprintf("RAGAGENT_TOKEN_PEPPER=%q\nGEMINI_API_KEY=%q\nGEMINI_ENDPOINT=%q\nRAGAGENT_MAX_RUNNING=\"%d\"\nRAGAGENT_MAX_RUNNING_PER_TOKEN=\"%d\"\nRAGAGENT_QUEUE=\"%d\"\nRAGAGENT_QUEUE_PER_TOKEN=\"%d\"\n",
-		string(pepper), dummyKey, w.fake.srv.URL, workerCaps.Running, workerCaps.RunningPerToken, workerCaps.Queue, workerCaps.QueuePerToken)
+		string(pepper), dummyKey, w.fake.srv.URL, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken)
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, ".dev.vars"), []byte(vars), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(w.dir, "node_modules", ".mf"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "node_modules", ".mf", "cf.json"), []byte("{}"), 0o644))
@@ -121,7 +128,7 @@ func startWorker(t *testing.T) *localWorker {
 	schema, err := os.ReadFile(filepath.Join(root, "worker", "migrations", "0001_schema.sql"))
 	require.NoError(t, err)
 	sql := string(schema)
-	for _, tk := range workerTokens {
+	for _, tk := range tokens {
 		plain, tok, err := server.NewToken(pepper, tk.name, tk.scopes, 10000, 1000, time.Now())
 		require.NoError(t, err)
 		w.toks[tk.name] = plain
@@ -131,8 +138,12 @@ func startWorker(t *testing.T) *localWorker {
 	state := filepath.Join(w.dir, "state")
 	exe := exec.Command(wrangler, "d1", "execute", "DB", "--local", "--persist-to", state, "--file", "setup.sql")
 	exe.Dir, exe.Env = w.dir, environ
-	out, err := exe.CombinedOutput()
-	require.NoError(t, err, "wrangler d1 execute: %s", out)
+	var out bytes.Buffer
+	exe.Stdout, exe.Stderr = &out, &out
+	stop := supervise(t, exe)
+	err = exe.Wait()
+	stop()
+	require.NoError(t, err, "wrangler d1 execute: %s", out.String())
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -142,26 +153,18 @@ func startWorker(t *testing.T) *localWorker {
 	w.cmd = exec.Command(wrangler, "dev", "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
 		"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", "info")
 	w.cmd.Dir, w.cmd.Env = w.dir, environ
-	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // wrangler starts workerd: stop both
 	pr, pw := io.Pipe()
 	w.cmd.Stdout, w.cmd.Stderr = pw, pw
-	require.NoError(t, w.cmd.Start())
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			w.log.Write([]byte(sc.Text() + "\n"))
 		}
 	}()
+	stop = supervise(t, w.cmd)
 	t.Cleanup(func() {
-		_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = w.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
+		stop()
+		_ = w.cmd.Wait()
 		pw.Close()
 	})
 	w.base = fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -182,6 +185,88 @@ func startWorker(t *testing.T) *localWorker {
 	return w
 }
 
+// supervise starts cmd in a process group of its own (wrangler starts
+// workerd, which must stop with it) and returns the function that stops
+// the group: SIGTERM to cmd, SIGKILL to the group after 5 s, then it waits until no process
+// of the group is alive and fails the test if one still is. A watchdog (a
+// shell in a group of its own, reading a pipe from this process) kills
+// the group if this process ends without calling stop: a -timeout panic,
+// a failed require in another goroutine, a signal. Cleanups run only when
+// a test ends normally.
+func supervise(t testing.TB, cmd *exec.Cmd) (stop func()) {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	pgid := cmd.Process.Pid
+	dog := exec.Command("/bin/sh", "-c", `read -r said; [ "$said" = stopped ] || kill -KILL "-$1" 2>/dev/null`, "watchdog", fmt.Sprint(pgid))
+	dog.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	told, err := dog.StdinPipe()
+	if err == nil {
+		err = dog.Start()
+	}
+	if err != nil {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		require.NoError(t, err, "starting the watchdog")
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			// wrangler stops (and reaps) its workerd on SIGTERM.
+			_ = syscall.Kill(pgid, syscall.SIGTERM)
+			deadline := time.Now().Add(5 * time.Second)
+			for len(groupAlive(pgid)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if len(groupAlive(pgid)) > 0 {
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				deadline = time.Now().Add(5 * time.Second)
+				for len(groupAlive(pgid)) > 0 && time.Now().Before(deadline) {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			_, _ = io.WriteString(told, "stopped\n")
+			told.Close()
+			_ = dog.Wait()
+			if left := groupAlive(pgid); len(left) > 0 {
+				t.Errorf("processes of %s still alive after SIGKILL: %v", filepath.Base(cmd.Path), left)
+			}
+		})
+	}
+}
+
+// groupAlive lists the live (not zombie) processes of a process group,
+// from /proc.
+func groupAlive(pgid int) []int {
+	var out []int
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+		f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" || f[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// d1File is the local D1's SQLite file (miniflare keeps one per database
+// under the state directory).
+func (w *localWorker) d1File(t testing.TB) string {
+	files, err := filepath.Glob(filepath.Join(w.dir, "state", "v3", "d1", "miniflare-D1DatabaseObject", "*.sqlite"))
+	require.NoError(t, err)
+	require.Len(t, files, 1, "one local D1 database")
+	return files[0]
+}
+
 // env is a test environment over the Worker's API (no server or store in
 // this process: everything goes through HTTP).
 func (w *localWorker) env(t *testing.T) *env {
@@ -194,7 +279,7 @@ func (w *localWorker) env(t *testing.T) *env {
 // bytes, a Gemini run recorded and replayed with the key in no output,
 // cancel of an in-flight request, admission at the cap.
 func TestWorker(t *testing.T) {
-	w := startWorker(t)
+	w := startWorker(t, workerCaps, workerTokens)
 	var outputs [][]byte
 	keep := func(r response) response {
 		hdr, _ := json.Marshal(r.header)
@@ -379,4 +464,60 @@ func TestWorkerMigrationIsTheSchema(t *testing.T) {
 	schema, err := os.ReadFile("store/schema.sql")
 	require.NoError(t, err)
 	assert.Equal(t, string(schema), string(migration), "schema.sql changed: add worker/migrations/0002_*.sql with the change")
+}
+
+// supervise leaves nothing behind: stop ends the whole group (a child's
+// own child included), and so does the watchdog when the test process is
+// killed before it can stop anything (here a copy of this test binary,
+// killed with SIGKILL, which runs no cleanup).
+func TestSuperviseLeavesNoProcess(t *testing.T) {
+	// A stand-in for wrangler: a shell that stops its child on SIGTERM.
+	group := func() *exec.Cmd {
+		return exec.Command("/bin/sh", "-c", `sleep 300 & trap 'kill $!; exit' TERM; wait`)
+	}
+	if os.Getenv("RAGAGENT_SUPERVISE_CHILD") != "" {
+		cmd := group()
+		supervise(t, cmd)
+		fmt.Println(cmd.Process.Pid)
+		for len(groupAlive(cmd.Process.Pid)) < 2 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		fmt.Println("both running")
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	waitGone := func(pgid int) bool {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if len(groupAlive(pgid)) == 0 {
+				return true
+			}
+		}
+		return false
+	}
+
+	t.Run("stop", func(t *testing.T) {
+		cmd := group()
+		stop := supervise(t, cmd)
+		waitFor(t, func() bool { return len(groupAlive(cmd.Process.Pid)) == 2 }, "sh and its sleep")
+		stop()
+		_ = cmd.Wait()
+		assert.Empty(t, groupAlive(cmd.Process.Pid))
+	})
+
+	t.Run("the test process killed", func(t *testing.T) {
+		child := exec.Command(os.Args[0], "-test.run", "^TestSuperviseLeavesNoProcess$")
+		child.Env = append(os.Environ(), "RAGAGENT_SUPERVISE_CHILD=1")
+		out, err := child.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, child.Start())
+		sc := bufio.NewScanner(out)
+		require.True(t, sc.Scan())
+		pgid, err := strconv.Atoi(sc.Text())
+		require.NoError(t, err, sc.Text())
+		t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+		require.True(t, sc.Scan())
+		require.Equal(t, "both running", sc.Text())
+		_ = child.Wait()
+		assert.True(t, waitGone(pgid), "the group outlived the test process: %v", groupAlive(pgid))
+	})
 }
