@@ -1,21 +1,25 @@
 // The page primes the browser's compiled-code cache once per engine build:
 // after the first replay the worker repeats the start-up work in the
 // background (wasm/warm.go), the page remembers main.wasm's ETag, and a
-// second visit in the same profile skips it. No timing is asserted: what
-// the cache saves is measured by make bench-page.
+// second visit in the same profile skips it; under Save-Data (what every
+// other browser test's profile reports, see launch) it never runs and the
+// page says why. No timing is asserted: what the cache saves is measured
+// by make bench-page.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { serveSite, launch, openPage } from "./harness.mjs";
 
-let site, browser;
+let site, browser, saving;
 
 before(async () => {
   site = await serveSite();
-  browser = await launch();
+  browser = await launch({ warmUp: true });
+  saving = await launch();
 });
 
 after(async () => {
   await browser?.close();
+  await saving?.close();
   site?.stop();
 });
 
@@ -44,4 +48,15 @@ test("the first visit warms the engine once; the next visit skips it", async () 
   assert.equal(await warmState(second.page), "skipped");
   assert.equal(await second.page.$$eval("#trials tbody tr", (trs) => trs.length), 16);
   assert.deepEqual(second.problems, []);
+});
+
+test("under Save-Data the warm-up is skipped, and the page says so", async () => {
+  const { page, problems } = await openPage(saving.context, `${site.url}/`);
+  assert.equal(await page.evaluate(() => navigator.connection.saveData), true);
+  assert.equal(await warmState(page), "skipped");
+  assert.equal(await page.evaluate(() => localStorage.getItem("ragagent.warmed")), null, "nothing remembered: a later visit without Save-Data still warms");
+  const note = page.locator("#warm-status");
+  assert.ok(await note.isVisible());
+  assert.match(await note.textContent(), /^Save-Data is on: the background warm-up that speeds up the next visit is skipped\.$/);
+  assert.deepEqual(problems, []);
 });

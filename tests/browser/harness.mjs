@@ -56,8 +56,12 @@ export function serveSite(connect = []) {
   return startProcess(goBinary("./cmd/serve"), args);
 }
 
-/** launch starts Chromium with a fresh profile; close() removes it. */
-export async function launch({ downloads } = {}) {
+/** launch starts Chromium with a fresh profile; close() removes it.
+ * Its pages report Save-Data (navigator.connection.saveData), so the
+ * page skips its background warm-up (7 s of both cores per fresh profile
+ * and origin, in every test's shadow) unless warmUp is set: the warm-up's
+ * own tests set it. */
+export async function launch({ downloads, warmUp = false } = {}) {
   const profile = mkdtempSync(path.join(tmpdir(), "ragagent-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -67,6 +71,11 @@ export async function launch({ downloads } = {}) {
     downloadsPath: downloads,
     viewport: { width: 1280, height: 900 },
   });
+  if (!warmUp) {
+    await context.addInitScript(() => {
+      if (navigator.connection) Object.defineProperty(navigator.connection, "saveData", { get: () => true });
+    });
+  }
   return {
     context,
     async close() {
