@@ -38,7 +38,8 @@ import (
 	"github.com/ragagentlab/ragagent/internal/server/store"
 )
 
-// context is the object worker.mjs gave the program: env, d1, gemini.
+// context is the object worker.mjs gave the program: env, binding, d1,
+// gemini, and isolate (state the isolate's programs share: schemaReady).
 var jsContext = js.Global().Get("context")
 
 func getenv(name string) string {
@@ -161,9 +162,18 @@ func (a *app) build() (http.Handler, error) {
 	if db.IsUndefined() {
 		return nil, errors.New("no D1 binding DB")
 	}
-	st, err := store.NewD1(ctx, d1{db: db}, stale())
-	if err != nil {
-		return nil, err
+	// The isolate's first program sees to the schema; the others (one per
+	// request) find it made.
+	isolate := jsContext.Get("isolate")
+	var st *store.D1
+	var err error
+	if isolate.Get("schemaReady").Truthy() {
+		st = store.OpenD1(d1{db: db}, stale())
+	} else {
+		if st, err = store.NewD1(ctx, d1{db: db}, stale()); err != nil {
+			return nil, err
+		}
+		isolate.Set("schemaReady", true)
 	}
 	pepper := getenv("RAGAGENT_TOKEN_PEPPER")
 	if len(pepper) < server.MinPepper {

@@ -57,6 +57,10 @@ async function gemini(url, key, body, cap, signal) {
   return { status: res.status, body: out };
 }
 
+// isolate is what the isolate's programs share: whether one of them has
+// seen to D1's schema (then the others skip that batch).
+const isolate = { schemaReady: false };
+
 function start(env) {
   const binding = {};
   const go = new Go();
@@ -65,7 +69,7 @@ function start(env) {
       ...go.importObject,
       workers: { ready: () => resolve(binding) },
     });
-    go.run(instance, { env, binding, d1, gemini }).then(
+    go.run(instance, { env, binding, d1, gemini, isolate }).then(
       () => reject(new Error("the Go program exited")),
       reject,
     );

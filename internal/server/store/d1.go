@@ -55,7 +55,15 @@ func NewD1(ctx context.Context, db Batcher, stale time.Duration) (*D1, error) {
 	if _, err := db.Batch(ctx, stmts); err != nil {
 		return nil, fmt.Errorf("store: schema: %w", err)
 	}
-	return &D1{db: db, stale: stale}, nil
+	return OpenD1(db, stale), nil
+}
+
+// OpenD1 returns the store over a database whose schema NewD1 (or the
+// Worker's migration) has made, without a round trip: a Worker starts a
+// program for each request, and only its isolate's first needs to see to
+// the schema.
+func OpenD1(db Batcher, stale time.Duration) *D1 {
+	return &D1{db: db, stale: stale}
 }
 
 // Close releases nothing: the binding belongs to the runtime.
