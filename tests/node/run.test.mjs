@@ -2,15 +2,17 @@
 // over an injected fetch double (success, HTTP error, cancellation, timeout,
 // a throwing fetch), proving the Promise bridge, the per-step callback,
 // cancellation and the session's recording.
-import { test, before } from "node:test";
+import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startEngine } from "./engine.mjs";
+import { startEngine, releaseTimers } from "./engine.mjs";
 
 const GEMINI = "https://generativelanguage.googleapis.com/v1beta/models/gemini-3.8-flash:generateContent";
 const OVERWRITE = "In Python 3.12, does Path.write_text append to an existing file or overwrite it?";
 
 let api;
 before(async () => { ({ api } = await startEngine()); });
+// The live runs' stopped 45 s call timeouts would hold node that long.
+after(releaseTimers);
 
 const spec = (change = {}) => ({ question: OVERWRITE, version: "3.12", mode: "agent", limits: null, policy: "gemini", hasKey: true, ...change });
 
