@@ -1,4 +1,4 @@
-package engine_test
+package layout_test
 
 import (
 	"go/parser"
@@ -29,7 +29,7 @@ func TestCoreLayout(t *testing.T) {
 	belowController := map[string]bool{"model": true, "gemini": true, "recording": true, "rerank": true, "pyjson": true,
 		"reason": true, "corpus": true, "store": true, "tools": true, "price": true, "budget": true, "jsonfile": true}
 	const module = "github.com/ragagentlab/ragagent/"
-	root := filepath.Join("..")
+	root := filepath.Join("..", "..", "core")
 	seen := 0
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
@@ -53,4 +53,37 @@ func TestCoreLayout(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Greater(t, seen, 40, "the walk found core's files")
+}
+
+// TestOnlyTheAdaptersTalkToJS: outside core too, syscall/js is imported
+// only by wasm/ (the page's and node's adapter) and worker/ (the Workers
+// adapter, which syumai/workers requires), so everything else builds and
+// tests natively.
+func TestOnlyTheAdaptersTalkToJS(t *testing.T) {
+	allowed := map[string]bool{"wasm": true, "worker": true}
+	root := filepath.Join("..", "..")
+	seen := 0
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "site") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(root, path)
+		seen++
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == "syscall/js" && !allowed[strings.Split(filepath.ToSlash(rel), "/")[0]] {
+				t.Errorf("%s imports syscall/js: only wasm/ and worker/ talk to JS", rel)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Greater(t, seen, 100, "the walk found the module's files")
 }
