@@ -35,19 +35,19 @@ wasm:
 	cp "$(GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
 	$(MAKE) --no-print-directory site/main.wasm.gz $(if $(shell command -v brotli),site/main.wasm.br) site-packs
 
-# The corpus packs the page offers, copied from packs/ (not committed
+# The corpus packs the page offers, copied from fixtures/packs/ (not committed
 # twice): each pack's manifest and gzip passages file, which the page
 # fetches only when someone chooses the pack, and site/packs/index.json,
 # the manifests the picker lists.
-PACKS := $(patsubst packs/%/manifest.json,%,$(wildcard packs/*/manifest.json))
+PACKS := $(patsubst fixtures/packs/%/manifest.json,%,$(wildcard fixtures/packs/*/manifest.json))
 site-packs: $(foreach p,$(PACKS),site/packs/$(p)/manifest.json) site/packs/index.json
 
-site/packs/%/manifest.json: packs/%/manifest.json packs/%/passages.sqlite.gz
+site/packs/%/manifest.json: fixtures/packs/%/manifest.json fixtures/packs/%/passages.sqlite.gz
 	mkdir -p $(@D)
-	cp packs/$*/passages.sqlite.gz $(@D)/passages.sqlite.gz
+	cp fixtures/packs/$*/passages.sqlite.gz $(@D)/passages.sqlite.gz
 	cp $< $@
 
-site/packs/index.json: $(foreach p,$(PACKS),packs/$(p)/manifest.json)
+site/packs/index.json: $(foreach p,$(PACKS),fixtures/packs/$(p)/manifest.json)
 	mkdir -p $(@D)
 	{ printf '{"packs": ['; sep=; for m in $^; do printf '%s' "$$sep"; cat "$$m"; sep=,; done; printf ']}\n'; } > $@.tmp && mv $@.tmp $@
 

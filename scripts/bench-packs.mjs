@@ -3,9 +3,9 @@
 // machine's load average before and after (the machine is shared: compare
 // the ratios): the pack made ready from its bytes (size and sha256
 // checked, the image opened, the cases' targets looked up) and searched
-// for 200 queries (packs/testdata/queries.json, k 5, with snippets, as the
+// for 200 queries (fixtures/packs/testdata/queries.json, k 5, with snippets, as the
 // Corpus view does), in
-//   - native Go (go test -bench in packs/),
+//   - native Go (go test -bench in fixtures/packs/),
 //   - the engine (main.wasm) in node,
 //   - @sqlite.org/sqlite-wasm in node on the same image bytes and queries
 //     (SQLite's own C build; a comparison only, never the product): the
@@ -24,11 +24,11 @@ import { startEngine } from "../tests/node/engine.mjs";
 const RUNS = Number(process.env.RUNS || 3);
 const K = 5;
 const PACK = "python-3.11";
-const dir = path.join(root, "packs", PACK);
+const dir = path.join(root, "fixtures", "packs", PACK);
 const manifestText = readFileSync(path.join(dir, "manifest.json"), "utf8");
 const manifest = JSON.parse(manifestText);
 const bytes = new Uint8Array(gunzipSync(readFileSync(path.join(dir, manifest.passages_file))));
-const QUERIES = JSON.parse(readFileSync(path.join(root, "packs/testdata/queries.json"), "utf8"));
+const QUERIES = JSON.parse(readFileSync(path.join(root, "fixtures/packs/testdata/queries.json"), "utf8"));
 const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 const sleep = (t) => new Promise((r) => setTimeout(r, t));
 
@@ -43,7 +43,7 @@ function goBench(wasm = false) {
   const goroot = execFileSync("go", ["env", "GOROOT"], { encoding: "utf8" }).trim();
   const env = wasm ? { ...process.env, GOOS: "js", GOARCH: "wasm", PATH: `${goroot}/lib/wasm:${process.env.PATH}` } : process.env;
   const flags = wasm ? ["-gcflags=github.com/ncruces/go-sqlite3-wasm/v6/...=-B", "-bench", "PythonPack(Agent)?Search"] : ["-bench", "PythonPack"];
-  const out = execFileSync("go", ["test", "./packs", "-run", "^$", ...flags, "-benchtime", "200x"], { cwd: root, encoding: "utf8", env });
+  const out = execFileSync("go", ["test", "./fixtures/packs", "-run", "^$", ...flags, "-benchtime", "200x"], { cwd: root, encoding: "utf8", env });
   const fig = {};
   for (const m of out.matchAll(/^BenchmarkPythonPack(\w+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns\/op(.*)$/gm)) {
     const extra = Object.fromEntries([...m[3].matchAll(/([\d.]+) (\S+)/g)].map((x) => [x[2], Number(x[1])]));

@@ -1,5 +1,5 @@
 #!/bin/sh
-# build-python-pack.sh rebuilds packs/python-3.11 (the corpus pack of the
+# build-python-pack.sh rebuilds fixtures/packs/python-3.11 (the corpus pack of the
 # Python 3.11 documentation) from Debian's python3.11-doc package:
 # library/, reference/ and tutorial/, cut into passages of at most 1500
 # bytes, written as a prebuilt SQLite FTS5 image, gzip-compressed. The pack
@@ -18,7 +18,7 @@ if [ ! -d "$DOC/library" ]; then
 	fi
 fi
 DEB_VERSION=$(dpkg-query -W -f='${Version}' python3.11-doc)
-OUT=${OUT:-packs/python-3.11}
+OUT=${OUT:-fixtures/packs/python-3.11}
 rm -f "$OUT/manifest.json" "$OUT"/passages.*
 go run ./cmd/ragagent corpus build \
 	--from "$DOC" --include library,reference,tutorial --out "$OUT" \

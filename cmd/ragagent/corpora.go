@@ -9,7 +9,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
-	"github.com/ragagentlab/ragagent/packs"
+	"github.com/ragagentlab/ragagent/fixtures/packs"
 )
 
 var flagErrHelp = flag.ErrHelp
@@ -17,7 +17,7 @@ var flagErrHelp = flag.ErrHelp
 // corpusHelp is the help of every --corpus flag.
 const corpusHelp = "the corpus `pack`: seed (the four published passages), python-3.11, or a pack folder or its manifest.json"
 
-// knownPacks are the packs the command line ships (see packs/); a broken
+// knownPacks are the packs the command line ships (see fixtures/packs/); a broken
 // embedded pack is a build mistake, reported when it is used.
 func knownPacks() []engine.PackSource {
 	sources, err := packs.Sources()

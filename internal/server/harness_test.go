@@ -30,7 +30,7 @@ import (
 	"github.com/ragagentlab/ragagent/internal/httptransport"
 	"github.com/ragagentlab/ragagent/internal/server"
 	"github.com/ragagentlab/ragagent/internal/server/store"
-	"github.com/ragagentlab/ragagent/packs"
+	"github.com/ragagentlab/ragagent/fixtures/packs"
 )
 
 // dummyKey is the Gemini key every test server holds; no output may carry it.

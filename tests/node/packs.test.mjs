@@ -10,7 +10,7 @@ import { gunzipSync } from "node:zlib";
 import path from "node:path";
 import { startEngine, root } from "./engine.mjs";
 
-const dir = path.join(root, "packs", "python-3.11");
+const dir = path.join(root, "fixtures", "packs", "python-3.11");
 const manifest = readFileSync(path.join(dir, "manifest.json"), "utf8");
 const passages = new Uint8Array(gunzipSync(readFileSync(path.join(dir, JSON.parse(manifest).passages_file))));
 
