@@ -127,9 +127,10 @@ export async function fetchModel({ host, model, weights, fetchFn, store, onProgr
     // A file may be a little larger than an approximate size; never 4x.
     const limit = f.approximate ? Math.max(f.bytes * 4, 1 << 20) : f.bytes;
     let bytes = null;
+    let sha = null; // each file's bytes are hashed once, where they came from
     let stored = store ? await store.get(url) : null;
     if (stored) {
-      const sha = await sha256Hex(stored.bytes);
+      sha = await sha256Hex(stored.bytes);
       const want = f.sha256 || stored.sha256;
       if (sha === want) {
         bytes = stored.bytes;
@@ -146,8 +147,8 @@ export async function fetchModel({ host, model, weights, fetchFn, store, onProgr
         onBytes: (n, fileTotal) => onProgress({ phase: "download", path: f.path, loaded: before + n, total, fileLoaded: n, fileTotal }),
       });
       out.downloaded += bytes.byteLength;
+      sha = await sha256Hex(bytes);
     }
-    const sha = await sha256Hex(bytes);
     if (f.sha256 && sha !== f.sha256) {
       throw new ModelFileError("hash", f.path,
         `${f.path} was refused: its sha256 is ${sha}, the manifest pins ${f.sha256}. Nothing was loaded or scored.`);
