@@ -75,9 +75,8 @@ func LimitsFromJSON(v any) (Limits, error) {
 			return l, reason.New(reason.InvalidLimits, "unknown limit %q", k)
 		}
 		raw, _ := o.Get(k)
-		n, isNum := raw.(pyjson.Number)
-		value, isInt := n.Int()
-		if !isNum || !isInt {
+		value, isInt := pyjson.IntOf(raw)
+		if !isInt {
 			return l, reason.New(reason.InvalidLimits, "%s must be a whole number, got %s", k, pyjson.Dumps(raw, pyjson.Options{}))
 		}
 		*f.ptr(&l) = value

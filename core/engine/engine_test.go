@@ -752,3 +752,29 @@ func TestParseLiveRerankSpec(t *testing.T) {
 		assert.Error(t, err, spec)
 	}
 }
+
+// The session's recording, as the page keeps it in memory (never through
+// its bytes), replays and exports as it does once saved and read back: a
+// trial's limits kept by trialRecord are Go ints, not parsed numbers, and
+// were refused as invalid_limits, so every exported session trial read
+// "refused before it started".
+func TestSessionRecordingReplaysAndExportsFromMemory(t *testing.T) {
+	e := open(t, 20)
+	want := task(t, e, "serialize-and-save", agent.Agent)
+	tr, err := e.Run(context.Background(), engine.RunRequest{Task: want, Policy: engine.Gemini, Transport: &inProcess{key: true}})
+	require.NoError(t, err)
+	require.NotNil(t, tr.Result)
+
+	rep, err := e.Replay(context.Background(), engine.ReplayRequest{File: e.Recording()})
+	require.NoError(t, err)
+	require.Len(t, rep.Trials, 1)
+	require.NotNil(t, rep.Trials[0].Result, "refused: %+v", rep.Trials[0])
+	assert.Equal(t, tr.Result.Reason, rep.Trials[0].Result.Reason)
+	assert.Equal(t, tr.Result.Answer, rep.Trials[0].Result.Answer)
+
+	out, err := e.ExportOTLP(context.Background(), engine.ExportRequest{Source: "session"})
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "ragagent.refused")
+	assert.NotContains(t, string(out), "invalid_limits")
+	assert.Contains(t, string(out), string(tr.Result.Reason))
+}

@@ -84,6 +84,21 @@ func (n Number) Int() (int, bool) {
 	return v, err == nil
 }
 
+// IntOf reads a whole number from any member of the value set: a parsed
+// Number (Int's rules) or an int, as ValueOf makes from Go values. A float64
+// or anything else is not one, as a float is not an int in Python. Code
+// reading values that may come from either source (a recording read from
+// its bytes, or kept in memory since it was made) reads through IntOf.
+func IntOf(v any) (int, bool) {
+	switch x := v.(type) {
+	case Number:
+		return x.Int()
+	case int:
+		return x, true
+	}
+	return 0, false
+}
+
 // Float64 returns the value as Python's float() would.
 func (n Number) Float64() float64 {
 	switch n {
