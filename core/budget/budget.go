@@ -267,16 +267,26 @@ func (l *Ledger) Check(label string, estimates ...float64) error {
 	if l.budget == nil {
 		return errNoBudget
 	}
-	total := l.Spent()
 	for _, e := range estimates {
 		if !validUSD(e) {
 			return fmt.Errorf("ledger: the estimate must be a finite amount of at least 0, got %v", e)
 		}
+	}
+	return overBudget(l.Spent(), *l.budget, label, estimates)
+}
+
+// overBudget is the one budget test Check, Reserve and ReserveAll make:
+// the estimates added to spent one after another, in order (float64
+// addition: the order decides the last bit, so all three add alike), and
+// budget_exceeded when the total passes the budget.
+func overBudget(spent, budget float64, label string, estimates []float64) error {
+	total := spent
+	for _, e := range estimates {
 		total += e
 	}
-	if total > *l.budget {
+	if total > budget {
 		return reason.New(reason.BudgetExceeded, "reserving $%.8f for %s would bring the reserved total to $%.8f, over the budget of $%.8f",
-			total-l.Spent(), label, total, *l.budget)
+			total-spent, label, total, budget)
 	}
 	return nil
 }
@@ -341,17 +351,15 @@ func (l *Ledger) reserve(rs []Request) ([]int, error) {
 		if st.budget == nil {
 			return errNoBudget
 		}
-		total, adding := spent(st.entries), 0.0
-		for _, r := range rs {
-			adding += r.EstimatedUSD
-			if total+adding > *st.budget {
-				what := r.Label
-				if len(rs) > 1 {
-					what = fmt.Sprintf("the %d requests of the batch", len(rs))
-				}
-				return reason.New(reason.BudgetExceeded, "reserving $%.8f for %s would bring the reserved total to $%.8f, over the budget of $%.8f",
-					sum(rs), what, total+sum(rs), *st.budget)
-			}
+		what, estimates := "", make([]float64, len(rs))
+		for i, r := range rs {
+			what, estimates[i] = r.Label, r.EstimatedUSD
+		}
+		if len(rs) > 1 {
+			what = fmt.Sprintf("the %d requests of the batch", len(rs))
+		}
+		if err := overBudget(spent(st.entries), *st.budget, what, estimates); err != nil {
+			return err
 		}
 		at := l.clock().UTC().Format(time.RFC3339)
 		for _, r := range rs {
@@ -369,14 +377,6 @@ func (l *Ledger) reserve(rs []Request) ([]int, error) {
 		l.mine[seq] = rs[i].RequestSHA256
 	}
 	return seqs, nil
-}
-
-func sum(rs []Request) float64 {
-	total := 0.0
-	for _, r := range rs {
-		total += r.EstimatedUSD
-	}
-	return total
 }
 
 // ReleaseHeld releases the reservations ReserveAll made that no request

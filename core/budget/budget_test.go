@@ -121,25 +121,43 @@ func TestCheckAgreesWithReserve(t *testing.T) {
 		spent     []float64
 		estimates []float64
 		fits      bool
+		budget    float64 // 0: 0.01
 	}{
-		{"empty batch", nil, nil, true},
-		{"within", nil, []float64{0.00198, 0.0019785, 0.001976, 0.001979}, true},
-		{"exactly the budget", []float64{0.004}, []float64{0.003, 0.003}, true},
-		{"the last one passes it", []float64{0.004}, []float64{0.003, 0.003, 1e-12}, false},
-		{"spent already", []float64{0.009}, []float64{0.00198}, false},
+		{"empty batch", nil, nil, true, 0},
+		{"within", nil, []float64{0.00198, 0.0019785, 0.001976, 0.001979}, true, 0},
+		{"exactly the budget", []float64{0.004}, []float64{0.003, 0.003}, true, 0},
+		{"the last one passes it", []float64{0.004}, []float64{0.003, 0.003, 1e-12}, false, 0},
+		{"spent already", []float64{0.009}, []float64{0.00198}, false, 0},
 		// float64: ten thousandths add up to a hair over a hundredth, and both say so
-		{"ten thousandths", nil, []float64{0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001}, false},
+		{"ten thousandths", nil, []float64{0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001}, false, 0},
+		// A budget a rounding below what the batch brings it to: added one
+		// after another (Check, Reserve) it passes; added as the batch's
+		// sum first (ReserveAll did) it did not, so ReserveAll accepted
+		// what Check refused.
+		{"a rounding over", []float64{0.037}, []float64{0.00198, 0.0019785, 0.001976, 0.001979}, false, 0.044913499999999995},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			l, err := budget.Open(&memory{}, clock)
-			require.NoError(t, err)
-			require.NoError(t, l.SetBudget(0.01))
-			for _, s := range c.spent {
-				_, err := l.Reserve(request("earlier", s))
-				require.NoError(t, err)
+			if c.budget == 0 {
+				c.budget = 0.01
 			}
+			ledger := func() *budget.Ledger {
+				l, err := budget.Open(&memory{}, clock)
+				require.NoError(t, err)
+				require.NoError(t, l.SetBudget(c.budget))
+				for _, s := range c.spent {
+					_, err := l.Reserve(request("earlier", s))
+					require.NoError(t, err)
+				}
+				return l
+			}
+			var batch []budget.Request
+			for _, e := range c.estimates {
+				batch = append(batch, request("one", e))
+			}
+			_, allErr := ledger().ReserveAll(batch)
+			l := ledger()
 			before := len(l.Entries())
-			err = l.Check("the batch", c.estimates...)
+			err := l.Check("the batch", c.estimates...)
 			assert.Len(t, l.Entries(), before, "Check reserves nothing")
 			var reserveErr error
 			for _, e := range c.estimates {
@@ -150,8 +168,10 @@ func TestCheckAgreesWithReserve(t *testing.T) {
 			if c.fits {
 				assert.NoError(t, err)
 				assert.NoError(t, reserveErr)
+				assert.NoError(t, allErr)
 				return
 			}
+			assert.Error(t, allErr, "ReserveAll refuses the same batch")
 			code, ok := reason.Of(err)
 			require.True(t, ok, "%v", err)
 			assert.Equal(t, reason.BudgetExceeded, code)
