@@ -174,13 +174,15 @@ func TestJSONLinesPassages(t *testing.T) {
 
 	for _, c := range []struct{ name, data, want string }{
 		{"not json", "{not json}\n", "line 1: not a passage object"},
-		{"unknown field", `{"source_id": "a", "url": "https://e.org/", "text": "t", "body": "x"}`, `line 1: not a passage object (json: unknown field "body")`},
-		{"two values", `{"source_id": "a", "url": "https://e.org/", "text": "t"} {}`, "line 1: more than one JSON value"},
+		{"unknown field", `{"source_id": "a", "url": "https://e.org/", "text": "t", "body": "x"}`, `line 1: not a passage object (unknown field "body")`},
+		{"two values", `{"source_id": "a", "url": "https://e.org/", "text": "t"} {}`, "line 1: not a passage object (extra data at byte 57)"},
 		{"bad url", `{"source_id": "a", "url": "http://e.org/", "text": "t"}`, `line 1 ("a"): url "http://e.org/" is not an absolute https URL`},
 		{"changed text", `{"source_id": "a", "url": "https://e.org/", "text": "t", "text_sha256": "` + corpus.SHA256("u") + `"}`, `line 1 ("a"): text_sha256`},
 		{"bad version", `{"source_id": "a", "version": "v1", "url": "https://e.org/", "text": "t"}`, `line 1 ("a"): version "v1"`},
 		{"repeated id", "{\"source_id\": \"a\", \"url\": \"https://e.org/\", \"text\": \"t\"}\n{\"source_id\": \"a\", \"url\": \"https://e.org/\", \"text\": \"u\"}", `line 2: source_id "a" is already a passage's`},
 		{"id of another document", `{"source_id": "notes", "url": "https://e.org/", "text": "t"}`, `line 1: source_id "notes" is already a passage's`},
+		{"case-variant key", `{"source_id": "a", "url": "https://e.org/", "text": "one", "Text": "two"}`, "line 1: not a passage object"},
+		{"repeated key", `{"source_id": "a", "url": "https://e.org/", "text": "one", "text": "two"}`, "line 1: not a passage object"},
 		{"empty", "\n\n", "no passage"},
 		{"not utf-8", "\xff\xfe", "not UTF-8 text"},
 	} {

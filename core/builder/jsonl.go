@@ -1,12 +1,11 @@
 package builder
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 )
 
 // jsonlPassage is one line of a JSON Lines passages file.
@@ -37,13 +36,10 @@ func readPassages(d Document, version string, taken map[string]bool) ([]corpus.P
 			continue
 		}
 		var jp jsonlPassage
-		dec := json.NewDecoder(bytes.NewReader([]byte(line)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&jp); err != nil {
+		// The strict reader every file goes through: unknown, repeated and
+		// case-variant keys, and a second value, are refused.
+		if err := jsonfile.Decode([]byte(line), &jp); err != nil {
 			return nil, fmt.Sprintf("line %d: not a passage object (%v)", n+1, err)
-		}
-		if dec.More() {
-			return nil, fmt.Sprintf("line %d: more than one JSON value", n+1)
 		}
 		p := corpus.Passage{SourceID: jp.SourceID, Version: version, URL: jp.URL, Title: jp.Title, Text: jp.Text, TextSHA256: corpus.SHA256(jp.Text)}
 		if jp.Version != nil {
