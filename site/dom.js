@@ -93,9 +93,10 @@ export function usd(x) {
   return `$${Number(x.toPrecision(6))}`;
 }
 
-/** mb formats a byte count in MiB with one decimal. */
+/** mb formats a byte count in MB (10^6 bytes, as the README and the
+ * cross-encoder's sizes count) with one decimal; the callers write "MB". */
 export function mb(n) {
-  return (n / 1048576).toFixed(1);
+  return (n / 1e6).toFixed(1);
 }
 
 /** plural is "1 thing" or "n things". */

@@ -110,7 +110,7 @@ test("index.html preloads every module app.js imports, and only those", () => {
 });
 
 test("dom.js formats money, numbers and scores for reading", async () => {
-  const { usd, num, sig, plural, stamp, DASH } = await load("dom.js");
+  const { usd, num, sig, plural, stamp, mb, DASH } = await load("dom.js");
   assert.equal(usd(0.0079135), "$0.0079135");
   assert.equal(usd(0.05), "$0.05");
   assert.equal(usd(0.0420865), "$0.0420865");
@@ -128,6 +128,7 @@ test("dom.js formats money, numbers and scores for reading", async () => {
   assert.equal(plural(4, "reservation"), "4 reservations");
   assert.equal(plural(0, "attempt"), "0 attempts");
   assert.equal(stamp(new Date("2026-11-30T14:42:01.123Z")), "2026-11-30T14-42-01-123Z");
+  assert.equal(mb(5619517), "5.6", "the Python pack's download, in MB as the README gives it (5.4 was MiB labelled MB)");
 });
 
 test("endpoints.js takes the constants' endpoints, or a loopback fake only from a loopback page", async () => {
