@@ -30,17 +30,17 @@ test("a changed passages file is refused, naming the mismatch", async () => {
 });
 
 test("the Python pack loads from bytes, is searched with snippets and run over", async () => {
-  const t0 = performance.now();
   const info = await api.loadPack(manifest, passages);
-  const first = performance.now() - t0;
   assert.equal(info.manifest.id, "python-3.11");
   assert.equal(info.manifest.passages, 12352);
   assert.equal(info.search_k, 3);
   assert.ok(info.cases >= 34);
 
-  const t1 = performance.now();
-  await api.loadPack(manifest, passages);
-  assert.ok(performance.now() - t1 < first, "the same bytes again are not opened again");
+  // No timing asserted: the pack opened once keeps the time its opening
+  // took; a second opening would measure its own.
+  assert.ok(info.open_ms > 0);
+  const again = await api.loadPack(manifest, passages);
+  assert.equal(again.open_ms, info.open_ms, "the same bytes again are not opened again");
 
   const res = await api.search({ corpus: "python-3.11", query: "write_text overwrite existing file", version: "3.11" });
   assert.equal(res.corpus, "python-3.11");
