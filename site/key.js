@@ -30,21 +30,26 @@ export function init() {
     input.value = remembered;
     remember.checked = true;
   }
+  // keep remembers the key in this tab's storage (null: forgets it); with
+  // storage blocked nothing is remembered, and the page goes on.
+  const keep = (key) => {
+    try {
+      if (key === null) sessionStorage.removeItem(KEY_STORAGE);
+      else sessionStorage.setItem(KEY_STORAGE, key);
+    } catch { /* storage blocked: nothing is remembered */ }
+  };
   input.addEventListener("input", () => {
     apiKey = input.value;
     document.getElementById("key-status").textContent = "";
-    if (remember.checked) sessionStorage.setItem(KEY_STORAGE, apiKey);
+    if (remember.checked) keep(apiKey);
     for (const fn of listeners) fn();
   });
-  remember.addEventListener("change", () => {
-    if (remember.checked) sessionStorage.setItem(KEY_STORAGE, apiKey);
-    else sessionStorage.removeItem(KEY_STORAGE);
-  });
+  remember.addEventListener("change", () => keep(remember.checked ? apiKey : null));
   document.getElementById("key-forget").addEventListener("click", () => {
     apiKey = "";
     input.value = "";
     remember.checked = false;
-    try { sessionStorage.removeItem(KEY_STORAGE); } catch { /* storage blocked: nothing was remembered */ }
+    keep(null);
     document.getElementById("key-status").textContent = "The key is forgotten: gone from this page's memory and this tab's storage.";
     for (const fn of listeners) fn();
   });
