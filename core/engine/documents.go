@@ -128,8 +128,8 @@ func (e *Engine) RemovePack(id string) error {
 	if id == SeedPack || p.source.Passages != nil {
 		return fmt.Errorf("pack %s: built in; it cannot be removed", id)
 	}
-	if p.lab != nil {
-		e.packs.retired = append(e.packs.retired, p.lab)
+	if open := p.opened.Load(); open != nil {
+		e.packs.retired = append(e.packs.retired, open)
 	}
 	delete(e.packs.entries, id)
 	return nil

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,4 +101,45 @@ func TestBuildPackRefusals(t *testing.T) {
 			assert.ErrorContains(t, err, c.want)
 		})
 	}
+}
+
+// Listing the packs does not wait on a pack that is opening (the page's
+// picker and the server list them while the Python pack takes a second to
+// open), and a pack loaded while another opens is safe (go test -race:
+// the open lab was written under the opening's lock and read under
+// another).
+func TestPacksListedWhileOneOpens(t *testing.T) {
+	built, err := open(t, 0).BuildPack(engine.BuildRequest{Documents: twoNotes()})
+	require.NoError(t, err)
+	release := make(chan struct{})
+	e, err := engine.Open(engine.Options{Packs: []engine.PackSource{{Manifest: []byte(built.Manifest),
+		Passages: func() ([]byte, error) { <-release; return []byte(built.Passages), nil }}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Close() })
+
+	opened := make(chan error, 1)
+	go func() {
+		_, err := e.PackInfo(engine.DocumentsPack)
+		opened <- err
+	}()
+	listed := make(chan []engine.PackSummary, 1)
+	go func() {
+		time.Sleep(20 * time.Millisecond) // the opening holds its lock by now
+		listed <- e.Packs()
+	}()
+	select {
+	case packs := <-listed:
+		require.Len(t, packs, 2)
+		assert.Equal(t, engine.DocumentsPack, packs[1].Manifest.ID)
+		assert.False(t, packs[1].Open, "still opening")
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("Packs waited on the pack being opened")
+	}
+	close(release)
+	require.NoError(t, <-opened)
+	again, err := e.LoadPack([]byte(built.Manifest), []byte(built.Passages))
+	require.NoError(t, err)
+	assert.Equal(t, built.Info.Manifest, again.Manifest)
+	assert.True(t, e.Packs()[1].Open)
 }

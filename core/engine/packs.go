@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/lab"
@@ -50,12 +51,21 @@ type packEntry struct {
 	manifest *corpus.Manifest
 	source   PackSource
 	once     sync.Mutex // held while opening
-	lab      *lab.Lab
-	openMS   float64
+	// opened is the open lab (nil until labFor opens it), read without
+	// once: listing packs must not wait on a pack that is opening.
+	opened atomic.Pointer[lab.Lab]
+	openMS float64
+}
+
+// newEntry is an entry, open already when l is not nil.
+func newEntry(m *corpus.Manifest, s PackSource, l *lab.Lab, openMS float64) *packEntry {
+	p := &packEntry{manifest: m, source: s, openMS: openMS}
+	p.opened.Store(l)
+	return p
 }
 
 func (ps *packs) init(seed *lab.Lab, sources []PackSource) error {
-	ps.entries = map[string]*packEntry{SeedPack: {manifest: seed.Pack.Manifest, lab: seed}}
+	ps.entries = map[string]*packEntry{SeedPack: newEntry(seed.Pack.Manifest, PackSource{}, seed, 0)}
 	for i, s := range sources {
 		m, err := corpus.ParseManifest(s.Manifest)
 		if err != nil {
@@ -64,7 +74,7 @@ func (ps *packs) init(seed *lab.Lab, sources []PackSource) error {
 		if _, dup := ps.entries[m.ID]; dup {
 			return fmt.Errorf("pack source %d: a pack %q is already known", i+1, m.ID)
 		}
-		ps.entries[m.ID] = &packEntry{manifest: m, source: s}
+		ps.entries[m.ID] = newEntry(m, s, nil, 0)
 	}
 	return nil
 }
@@ -74,8 +84,8 @@ func (ps *packs) close() error {
 	defer ps.mu.Unlock()
 	var first error
 	for _, e := range ps.entries {
-		if e.lab != nil {
-			if err := e.lab.Close(); err != nil && first == nil {
+		if l := e.opened.Load(); l != nil {
+			if err := l.Close(); err != nil && first == nil {
 				first = err
 			}
 		}
@@ -127,8 +137,8 @@ func (e *Engine) labFor(id string) (*lab.Lab, error) {
 	}
 	p.once.Lock()
 	defer p.once.Unlock()
-	if p.lab != nil {
-		return p.lab, nil
+	if l := p.opened.Load(); l != nil {
+		return l, nil
 	}
 	started := e.clock()
 	data, err := p.source.Passages()
@@ -143,7 +153,8 @@ func (e *Engine) labFor(id string) (*lab.Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.lab, p.openMS = l, e.since(started)
+	p.openMS = e.since(started)
+	p.opened.Store(l)
 	return l, nil
 }
 
@@ -167,9 +178,7 @@ func (e *Engine) Packs() []PackSummary {
 	out := []PackSummary{}
 	for _, id := range ids {
 		p := e.packs.entries[id]
-		p.once.Lock()
-		out = append(out, PackSummary{Manifest: p.manifest, Open: p.lab != nil})
-		p.once.Unlock()
+		out = append(out, PackSummary{Manifest: p.manifest, Open: p.opened.Load() != nil})
 	}
 	return out
 }
@@ -240,9 +249,7 @@ func (e *Engine) LoadPack(manifest, passages []byte) (*PackInfo, error) {
 	old := e.packs.entries[m.ID]
 	e.packs.mu.Unlock()
 	if old != nil {
-		old.once.Lock()
-		same := old.lab != nil && old.manifest.PassagesSHA256 == m.PassagesSHA256 && old.manifest.PassagesBytes == m.PassagesBytes
-		old.once.Unlock()
+		same := old.opened.Load() != nil && old.manifest.PassagesSHA256 == m.PassagesSHA256 && old.manifest.PassagesBytes == m.PassagesBytes
 		if same {
 			return e.PackInfo(m.ID)
 		}
@@ -252,10 +259,12 @@ func (e *Engine) LoadPack(manifest, passages []byte) (*PackInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	entry := &packEntry{manifest: m, source: PackSource{Manifest: manifest}, lab: l, openMS: e.since(started)}
+	entry := newEntry(m, PackSource{Manifest: manifest}, l, e.since(started))
 	e.packs.mu.Lock()
-	if prev := e.packs.entries[m.ID]; prev != nil && prev.lab != nil {
-		e.packs.retired = append(e.packs.retired, prev.lab)
+	if prev := e.packs.entries[m.ID]; prev != nil {
+		if open := prev.opened.Load(); open != nil {
+			e.packs.retired = append(e.packs.retired, open)
+		}
 	}
 	e.packs.entries[m.ID] = entry
 	e.packs.mu.Unlock()
