@@ -70,6 +70,11 @@ func TestPackRefusals(t *testing.T) {
 		{"bad id", `"source_id": "path-read",`, `"source_id": "Path Read",`, `pack seed: passage 2 ("Path Read"): source_id must be`},
 		{"version not in manifest", `"version": "3.13"`, `"version": "3.14"`, `pack seed: passage 4 ("path-read-3-13"): version 3.14 is not among`},
 		{"title", `"source_id": "path-read",`, `"source_id": "path-read", "title": "a\nb",`, `pack seed: passage 2 ("path-read"): title must be one line`},
+		{"version form", `"source_id": "path-read",
+      "version": "3.12",`, `"source_id": "path-read",
+      "version": "v3",`, `pack seed: passage 2 ("path-read"): version "v3" is not of the form 3.12`},
+		{"text_sha256 form", `"dc097ca63486ace45279f412ea266bf754fcd2f0b1153f5d763ce905dafbc2c0"`, `"DC097CA6"`, `pack seed: passage 2 ("path-read"): text_sha256 "DC097CA6" is not 64 lower-case hex digits`},
+		{"empty text", `"text": "Path.read_text(encoding=None, errors=None) opens a file, returns its text as a string and closes the file. Set encoding=\"utf-8\" when reading a UTF-8 file.",`, `"text": "",`, `pack seed: passage 2 ("path-read"): text must be non-empty UTF-8`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			require.Contains(t, good, c.from)
