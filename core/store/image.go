@@ -2,6 +2,7 @@ package store
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -161,7 +162,7 @@ func insertPostings(conn *sqlite3.Conn) error {
 			entries = append(entries, entry{term: term})
 			cur, prev = &entries[len(entries)-1], 0
 		}
-		cur.docs = appendUvarint(appendUvarint(cur.docs, uint64(doc-prev)), uint64(tf))
+		cur.docs = binary.AppendUvarint(binary.AppendUvarint(cur.docs, uint64(doc-prev)), uint64(tf))
 		prev = doc
 	}
 	err = errors.Join(stmt.Err(), stmt.Close())
@@ -203,15 +204,15 @@ func insertDocs(conn *sqlite3.Conn, passages []corpus.Passage) error {
 	var versions []string
 	pages := map[string]bool{}
 	for i, p := range passages {
-		tokenBlob = appendUvarint(tokenBlob, tokens[i])
-		byteBlob = appendUvarint(byteBlob, uint64(len(p.Text)))
+		tokenBlob = binary.AppendUvarint(tokenBlob, tokens[i])
+		byteBlob = binary.AppendUvarint(byteBlob, uint64(len(p.Text)))
 		v, ok := versionIndex[p.Version]
 		if !ok {
 			v = len(versions)
 			versionIndex[p.Version] = v
 			versions = append(versions, p.Version)
 		}
-		versionBlob = appendUvarint(versionBlob, uint64(v))
+		versionBlob = binary.AppendUvarint(versionBlob, uint64(v))
 		page, _, _ := strings.Cut(p.URL, "#")
 		pages[page] = true
 	}
@@ -486,21 +487,12 @@ func (ix *Index) one(q string) (oneRow, error) {
 	return oneRow{text: stmt.ColumnText(0), n: stmt.ColumnInt64(0), blob: stmt.ColumnBlob(0, nil)}, nil
 }
 
-// appendUvarint appends x as a little-endian base-128 varint (as
-// encoding/binary does).
-func appendUvarint(b []byte, x uint64) []byte {
-	for x >= 0x80 {
-		b = append(b, byte(x)|0x80)
-		x >>= 7
-	}
-	return append(b, byte(x))
-}
-
-// uvarints decodes a blob of appendUvarint values; nil if it is malformed.
+// uvarints decodes a blob of binary.AppendUvarint values; nil if it is
+// malformed.
 func uvarints(b []byte) []uint64 {
 	out := []uint64{}
 	for len(b) > 0 {
-		x, n := uvarint(b)
+		x, n := binary.Uvarint(b)
 		if n <= 0 {
 			return nil
 		}
@@ -508,24 +500,6 @@ func uvarints(b []byte) []uint64 {
 		b = b[n:]
 	}
 	return out
-}
-
-// uvarint decodes one appendUvarint value and its length (0 if b ends
-// inside it, negative if it overflows).
-func uvarint(b []byte) (uint64, int) {
-	var x uint64
-	var s uint
-	for i, c := range b {
-		if i == 10 {
-			return 0, -1
-		}
-		if c < 0x80 {
-			return x | uint64(c)<<s, i + 1
-		}
-		x |= uint64(c&0x7f) << s
-		s += 7
-	}
-	return 0, 0
 }
 
 // varints decodes a blob of SQLite varints (big-endian groups of 7 bits,

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -106,11 +107,11 @@ func (s *scorer) term(t string) (*posting, error) {
 		b := s.post.ColumnRawBlob(0)
 		doc := int64(0)
 		for len(b) > 0 {
-			delta, n := uvarint(b)
+			delta, n := binary.Uvarint(b)
 			if n <= 0 {
 				break
 			}
-			tf, m := uvarint(b[n:])
+			tf, m := binary.Uvarint(b[n:])
 			if m <= 0 {
 				n = -1
 				break
