@@ -290,8 +290,10 @@ func (ix *Index) openImage() error {
 		return fmt.Errorf("store: the image's token counts add up to %d, FTS5 counts %d", d.tokenSum, total)
 	}
 	ix.docs = rows
+	// An image is searched by its scorer, never by FTS5's bm25(): its
+	// search statements are not prepared (Close takes nil ones).
 	ix.img = newScorer(ix, d, total)
-	return ix.prepare()
+	return nil
 }
 
 // docArrays is an image's docs row, decoded.

@@ -86,26 +86,9 @@ func (ix *Index) build(docs []Doc) error {
 
 // insert adds docs with rowids 1..n in one transaction.
 func (ix *Index) insert(docs []Doc) error {
-	if err := ix.conn.Exec(`BEGIN`); err != nil {
-		return fmt.Errorf("store: begin: %w", err)
-	}
-	insert, _, err := ix.conn.Prepare(`INSERT INTO passages(rowid, version, text) VALUES (?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("store: prepare insert: %w", err)
-	}
-	defer insert.Close()
-	for i, d := range docs {
-		if err := errors.Join(insert.BindInt(1, i+1), insert.BindText(2, d.Version), insert.BindText(3, d.Text)); err != nil {
-			return fmt.Errorf("store: bind doc %d: %w", i, err)
-		}
-		if err := insert.Exec(); err != nil {
-			return fmt.Errorf("store: insert doc %d: %w", i, err)
-		}
-	}
-	if err := ix.conn.Exec(`COMMIT`); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
-	}
-	return nil
+	return inTransaction(ix.conn, `INSERT INTO passages(rowid, version, text) VALUES (?, ?, ?)`, len(docs), func(st *sqlite3.Stmt, i int) error {
+		return errors.Join(st.BindInt(1, i+1), st.BindText(2, docs[i].Version), st.BindText(3, docs[i].Text))
+	})
 }
 
 // prepare makes the search statements.
