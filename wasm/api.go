@@ -129,7 +129,7 @@ func (a *adapter) object() js.Value {
 	})
 	export("exportOTLP", func(args []js.Value) any {
 		opts := arg(args, 0)
-		req := engine.ExportRequest{Source: str(stringField(opts, "source")), Trial: str(stringField(opts, "trial"))}
+		req := engine.ExportRequest{Source: str(stringField(opts, "source")), Trial: str(stringField(opts, "trial")), Corpus: str(stringField(opts, "corpus"))}
 		return withEngine(func(e *engine.Engine) (any, error) {
 			data, err := e.ExportOTLP(context.Background(), req)
 			return string(data), err

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/builder"
 	"github.com/ragagentlab/ragagent/core/engine"
 )
@@ -142,4 +144,25 @@ func TestPacksListedWhileOneOpens(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, built.Info.Manifest, again.Manifest)
 	assert.True(t, e.Packs()[1].Open)
+}
+
+// A live run over a pack exports its trace from that pack: replayed
+// against the pack's index (the seed's would not issue its reads), each
+// candidate with the pack's passage text.
+func TestTraceOfARunOverAPack(t *testing.T) {
+	e := open(t, 20)
+	_, err := e.BuildPack(engine.BuildRequest{Documents: twoNotes()})
+	require.NoError(t, err)
+	task := agent.Task{Question: "How often should I descale the kettle?", Version: "1.0", Mode: agent.Agent, Limits: agent.DefaultLimits()}
+	tr, err := e.Run(context.Background(), engine.RunRequest{Corpus: engine.DocumentsPack, Task: task, Policy: engine.Gemini, Transport: &inProcess{key: true}})
+	require.NoError(t, err)
+	require.NotNil(t, tr.Result)
+	require.Positive(t, tr.Exchanges)
+
+	out, err := e.ExportOTLP(context.Background(), engine.ExportRequest{Source: engine.SourceSession, Trial: tr.ID, Corpus: engine.DocumentsPack})
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "ragagent.refused")
+	assert.NotContains(t, string(out), "replay_request_mismatch")
+	assert.Contains(t, string(out), string(tr.Result.Reason))
+	assert.Contains(t, string(out), "Descale the kettle with citric acid every month.", "the candidate's text, from the pack")
 }

@@ -113,11 +113,18 @@ func (e *Engine) Exchanges(req ExchangesRequest) (*ExchangesResult, error) {
 type ExportRequest struct {
 	Source string `json:"source"`
 	Trial  string `json:"trial"`
+	// Corpus is the pack the trials were run over ("" is the seed): they
+	// are replayed, and their candidates described, from its index.
+	Corpus string `json:"corpus"`
 }
 
 // ExportOTLP replays a source's trials (or one) and exports them as
 // OTLP/JSON with OpenInference attributes (core/otlp).
 func (e *Engine) ExportOTLP(ctx context.Context, req ExportRequest) ([]byte, error) {
+	l, err := e.labFor(req.Corpus)
+	if err != nil {
+		return nil, err
+	}
 	f, err := e.recordingOf(req.Source)
 	if err != nil {
 		return nil, err
@@ -133,31 +140,38 @@ func (e *Engine) ExportOTLP(ctx context.Context, req ExportRequest) ([]byte, err
 		if len(kept.Trials) == 0 {
 			return nil, fmt.Errorf("the %s recording has no trial %q", req.Source, req.Trial)
 		}
-		rep, err := e.lab.Replay(ctx, &kept, nil)
-		if err != nil {
-			return nil, err
-		}
-		return e.OTLP(f, rep.Trials)
+		f = &kept
 	}
-	rep, err := e.lab.Replay(ctx, f, nil)
+	rep, err := l.Replay(ctx, f, nil)
 	if err != nil {
 		return nil, err
 	}
-	return e.OTLP(f, rep.Trials)
+	return otlpOf(l, f, rep.Trials)
 }
 
-// OTLP exports replayed trials of f; each search's candidates are listed
-// with their passage text and bm25 score from the engine's index.
+// OTLP exports replayed trials of f, made over the seed; each search's
+// candidates are listed with their passage text and bm25 score from the
+// seed's index.
 func (e *Engine) OTLP(f *recording.File, trials []lab.TrialReport) ([]byte, error) {
-	return otlp.Export(otlp.Input{File: f, Reports: trials, Documents: e.documents})
+	return otlpOf(e.lab, f, trials)
 }
 
-// documents describes a search's candidates: each passage's text, its bm25
-// score for the query (lower is better; the search is run again, which
-// gives the same ranks) and where it comes from.
-func (e *Engine) documents(query, version string, cands []agent.Candidate) []otlp.Document {
+func otlpOf(l *lab.Lab, f *recording.File, trials []lab.TrialReport) ([]byte, error) {
+	return otlp.Export(otlp.Input{File: f, Reports: trials, Documents: documentsOf(l)})
+}
+
+// documentsOf describes a search's candidates from l: each passage's text,
+// its bm25 score for the query (lower is better; the search is run again
+// with the pack's k, which gives the same ranks) and where it comes from.
+func documentsOf(l *lab.Lab) func(query, version string, cands []agent.Candidate) []otlp.Document {
+	return func(query, version string, cands []agent.Candidate) []otlp.Document {
+		return documents(l, query, version, cands)
+	}
+}
+
+func documents(l *lab.Lab, query, version string, cands []agent.Candidate) []otlp.Document {
 	scores := map[string]float64{}
-	if hits, err := e.lab.Explain(query, agent.SearchK, version); err == nil {
+	if hits, err := l.Explain(query, l.SearchK, version); err == nil {
 		for _, h := range hits {
 			scores[h.SourceID] = h.Score
 		}
@@ -165,7 +179,7 @@ func (e *Engine) documents(query, version string, cands []agent.Candidate) []otl
 	out := make([]otlp.Document, len(cands))
 	for i, c := range cands {
 		d := otlp.Document{ID: c.SourceID, Metadata: map[string]any{"rank": c.Rank, "version": c.Version, "score_kind": "bm25 (lower is better)"}}
-		if p, ok := e.lab.Snapshot.Passage(c.SourceID); ok {
+		if p, err := l.Read(c.SourceID); err == nil {
 			d.Content = p.Text
 			d.Metadata["url"] = p.URL
 		}

@@ -81,8 +81,12 @@ export function mount({ onRecorded }) {
     $("#run-why").textContent = blocked ? "No key: paste a Gemini API key above to show the plan and send. Without one nothing is sent or recorded." : "";
   }
 
+  // runCorpus is the corpus of the run under way: its trace is exported
+  // from that pack, whatever the picker shows by then.
+  let runCorpus = state.corpus.id;
+
   /** options is how trialView shows a run made here: its recorded exchanges and export when it sent any. */
-  function options(report) {
+  function options(report, corpus) {
     const sent = report.exchanges > 0;
     let exchanges = null;
     return {
@@ -90,7 +94,7 @@ export function mount({ onRecorded }) {
       constants: state.info.constants,
       source: sent ? "session" : null,
       exchanges: sent ? () => (exchanges ??= call("exchanges", [{ source: "session", trial: report.id }])) : null,
-      exportTrace: sent ? async () => download("", await call("exportOTLP", [{ source: "session", trial: report.id }]), `ragagent-trace-${report.id}.otlp.json`) : null,
+      exportTrace: sent ? async () => download("", await call("exportOTLP", [{ source: "session", trial: report.id, corpus }]), `ragagent-trace-${report.id}.otlp.json`) : null,
     };
   }
 
@@ -106,6 +110,7 @@ export function mount({ onRecorded }) {
       return { label: "Send the requests" };
     },
     starting(s) {
+      runCorpus = s.corpus;
       steps = stepList(s.limits, { "aria-live": "polite" });
       clear(output).append(h("h3", {}, "Steps as they happen"), steps.el);
     },
@@ -117,7 +122,7 @@ export function mount({ onRecorded }) {
       status.textContent = `Running… ${e.step.call ? `model call ${e.step.call}` : "retrieval"} ${e.step.outcome}`;
     },
     async finished(report) {
-      clear(output).append(trialView(report, options(report)));
+      clear(output).append(trialView(report, options(report, runCorpus)));
       if (report.exchanges > 0) onRecorded((await call("recording")).trials);
       if (report.key_refused) return `Key refused: the API answered HTTP ${report.key_refused.http_status}; this is a key problem, not a fixture result.`;
       return report.result ? `Finished: ${report.result.status}, ${report.result.reason}.` : `Refused: ${report.error}.`;

@@ -86,6 +86,11 @@ test("a live run: each request goes through post, steps stream, the recording re
   const again = replayed.trials.find((t) => t.id === trial.id);
   assert.equal(again.result.answer, report.result.answer);
   assert.equal(again.exchanges_used, 3);
+  // The Run view's trace download: the session's own trial, from memory.
+  const trace = JSON.parse(await api.exportOTLP({ source: "session", trial: trial.id, corpus: "seed" }));
+  const spans = trace.resourceSpans[0].scopeSpans[0].spans;
+  assert.ok(!JSON.stringify(spans).includes("ragagent.refused"), "the session's trial replays (its limits were refused once)");
+  assert.equal(spans.filter((sp) => sp.attributes.some((a) => a.key === "openinference.span.kind" && a.value.stringValue === "LLM")).length, 3);
 });
 
 test("an HTTP error ends the run and is recorded with its status", async () => {
