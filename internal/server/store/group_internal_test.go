@@ -21,6 +21,15 @@ func groupOf(ctxs []context.Context, fns []func(*wtx) error) []*writeReq {
 	return group
 }
 
+// openSQL is a new SQL store in a file, closed at the test's end.
+func openSQL(t *testing.T) *SQL {
+	s, err := OpenFile(context.Background(), filepath.Join(t.TempDir(), "api.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// chargeFn is Charge's write of one request to token on day "d".
 func chargeFn(ctx context.Context, t *testing.T, token string) func(*wtx) error {
 	q, err := chargeSQL(Requests)
 	require.NoError(t, err)
@@ -36,9 +45,7 @@ func chargeFn(ctx context.Context, t *testing.T, token string) func(*wtx) error 
 // it are committed and answered as such.
 func TestCancelledCallerDoesNotUndoItsGroup(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenFile(ctx, filepath.Join(t.TempDir(), "api.db"))
-	require.NoError(t, err)
-	defer s.Close()
+	s := openSQL(t)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	slow := func(tx *wtx) error {
@@ -65,9 +72,7 @@ func TestCancelledCallerDoesNotUndoItsGroup(t *testing.T) {
 // leaves the rest of its group alone.
 func TestCallerGoneBeforeItsTurnIsRefused(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenFile(ctx, filepath.Join(t.TempDir(), "api.db"))
-	require.NoError(t, err)
-	defer s.Close()
+	s := openSQL(t)
 	gone, cancel := context.WithCancel(ctx)
 	cancel()
 	group := groupOf([]context.Context{ctx, gone, ctx},
@@ -93,9 +98,7 @@ func TestCallerGoneBeforeItsTurnIsRefused(t *testing.T) {
 // outside a transaction.
 func TestLostTransactionFailsTheWholeGroup(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenFile(ctx, filepath.Join(t.TempDir(), "api.db"))
-	require.NoError(t, err)
-	defer s.Close()
+	s := openSQL(t)
 	for _, fails := range []bool{true, false} {
 		loser := func(tx *wtx) error {
 			if _, err := tx.ExecContext(ctx, "ROLLBACK"); err != nil {
