@@ -3,18 +3,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"syscall/js"
 
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/secret"
 )
 
 // transport is gemini.Transport over the Workers fetch (worker.mjs's
 // gemini helper): the key only in x-goog-api-key, no redirect followed, no
 // retry, at most gemini.MaxResponseBytes+1 bytes read, and ctx's end
-// aborts the request in flight.
+// aborts the request in flight; every body and error text it hands back
+// has the key redacted by secret.Redact, as the gemini.Transport contract
+// asks.
 type transport struct{ key string }
 
 func newTransport(key string) *transport { return &transport{key: key} }
@@ -39,20 +41,12 @@ func (t *transport) Post(ctx context.Context, endpoint string, body []byte) (int
 		if ctx.Err() != nil {
 			kind = gemini.TimeoutError
 		}
-		return 0, nil, &gemini.TransportError{Kind: kind, Err: errors.New(string(t.redact([]byte(err.Error()))))}
+		return 0, nil, &gemini.TransportError{Kind: kind, Err: errors.New(string(secret.Redact([]byte(err.Error()), t.key)))}
 	}
 	status := v.Get("status").Int()
 	out := make([]byte, v.Get("body").Length())
 	js.CopyBytesToGo(out, v.Get("body"))
-	if status < 200 || status > 299 {
-		out = t.redact(out)
-	}
-	return status, out, nil
-}
-
-func (t *transport) redact(b []byte) []byte {
-	if t.key == "" {
-		return b
-	}
-	return bytes.ReplaceAll(b, []byte(t.key), []byte("[key]"))
+	// Whatever the status, the body may echo the key (an error message, a
+	// model repeating its request), verbatim, JSON-escaped or URL-encoded.
+	return status, secret.Redact(out, t.key), nil
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/secret"
 	"github.com/ragagentlab/ragagent/internal/geminitest"
 	"github.com/ragagentlab/ragagent/internal/server"
 	"github.com/ragagentlab/ragagent/internal/server/store"
@@ -276,7 +277,8 @@ func (w *localWorker) env(t *testing.T) *env {
 // The API tests that hold the Worker edition, against one local Worker
 // (wrangler's start-up is paid once): authorization, a scripted run end
 // to end with its events, the embedded search index giving the native
-// bytes, a Gemini run recorded and replayed with the key in no output,
+// bytes, a Gemini run recorded and replayed, the key in no output (nor
+// where the model's replies echo it, in any form),
 // cancel of an in-flight request, admission at the cap.
 func TestWorker(t *testing.T) {
 	w := startWorker(t, workerCaps, workerTokens)
@@ -438,6 +440,37 @@ func TestWorker(t *testing.T) {
 		assert.Equal(t, "cancelled", r.json(t)["reason"])
 	})
 
+	t.Run("replies echoing the key", func(t *testing.T) {
+		// Gemini can echo the key in any reply: a 200 whose text spells it
+		// in JSON escapes, a 500 whose message spells it URL-encoded. The
+		// Worker's transport redacts every form, whatever the status,
+		// before the run, its events or its recording see the body.
+		var escaped, encoded strings.Builder
+		for _, c := range []byte(dummyKey) {
+			fmt.Fprintf(&escaped, `\u%04x`, c)
+			fmt.Fprintf(&encoded, "%%%02X", c)
+		}
+		escapedEcho := geminitest.Raw(200, `{"candidates": [{"content": {"parts": [{"text": "my key is `+escaped.String()+`"}], "role": "model"}, "finishReason": "STOP"}]}`)
+		encodedEcho := geminitest.Raw(500, `{"error": {"code": 500, "message": "bad request from key=`+encoded.String()+`"}}`)
+		e := w.env(t)
+		f := newFake(t, geminitest.Sequence(geminitest.Sequence(nil, encodedEcho), escapedEcho))
+		w.fake.use(f)
+		tok := w.toks["alice"]
+		for i := range 2 {
+			id := e.start(tok, `{`+overwrite+`, "policy": "gemini"}`)
+			e.await(tok, id)
+			keep(e.do(req{method: "GET", path: "/v1/runs/" + id, token: tok, valid: true}))
+			keep(e.do(req{method: "GET", path: "/v1/runs/" + id + "/events", token: tok, valid: true}))
+			rec := keep(e.do(req{method: "GET", path: "/v1/runs/" + id + "/recording", token: tok, valid: true}))
+			require.Equal(t, http.StatusOK, rec.status, string(rec.body))
+			if i == 0 {
+				assert.True(t, strings.Contains(string(rec.body), secret.Mark), "the 200's echo is recorded, redacted")
+			}
+		}
+		got, _ := f.counts()
+		require.GreaterOrEqual(t, got, 2, "both echoes were served")
+	})
+
 	t.Run("the key in no output", func(t *testing.T) {
 		outputs = append(outputs, []byte(w.log.String()))
 		// D1's local state: every database page the Worker wrote.
@@ -451,7 +484,7 @@ func TestWorker(t *testing.T) {
 		}))
 		require.Greater(t, len(outputs), 20)
 		for i, out := range outputs {
-			assert.False(t, bytes.Contains(out, []byte(dummyKey)), "output %d carries the key", i)
+			assert.False(t, secret.Contains(out, dummyKey), "output %d carries the key (in some form)", i)
 		}
 	})
 }

@@ -116,7 +116,12 @@ func (s *SQL) queryRow(ctx context.Context, q string, args ...any) scanner {
 	return st.QueryRowContext(ctx, args...)
 }
 
-// wtx is a write transaction using the prepared statements.
+// wtx is a write transaction using the prepared statements. Its
+// statements run under their caller's context without its cancellation:
+// the transaction is the whole group's, and SQLite answers an interrupted
+// write by rolling all of it back, so a caller going away (an HTTP request
+// cancelled) once its write has begun must not interrupt it. The writer
+// checks the caller's context before the write begins instead.
 type wtx struct {
 	tx *sql.Tx
 	s  *SQL
@@ -131,6 +136,7 @@ func (t *wtx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 }
 
 func (t *wtx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	ctx = context.WithoutCancel(ctx)
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return nil, err
@@ -139,6 +145,7 @@ func (t *wtx) ExecContext(ctx context.Context, q string, args ...any) (sql.Resul
 }
 
 func (t *wtx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	ctx = context.WithoutCancel(ctx)
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return nil, err
@@ -147,6 +154,7 @@ func (t *wtx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Row
 }
 
 func (t *wtx) QueryRowContext(ctx context.Context, q string, args ...any) scanner {
+	ctx = context.WithoutCancel(ctx)
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return errRow{err}
@@ -221,15 +229,31 @@ func (s *SQL) writer() {
 	}
 }
 
-// commit runs a group in one transaction, each write in a savepoint.
+// commit runs a group in one transaction, each write in a savepoint. A
+// write whose caller has gone away before its turn is refused; once begun
+// it runs to its end (see wtx). If a savepoint cannot be opened, rolled
+// back or released, the transaction is lost or in doubt: the group is
+// rolled back and every write in it fails, rather than the rest running
+// outside any transaction and earlier ones being answered as committed.
 func (s *SQL) commit(group []*writeReq) {
 	results := make([]error, len(group))
 	ctx := context.Background()
+	answer := func() {
+		for i, req := range group {
+			req.result <- results[i]
+		}
+	}
+	fail := func(err error) {
+		for i := range results {
+			if results[i] == nil {
+				results[i] = err
+			}
+		}
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		for _, req := range group {
-			req.result <- err
-		}
+		fail(err)
+		answer()
 		return
 	}
 	for i, req := range group {
@@ -237,26 +261,45 @@ func (s *SQL) commit(group []*writeReq) {
 			results[i] = err
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		if err := s.inSavepoint(ctx, tx, req.fn); err != nil {
+			var lost lostTx
+			if errors.As(err, &lost) {
+				_ = tx.Rollback()
+				fail(fmt.Errorf("store: write group rolled back: %w", lost.err))
+				answer()
+				return
+			}
 			results[i] = err
-			continue
 		}
-		if err := req.fn(&wtx{tx: tx, s: s}); err != nil {
-			results[i] = err
-			_, _ = tx.ExecContext(ctx, "ROLLBACK TO w")
-		}
-		_, _ = tx.ExecContext(ctx, "RELEASE w")
 	}
 	if err := tx.Commit(); err != nil {
-		for i := range results {
-			if results[i] == nil {
-				results[i] = err
-			}
+		fail(err)
+	}
+	answer()
+}
+
+// lostTx is a savepoint that could not be opened, rolled back or released:
+// the group's transaction can no longer be trusted.
+type lostTx struct{ err error }
+
+func (l lostTx) Error() string { return l.err.Error() }
+
+// inSavepoint runs fn in a savepoint of tx: its error undoes fn's writes
+// alone; a lostTx means the savepoint itself failed.
+func (s *SQL) inSavepoint(ctx context.Context, tx *sql.Tx, fn func(*wtx) error) error {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		return lostTx{err}
+	}
+	ferr := fn(&wtx{tx: tx, s: s})
+	if ferr != nil {
+		if _, err := tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
+			return lostTx{err}
 		}
 	}
-	for i, req := range group {
-		req.result <- results[i]
+	if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
+		return lostTx{err}
 	}
+	return ferr
 }
 
 // AddToken stores a new token.
