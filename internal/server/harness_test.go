@@ -27,10 +27,10 @@ import (
 	"github.com/ragagentlab/ragagent/api"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/fixtures/packs"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
 	"github.com/ragagentlab/ragagent/internal/server"
 	"github.com/ragagentlab/ragagent/internal/server/store"
-	"github.com/ragagentlab/ragagent/fixtures/packs"
 )
 
 // dummyKey is the Gemini key every test server holds; no output may carry it.
