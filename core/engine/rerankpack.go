@@ -81,7 +81,7 @@ func (e *Engine) RerankPack(ctx context.Context, req PackRerankRequest) (*PackRe
 		if err != nil {
 			return nil, fmt.Errorf("rerank: case %s: %w", c.ID, err)
 		}
-		hits, err := l.ExplainSnippets(c.Question, n, c.Version)
+		hits, err := l.Explain(c.Question, n, c.Version) // no snippets: only the passages are used
 		if err != nil {
 			return nil, fmt.Errorf("rerank: case %s: %w", c.ID, err)
 		}
@@ -95,7 +95,7 @@ func (e *Engine) RerankPack(ctx context.Context, req PackRerankRequest) (*PackRe
 				return nil, err
 			}
 			f, score := rerank.Cover(tokens, p.Text)
-			lex[i] = PackCandidate{SourceID: h.SourceID, URL: h.URL, Score: h.Score, CoverageScore: score, Matched: f.MatchedTokens}
+			lex[i] = PackCandidate{SourceID: h.SourceID, URL: p.URL, Score: h.Score, CoverageScore: score, Matched: f.MatchedTokens}
 		}
 		cov := append([]PackCandidate(nil), lex...)
 		sort.SliceStable(cov, func(a, b int) bool { return cov[a].CoverageScore > cov[b].CoverageScore })
