@@ -50,19 +50,23 @@ type ModelManifest struct {
 // publishedModelFiles are the files transformers.js reads for the published
 // cross-encoder besides its weights; the published record pins each one's
 // sha256. Their sizes are the hub's listing, rounded.
-var publishedModelFiles = []ModelFile{
-	{Path: "config.json", Bytes: 800, Approximate: true},
-	{Path: "tokenizer.json", Bytes: 712_000, Approximate: true},
-	{Path: "tokenizer_config.json", Bytes: 1_300, Approximate: true},
+func publishedModelFiles() []ModelFile {
+	return []ModelFile{
+		{Path: "config.json", Bytes: 800, Approximate: true},
+		{Path: "tokenizer.json", Bytes: 712_000, Approximate: true},
+		{Path: "tokenizer_config.json", Bytes: 1_300, Approximate: true},
+	}
 }
 
 // publishedWeights are the ONNX exports in the published model's repository
 // the page offers. The published record pins the safetensors weights the
 // seed ran, which a browser cannot run, and no ONNX file: their sha256 is
 // recorded as downloaded. Sizes are the hub's listing, rounded.
-var publishedWeights = []ModelWeights{
-	{ID: "fp32", Label: "full precision (fp32), the seed's arithmetic", ModelFile: ModelFile{Path: "onnx/model.onnx", Bytes: 90_900_000, Approximate: true}},
-	{ID: "quint8", Label: "8-bit quantized weights (smaller; the logits change)", ModelFile: ModelFile{Path: "onnx/model_quint8_avx2.onnx", Bytes: 23_000_000, Approximate: true}},
+func publishedWeights() []ModelWeights {
+	return []ModelWeights{
+		{ID: "fp32", Label: "full precision (fp32), the seed's arithmetic", ModelFile: ModelFile{Path: "onnx/model.onnx", Bytes: 90_900_000, Approximate: true}},
+		{ID: "quint8", Label: "8-bit quantized weights (smaller; the logits change)", ModelFile: ModelFile{Path: "onnx/model_quint8_avx2.onnx", Bytes: 23_000_000, Approximate: true}},
+	}
 }
 
 // CrossEncoderPlan is what a fresh cross-encoder scoring fetches and scores,
@@ -144,7 +148,7 @@ func (e *Engine) publishedModel() (ModelManifest, error) {
 	if m.Model == "" || m.Revision == "" {
 		return ModelManifest{}, fmt.Errorf("the bundled cross-encoder recording names no model and revision")
 	}
-	for _, f := range publishedModelFiles {
+	for _, f := range publishedModelFiles() {
 		pin, ok := get(pins, f.Path).(string)
 		if !ok {
 			return ModelManifest{}, fmt.Errorf("the published record pins no sha256 for %s", f.Path)
@@ -152,7 +156,7 @@ func (e *Engine) publishedModel() (ModelManifest, error) {
 		f.SHA256 = &pin
 		m.Files = append(m.Files, f)
 	}
-	m.Weights = append(m.Weights, publishedWeights...)
+	m.Weights = append(m.Weights, publishedWeights()...)
 	return m, nil
 }
 

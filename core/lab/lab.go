@@ -64,13 +64,13 @@ func OpenPack(manifest, passages, cases []byte, hash tools.Hasher) (*Lab, error)
 }
 
 // noCases is an empty cases file, for a pack nobody wrote cases for.
-var noCases = []byte(`{"format": "` + evaluate.CasesFormat + `", "cases": []}`)
+const noCases = `{"format": "` + evaluate.CasesFormat + `", "cases": []}`
 
 // open checks the cases against the library's passages: every target id
 // and URL must name a passage.
 func open(lib *tools.Library, cases []byte) (*Lab, error) {
 	if cases == nil {
-		cases = noCases
+		cases = []byte(noCases)
 	}
 	cs, err := evaluate.ParseCases(cases)
 	if err != nil {
