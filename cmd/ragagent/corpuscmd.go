@@ -16,7 +16,6 @@ import (
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/store"
-	"github.com/ragagentlab/ragagent/internal/atomicfile"
 )
 
 func cmdCorpus(args []string, stdout, stderr io.Writer) int {
@@ -100,7 +99,12 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	}
 	name, written := "passages."+map[string]string{corpus.EncodingJSON: "json", corpus.EncodingSQLite: "sqlite"}[*encoding], file
 	compressed := 0
+	g := envGuard()
 	if *compress {
+		// What is checked for the key is what the file holds unpacked.
+		if err := g.check(filepath.Join(*out, name+".gz"), file); err != nil {
+			return fail(err)
+		}
 		if written, err = gzipped(file); err != nil {
 			return fail(err)
 		}
@@ -118,10 +122,10 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fail(err)
 	}
-	if err := atomicfile.Write(filepath.Join(*out, name), written); err != nil {
+	if err := writeFile(g, filepath.Join(*out, name), written, false); err != nil {
 		return fail(err)
 	}
-	if err := atomicfile.Write(filepath.Join(*out, "manifest.json"), manifest); err != nil {
+	if err := writeFile(g, filepath.Join(*out, "manifest.json"), manifest, false); err != nil {
 		return fail(err)
 	}
 	if *asJSON {
