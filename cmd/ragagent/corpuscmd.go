@@ -260,6 +260,7 @@ func (p *progress) done() {
 func cmdCorpusInfo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("corpus info", "[--json] PACK (seed, python-3.11, or a pack folder or manifest)", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	in := addInputFlag(fs)
 	// The pack may come before or after the flags.
 	var name string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -277,13 +278,17 @@ func cmdCorpusInfo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ragagent corpus info: name one pack: seed, python-3.11, or a pack folder or manifest")
 		return exitUsage
 	}
+	if err := in.check(); err != nil {
+		fmt.Fprintf(stderr, "ragagent corpus info: %s\n", err)
+		return exitUsage
+	}
 	e, err := engine.Open(engine.Options{Packs: knownPacks()})
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent corpus info: %s\n", oneLine(err))
 		return exitError
 	}
 	defer e.Close()
-	id, err := openCorpus(e, name)
+	id, err := openCorpus(e, in, name)
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent corpus info: %s\n", oneLine(err))
 		return exitError
