@@ -29,8 +29,10 @@ func knownPacks() []engine.PackSource {
 
 // openCorpus makes name usable in e and returns its pack id: a pack the
 // engine knows by id, or a pack folder (or its manifest.json) on disk,
-// read and loaded.
-func openCorpus(e *engine.Engine, name string) (string, error) {
+// read and loaded: the manifest and the passages file as every input is
+// (in), and a manifest claiming passages over the cap refused before the
+// passages file is opened.
+func openCorpus(e *engine.Engine, in inputs, name string) (string, error) {
 	for _, p := range e.Packs() {
 		if p.Manifest.ID == name {
 			return name, nil
@@ -46,7 +48,7 @@ func openCorpus(e *engine.Engine, name string) (string, error) {
 		}
 		return "", fmt.Errorf("--corpus %q is neither a pack (%v) nor a pack folder or manifest", name, ids)
 	}
-	manifest, err := readBounded(manifestPath, 1<<20)
+	manifest, err := in.read(manifestPath)
 	if err != nil {
 		return "", err
 	}
@@ -54,8 +56,15 @@ func openCorpus(e *engine.Engine, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", manifestPath, err)
 	}
-	dir := filepath.Dir(manifestPath)
-	passages, err := packs.Read(os.DirFS(dir), m.PassagesFile, m)
+	if err := packs.Fits(m, *in.max); err != nil {
+		return "", fmt.Errorf("%s: %w (--max-input-bytes raises the cap)", manifestPath, err)
+	}
+	file := filepath.Join(filepath.Dir(manifestPath), m.PassagesFile)
+	raw, err := in.read(file)
+	if err != nil {
+		return "", err
+	}
+	passages, err := packs.Unpack(file, raw, m, *in.max)
 	if err != nil {
 		return "", err
 	}
@@ -63,16 +72,4 @@ func openCorpus(e *engine.Engine, name string) (string, error) {
 		return "", err
 	}
 	return m.ID, nil
-}
-
-// readBounded reads a file of at most max bytes.
-func readBounded(path string, max int64) ([]byte, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if info.Size() > max {
-		return nil, fmt.Errorf("%s is %d bytes; at most %d are read", path, info.Size(), max)
-	}
-	return os.ReadFile(path)
 }

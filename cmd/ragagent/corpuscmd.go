@@ -16,7 +16,6 @@ import (
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/store"
-	"github.com/ragagentlab/ragagent/internal/atomicfile"
 )
 
 func cmdCorpus(args []string, stdout, stderr io.Writer) int {
@@ -100,7 +99,12 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	}
 	name, written := "passages."+map[string]string{corpus.EncodingJSON: "json", corpus.EncodingSQLite: "sqlite"}[*encoding], file
 	compressed := 0
+	g := envGuard()
 	if *compress {
+		// What is checked for the key is what the file holds unpacked.
+		if err := g.check(filepath.Join(*out, name+".gz"), file); err != nil {
+			return fail(err)
+		}
 		if written, err = gzipped(file); err != nil {
 			return fail(err)
 		}
@@ -118,10 +122,10 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fail(err)
 	}
-	if err := atomicfile.Write(filepath.Join(*out, name), written); err != nil {
+	if err := writeFile(g, filepath.Join(*out, name), written, false); err != nil {
 		return fail(err)
 	}
-	if err := atomicfile.Write(filepath.Join(*out, "manifest.json"), manifest); err != nil {
+	if err := writeFile(g, filepath.Join(*out, "manifest.json"), manifest, false); err != nil {
 		return fail(err)
 	}
 	if *asJSON {
@@ -256,6 +260,7 @@ func (p *progress) done() {
 func cmdCorpusInfo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("corpus info", "[--json] PACK (seed, python-3.11, or a pack folder or manifest)", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	in := addInputFlag(fs)
 	// The pack may come before or after the flags.
 	var name string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -273,13 +278,17 @@ func cmdCorpusInfo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ragagent corpus info: name one pack: seed, python-3.11, or a pack folder or manifest")
 		return exitUsage
 	}
+	if err := in.check(); err != nil {
+		fmt.Fprintf(stderr, "ragagent corpus info: %s\n", err)
+		return exitUsage
+	}
 	e, err := engine.Open(engine.Options{Packs: knownPacks()})
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent corpus info: %s\n", oneLine(err))
 		return exitError
 	}
 	defer e.Close()
-	id, err := openCorpus(e, name)
+	id, err := openCorpus(e, in, name)
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent corpus info: %s\n", oneLine(err))
 		return exitError

@@ -49,7 +49,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	if name != "gemini" && *execute {
 		return fail(exitUsage, fmt.Errorf("--execute-approved goes with --policy gemini"))
 	}
-	e, corpusID, err := s.open()
+	e, corpusID, err := s.open(in)
 	if err != nil {
 		return fail(exitError, err)
 	}

@@ -44,14 +44,8 @@ func newOutput(path string, g *keyGuard) (*output, error) {
 
 // save writes the whole file.
 func (o *output) save(data []byte) error {
-	if err := o.guard.check(o.path, data); err != nil {
-		return err
-	}
-	if o.created {
-		return atomicfile.Write(o.path, data)
-	}
-	if err := atomicfile.Create(o.path, data); err != nil {
-		if errors.Is(err, fs.ErrExist) {
+	if err := writeFile(o.guard, o.path, data, !o.created); err != nil {
+		if !o.created && errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s was created by someone else meanwhile; refusing to overwrite it", o.path)
 		}
 		return err

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 
 	"github.com/ragagentlab/ragagent/core/secret"
+	"github.com/ragagentlab/ragagent/internal/atomicfile"
+	"github.com/ragagentlab/ragagent/internal/httptransport"
 )
 
 // keyGuard is the last check between the API key and anything the command
@@ -27,6 +30,28 @@ type keyGuard struct {
 // newKeyGuard guards key (trimmed, as the transport sends it); "" guards
 // nothing.
 func newKeyGuard(key string) *keyGuard { return &keyGuard{key: strings.TrimSpace(key)} }
+
+// envGuard guards the environment's key (GOOGLE_API_KEY or
+// GEMINI_API_KEY), the one a live call would send.
+func envGuard() *keyGuard {
+	key, _ := httptransport.KeyFromEnv(os.Getenv)
+	return newKeyGuard(key)
+}
+
+// writeFile is how a command writes a file, so none skips the last check:
+// data holding the key is refused with nothing written (g.check), then the
+// file is written atomically, whole or absent. fresh creates a file that
+// must not exist (atomicfile.Create); otherwise the file is replaced
+// (atomicfile.Write).
+func writeFile(g *keyGuard, path string, data []byte, fresh bool) error {
+	if err := g.check(path, data); err != nil {
+		return err
+	}
+	if fresh {
+		return atomicfile.Create(path, data)
+	}
+	return atomicfile.Write(path, data)
+}
 
 // check refuses data that holds the key; what names it for the message.
 func (g *keyGuard) check(what string, data []byte) error {

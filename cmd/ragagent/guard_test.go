@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -126,4 +127,58 @@ func TestTheLastCheckWithholdsWhatHoldsTheKey(t *testing.T) {
 	assert.NoFileExists(t, o.path)
 	require.NoError(t, o.save([]byte(`{"x": 1}`)))
 	assert.FileExists(t, o.path)
+}
+
+// TestEveryFileWrittenIsRefusedIfItHoldsTheKey: each command's file
+// writes pass the same last check as output.save: a file holding the
+// environment's key is not written and the command exits 1 with one line
+// saying so. replay --otlp wrote the key in plain text and exited 0;
+// import-published and corpus build wrote whatever they made unchecked.
+func TestEveryFileWrittenIsRefusedIfItHoldsTheKey(t *testing.T) {
+	dir := t.TempDir()
+	recording := filepath.Join(dir, "r.json")
+	require.NoError(t, os.WriteFile(recording, []byte(`{"format": "ragagent-recording/1", "trials": [{"id": "x", "case_id": "c", "mode": "agent",
+		"question": "is `+escaped(dummyKey)+` a key?", "version": "3.12", "exchanges": []}]}`), 0o644))
+	docs := filepath.Join(dir, "docs")
+	require.NoError(t, os.MkdirAll(docs, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(docs, "a.md"), []byte("# Keys\n\nMine is "+dummyKey+".\n"), 0o644))
+	for _, c := range []struct {
+		name, key string
+		args      func(out string) []string
+		file      string // the refused file, under out ("" for out itself)
+	}{
+		{"replay --otlp", dummyKey, func(out string) []string {
+			return []string{"replay", "--recording", recording, "--otlp", out}
+		}, ""},
+		// The rebuilt recording holds this question; a key equal to it
+		// stands for a key that reached the published record.
+		{"import-published --output", "does Path.write_text append", func(out string) []string {
+			return []string{"import-published", "--output", out}
+		}, ""},
+		{"corpus build --gzip", dummyKey, func(out string) []string {
+			return []string{"corpus", "build", "--from", docs, "--out", out, "--id", "keys", "--title", "Keys", "--version", "1.0",
+				"--base-url", "https://example.org/", "--licence", "CC0", "--attribution", "me", "--gzip"}
+		}, "passages.json.gz"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("GEMINI_API_KEY", c.key)
+			out := filepath.Join(t.TempDir(), "out.json")
+			refused := out
+			if c.file != "" {
+				refused = filepath.Join(out, c.file)
+			}
+			code, stdout, errs := ragagent(c.args(out)...)
+			assert.Equal(t, exitError, code)
+			assert.NoFileExists(t, refused)
+			assert.False(t, secret.Contains([]byte(stdout+errs), c.key))
+			assert.Contains(t, errs, "refusing to write "+refused+": it contains the API key; nothing was written")
+			progress := regexp.MustCompile(`\r[^\n]*\n`) // corpus build's
+			assert.Equal(t, 1, strings.Count(progress.ReplaceAllString(errs, ""), "\n"), "one line: %q", errs)
+
+			t.Setenv("GEMINI_API_KEY", "another-key-in-no-file")
+			code, _, errs = ragagent(c.args(out)...)
+			assert.Equal(t, exitOK, code, errs)
+			assert.FileExists(t, refused, "a file without the key is written")
+		})
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/tools"
@@ -73,7 +72,7 @@ func cmdImportPublished(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s is up to date\n", *output)
 		return exitOK
 	}
-	if err := os.WriteFile(*output, rebuilt, 0o644); err != nil {
+	if err := writeFile(envGuard(), *output, rebuilt, false); err != nil {
 		fmt.Fprintf(stderr, "ragagent import-published: %s\n", oneLine(err))
 		return exitError
 	}

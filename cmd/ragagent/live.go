@@ -29,6 +29,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	repeats := fs.String("repeats", "2", "how many times to run each case on each path (1-10)")
 	modes := fs.String("modes", "fixed,agent", "the paths to run: fixed, agent or both")
 	mflags := addModelFlags(fs, "200")
+	in := addInputFlag(fs)
 	asJSON := fs.Bool("json", false, "print the plan (or the report) as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -38,10 +39,13 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	s, err := mflags.parse()
+	if err == nil {
+		err = in.check()
+	}
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	e, corpusID, err := s.open()
+	e, corpusID, err := s.open(in)
 	if err != nil {
 		return fail(exitError, "%v", err)
 	}

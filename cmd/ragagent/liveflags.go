@@ -68,15 +68,15 @@ func (f modelFlags) parse() (settings, error) {
 }
 
 // open opens the engine with the settings' allowance and prices, and the
-// corpus, returning its pack id.
-func (s settings) open() (*engine.Engine, string, error) {
+// corpus (a pack on disk read through in), returning its pack id.
+func (s settings) open(in inputs) (*engine.Engine, string, error) {
 	e, err := engine.Open(engine.Options{Allowance: s.allowance, Prices: &s.prices, Packs: knownPacks()})
 	if err != nil {
 		return nil, "", err
 	}
 	id := engine.SeedPack
 	if s.corpus != "" {
-		if id, err = openCorpus(e, s.corpus); err != nil {
+		if id, err = openCorpus(e, in, s.corpus); err != nil {
 			e.Close()
 			return nil, "", err
 		}

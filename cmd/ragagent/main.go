@@ -8,8 +8,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-
-	"github.com/ragagentlab/ragagent/internal/httptransport"
 )
 
 // Exit codes.
@@ -59,8 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	// Every line printed is checked for the environment's key.
-	key, _ := httptransport.KeyFromEnv(os.Getenv)
-	g := newKeyGuard(key)
+	g := envGuard()
 	out, errs := g.writer(stdout), g.writer(stderr)
 	code := c.run(args[1:], out, errs)
 	out.Flush()

@@ -12,7 +12,6 @@ import (
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/lab"
-	"github.com/ragagentlab/ragagent/internal/atomicfile"
 )
 
 const bundledName = "recordings/agent-comparison.json (bundled)"
@@ -61,10 +60,10 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	rep := res.Report()
 	if *otlpPath != "" {
 		// An export is derived from the recording, so it is replaced, not
-		// refused, when it exists (atomically: whole or absent).
+		// refused, when it exists.
 		data, err := e.OTLP(file, res.Trials)
 		if err == nil {
-			err = atomicfile.Write(*otlpPath, data)
+			err = writeFile(envGuard(), *otlpPath, data, false)
 		}
 		if err != nil {
 			return fail("--otlp: %v", err)

@@ -78,12 +78,15 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	if f.corpus != "" {
 		other := ""
 		fs.Visit(func(fl *flag.Flag) {
-			if fl.Name != "corpus" && fl.Name != "candidates" && fl.Name != "json" {
+			if fl.Name != "corpus" && fl.Name != "candidates" && fl.Name != "json" && fl.Name != "max-input-bytes" {
 				other = fl.Name
 			}
 		})
 		if other != "" {
 			return usage("--" + other + " goes with the lab's frozen candidates, not with --corpus")
+		}
+		if err := f.in.check(); err != nil {
+			return usage(err.Error())
 		}
 		return rerankPack(f, stdout, stderr)
 	}
@@ -437,7 +440,7 @@ func rerankPack(f rerankFlags, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	defer e.Close()
-	id, err := openCorpus(e, f.corpus)
+	id, err := openCorpus(e, f.in, f.corpus)
 	if err == nil {
 		var res *engine.PackRerankResult
 		if res, err = e.RerankPack(context.Background(), engine.PackRerankRequest{Corpus: id, Candidates: f.candidates}); err == nil {

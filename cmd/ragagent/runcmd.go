@@ -70,7 +70,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if name != "replay" && *trial != "" {
 		return usage("--trial goes with --policy replay:FILE")
 	}
-	e, corpusID, err := s.open()
+	e, corpusID, err := s.open(in)
 	if err != nil {
 		return fail(err)
 	}

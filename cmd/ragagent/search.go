@@ -27,11 +27,12 @@ type searchResult struct {
 }
 
 func cmdSearch(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("search", "[--corpus PACK] [--version V] [--limit N] [--json] QUERY", stderr)
+	fs := newFlags("search", "[--corpus PACK] [--version V] [--limit N] [--json] [--max-input-bytes N] QUERY", stderr)
 	corpusName := fs.String("corpus", "seed", corpusHelp)
 	version := fs.String("version", "", "the version to search, like 3.11 (default: the corpus's default version)")
 	limit := fs.Int("limit", 0, fmt.Sprintf("how many results, 1-%d (default: the corpus's agent search k)", engine.MaxSearchK))
 	asJSON := fs.Bool("json", false, `print {"results": [{rank, source_id, url, version, score, snippet}]}`)
+	in := addInputFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flagErrHelp) {
 			return exitOK
@@ -49,6 +50,9 @@ func cmdSearch(args []string, stdout, stderr io.Writer) int {
 	case *limit < 0 || *limit > engine.MaxSearchK:
 		return usage(fmt.Sprintf("--limit must be from 1 to %d", engine.MaxSearchK))
 	}
+	if err := in.check(); err != nil {
+		return usage(err.Error())
+	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "ragagent search: %s\n", oneLine(err))
 		return exitError
@@ -58,7 +62,7 @@ func cmdSearch(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer e.Close()
-	id, err := openCorpus(e, *corpusName)
+	id, err := openCorpus(e, in, *corpusName)
 	if err != nil {
 		return fail(err)
 	}
