@@ -56,13 +56,7 @@ func TestEveryInputFileIsBounded(t *testing.T) {
 			{"200 MB", big, "is 209715200 bytes, over the cap of 67108864 bytes on a file the lab reads; it was not read (--max-input-bytes raises the cap)", nil},
 			{"a lowered cap", bundled, "over the cap of 1000 bytes", []string{"--max-input-bytes", "1000"}},
 		} {
-			t.Run(r.name+" "+c.name, func(t *testing.T) {
-				code, out, errs := within(t, time.Minute, withFlags(r.args(c.path), c.path, c.extra)...)
-				assert.Equal(t, exitError, code)
-				assert.Empty(t, out)
-				assert.Contains(t, errs, c.want)
-				assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
-			})
+			t.Run(r.name+" "+c.name, func(t *testing.T) { refusedInOneLine(t, c.want, withFlags(r.args(c.path), c.path, c.extra)...) })
 		}
 	}
 	code, _, errs := ragagent("replay", "--recording", bundled, "--max-input-bytes", "300000")
@@ -140,15 +134,21 @@ func TestEveryCorpusPackIsBounded(t *testing.T) {
 			{"passages_bytes of 200 GiB", huge, filepath.Join(huge, "manifest.json") + ": passages_bytes 214748364800 is over the cap of 67108864 bytes on a file the lab reads; nothing was read (--max-input-bytes raises the cap)", nil},
 			{"passages_bytes over a lowered cap", packWith(t, "", nil), "passages_bytes 16138240 is over the cap of 10000000 bytes", []string{"--max-input-bytes", "10000000"}},
 		} {
-			t.Run(r.name+" "+c.name, func(t *testing.T) {
-				code, out, errs := within(t, time.Minute, withFlags(r.args(c.path), c.path, c.extra)...)
-				assert.Equal(t, exitError, code)
-				assert.Empty(t, out)
-				assert.Contains(t, errs, c.want)
-				assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
-			})
+			t.Run(r.name+" "+c.name, func(t *testing.T) { refusedInOneLine(t, c.want, withFlags(r.args(c.path), c.path, c.extra)...) })
 		}
 	}
+}
+
+// refusedInOneLine runs the command line and checks it refused at once
+// (within a minute: a read that never ends fails), printing nothing on
+// stdout and one line holding want on stderr.
+func refusedInOneLine(t *testing.T, want string, args ...string) {
+	t.Helper()
+	code, out, errs := within(t, time.Minute, args...)
+	assert.Equal(t, exitError, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, want)
+	assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
 }
 
 // within runs the command line, failing the test if it takes longer than
