@@ -7,54 +7,71 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// readHTML reads an HTML page's main content: Sphinx's div.body (or
-// <main>, or <body>). Headings make the title path; a section's or a
-// heading's id is the anchor, and inside a definition list whose term has
-// an id (a Sphinx object: a function, class, method, ...) that id is the
-// anchor of the term's signature and description. Navigation, scripts,
-// tables of contents and permalink marks are left out.
+// readHTML reads an HTML page's main content (see mainContent). Headings
+// make the title path; a section's or a heading's id is the anchor, and
+// inside a definition list whose term has an id (a Sphinx object: a
+// function, class, method, ...) that id is the anchor of the term's
+// signature and description. Navigation, scripts, tables of contents and
+// permalink marks are left out.
 func readHTML(text string) ([]section, string) {
 	doc, err := html.Parse(strings.NewReader(text))
 	if err != nil {
 		return nil, "not parseable as HTML: " + err.Error()
 	}
-	root := mainContent(doc)
+	root, marked := mainContent(doc)
 	if root == nil {
 		return nil, "no body"
 	}
 	r := &htmlReader{}
+	if !marked {
+		r.chrome = chrome(root)
+	}
 	r.walk(root)
 	r.flush()
 	return r.out, ""
 }
 
-// mainContent finds the element whose content is the document.
-func mainContent(doc *html.Node) *html.Node {
-	var body, main, sphinx *html.Node
-	var find func(n *html.Node)
-	find = func(n *html.Node) {
+// mainContent finds the element whose content is the document, and says
+// whether the page marked it: Sphinx's div.body, else <main>, else the
+// element whose role is main, else the page's one outermost <article>.
+// A page that marks none is read from its <body> (marked false), with its
+// chrome left out (see chrome).
+func mainContent(doc *html.Node) (*html.Node, bool) {
+	var body, main, role, sphinx *html.Node
+	var articles []*html.Node
+	var find func(n *html.Node, inArticle bool)
+	find = func(n *html.Node, inArticle bool) {
 		if n.Type == html.ElementNode {
 			switch {
 			case n.DataAtom == atom.Div && hasClass(n, "body") && attr(n, "role") == "main" && sphinx == nil:
 				sphinx = n
 			case n.DataAtom == atom.Main && main == nil:
 				main = n
+			case attr(n, "role") == "main" && role == nil:
+				role = n
+			case n.DataAtom == atom.Article && !inArticle:
+				articles = append(articles, n)
 			case n.DataAtom == atom.Body && body == nil:
 				body = n
 			}
+			inArticle = inArticle || n.DataAtom == atom.Article
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			find(c)
+			find(c, inArticle)
 		}
 	}
-	find(doc)
+	find(doc, false)
 	switch {
 	case sphinx != nil:
-		return sphinx
+		return sphinx, true
 	case main != nil:
-		return main
+		return main, true
+	case role != nil:
+		return role, true
+	case len(articles) == 1:
+		return articles[0], true
 	}
-	return body
+	return body, false
 }
 
 type htmlReader struct {
@@ -69,6 +86,9 @@ type htmlReader struct {
 	// holds nothing else (documented by name only) is left out.
 	terms  int
 	inline strings.Builder
+	// chrome are the blocks left out of a page that marks no main
+	// content (see chrome).
+	chrome map[*html.Node]bool
 }
 
 // flush ends the current section, if it has any text.
@@ -134,7 +154,7 @@ func (r *htmlReader) node(n *html.Node) {
 		r.inline.WriteString(n.Data)
 		return
 	}
-	if n.Type != html.ElementNode || skipped(n) {
+	if n.Type != html.ElementNode || r.skip(n) {
 		return
 	}
 	switch n.DataAtom {
@@ -152,16 +172,16 @@ func (r *htmlReader) node(n *html.Node) {
 		r.definitions(n)
 	case atom.P, atom.Caption, atom.Figcaption, atom.Summary, atom.Address, atom.Dt:
 		r.endInline()
-		r.add(textOf(n), false)
+		r.add(r.textOf(n), false)
 	case atom.Pre:
 		r.endInline()
-		r.add(textOf(n), true)
+		r.add(r.textOf(n), true)
 	case atom.Tr:
 		r.endInline()
 		var cells []string
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			if c.Type == html.ElementNode && (c.DataAtom == atom.Td || c.DataAtom == atom.Th) {
-				cells = append(cells, collapse(textOf(c)))
+				cells = append(cells, collapse(r.textOf(c)))
 			}
 		}
 		r.add(strings.Join(cells, " | "), false)
@@ -171,7 +191,7 @@ func (r *htmlReader) node(n *html.Node) {
 			r.walk(n)
 			r.endInline()
 		} else {
-			r.add(textOf(n), false)
+			r.add(r.textOf(n), false)
 		}
 	case atom.Br:
 		r.inline.WriteString(" ")
@@ -191,7 +211,7 @@ func (r *htmlReader) node(n *html.Node) {
 func (r *htmlReader) heading(n *html.Node) {
 	r.flush()
 	level := int(n.Data[1] - '1')
-	r.titles[level] = collapse(textOf(n))
+	r.titles[level] = collapse(r.textOf(n))
 	for i := level + 1; i < len(r.titles); i++ {
 		r.titles[i] = ""
 	}
@@ -222,7 +242,7 @@ func (r *htmlReader) definitions(n *html.Node) {
 				r.anchor, r.object = id, id
 			}
 			leading := id != "" || afterTerm
-			r.add(textOf(c), false)
+			r.add(r.textOf(c), false)
 			if objects && leading {
 				r.terms = len(r.blocks) // the object's signatures so far
 			}
@@ -277,15 +297,19 @@ func skipped(n *html.Node) bool {
 	return attr(n, "hidden") != "" || attr(n, "aria-hidden") == "true"
 }
 
+// skip reports whether an element is left out: never text (skipped), or
+// the site's chrome.
+func (r *htmlReader) skip(n *html.Node) bool { return skipped(n) || r.chrome[n] }
+
 // textOf is an element's text, without skipped descendants.
-func textOf(n *html.Node) string {
+func (r *htmlReader) textOf(n *html.Node) string {
 	var b strings.Builder
 	var walk func(*html.Node)
 	walk = func(n *html.Node) {
 		switch {
 		case n.Type == html.TextNode:
 			b.WriteString(n.Data)
-		case n.Type == html.ElementNode && skipped(n):
+		case n.Type == html.ElementNode && r.skip(n):
 		case n.Type == html.ElementNode && n.DataAtom == atom.Br:
 			b.WriteString("\n")
 		case n.Type == html.ElementNode && n.DataAtom == atom.Sup:

@@ -1,0 +1,137 @@
+package builder
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// siteMenu is a site's chrome as sqlite.org writes it around every page
+// (no <nav>, no <main>): a tagline and a bar of links.
+const siteMenu = `<div class=nosearch><div class=tagline>Small. Fast. Reliable.</div>
+<div class="menu mainmenu"><ul><li><a href="index.html">Home</a><li><a href="about.html">About</a>
+<li><a href="docs.html">Documentation</a><li><a href="download.html">Download</a><li><a href="support.html">Support</a></ul></div></div>`
+
+// article is a page's own text, with a link inside a sentence.
+const article = `<h1 id="upsert">UPSERT</h1>
+<p>An upsert is an ordinary INSERT that behaves as an UPDATE or a no-op when it would violate a uniqueness constraint.</p>
+<p>See the <a href="lang_conflict.html">conflict resolution</a> page for the other algorithms.</p>`
+
+// TestMainContentByPageShape reads one page of each shape: the element
+// the page marks as its main content is read (Sphinx's div.body, <main>,
+// role=main, a lone <article>), and a page that marks none is read from
+// its body without the site's chrome. One row per shape, in the order
+// mainContent tries them.
+func TestMainContentByPageShape(t *testing.T) {
+	for _, c := range []struct {
+		name, page   string
+		want, absent []string
+	}{
+		{"sphinx body", `<body><div class="related" role="navigation"><a href="i.html">index</a></div>
+<div class="body" role="main">` + article + `</div><div class="sphinxsidebar">Quick search</div></body>`,
+			[]string{"An upsert is", "See the conflict resolution page"}, []string{"index", "Quick search"}},
+		{"main", `<body><header><a href="/">Site</a> <a href="/blog">Blog</a></header><main>` + article +
+			`</main><footer>© Site</footer></body>`,
+			[]string{"An upsert is"}, []string{"Site", "Blog", "©"}},
+		{"role main", `<body>` + siteMenu + `<div role="main">` + article + `</div><p>Unrelated footer text.</p></body>`,
+			[]string{"An upsert is"}, []string{"Small. Fast.", "Download", "Unrelated footer"}},
+		{"article", `<body><div class="top">Welcome to the site, read our news below.</div><article>` + article +
+			`</article><div>Copyright notice of the site.</div></body>`,
+			[]string{"An upsert is"}, []string{"Welcome", "Copyright"}},
+		{"two articles read from the body", `<body>` + siteMenu + `<article><p>First post: an index makes a lookup by its columns fast.</p></article>
+<article><p>Second post: a trigger runs its statements on each change.</p></article></body>`,
+			[]string{"First post", "Second post"}, []string{"Small. Fast.", "Download"}},
+		{"none: link-dense blocks are chrome", `<body>` + siteMenu + `<div class=fancy>` + article + `
+<div class="fancy_toc"><a href="#a">1. Overview</a> <a href="#b">2. Syntax</a> <a href="#c">3. Limitations</a></div>
+<p>UPSERT does not currently work for virtual tables.</p></div></body>`,
+			[]string{"An upsert is", "See the conflict resolution page", "virtual tables"},
+			[]string{"Small. Fast.", "Home", "Download", "Overview", "Limitations"}},
+		{"none: chrome named by class or id", `<body><div class="navheader"><table><tr><th>INSERT</th></tr><tr>
+<td><a href="p.html">Prev</a></td><td>SQL Commands</td><td><a href="n.html">Next</a></td></tr></table></div>
+<div class="refentry">` + article + `</div><div id="site-footer">Last updated 2024-05-31</div>
+<div class="navfooter"><table><tr><td>IMPORT FOREIGN SCHEMA</td><td>LISTEN</td></tr></table></div></body>`,
+			[]string{"An upsert is"}, []string{"Prev", "SQL Commands", "Last updated", "IMPORT FOREIGN"}},
+		{"none: landmark roles", `<body><div role="banner">The Site Name and its slogan</div>` + article +
+			`<div role="complementary">Related reading chosen by editors</div><div role="contentinfo">Contact us</div></body>`,
+			[]string{"An upsert is"}, []string{"Site Name", "Related reading", "Contact"}},
+		{"none: an index page keeps its list", `<body>` + siteMenu + `<h2>List Of Functions:</h2><div class="columns"><ul>` +
+			strings.Repeat(`<li><a href="bind.html">sqlite3_bind_blob</a><li><a href="step.html">sqlite3_step</a>`, 10) + `</ul></div></body>`,
+			[]string{"List Of Functions:", "sqlite3_bind_blob", "sqlite3_step"}, []string{"Small. Fast.", "Download"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sections, why := readHTML(c.page)
+			require.Empty(t, why)
+			text := sectionsText(sections)
+			for _, w := range c.want {
+				assert.Contains(t, text, w)
+			}
+			for _, a := range c.absent {
+				assert.NotContains(t, text, a)
+			}
+		})
+	}
+}
+
+// A marked main content is read whole: a block of links inside it is the
+// author's (Sphinx's "See also" boxes), never taken for chrome.
+func TestMarkedContentKeepsItsLinks(t *testing.T) {
+	sections, why := readHTML(`<body><main><p>Text.</p><div class="admonition seealso"><a href="os.html">Module os</a></div></main></body>`)
+	require.Empty(t, why)
+	assert.Contains(t, sectionsText(sections), "Module os")
+}
+
+func sectionsText(sections []section) string {
+	var b strings.Builder
+	for _, s := range sections {
+		b.WriteString(strings.Join(s.titles, " › "))
+		b.WriteByte('\n')
+		for _, bl := range s.blocks {
+			b.WriteString(bl.text)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// FuzzReadHTML reads any text as an HTML page: it never panics, every
+// block it keeps has text, and the same page reads the same twice.
+func FuzzReadHTML(f *testing.F) {
+	f.Add(`<body>` + siteMenu + article + `</body>`)
+	f.Add(`<body><div class="body" role="main"><dl><dt id="a">a()</dt><dd><p>Does a.</p></dd></dl></div></body>`)
+	f.Add(`<main><article><section id="s"><h2>S</h2><table><tr><td>x</td></tr></table></section></article></main>`)
+	f.Add(`<div role="navigation"><a href="x">x</a></div><div class="toc"><ul><li><a>y</a></ul></div><pre>code</pre>`)
+	f.Fuzz(func(t *testing.T, page string) {
+		first, why := readHTML(page)
+		again, whyAgain := readHTML(page)
+		require.Equal(t, why, whyAgain)
+		require.Equal(t, first, again, "the same page reads the same")
+		for _, s := range first {
+			require.NotEmpty(t, s.blocks)
+			for _, b := range s.blocks {
+				require.NotEmpty(t, strings.TrimSpace(b.text))
+			}
+		}
+	})
+}
+
+// BenchmarkReadHTML reads a page of 40 sections marked as main content
+// and the same page unmarked (its chrome found by link density): the
+// second's extra cost is the chrome pass.
+func BenchmarkReadHTML(b *testing.B) {
+	body := siteMenu + strings.Repeat(`<div class="fancy_toc"><a href="#a">1. Overview</a></div>`+article, 40)
+	for _, c := range []struct{ name, page string }{
+		{"marked", "<body><main>" + body + "</main></body>"},
+		{"unmarked", "<body>" + body + "</body>"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.page)))
+			for i := 0; i < b.N; i++ {
+				if _, why := readHTML(c.page); why != "" {
+					b.Fatal(why)
+				}
+			}
+		})
+	}
+}
