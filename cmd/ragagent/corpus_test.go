@@ -72,6 +72,7 @@ func TestCorpusBuildAndUse(t *testing.T) {
 	code, stdout, stderr := ragagent("corpus", "build", "--from", docs, "--out", out, "--id", "kitchen", "--title", "Kitchen notes",
 		"--version", "1.0", "--base-url", "https://notes.example.org/", "--licence", "CC0", "--attribution", "me")
 	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "read 3/3 documents\n", stderr, "into a pipe or a buffer, progress is whole lines")
 	assert.Contains(t, stdout, "skipped c.md: not UTF-8 text")
 	assert.Contains(t, stdout, "2 passages from 2 documents (1 skipped)")
 

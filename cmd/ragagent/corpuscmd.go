@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/ragagentlab/ragagent/core/builder"
 	"github.com/ragagentlab/ragagent/core/corpus"
@@ -231,30 +230,6 @@ func under(rel string, include []string) bool {
 		}
 	}
 	return false
-}
-
-// progress prints "verb done/total" to stderr at most every half second.
-type progress struct {
-	w    io.Writer
-	verb string
-	last time.Time
-	n    int
-}
-
-func newProgress(w io.Writer, verb string) *progress { return &progress{w: w, verb: verb} }
-
-func (p *progress) step(done, total int) {
-	p.n = total
-	if now := time.Now(); now.Sub(p.last) >= 500*time.Millisecond || done == total {
-		p.last = now
-		fmt.Fprintf(p.w, "\r%s %d/%d documents", p.verb, done, total)
-	}
-}
-
-func (p *progress) done() {
-	if p.n > 0 {
-		fmt.Fprintln(p.w)
-	}
 }
 
 func cmdCorpusInfo(args []string, stdout, stderr io.Writer) int {
