@@ -117,3 +117,55 @@ func TestRerankCorpusUsage(t *testing.T) {
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, stderr, `"nosuch" is neither a pack`)
 }
+
+// --include keeps the documents under its folders, --exclude leaves out a
+// folder (and all under it) or a file; a path --exclude names that is not
+// in --from is refused (a misspelt one would leave out nothing).
+func TestCorpusBuildIncludeExclude(t *testing.T) {
+	docs := t.TempDir()
+	for _, f := range []string{"index.md", "guide/start.md", "guide/old/v1.md", "api/all-in-one.md", "api/open.md", "log/1.0.md"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(docs, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(docs, f), []byte("# "+f+"\n\nText of "+f+".\n"), 0o644))
+	}
+	build := func(flags ...string) (int, []string, string) {
+		out := filepath.Join(t.TempDir(), "pack")
+		args := append([]string{"corpus", "build", "--from", docs, "--out", out, "--id", "d", "--title", "D", "--version", "1.0",
+			"--base-url", "https://d.example.org/", "--licence", "CC0", "--attribution", "me", "--json"}, flags...)
+		code, stdout, stderr := ragagent(args...)
+		if code != exitOK {
+			return code, nil, stderr
+		}
+		data, err := os.ReadFile(filepath.Join(out, "passages.json"))
+		require.NoError(t, err)
+		var file struct {
+			Passages []struct {
+				URL string `json:"url"`
+			} `json:"passages"`
+		}
+		require.NoError(t, json.Unmarshal(data, &file), stdout)
+		var pages []string
+		for _, p := range file.Passages {
+			pages = append(pages, strings.TrimPrefix(strings.Split(p.URL, "#")[0], "https://d.example.org/"))
+		}
+		return code, pages, stderr
+	}
+	for _, c := range []struct {
+		name  string
+		flags []string
+		want  []string
+	}{
+		{"all", nil, []string{"api/all-in-one.md", "api/open.md", "guide/old/v1.md", "guide/start.md", "index.md", "log/1.0.md"}},
+		{"include", []string{"--include", "guide,api"}, []string{"api/all-in-one.md", "api/open.md", "guide/old/v1.md", "guide/start.md"}},
+		{"exclude folders and a file", []string{"--exclude", "log,guide/old/,api/all-in-one.md"}, []string{"api/open.md", "guide/start.md", "index.md"}},
+		{"both", []string{"--include", "guide", "--exclude", "guide/old"}, []string{"guide/start.md"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, pages, stderr := build(c.flags...)
+			require.Equal(t, exitOK, code, stderr)
+			assert.Equal(t, c.want, pages)
+		})
+	}
+	code, _, stderr := build("--exclude", "logs")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "ragagent corpus build: --exclude \"logs\" is not a file or folder in "+docs+"\n", stderr)
+}

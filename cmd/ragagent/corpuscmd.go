@@ -35,6 +35,7 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	from := fs.String("from", "", "the folder of documents (.html, .md, .rst, .txt, .jsonl passages) to read, recursively")
 	out := fs.String("out", "", "the pack `folder` to write (manifest.json and the passages file); created, and refused if it holds a manifest")
 	include := fs.String("include", "", "only documents under these comma-separated sub`folders` of --from (default: all)")
+	exclude := fs.String("exclude", "", "leave out these comma-separated `paths` of --from: a folder and all under it, or a file")
 	var o builder.Options
 	fs.StringVar(&o.ID, "id", "", "the pack's `id` (lower-case letters, digits, '.', '_', '-')")
 	fs.StringVar(&o.Title, "title", "", "the pack's title")
@@ -77,7 +78,13 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(filepath.Join(*out, "manifest.json")); err == nil {
 		return fail(fmt.Errorf("%s already holds a manifest.json; refusing to overwrite it (choose another --out or remove it)", *out))
 	}
-	docs, err := readFolder(*from, folders(*include))
+	for _, ex := range folders(*exclude) {
+		// A misspelt path would leave out nothing, silently.
+		if _, err := os.Stat(filepath.Join(*from, filepath.FromSlash(ex))); err != nil {
+			return usage("--exclude %q is not a file or folder in %s", ex, *from)
+		}
+	}
+	docs, err := readFolder(*from, folders(*include), folders(*exclude))
 	if err != nil {
 		return fail(err)
 	}
@@ -177,9 +184,10 @@ func folders(s string) []string {
 }
 
 // readFolder reads every regular file under dir (only under the include
-// subfolders when given) whose extension the builder reads, with its path
-// relative to dir. Files of other kinds are not read at all.
-func readFolder(dir string, include []string) ([]builder.Document, error) {
+// subfolders when given, and none of the exclude paths) whose extension
+// the builder reads, with its path relative to dir. Files of other kinds
+// are not read at all.
+func readFolder(dir string, include, exclude []string) ([]builder.Document, error) {
 	var docs []builder.Document
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -188,12 +196,12 @@ func readFolder(dir string, include []string) ([]builder.Document, error) {
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel != "." && strings.HasPrefix(d.Name(), ".") {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || excluded(rel, exclude)) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || builder.KindOf(rel) == builder.Unreadable || !under(rel, include) {
+		if !d.Type().IsRegular() || builder.KindOf(rel) == builder.Unreadable || !under(rel, include) || excluded(rel, exclude) {
 			return nil
 		}
 		info, err := d.Info()
@@ -220,6 +228,16 @@ func readFolder(dir string, include []string) ([]builder.Document, error) {
 	return docs, nil
 }
 
+// excluded reports whether rel is one of the exclude paths or under one.
+func excluded(rel string, exclude []string) bool {
+	for _, ex := range exclude {
+		if rel == ex || strings.HasPrefix(rel, ex+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 func under(rel string, include []string) bool {
 	if len(include) == 0 {
 		return true
@@ -233,7 +251,7 @@ func under(rel string, include []string) bool {
 }
 
 func cmdCorpusInfo(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("corpus info", "[--json] PACK (seed, python-3.11, or a pack folder or manifest)", stderr)
+	fs := newFlags("corpus info", "[--json] PACK (seed, python-3.11, sqlite-3.40, or a pack folder or manifest)", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	in := addInputFlag(fs)
 	// The pack may come before or after the flags.
@@ -250,7 +268,7 @@ func cmdCorpusInfo(args []string, stdout, stderr io.Writer) int {
 	if name == "" && fs.NArg() == 1 {
 		name = fs.Arg(0)
 	} else if fs.NArg() > 0 || name == "" {
-		fmt.Fprintln(stderr, "ragagent corpus info: name one pack: seed, python-3.11, or a pack folder or manifest")
+		fmt.Fprintln(stderr, "ragagent corpus info: name one pack: seed, python-3.11, sqlite-3.40, or a pack folder or manifest")
 		return exitUsage
 	}
 	if err := in.check(); err != nil {
