@@ -15,7 +15,7 @@ import (
 var flagErrHelp = flag.ErrHelp
 
 // corpusHelp is the help of every --corpus flag.
-const corpusHelp = "the corpus `pack`: seed (the four published passages), python-3.11, or a pack folder or its manifest.json"
+const corpusHelp = "the corpus `pack`: seed (the four published passages), python-3.11, sqlite-3.40, or a pack folder or its manifest.json"
 
 // knownPacks are the packs the command line ships (see fixtures/packs/); a broken
 // embedded pack is a build mistake, reported when it is used.

@@ -42,8 +42,8 @@ test("the seed is the corpus until another is chosen", async () => {
   assert.equal(await page.inputValue("#corpus-choice"), "seed");
   assert.equal(await page.isVisible("#passages"), true, "the seed's passages are listed");
   const options = await page.$$eval("#corpus-choice option", (os) => os.map((o) => [o.value, o.disabled]));
-  assert.deepEqual(options.map((o) => o[0]), ["seed", "python-3.11", "documents"]);
-  assert.equal(options[2][1], true, "no documents yet");
+  assert.deepEqual(options.map((o) => o[0]), ["seed", "python-3.11", "sqlite-3.40", "documents"]);
+  assert.equal(options[3][1], true, "no documents yet");
 });
 
 test("picking the Python pack downloads it once, checks it and keeps it", async () => {
