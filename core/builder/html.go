@@ -195,6 +195,14 @@ func (r *htmlReader) node(n *html.Node) {
 		}
 	case atom.Br:
 		r.inline.WriteString(" ")
+	case atom.A:
+		if name := namedAnchor(n); name != "" {
+			// An old-style anchor (<a name="pragma_journal_mode">, as
+			// sqlite.org writes them) starts a section, as an id does.
+			r.flush()
+			r.anchor = name
+		}
+		r.walk(n)
 	default:
 		if blockContainer[n.DataAtom] {
 			r.endInline()
@@ -206,8 +214,8 @@ func (r *htmlReader) node(n *html.Node) {
 	}
 }
 
-// heading sets the title path at the heading's level; its id, or its
-// section's, is the anchor from here on.
+// heading sets the title path at the heading's level; its id (or a named
+// anchor inside it), or its section's, is the anchor from here on.
 func (r *htmlReader) heading(n *html.Node) {
 	r.flush()
 	level := int(n.Data[1] - '1')
@@ -218,7 +226,38 @@ func (r *htmlReader) heading(n *html.Node) {
 	r.object = ""
 	if id := attr(n, "id"); id != "" {
 		r.anchor = id
+	} else if name := headingAnchor(n); name != "" {
+		r.anchor = name
 	}
+}
+
+// namedAnchor is the name (or id) of an <a> that is a link target, not a
+// link: no href.
+func namedAnchor(n *html.Node) string {
+	if n.DataAtom != atom.A || attr(n, "href") != "" {
+		return ""
+	}
+	if id := attr(n, "id"); id != "" {
+		return id
+	}
+	return attr(n, "name")
+}
+
+// headingAnchor is the first named anchor inside a heading
+// (<h2><a name="x"></a>Title</h2>), or "".
+func headingAnchor(n *html.Node) string {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		if name := namedAnchor(c); name != "" {
+			return name
+		}
+		if name := headingAnchor(c); name != "" {
+			return name
+		}
+	}
+	return ""
 }
 
 // definitions reads a definition list. A term with an id is a documented

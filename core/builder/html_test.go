@@ -135,3 +135,24 @@ func BenchmarkReadHTML(b *testing.B) {
 		})
 	}
 }
+
+// Old-style anchors (<a name>, or <a id> without href) start a section as
+// an id does, between blocks or inside a heading; a link is not one.
+func TestNamedAnchors(t *testing.T) {
+	sections, why := readHTML(`<body><h1>Frequently Asked Questions</h1>
+<a name="q1"></a><p><b>(1) How do I create an AUTOINCREMENT field?</b></p><blockquote><p>Declare it INTEGER PRIMARY KEY.</p></blockquote>
+<a name="q2"></a><p><b>(2) What datatypes does SQLite support?</b></p><p>See <a href="datatype3.html">datatypes</a>.</p>
+<h2><a id="limits"></a>Limits</h2><p>Strings hold at most a billion bytes.</p></body>`)
+	require.Empty(t, why)
+	type got struct{ anchor, first string }
+	var out []got
+	for _, s := range sections {
+		out = append(out, got{s.anchor, s.blocks[0].text})
+	}
+	assert.Equal(t, []got{
+		{"q1", "(1) How do I create an AUTOINCREMENT field?"},
+		{"q2", "(2) What datatypes does SQLite support?"},
+		{"limits", "Strings hold at most a billion bytes."},
+	}, out)
+	assert.Equal(t, []string{"Frequently Asked Questions"}, sections[0].titles, "an anchor keeps the title path")
+}
