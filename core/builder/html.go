@@ -172,6 +172,13 @@ func (r *htmlReader) node(n *html.Node) {
 		r.definitions(n)
 	case atom.P, atom.Caption, atom.Figcaption, atom.Summary, atom.Address, atom.Dt:
 		r.endInline()
+		if innerAnchor(n) != "" {
+			// An anchor the parser put inside an unclosed <p> still
+			// starts its section.
+			r.walk(n)
+			r.endInline()
+			return
+		}
 		r.add(r.textOf(n), false)
 	case atom.Pre:
 		r.endInline()
@@ -187,7 +194,7 @@ func (r *htmlReader) node(n *html.Node) {
 		r.add(strings.Join(cells, " | "), false)
 	case atom.Li:
 		r.endInline()
-		if hasBlock(n) {
+		if hasBlock(n) || innerAnchor(n) != "" {
 			r.walk(n)
 			r.endInline()
 		} else {
@@ -226,7 +233,7 @@ func (r *htmlReader) heading(n *html.Node) {
 	r.object = ""
 	if id := attr(n, "id"); id != "" {
 		r.anchor = id
-	} else if name := headingAnchor(n); name != "" {
+	} else if name := innerAnchor(n); name != "" {
 		r.anchor = name
 	}
 }
@@ -243,9 +250,9 @@ func namedAnchor(n *html.Node) string {
 	return attr(n, "name")
 }
 
-// headingAnchor is the first named anchor inside a heading
+// innerAnchor is the first named anchor inside an element
 // (<h2><a name="x"></a>Title</h2>), or "".
-func headingAnchor(n *html.Node) string {
+func innerAnchor(n *html.Node) string {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		if c.Type != html.ElementNode {
 			continue
@@ -253,7 +260,7 @@ func headingAnchor(n *html.Node) string {
 		if name := namedAnchor(c); name != "" {
 			return name
 		}
-		if name := headingAnchor(c); name != "" {
+		if name := innerAnchor(c); name != "" {
 			return name
 		}
 	}

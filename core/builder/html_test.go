@@ -142,7 +142,8 @@ func TestNamedAnchors(t *testing.T) {
 	sections, why := readHTML(`<body><h1>Frequently Asked Questions</h1>
 <a name="q1"></a><p><b>(1) How do I create an AUTOINCREMENT field?</b></p><blockquote><p>Declare it INTEGER PRIMARY KEY.</p></blockquote>
 <a name="q2"></a><p><b>(2) What datatypes does SQLite support?</b></p><p>See <a href="datatype3.html">datatypes</a>.</p>
-<h2><a id="limits"></a>Limits</h2><p>Strings hold at most a billion bytes.</p></body>`)
+<h2><a id="limits"></a>Limits</h2><p>Strings hold at most a billion bytes.
+<a name="pragma_busy_timeout"></a><hr><p>PRAGMA busy_timeout sets a busy handler.</p></body>`)
 	require.Empty(t, why)
 	type got struct{ anchor, first string }
 	var out []got
@@ -153,6 +154,7 @@ func TestNamedAnchors(t *testing.T) {
 		{"q1", "(1) How do I create an AUTOINCREMENT field?"},
 		{"q2", "(2) What datatypes does SQLite support?"},
 		{"limits", "Strings hold at most a billion bytes."},
+		{"pragma_busy_timeout", "PRAGMA busy_timeout sets a busy handler."}, // the anchor is inside the unclosed <p>
 	}, out)
 	assert.Equal(t, []string{"Frequently Asked Questions"}, sections[0].titles, "an anchor keeps the title path")
 }
