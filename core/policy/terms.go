@@ -42,18 +42,18 @@ func ordinary(w string) bool {
 	return false
 }
 
-// functionWords are question words that carry no topic: searching or
-// covering them says nothing about the evidence.
-const functionWords = `a about all also am an and any are as at be been but by can could did do
-does doing for from had has have how i if in into is it its me my no not of on or our should so some
-than that the their them then there these they this those to was we were what when where which while
-who whom whose why will with would you your`
-
+// isFunctionWord reports whether w is a question word that carries no
+// topic (in, does, how, ...): searching or covering it says nothing about
+// the evidence.
 func isFunctionWord(w string) bool {
-	for _, f := range strings.Fields(functionWords) {
-		if w == f {
-			return true
-		}
+	switch w {
+	case "a", "about", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by",
+		"can", "could", "did", "do", "does", "doing", "for", "from", "had", "has", "have", "how", "i", "if", "in",
+		"into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "should", "so", "some",
+		"than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "was",
+		"we", "were", "what", "when", "where", "which", "while", "who", "whom", "whose", "why", "will", "with",
+		"would", "you", "your":
+		return true
 	}
 	return false
 }
