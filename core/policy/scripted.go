@@ -34,16 +34,20 @@ const maxCitations = 6
 //  1. search the question's content words: its terms minus common function
 //     words, single letters, the corpus subject's names ("python" for
 //     Python's documentation) and the version's numbers;
-//  2. read the unread candidates in the order they were issued (search by
-//     search, rank by rank) while the read allowance lasts and the byte
-//     allowance has room for a passage as large as the largest read so
-//     far: every candidate of the first search (the evidence the fixed
-//     path reads too), later ones while the evidence is incomplete;
-//  3. while the evidence is incomplete (a question term or number no read
+//  2. search them again with their other forms (key/keys), when some have
+//     one, since a literal index matches words as written;
+//  3. read the unread candidates while the read allowance lasts and the
+//     byte allowance has room for a passage as large as the largest read
+//     so far: every candidate of those opening searches (the evidence the
+//     fixed path reads too), later ones while the evidence is incomplete;
+//     those whose source id names more content terms first, the rest in
+//     the order issued (search by search, rank by rank);
+//  4. while the evidence is incomplete (a question term or number no read
 //     passage carries, or no passage about the question's names), search
-//     again: the terms and numbers nothing read carries, else the names
-//     with them, else the names alone, skipping a query searched already;
-//  4. answer by quoting the read sentences that carry the most question
+//     again, when a read could follow: what nothing read carries with the
+//     names, else alone, else the names alone, never a query searched
+//     already;
+//  5. answer by quoting the read sentences that carry the most question
 //     terms (names count double; greedily, at most six) when one read
 //     passage carries every name and number of the question with at least
 //     FocusShare of its terms, and the quotes carry every name and number
@@ -61,7 +65,7 @@ const maxCitations = 6
 // A tool action is only proposed while a later model call remains to answer
 // or stop, and never past a visible allowance; a query is never proposed
 // twice (by its sorted distinct terms, as the controller compares them) and
-// a source never read twice. In fixed mode only rule 4 applies. Quotes are
+// a source never read twice. In fixed mode only rule 5 applies. Quotes are
 // substrings of the read text as observed, so they pass the citation
 // contract.
 type Scripted struct {
