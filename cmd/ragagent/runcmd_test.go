@@ -60,7 +60,7 @@ func TestRunJSON(t *testing.T) {
 	assert.Equal(t, "citation_contract_passed", got.Result.Reason)
 	require.NotEmpty(t, got.Result.Citations)
 	assert.Equal(t, "https://docs.python.org/3.12/library/pathlib.html#pathlib.Path.write_text", got.Result.Citations[0].URL)
-	assert.Len(t, got.Result.Steps, 5)
+	assert.Len(t, got.Result.Steps, 6)
 	assert.Zero(t, got.Tokens.Replies)
 }
 
@@ -103,12 +103,12 @@ func TestRunGemini(t *testing.T) {
 	data, err := os.ReadFile(rec)
 	require.NoError(t, err)
 	assert.NotContains(t, string(data)+out+errs, dummyKey)
-	assert.Len(t, fake.Generations(), 5)
+	assert.Len(t, fake.Generations(), 6)
 
 	code, again, errs := ragagent("run", "--policy", "replay:"+rec)
 	require.Equal(t, exitOK, code, errs)
 	assert.Contains(t, again, "Answered: citation_contract_passed")
-	assert.Len(t, fake.Generations(), 5, "replay sends nothing")
+	assert.Len(t, fake.Generations(), 6, "replay sends nothing")
 
 	code, _, errs = ragagent("run", "--policy", "gemini", "--endpoint", fake.URL(), "--record", rec, "--question", overwriteQ)
 	assert.Equal(t, exitError, code)
@@ -118,7 +118,7 @@ func TestRunGemini(t *testing.T) {
 	code, _, errs = ragagent("run", "--policy", "gemini", "--endpoint", fake.URL(), "--record", filepath.Join(dir, "x.json"), "--question", overwriteQ)
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, errs, "needs GOOGLE_API_KEY or GEMINI_API_KEY")
-	assert.Len(t, fake.Generations(), 5)
+	assert.Len(t, fake.Generations(), 6)
 }
 
 // TestRunGeminiRefusedKey: a 403 is reported as the key's problem, and the

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -156,4 +158,33 @@ func TestSchemaAndPolicyAreTheReferenceOnes(t *testing.T) {
 	assert.Equal(t, 12, strings.Count(SystemPrompt, "\n")+1, "the policy text is byte-checked against the reference by the conformance recordings")
 	assert.True(t, strings.HasSuffix(Instruction(Fixed), "\nFixed mode: choose only answer or stop. Retrieval is finished."))
 	assert.Equal(t, SystemPrompt, Instruction(Agent))
+}
+
+// TestPolicyText: the reference text goes out byte for byte (its sha256 is
+// the reference POLICY's, and its fixed-mode text's); any other subject
+// keeps every rule and names only its own subject; the subject reads back.
+func TestPolicyText(t *testing.T) {
+	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	assert.Equal(t, "9bb4bb17eafca306aace6559663495b1618d8a80a3f4ef606fb88f824a9beb18", sum(SystemPrompt), "the reference POLICY")
+	assert.Equal(t, "7cf8a5a264650407e1569ee0043179df5bb15f46a4120d5e2f9bd019a575d0eb", sum(InstructionFor("", Fixed)))
+	assert.Equal(t, SystemPrompt, Policy(""))
+	assert.Equal(t, SystemPrompt, Policy(PythonSubject))
+	for _, row := range []struct{ subject, first, back string }{
+		{"Kettle manual", `You answer questions about the documents titled "Kettle manual" using ONLY tool observations.`, "Kettle manual"},
+		{"SQLite  documentation\n(3.45)", `You answer questions about the documents titled "SQLite documentation (3.45)" using ONLY tool observations.`, "SQLite documentation (3.45)"},
+		{"Your documents", `You answer questions about the documents titled "Your documents" using ONLY tool observations.`, "Your documents"},
+	} {
+		for _, mode := range []Mode{Agent, Fixed} {
+			text := InstructionFor(row.subject, mode)
+			first, rest, _ := strings.Cut(text, "\n")
+			assert.Equal(t, row.first, first)
+			_, seedRest, _ := strings.Cut(InstructionFor("", mode), "\n")
+			assert.Equal(t, seedRest, rest, "the same rules, the same fixed-mode sentence")
+			assert.NotContains(t, text, "Python")
+			assert.Equal(t, row.back, SubjectOf(text))
+		}
+	}
+	assert.Equal(t, PythonSubject, SubjectOf(SystemPrompt))
+	assert.Equal(t, PythonSubject, SubjectOf(Instruction(Fixed)))
+	assert.Equal(t, "", SubjectOf("something else"))
 }

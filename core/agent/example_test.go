@@ -52,10 +52,11 @@ func Example() {
 	}
 	// Output:
 	// 1 search "path write text append existing file overwrite" -> admitted
-	// 2 read "path-write" -> admitted
-	// 3 read "path-read" -> admitted
-	// 4 search "append" -> admitted
-	// 5 answer "" -> finished
+	// 2 search "path write text append existing file overwrite appends files" -> admitted
+	// 3 read "path-write" -> admitted
+	// 4 read "path-read" -> admitted
+	// 5 search "append path write text overwrite" -> admitted
+	// 6 answer "" -> finished
 	// answered citation_contract_passed
 	// path-write "Path.write_text(data, encoding=None, errors=None, newline=None) writes text to a file and closes it."
 	// path-write "An existing file is overwritten."

@@ -131,6 +131,10 @@ type Controller struct {
 	// corpus.MaxSearchK: the corpus pack's setting. 0 means SearchK. It is
 	// not part of the request state: a model learns it from the candidates.
 	SearchK int
+	// Subject is what the corpus is about, for the policy text (Policy):
+	// "" sends the reference text byte for byte (Python documentation, as
+	// every recording was made); a pack's title otherwise.
+	Subject string
 }
 
 // Run executes a task. A task that fails validation is refused with an error
@@ -286,7 +290,7 @@ func (r *run) decide() (*Result, error) {
 	if remaining <= 0 {
 		return r.incomplete(reason.Deadline), nil
 	}
-	prompt := model.Prompt{System: Instruction(r.task.Mode), State: r.state(), Schema: Schema()}
+	prompt := model.Prompt{System: InstructionFor(r.c.Subject, r.task.Mode), State: r.state(), Schema: Schema()}
 	r.usage.ModelCalls++
 	reply, err := r.c.Model.Decide(r.ctx, prompt, min(maxCallTimeout, remaining))
 	step := Step{Call: r.usage.ModelCalls, Usage: r.usage, Observation: -1,

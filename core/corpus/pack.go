@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/ragagentlab/ragagent/core/jsonfile"
@@ -102,6 +104,9 @@ func (m *Manifest) Validate() error {
 			return bad("%s must be non-empty UTF-8 of at most 4096 bytes", f.name)
 		}
 	}
+	if err := CheckPackTitle(m.Title); err != nil {
+		return bad("%v", err)
+	}
 	if len(m.Versions) == 0 {
 		return bad("versions is empty")
 	}
@@ -132,6 +137,32 @@ func (m *Manifest) Validate() error {
 	}
 	if m.PassagesBytes < 1 || m.CompressedBytes < 0 {
 		return bad("passages_bytes must be at least 1 and compressed_bytes not negative")
+	}
+	return nil
+}
+
+// MaxPackTitle is a pack title's cap in characters (code points).
+const MaxPackTitle = 200
+
+// CheckPackTitle refuses a pack title that is not one line of at most
+// MaxPackTitle characters without control characters. The title is the
+// pack's subject: the policy text tells the model it answers questions
+// about the documents so titled (agent.Policy), and the page labels the
+// pack's trials with it, so it must stay a short name on one line, never a
+// paragraph that could pass for a rule of the policy.
+func CheckPackTitle(title string) error {
+	n := 0
+	for _, r := range title {
+		n++
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return fmt.Errorf("title must be one line without control characters, found %U", r)
+		}
+	}
+	if n > MaxPackTitle {
+		return fmt.Errorf("title must be at most %d characters, it has %d", MaxPackTitle, n)
+	}
+	if strings.TrimSpace(title) == "" {
+		return fmt.Errorf("title must not be blank")
 	}
 	return nil
 }

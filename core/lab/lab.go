@@ -31,6 +31,11 @@ type Lab struct {
 	SearchK int
 	// CasesSHA256 is the receipt of the cases file the lab was opened with.
 	CasesSHA256 string
+	// Subject is what the lab's model is told the questions are about
+	// (agent.Policy): "" for the reference text, byte for byte, the
+	// manifest's title for a pack that is not Python's documentation
+	// (PythonDocumentation).
+	Subject string
 
 	tools *memo // what runs use: the library, serialised and memoised
 }
@@ -105,8 +110,46 @@ func open(lib *tools.Library, cases []byte) (*Lab, error) {
 		CasesSHA256: corpus.SHA256(string(cases)), tools: newMemo(lib)}
 	if l.Pack != nil {
 		l.SearchK = l.Pack.Manifest.SearchK
+		if !PythonDocumentation(l.Pack.Manifest) {
+			l.Subject = l.Pack.Manifest.Title
+		}
 	}
 	return l, nil
+}
+
+// PythonDocumentation reports whether a pack is Python's own documentation,
+// whose model keeps the reference policy text (it answers Python
+// documentation questions): the seed, whose recordings replay only with
+// that text, and the Python 3.11 pack. The engine knows both by id, as it
+// knows their authored cases; a pack with another id gets its own title
+// as its subject, whatever its passages are.
+func PythonDocumentation(m *corpus.Manifest) bool {
+	return m.ID == "seed" || m.ID == "python-3.11"
+}
+
+// CorpusRef names the pack a trial ran over: its id and its title (the
+// manifest's), which is also the subject its model was told about unless
+// the pack is Python's documentation. A trace labels the trial's
+// passages with it.
+type CorpusRef struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Subject is the subject the policy text named: "Python
+	// documentation" (the reference text) or the title.
+	Subject string `json:"subject"`
+}
+
+// Ref is the lab's pack as a trial names it; nil for a lab opened on a
+// bare snapshot.
+func (l *Lab) Ref() *CorpusRef {
+	if l.Pack == nil {
+		return nil
+	}
+	subject := l.Subject
+	if subject == "" {
+		subject = agent.PythonSubject
+	}
+	return &CorpusRef{ID: l.Pack.Manifest.ID, Title: l.Pack.Manifest.Title, Subject: subject}
 }
 
 // Close releases the index.
@@ -138,12 +181,14 @@ type TrialReport struct {
 	ElapsedSeconds *float64         `json:"elapsed_seconds"`
 
 	// The rest are additions for a trace viewer. Timing is nil when
-	// neither a clock nor the recording gave per-step times. Model and
+	// neither a clock nor the recording gave per-step times. Corpus names
+	// the pack the trial ran over (nil for a bare snapshot). Model and
 	// Config say who decided a run made now (a replay's are the
 	// recording's). Cost is the estimate at the model's list price (nil
 	// when unpriced). KeyRefused is set, and Checks nil, when a live
 	// run's key was refused: a key problem, not a fixture failure.
 	Timing     *Timing     `json:"timing,omitempty"`
+	Corpus     *CorpusRef  `json:"corpus,omitempty"`
 	Model      string      `json:"model,omitempty"`
 	Config     any         `json:"config,omitempty"`
 	Cost       *TrialCost  `json:"cost,omitempty"`
@@ -226,7 +271,8 @@ type TrialOptions struct {
 // is reported with its code and no result; an error is a fault outside the
 // trial's own outcome.
 func (l *Lab) Trial(ctx context.Context, tr TrialReport, task agent.Task, m model.Model, o TrialOptions) (TrialReport, error) {
-	ctrl := agent.Controller{Tools: l.tools, Model: m, Clock: o.Clock, OnStep: o.OnStep, SearchK: l.SearchK}
+	ctrl := agent.Controller{Tools: l.tools, Model: m, Clock: o.Clock, OnStep: o.OnStep, SearchK: l.SearchK, Subject: l.Subject}
+	tr.Corpus = l.Ref()
 	var timer *stepTimer
 	if o.Clock != nil {
 		timer = newStepTimer(o.Clock)

@@ -8,6 +8,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -30,22 +31,41 @@ const maxCitations = 6
 
 // Scripted is the rule-based policy. Its rules, in order:
 //
-//  1. search the question's content words (its terms minus common function
-//     words, "python" and the version's numbers);
-//  2. read the unread candidates in the order they were issued (search by
-//     search, rank by rank) while the read allowance lasts, the byte
-//     allowance has room for a passage as large as the largest read so far,
-//     and some question term is still uncovered;
-//  3. search once more with the question terms no read passage covers yet,
-//     unless those exact terms were searched already;
-//  4. answer by quoting the read sentences that cover the most question
-//     terms (greedily, at most six) when they cover at least MinCoverage of
-//     them; otherwise stop, naming the terms nothing read covers.
+//  1. search the question's content words: its terms minus common function
+//     words, single letters, the corpus subject's names ("python" for
+//     Python's documentation) and the version's numbers;
+//  2. search them again with their other forms (key/keys), when some have
+//     one, since a literal index matches words as written;
+//  3. read the unread candidates while the read allowance lasts and the
+//     byte allowance has room for a passage as large as the largest read
+//     so far: every candidate of those opening searches (the evidence the
+//     fixed path reads too), later ones while the evidence is incomplete;
+//     those whose source id names more content terms first, the rest in
+//     the order issued (search by search, rank by rank);
+//  4. while the evidence is incomplete (a question term or number no read
+//     passage carries, or no passage about the question's names), search
+//     again, when a read could follow: what nothing read carries with the
+//     names, else alone, else the names alone, never a query searched
+//     already;
+//  5. answer by quoting the read sentences that carry the most question
+//     terms (names count double; greedily, at most six) when one read
+//     passage carries every name and number of the question with at least
+//     FocusShare of its terms, and the quotes carry every name and number
+//     and at least MinCoverage of the terms; otherwise stop, naming what
+//     nothing read carries.
+//
+// A question's names are its distinctive terms (nameTerms): words that are
+// not common English (django, numpy, dataframe), words written as names
+// (PostgreSQL, TCP, Windows in mid-sentence), code identifiers
+// (Path.write_text) and words mixing letters and digits; its numbers are
+// dotted ones other than its version (Python 4.0). "Common English" is a
+// built-in list of about 11,000 words (common-words.txt): language a model
+// knows, not statistics of any corpus, which no model is shown.
 //
 // A tool action is only proposed while a later model call remains to answer
 // or stop, and never past a visible allowance; a query is never proposed
 // twice (by its sorted distinct terms, as the controller compares them) and
-// a source never read twice. In fixed mode only rule 4 applies. Quotes are
+// a source never read twice. In fixed mode only rule 5 applies. Quotes are
 // substrings of the read text as observed, so they pass the citation
 // contract.
 type Scripted struct {
@@ -74,56 +94,134 @@ func (s Scripted) Next(p model.Prompt) agent.Decision {
 }
 
 func decide(st *state, minCoverage float64) agent.Decision {
-	content := st.contentTerms()
-	if len(content) == 0 {
+	q := analyse(st.question, st.version, st.subject)
+	if len(q.content) == 0 {
 		return stop("The question has no searchable words, so there is nothing to look up.")
 	}
-	cov := st.coverage(content)
+	ev := st.weigh(q)
 	if st.fixed {
-		return conclude(st, content, cov, minCoverage)
+		return conclude(st, ev, minCoverage)
 	}
-	// A tool action needs a later call to answer or stop with.
+	// A tool action needs a later call to answer or stop with, and a
+	// search needs a read to follow it.
 	canAct := st.limits["model_calls"]-st.usage["model_calls"]-1 >= 1
-	canSearch := canAct && st.usage["searches"] < st.limits["searches"]
-	if len(st.queries) == 0 {
-		if !canSearch {
-			return stop("No search is allowed before the call limit, so nothing can be read.")
+	canRead := canAct && st.readFits()
+	canSearch := canRead && st.limits["model_calls"]-st.usage["model_calls"]-2 >= 1 && st.usage["searches"] < st.limits["searches"]
+	opening := openingQueries(q)
+	if len(st.queries) == 0 && !canSearch {
+		return stop("No search and read are allowed before the call limit, so nothing can be read.")
+	}
+	for i, o := range opening {
+		if len(st.order) == i && (i == 0 || len(st.passages) == 0) && canSearch && !st.queries[agent.QueryKey(o)] {
+			if i == 0 {
+				return search(o, "Nothing has been read yet; searching the question's content words: "+strings.Join(q.content, ", ")+".")
+			}
+			return search(o, "The index matches words as written; searching the content words with their other forms too: "+o+".")
 		}
-		q := strings.Join(content, " ")
-		return search(q, fmt.Sprintf("Nothing has been read yet; searching the question's content words: %s.", strings.Join(content, ", ")))
 	}
-	if len(cov.missing) == 0 && len(st.passages) > 0 {
-		return conclude(st, content, cov, minCoverage)
+	// The opening searches' candidates are read whatever the evidence (the
+	// fixed path reads its search's too); later ones while it is incomplete.
+	opened := 0
+	for i, o := range opening {
+		if i < len(st.order) && agent.QueryKey(st.order[i]) == agent.QueryKey(o) {
+			opened = i + 1
+		}
 	}
-	if canAct && st.readFits() {
-		for _, c := range st.candidates {
-			if !st.read[c.id] {
-				return read(c.id, fmt.Sprintf("Candidate %s (rank %d for %q) is unread and %s; reading it.",
-					c.id, c.rank, c.query, cov.summary(len(content))))
+	complete := ev.complete()
+	if canRead {
+		for _, c := range st.readingOrder(q) {
+			if st.read[c.id] || (complete && c.search >= opened) {
+				continue
+			}
+			why := "the opening searches' candidates are all read before answering"
+			if !complete {
+				why = ev.summary()
+			}
+			return read(c.id, fmt.Sprintf("Candidate %s (rank %d for %q) is unread; %s. Reading it.", c.id, c.rank, c.query, why))
+		}
+	}
+	if canSearch && !complete {
+		for _, r := range refinements(ev) {
+			if !st.queries[agent.QueryKey(r)] {
+				return search(r, fmt.Sprintf("Every candidate worth reading is read; %s. Searching: %s.", ev.summary(), r))
 			}
 		}
 	}
-	if canSearch && len(cov.missing) > 0 {
-		q := strings.Join(cov.missing, " ")
-		if !st.queries[agent.QueryKey(q)] {
-			return search(q, fmt.Sprintf("Every candidate has been read or cannot be; %s. Searching the uncovered terms: %s.",
-				cov.summary(len(content)), strings.Join(cov.missing, ", ")))
+	return conclude(st, ev, minCoverage)
+}
+
+// openingQueries are the searches a run starts with: the question's content
+// words, then, when some of them have another form (key/keys), the words
+// with those forms, since a literal index matches words as written.
+func openingQueries(q terms) []string {
+	out := []string{strings.Join(q.content, " ")}
+	if f := withForms(q); len(f) > len(q.content) {
+		out = append(out, strings.Join(f, " "))
+	}
+	return out
+}
+
+// refinements are the next queries to try, best first: what nothing read
+// carries with the question's names, which anchor it to the question's
+// topic ("several results" alone finds trace.results, not asyncio); what
+// nothing read carries alone; the names alone.
+func refinements(ev evidence) []string {
+	missing := ev.all.missing(ev.q)
+	names := ev.names()
+	var out []string
+	add := func(terms []string) {
+		if len(terms) > 0 {
+			out = append(out, strings.Join(terms, " "))
 		}
 	}
-	return conclude(st, content, cov, minCoverage)
+	if len(missing) > 0 {
+		anchored := append([]string{}, missing...)
+		for _, n := range names {
+			if !contains(anchored, n) {
+				anchored = append(anchored, n)
+			}
+		}
+		add(anchored)
+		add(missing)
+	}
+	if !ev.focused {
+		add(names)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // conclude answers from the best-covering read sentences or stops.
-func conclude(st *state, content []string, cov coverage, minCoverage float64) agent.Decision {
+func conclude(st *state, ev evidence, minCoverage float64) agent.Decision {
+	q := ev.q
 	if len(st.passages) == 0 {
 		return stop(fmt.Sprintf("No passage of version %s was read, so no question term (%s) is supported by evidence.",
-			st.version, strings.Join(content, ", ")))
+			st.version, strings.Join(q.content, ", ")))
 	}
-	picks, covered := st.pick(content)
-	share := float64(covered) / float64(len(content))
-	if len(picks) == 0 || share < minCoverage {
-		return stop(fmt.Sprintf("The read passages cover %d of %d question terms; nothing read mentions %s. Stopping rather than guessing.",
-			covered, len(content), strings.Join(cov.missing, ", ")))
+	if !ev.focused {
+		absent := ev.all.missingNames(q)
+		what := "no read passage carries " + strings.Join(ev.names(), ", ") + " together with half the question's terms"
+		if len(absent) > 0 {
+			what = "nothing read mentions " + strings.Join(absent, ", ")
+		}
+		return stop(fmt.Sprintf("The question is about %s, but %s. Stopping rather than answering from passages about something else.",
+			strings.Join(ev.names(), ", "), what))
+	}
+	picks, got := st.pick(ev)
+	covered := got.covered()
+	share := float64(covered) / float64(len(q.content))
+	if len(picks) == 0 || share < minCoverage || !got.named(q) {
+		missing := got.missing(q)
+		return stop(fmt.Sprintf("The read sentences cover %d of %d question terms; nothing read says enough about %s. Stopping rather than guessing.",
+			covered, len(q.content), strings.Join(missing, ", ")))
 	}
 	answer := make([]string, len(picks))
 	quotes := make([]agent.Quote, len(picks))
@@ -131,9 +229,9 @@ func conclude(st *state, content []string, cov coverage, minCoverage float64) ag
 		answer[i] = p.text
 		quotes[i] = agent.Quote{SourceID: p.source, Quote: p.text}
 	}
-	assessment := fmt.Sprintf("The read passages cover %d of %d question terms", covered, len(content))
-	if len(cov.missing) > 0 {
-		assessment += "; not covered: " + strings.Join(cov.missing, ", ")
+	assessment := fmt.Sprintf("The read passages cover %d of %d question terms", covered, len(q.content))
+	if missing := got.missing(q); len(missing) > 0 {
+		assessment += "; not covered: " + strings.Join(missing, ", ")
 	}
 	assessment += fmt.Sprintf(". Answering with the %d read sentence(s) that cover the most of them.", len(picks))
 	return agent.Decision{Action: agent.Answer, Assessment: clip(assessment), Answer: strings.Join(answer, " "),
@@ -159,4 +257,20 @@ func clip(s string) string {
 	}
 	r := []rune(s)
 	return string(r[:maxText-1]) + "…"
+}
+
+// readingOrder is the candidates in the order to read them: search by
+// search, and within a search those whose source id names more of the
+// question's content terms first, then by rank. The id is metadata, not
+// evidence, but it is what a reader chooses by when the allowance cannot
+// cover every candidate.
+func (st *state) readingOrder(q terms) []candidate {
+	out := append([]candidate{}, st.candidates...)
+	score := func(c candidate) int {
+		return q.mark(strings.NewReplacer(".", " ", "-", " ", "_", " ").Replace(c.id)).covered()
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return score(out[i]) > score(out[j])
+	})
+	return out
 }

@@ -82,25 +82,25 @@ func TestTheFourCases(t *testing.T) {
 		note    string
 	}{
 		{"overwrite", agent.Fixed, reason.CitationContractPassed, evaluate.Pass, 1, nil,
-			"path-write's sentences cover 6 of 7 terms; the quote says it is overwritten"},
-		{"overwrite", agent.Agent, reason.CitationContractPassed, evaluate.Pass, 5,
-			[]string{"path write text append existing file overwrite", "append"},
-			"reads both candidates, searches the one uncovered term, then answers"},
-		{"serialize-and-save", agent.Fixed, reason.CitationContractPassed, evaluate.Fail, 1, nil,
-			"covers 8 of 12 terms but quotes no sentence naming write_text"},
-		{"serialize-and-save", agent.Agent, reason.CitationContractPassed, evaluate.Fail, 5,
-			[]string{"serialize object non ascii characters kept json save string utf 8 file", "serialize object kept save"},
-			"rank 2 is path-read, not path-write: lexical terms cannot tell saving from reading"},
+			"path-write carries Path, write_text and 6 of 7 terms; the quote says it is overwritten"},
+		{"overwrite", agent.Agent, reason.CitationContractPassed, evaluate.Pass, 6,
+			[]string{"path write text append existing file overwrite", "path write text append existing file overwrite appends files", "append path write text overwrite"},
+			"the content words, their other forms, two reads, a search for the one uncovered term with the names, then the answer"},
+		{"serialize-and-save", agent.Fixed, reason.ModelStopped, evaluate.IncompleteRun, 1, nil,
+			"serialize is a name of the question (not common English) that no passage carries: a stop, where the old rules quoted a wrong answer"},
+		{"serialize-and-save", agent.Agent, reason.ModelStopped, evaluate.IncompleteRun, 6,
+			[]string{"serialize object non ascii characters kept json save string utf 8 file", "serialize object non ascii characters kept json save string utf 8 file objects character saves strings files", "serialize object kept save ascii json utf"},
+			"no search finds a passage that says serialize"},
 		{"newline-version", agent.Fixed, reason.ModelStopped, evaluate.IncompleteRun, 1, nil,
-			"the 3.13 passage covers 4 of 8 terms: below the threshold"},
-		{"newline-version", agent.Agent, reason.ModelStopped, evaluate.IncompleteRun, 4,
-			[]string{"path read text newline control select utf 8", "control select utf 8"},
+			"nothing in 3.13 mentions UTF-8"},
+		{"newline-version", agent.Agent, reason.ModelStopped, evaluate.IncompleteRun, 5,
+			[]string{"path read text newline control select utf 8", "path read text newline control select utf 8 controls selects", "control select utf 8"},
 			"nothing in 3.13 mentions control, select or UTF-8"},
 		{"unsupported", agent.Fixed, reason.ModelStopped, evaluate.Pass, 1, nil,
-			"no passage mentions days, retain, backup or copies: an explicit stop passes"},
-		{"unsupported", agent.Agent, reason.ModelStopped, evaluate.Pass, 5,
-			[]string{"many days path write text retain backup copies", "many days retain backup copies"},
-			"the refinement finds nothing, so it stops"},
+			"no passage mentions backup: an explicit stop passes"},
+		{"unsupported", agent.Agent, reason.ModelStopped, evaluate.Pass, 6,
+			[]string{"many days path write text retain backup copies", "many days path write text retain backup copies day retains copy", "many days retain backup copies"},
+			"the refinement finds nothing that mentions backup, so it stops"},
 	}
 	for _, row := range rows {
 		t.Run(row.caseID+"/"+string(row.mode), func(t *testing.T) {
@@ -121,6 +121,7 @@ func TestTheFourCases(t *testing.T) {
 			if res.Reason == reason.ModelStopped {
 				last := res.Decisions[len(res.Decisions)-1]
 				assert.Contains(t, last.Assessment, "nothing read mentions", "a stop names what is missing")
+				assert.Contains(t, last.Assessment, "Stopping rather than")
 			}
 		})
 	}
@@ -139,7 +140,7 @@ func TestLimits(t *testing.T) {
 		reads  int
 	}{
 		{"one model call: no room for a search", "model_calls=1", reason.ModelStopped, 1, 0},
-		{"two model calls: a search, then nothing read", "model_calls=2", reason.ModelStopped, 2, 0},
+		{"two model calls: no room for a search and a read", "model_calls=2", reason.ModelStopped, 1, 0},
 		{"three model calls: search, read, answer", "model_calls=3", reason.CitationContractPassed, 3, 1},
 		{"one search: no refinement", "searches=1", reason.CitationContractPassed, 4, 2},
 		{"one read", "reads=1", reason.CitationContractPassed, 4, 1},
@@ -211,7 +212,7 @@ func TestRelated(t *testing.T) {
 
 func TestSentencesAreExactSubstrings(t *testing.T) {
 	p := passage{id: "x", text: "  First one. Second one!  Third? json.dumps(obj) returns a str.\nLast line without stop"}
-	got := sentences(p, []string{"one"})
+	got := sentences(p, terms{content: []string{"one"}})
 	texts := make([]string, len(got))
 	for i, s := range got {
 		texts[i] = s.text
@@ -254,15 +255,18 @@ func FuzzScripted(f *testing.F) {
 	})
 }
 
-// FuzzNext feeds arbitrary state text: the decision is always valid.
+// FuzzNext feeds arbitrary state text, under the reference policy text or
+// another corpus's: the decision is always valid.
 func FuzzNext(f *testing.F) {
-	f.Add(`{"question": "q", "version": "3.12", "observations": [], "usage": {}, "limits": {}}`, false)
-	f.Add(`{"question": "path write", "version": "3.12", "observations": [{"tool": "search", "arguments": {"query": "path"}, "result": {"candidates": [{"source_id": "a", "rank": 1}]}}, {"tool": "read", "result": {"source_id": "a", "text": "Path write. Yes."}}], "usage": {"model_calls": 2, "searches": 1, "reads": 1, "source_bytes": 16}, "limits": {"model_calls": 9, "searches": 3, "reads": 4, "source_bytes": 4096}}`, true)
-	f.Fuzz(func(t *testing.T, state string, fixed bool) {
-		p := model.Prompt{System: agent.Instruction(agent.Agent), State: state}
+	f.Add(`{"question": "q", "version": "3.12", "observations": [], "usage": {}, "limits": {}}`, false, "")
+	f.Add(`{"question": "path write", "version": "3.12", "observations": [{"tool": "search", "arguments": {"query": "path"}, "result": {"candidates": [{"source_id": "a", "rank": 1}]}}, {"tool": "read", "result": {"source_id": "a", "text": "Path write. Yes."}}], "usage": {"model_calls": 2, "searches": 1, "reads": 1, "source_bytes": 16}, "limits": {"model_calls": 9, "searches": 3, "reads": 4, "source_bytes": 4096}}`, true, "")
+	f.Add(`{"question": "How do I descale the Kettle on Windows 4.0?", "version": "1.0", "observations": [{"tool": "search", "arguments": {"query": "descale"}, "result": {"candidates": [{"source_id": "k", "rank": 1}]}}, {"tool": "read", "result": {"source_id": "k", "text": "Descale the kettle. 4.0 is new."}}], "usage": {"model_calls": 2, "searches": 1, "reads": 1, "source_bytes": 16}, "limits": {"model_calls": 9, "searches": 3, "reads": 4, "source_bytes": 4096}}`, false, "Kettle and garden notes")
+	f.Fuzz(func(t *testing.T, state string, fixed bool, subject string) {
+		mode := agent.Agent
 		if fixed {
-			p.System = agent.Instruction(agent.Fixed)
+			mode = agent.Fixed
 		}
+		p := model.Prompt{System: agent.InstructionFor(subject, mode), State: state}
 		d := Scripted{}.Next(p)
 		_, err := agent.ValidateDecision(pyjson.ValueOf(d))
 		require.NoError(t, err)
