@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { site } from "./engine.mjs";
 
-const { readText, dropped, FileRefused } = await import(`data:text/javascript;base64,${readFileSync(path.join(site, "files.js")).toString("base64")}`);
+const { readText, dropped, FileRefused } = await import(`data:text/javascript;base64,${readFileSync(path.join(site, "shared", "files.js")).toString("base64")}`);
 const CAP = 64;
 
 /** fake is a File-like whose size may differ from its bytes and whose read may fail. */

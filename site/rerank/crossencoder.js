@@ -8,10 +8,10 @@
 // download. Where the files come from is endpoints.js's modelHost: the hub,
 // or a loopback test host on a loopback page.
 
-import { $, h, clear, table, numCell, download, badge, plural, DASH } from "./dom.js";
-import { call } from "./engine.js";
-import { modelHost } from "./endpoints.js";
-import { state } from "./state.js";
+import { $, h, clear, table, numCell, download, badge, plural, DASH } from "../shared/dom.js";
+import { call } from "../engine/engine.js";
+import { modelHost } from "../shared/endpoints.js";
+import { state } from "../shared/state.js";
 
 const HUB = "https://huggingface.co";
 
@@ -38,7 +38,7 @@ function ask(msg, onEvent) {
 }
 
 function startWorker() {
-  const w = new Worker("crossencoder-worker.js", { type: "module" });
+  const w = new Worker("rerank/crossencoder-worker.js", { type: "module" });
   w.onmessage = ({ data }) => {
     const p = pending.get(data.id);
     if (!p) return;

@@ -7,9 +7,9 @@
 // choice is remembered in localStorage. Replay, Trace and Rerank replay
 // recordings made on the seed and stay on it.
 
-import { $, h, clear, mb, plural, option } from "./dom.js";
-import { call } from "./engine.js";
-import { state } from "./state.js";
+import { $, h, clear, mb, plural, option } from "../shared/dom.js";
+import { call } from "../engine/engine.js";
+import { state } from "../shared/state.js";
 
 export const SEED = "seed";
 export const DOCUMENTS = "documents";

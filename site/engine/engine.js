@@ -20,7 +20,7 @@ const boot = self.ragagentBoot ??= startWorker();
 const worker = boot.worker;
 
 function startWorker() {
-  const started = { worker: new Worker("worker.js"), early: [] };
+  const started = { worker: new Worker("engine/worker.js"), early: [] };
   started.worker.onmessage = started.worker.onerror = (event) => started.early.push(event);
   return started;
 }

@@ -1,15 +1,15 @@
-// views/replay.js is the Replay view. It shows the published outcomes of
+// replay/view.js is the Replay view. It shows the published outcomes of
 // the 16 trials at once (site/published.json, labelled as the published
 // record), then replays the bundled comparison in the engine and marks each
 // row verified when this browser's replay gives the same row. Filters by
 // case, path, outcome, stop reason and text; the outcomes per path as a
 // table and as stacked bars. Each row links to its trace.
 
-import { $, h, clear, option, badge, outcomeBadge, stackRow, DASH } from "../dom.js";
-import { call } from "../engine.js";
-import { link } from "../nav.js";
-import { state } from "../state.js";
-import { trialRow, renderSummary, reasonOf, outcomeOf } from "../trace.js";
+import { $, h, clear, option, badge, outcomeBadge, stackRow, DASH } from "../shared/dom.js";
+import { call } from "../engine/engine.js";
+import { link } from "../shared/nav.js";
+import { state } from "../shared/state.js";
+import { trialRow, renderSummary, reasonOf, outcomeOf } from "../trace/trace.js";
 
 /** HEADS are the trials table's column heads (a stacked row's labels). */
 const HEADS = ["Case / repeat", "Path", "Expected sources read", "Answer fixture", "Stop reason", "Model calls", "Trace", "Published record"];

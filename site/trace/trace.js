@@ -9,8 +9,8 @@
 // keep no state; anything fetched (a trial's exchanges, its export) comes
 // through a function the caller passes.
 
-import { h, badge, clear, meter, copyButton, outcomeBadge, usd, seconds, plural, DASH } from "./dom.js";
-import { waterfall, outcomeBars } from "./charts.js";
+import { h, badge, clear, meter, copyButton, outcomeBadge, usd, seconds, plural, DASH } from "../shared/dom.js";
+import { waterfall, outcomeBars } from "../shared/charts.js";
 
 /** retrievalText is the "Expected sources read" cell: true, false or No target. */
 function retrievalText(checks) {

@@ -15,8 +15,11 @@
 "use strict";
 
 // The engine's download starts first, before Go's support script loads.
-const download = fetch("main.wasm");
-importScripts("wasm_exec.js", "worker-packs.js");
+// This script is site/engine/worker.js; the files it fetches are named from
+// the site's root (site/), as the page names them.
+const SITE = new URL("../", self.location.href);
+const download = fetch(new URL("main.wasm", SITE));
+importScripts(new URL("wasm_exec.js", SITE).href, "worker-packs.js");
 
 const started = performance.now();
 const since = () => Math.round(performance.now() - started);

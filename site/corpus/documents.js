@@ -5,9 +5,9 @@
 // engine cannot read (binary, too large, not UTF-8, an unknown kind, a bad
 // passages line) gets its own message; what was kept before is kept.
 
-import { $, h, clear, plural } from "./dom.js";
-import { call } from "./engine.js";
-import { state } from "./state.js";
+import { $, h, clear, plural } from "../shared/dom.js";
+import { call } from "../engine/engine.js";
+import { state } from "../shared/state.js";
 import { DOCUMENTS, SEED, choose, setDocuments } from "./corpus.js";
 
 /** entryFiles reads a dropped directory entry's files, with their paths. */

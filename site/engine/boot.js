@@ -6,7 +6,7 @@
 "use strict";
 
 if (!self.ragagentBoot) {
-  const worker = new Worker("worker.js");
+  const worker = new Worker("engine/worker.js");
   const early = [];
   worker.onmessage = (event) => early.push(event);
   worker.onerror = (event) => early.push(event);

@@ -6,9 +6,9 @@
 // unless the person saves data) announces and runs the warm-up that primes
 // the browser's compiled-code cache for the next visit.
 
-import { $, mb } from "./dom.js";
+import { $, mb } from "../shared/dom.js";
 import { call } from "./engine.js";
-import { state } from "./state.js";
+import { state } from "../shared/state.js";
 
 const WARM_KEY = "ragagent.warmed";
 
