@@ -1,19 +1,19 @@
 // app.js is the page's entry: it wires the modules together. The engine
-// runs in a worker (engine/: engine.js is its client); each view is a
+// runs in a worker (engine/: client.js is its client); each view is a
 // folder of its own modules (replay/, trace/, run/, rerank/, recordings/,
 // corpus/), its view.js exporting mount; what several views use is in
 // shared/, where key.js alone holds the Gemini key and state.js owns the
 // page's state. Everything that comes from a recording, a passage or a
 // model is inserted as text, never as HTML (shared/dom.js).
 
-import { ready, call, connect } from "./engine/engine.js";
+import { ready, call, connect } from "./engine/client.js";
 import { screenDownloads } from "./shared/dom.js";
 import * as key from "./shared/key.js";
 import { liveEndpoints } from "./shared/endpoints.js";
 import * as nav from "./shared/nav.js";
 import { state, setInfo } from "./shared/state.js";
 import { showProgress, showStartFailure, primeCodeCache, whenIdle } from "./engine/startup.js";
-import * as corpusPicker from "./corpus/corpus.js";
+import * as corpusPicker from "./corpus/picker.js";
 import * as documents from "./corpus/documents.js";
 import * as corpusView from "./corpus/view.js";
 import * as recordingsView from "./recordings/view.js";

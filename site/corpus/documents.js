@@ -6,9 +6,9 @@
 // passages line) gets its own message; what was kept before is kept.
 
 import { $, h, clear, plural } from "../shared/dom.js";
-import { call } from "../engine/engine.js";
+import { call } from "../engine/client.js";
 import { state } from "../shared/state.js";
-import { DOCUMENTS, SEED, choose, setDocuments } from "./corpus.js";
+import { DOCUMENTS, SEED, choose, setDocuments } from "./picker.js";
 
 /** entryFiles reads a dropped directory entry's files, with their paths. */
 async function entryFiles(entry) {

@@ -1,13 +1,13 @@
-// corpus/view.js is the Corpus view: the chosen corpus (corpus.js) searched
+// corpus/view.js is the Corpus view: the chosen corpus (picker.js) searched
 // with the agent's own FTS5 query, each hit with its bm25 score and FTS5
 // snippet (the engine marks matched terms ⟦like this⟧; they are shown as
 // <mark> elements built from text nodes), a hit opened in full with its
 // docs link, and the seed's pinned passages with their receipts.
 
 import { $, h, clear, option, numCell, score, plural, sig } from "../shared/dom.js";
-import { call } from "../engine/engine.js";
+import { call } from "../engine/client.js";
 import { state } from "../shared/state.js";
-import { SEED, onCorpus } from "./corpus.js";
+import { SEED, onCorpus } from "./picker.js";
 
 const OPEN = "\u27e6";
 const CLOSE = "\u27e7";

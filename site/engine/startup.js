@@ -7,7 +7,7 @@
 // the browser's compiled-code cache for the next visit.
 
 import { $, mb } from "../shared/dom.js";
-import { call } from "./engine.js";
+import { call } from "./client.js";
 import { state } from "../shared/state.js";
 
 const WARM_KEY = "ragagent.warmed";

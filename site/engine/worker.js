@@ -1,6 +1,6 @@
 // worker.js hosts the engine (main.wasm) off the page's thread: start-up,
 // FTS5 indexing, replays and runs happen here, so the page never freezes.
-// It speaks a small message protocol with the page's engine.js:
+// It speaks a small message protocol with the page's engine/client.js:
 //   page -> worker  {id, op, args}                       call an API method
 //   worker -> page  {id, ok, value} | {id, ok: false, error}
 //   worker -> page  {id, event, ...}                     progress of a call (trial, step, case, started, pack)

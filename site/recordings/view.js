@@ -6,11 +6,11 @@
 // recording loaded before in place.
 
 import { $, h, clear, download, plural } from "../shared/dom.js";
-import { call, ready } from "../engine/engine.js";
+import { call, ready } from "../engine/client.js";
 import { FileRefused, readText, dropped } from "../shared/files.js";
 import { link } from "../shared/nav.js";
 import { state } from "../shared/state.js";
-import { trialRow, renderSummary } from "../trace/trace.js";
+import { trialRow, renderSummary } from "../trace/trial.js";
 
 /** mount binds the view; openTrace shows a trial in the Trace view,
  * enableLoaded offers the loaded recording there. Returns {setCount}. */

@@ -6,10 +6,10 @@
 // table and as stacked bars. Each row links to its trace.
 
 import { $, h, clear, option, badge, outcomeBadge, stackRow, DASH } from "../shared/dom.js";
-import { call } from "../engine/engine.js";
+import { call } from "../engine/client.js";
 import { link } from "../shared/nav.js";
 import { state } from "../shared/state.js";
-import { trialRow, renderSummary, reasonOf, outcomeOf } from "../trace/trace.js";
+import { trialRow, renderSummary, reasonOf, outcomeOf } from "../trace/trial.js";
 
 /** HEADS are the trials table's column heads (a stacked row's labels). */
 const HEADS = ["Case / repeat", "Path", "Expected sources read", "Answer fixture", "Stop reason", "Model calls", "Trace", "Published record"];

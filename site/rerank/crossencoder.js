@@ -9,7 +9,7 @@
 // or a loopback test host on a loopback page.
 
 import { $, h, clear, table, numCell, download, badge, plural, DASH } from "../shared/dom.js";
-import { call } from "../engine/engine.js";
+import { call } from "../engine/client.js";
 import { modelHost } from "../shared/endpoints.js";
 import { state } from "../shared/state.js";
 

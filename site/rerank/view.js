@@ -1,15 +1,15 @@
 // rerank/view.js is the Rerank view: the reranking lab replayed in the
-// engine the first time the view is opened (rerank-report.js shows it),
+// engine the first time the view is opened (report.js shows it),
 // and a live Gemini listwise rerank of the development cases (flow.js)
 // with its price table and the spending ledger (kept by the worker in
 // IndexedDB, shared by the site's tabs).
 
 import { $, h, clear, table, numCell, usd, plural, download, badge, DASH } from "../shared/dom.js";
-import { call, onLedgerChange } from "../engine/engine.js";
+import { call, onLedgerChange } from "../engine/client.js";
 import { liveFlow, planList, keyLine, retriesText } from "../shared/flow.js";
 import * as key from "../shared/key.js";
 import { currentView, onRoute } from "../shared/nav.js";
-import { rerankReport, sourceList } from "./rerank-report.js";
+import { rerankReport, sourceList } from "./report.js";
 import { state } from "../shared/state.js";
 // The cross-encoder in this browser: its own module (crossencoder.js).
 import { mountCrossEncoder } from "./crossencoder.js";

@@ -8,13 +8,13 @@
 // which the Rerank view borrows while it is shown.
 
 import { $, h, clear, option, download, usd } from "../shared/dom.js";
-import { call } from "../engine/engine.js";
+import { call } from "../engine/client.js";
 import { liveFlow, planList, keyLine, retriesText } from "../shared/flow.js";
 import { hasKey, onChange as onKeyChange } from "../shared/key.js";
 import { onRoute, replace } from "../shared/nav.js";
 import { state } from "../shared/state.js";
-import { stepList, trialView } from "../trace/trace.js";
-import { onCorpus, passagesFor } from "../corpus/corpus.js";
+import { stepList, trialView } from "../trace/trial.js";
+import { onCorpus, passagesFor } from "../corpus/picker.js";
 
 /** refusalText is the status line for a run the engine refused or could not run. */
 function refusalText(err) {
@@ -215,7 +215,7 @@ export function mount({ onRecorded }) {
   form.addEventListener("change", remember);
   onKeyChange(gate);
 
-  // The chosen corpus (corpus.js): its versions, its authored questions,
+  // The chosen corpus (corpus/picker.js): its versions, its authored questions,
   // its name; a plan shown for another corpus is withdrawn.
   onCorpus((c) => {
     const m = c.info.manifest;

@@ -8,7 +8,7 @@
 // FlowState of state.js).
 
 import { h, clear } from "./dom.js";
-import { call } from "../engine/engine.js";
+import { call } from "../engine/client.js";
 import { hasKey, KEY_HEADER } from "./key.js";
 
 /**

@@ -7,10 +7,10 @@
 // opened, and its trace downloads as OTLP/JSON.
 
 import { $, h, clear, option, download } from "../shared/dom.js";
-import { call } from "../engine/engine.js";
+import { call } from "../engine/client.js";
 import { go, onRoute } from "../shared/nav.js";
 import { state } from "../shared/state.js";
-import { trialView } from "./trace.js";
+import { trialView } from "./trial.js";
 
 function report(source) {
   return source === "loaded" ? state.loaded : state.bundled;

@@ -43,8 +43,8 @@ let constants;
 before(async () => { ({ info: { constants } } = await startEngine()); });
 
 test("the page's modules are the expected ones", () => {
-  for (const f of ["app.js", "engine/engine.js", "engine/boot.js", "engine/worker.js", "shared/key.js", "shared/dom.js", "shared/state.js", "shared/flow.js",
-    "trace/trace.js", "rerank/crossencoder.js", "rerank/crossencoder-worker.js", "rerank/crossencoder-scorer.mjs"]) {
+  for (const f of ["app.js", "engine/client.js", "engine/boot.js", "engine/worker.js", "shared/key.js", "shared/dom.js", "shared/state.js", "shared/flow.js",
+    "trace/trial.js", "rerank/crossencoder.js", "rerank/crossencoder-worker.js", "rerank/crossencoder-scorer.mjs"]) {
     assert.ok(files.includes(f), f);
   }
   const views = files.filter((f) => f.endsWith("/view.js"));
@@ -62,9 +62,9 @@ test("only key.js reads the key field, its storage or its header", () => {
   }
 });
 
-test("only engine.js talks to the engine's worker, and only crossencoder.js to the cross-encoder's", () => {
+test("only engine/client.js talks to the engine's worker, and only rerank/crossencoder.js to the cross-encoder's", () => {
   for (const f of files) {
-    if (["engine/engine.js", "engine/boot.js", "engine/worker.js", "engine/worker-packs.js", "rerank/crossencoder.js", "rerank/crossencoder-worker.js"].includes(f)) continue;
+    if (["engine/client.js", "engine/boot.js", "engine/worker.js", "engine/worker-packs.js", "rerank/crossencoder.js", "rerank/crossencoder-worker.js"].includes(f)) continue;
     assert.doesNotMatch(source[f], /postMessage|\bWorker\b|ragagentBoot/, f);
   }
   assert.doesNotMatch(source["rerank/crossencoder.js"], /ragagentBoot|"engine\/worker\.js"/, "the cross-encoder block starts its own worker only");

@@ -1,4 +1,4 @@
-// trace.js renders trials, for the Replay, Trace, Run and Recordings views:
+// trace/trial.js renders trials, for the Replay, Trace, Run and Recordings views:
 // a trial's row in a trials table, the per-path summary, and the whole
 // trace: a header (who decided, with which generation config, tokens and
 // the estimated cost with its price table, the five limits as meters, the

@@ -1,4 +1,4 @@
-// corpus.js is the corpus picker (#corpus-picker): the seed's four
+// corpus/picker.js is the corpus picker (#corpus-picker): the seed's four
 // passages, each pack the site offers (packs/index.json), and the
 // person's own documents. The Corpus and Run views follow the choice
 // (onCorpus). A shipped pack is fetched only when chosen: its download is
@@ -8,7 +8,7 @@
 // recordings made on the seed and stay on it.
 
 import { $, h, clear, mb, plural, option } from "../shared/dom.js";
-import { call } from "../engine/engine.js";
+import { call } from "../engine/client.js";
 import { state } from "../shared/state.js";
 
 export const SEED = "seed";

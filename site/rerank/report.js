@@ -1,4 +1,4 @@
-// rerank-report.js renders the reranking lab's replay report for the
+// rerank/report.js renders the reranking lab's replay report for the
 // Rerank view: each development case's candidates and the second stages'
 // orders side by side, the mechanism check, the unfiltered diagnostic, the
 // twelve expanded cases and the summary. Every number is the engine's.

@@ -1,4 +1,4 @@
-// engine.js is the engine client, the only module that talks to the worker
+// engine/client.js is the engine client, the only module that talks to the worker
 // (worker.js, which hosts main.wasm). It numbers calls and settles them,
 // hands each call's events (trial, step, case, started) to its caller,
 // reports start-up progress, relays the engine's live fetches (sent by
