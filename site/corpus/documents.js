@@ -5,7 +5,8 @@
 // engine cannot read (binary, too large, not UTF-8, an unknown kind, a bad
 // passages line) gets its own message; what was kept before is kept.
 
-import { $, h, clear, plural } from "../shared/dom.js";
+import { $, h, clear } from "../shared/dom.js";
+import { plural } from "../shared/format.js";
 import { call } from "../engine/client.js";
 import { state } from "../shared/state.js";
 import { DOCUMENTS, SEED, choose, setDocuments } from "./picker.js";

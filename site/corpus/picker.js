@@ -7,7 +7,8 @@
 // choice is remembered in localStorage. Replay, Trace and Rerank replay
 // recordings made on the seed and stay on it.
 
-import { $, h, clear, mb, plural, option } from "../shared/dom.js";
+import { $, h, clear, option } from "../shared/dom.js";
+import { mb, plural } from "../shared/format.js";
 import { call } from "../engine/client.js";
 import { state } from "../shared/state.js";
 

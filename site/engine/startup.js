@@ -6,7 +6,8 @@
 // unless the person saves data) announces and runs the warm-up that primes
 // the browser's compiled-code cache for the next visit.
 
-import { $, mb } from "../shared/dom.js";
+import { $ } from "../shared/dom.js";
+import { mb } from "../shared/format.js";
 import { call } from "./client.js";
 import { state } from "../shared/state.js";
 

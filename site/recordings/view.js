@@ -5,7 +5,8 @@
 // malformed or a request differs from it; a refused file leaves the
 // recording loaded before in place.
 
-import { $, h, clear, download, plural } from "../shared/dom.js";
+import { $, h, clear, download } from "../shared/dom.js";
+import { plural } from "../shared/format.js";
 import { call, ready } from "../engine/client.js";
 import { FileRefused, readText, dropped } from "../shared/files.js";
 import { link } from "../shared/nav.js";

@@ -5,7 +5,8 @@
 // case, path, outcome, stop reason and text; the outcomes per path as a
 // table and as stacked bars. Each row links to its trace.
 
-import { $, h, clear, option, badge, outcomeBadge, stackRow, DASH } from "../shared/dom.js";
+import { $, h, clear, option, badge, outcomeBadge, stackRow } from "../shared/dom.js";
+import { DASH } from "../shared/format.js";
 import { call } from "../engine/client.js";
 import { link } from "../shared/nav.js";
 import { state } from "../shared/state.js";

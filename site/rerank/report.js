@@ -3,7 +3,8 @@
 // orders side by side, the mechanism check, the unfiltered diagnostic, the
 // twelve expanded cases and the summary. Every number is the engine's.
 
-import { h, badge, table, numCell, num, score, DASH } from "../shared/dom.js";
+import { h, badge, table, numCell } from "../shared/dom.js";
+import { num, score, DASH } from "../shared/format.js";
 import { slopegraph } from "../shared/charts.js";
 
 /** sourceList is a list of rows as "a, b, c" by source id. */

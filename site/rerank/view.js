@@ -4,7 +4,8 @@
 // with its price table and the spending ledger (kept by the worker in
 // IndexedDB, shared by the site's tabs).
 
-import { $, h, clear, table, numCell, usd, plural, download, badge, DASH } from "../shared/dom.js";
+import { $, h, clear, table, numCell, download, badge } from "../shared/dom.js";
+import { usd, plural, DASH } from "../shared/format.js";
 import { call, onLedgerChange } from "../engine/client.js";
 import { liveFlow, planList, keyLine, retriesText } from "../shared/flow.js";
 import * as key from "../shared/key.js";

@@ -7,7 +7,8 @@
 // run can be shared and reloaded. The view owns the key box (#key-fields),
 // which the Rerank view borrows while it is shown.
 
-import { $, h, clear, option, download, usd } from "../shared/dom.js";
+import { $, h, clear, option, download } from "../shared/dom.js";
+import { usd } from "../shared/format.js";
 import { call } from "../engine/client.js";
 import { liveFlow, planList, keyLine, retriesText } from "../shared/flow.js";
 import { hasKey, onChange as onKeyChange } from "../shared/key.js";

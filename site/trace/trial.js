@@ -9,7 +9,8 @@
 // keep no state; anything fetched (a trial's exchanges, its export) comes
 // through a function the caller passes.
 
-import { h, badge, clear, meter, copyButton, outcomeBadge, usd, seconds, plural, DASH } from "../shared/dom.js";
+import { h, badge, clear, meter, copyButton, outcomeBadge, external } from "../shared/dom.js";
+import { usd, seconds, plural, DASH } from "../shared/format.js";
 import { waterfall, outcomeBars } from "../shared/charts.js";
 
 /** retrievalText is the "Expected sources read" cell: true, false or No target. */
@@ -97,7 +98,7 @@ function passageBlock(p, quotes = []) {
   return h("div", { class: "passage" },
     h("p", { class: "passage-meta" },
       h("code", {}, p.source_id), ` (Python ${p.version}) · `,
-      h("a", { href: p.url, rel: "noopener noreferrer", target: "_blank" }, p.url)),
+      external(p.url, p.url)),
     text,
     h("p", { class: "sha" }, "sha256 ", h("code", {}, p.text_sha256)));
 }
@@ -333,7 +334,7 @@ export function keyProblem(k) {
   return h("div", { class: "message error key-problem", role: "alert" },
     h("p", {}, h("strong", {}, `The API refused the key (HTTP ${k.http_status}).`), " ", k.detail),
     h("p", {}, "This is a problem with the key, not a fixture result, so the run is not graded. Check the key (",
-      h("a", { href: "https://aistudio.google.com/apikey", rel: "noopener noreferrer", target: "_blank" }, "Google AI Studio"),
+      external("https://aistudio.google.com/apikey", "Google AI Studio"),
       "), or forget it and paste another."));
 }
 

@@ -8,6 +8,7 @@ import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { startEngine, site } from "./engine.mjs";
 
 // Go's own wasm_exec.js is copied in by make wasm, and vendor/ (the
@@ -36,8 +37,8 @@ const files = modules();
 const source = Object.fromEntries(files.map((f) => [f, readFileSync(path.join(site, f), "utf8")]));
 const html = readFileSync(path.join(site, "index.html"), "utf8");
 
-/** load imports a module that imports nothing, from its source, as node would not treat site/*.js as ES modules. */
-const load = (f) => import(`data:text/javascript;base64,${Buffer.from(source[f]).toString("base64")}`);
+/** load imports a module that touches no document (site/package.json makes the page's .js files ES modules for node). */
+const load = (f) => import(pathToFileURL(path.join(site, f)).href);
 
 let constants;
 before(async () => { ({ info: { constants } } = await startEngine()); });
@@ -80,6 +81,13 @@ test("every file the page offers is saved through dom.download, which key.js scr
   assert.match(source["app.js"], /^screenDownloads\(key\.screen\);$/m, "the screen is key.js's");
 });
 
+test("every link that opens a new tab is dom.external's: no opener, no referrer", () => {
+  for (const f of files) {
+    if (f !== "shared/dom.js") assert.doesNotMatch(source[f], /_blank|noopener/, `${f} makes its own new-tab link`);
+  }
+  assert.match(source["shared/dom.js"], /rel: "noopener noreferrer", target: "_blank"/);
+});
+
 test("no module builds HTML from text", () => {
   for (const f of files) assert.doesNotMatch(source[f], /innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser/, f);
 });
@@ -110,8 +118,8 @@ test("index.html preloads every module app.js imports, and only those", () => {
   }
 });
 
-test("dom.js formats money, numbers and scores for reading", async () => {
-  const { usd, num, sig, plural, stamp, mb, DASH } = await load("shared/dom.js");
+test("format.js formats money, numbers, sizes and scores for reading", async () => {
+  const { usd, num, sig, plural, stamp, mb, mib, DASH } = await load("shared/format.js");
   assert.equal(usd(0.0079135), "$0.0079135");
   assert.equal(usd(0.05), "$0.05");
   assert.equal(usd(0.0420865), "$0.0420865");
@@ -130,6 +138,14 @@ test("dom.js formats money, numbers and scores for reading", async () => {
   assert.equal(plural(0, "attempt"), "0 attempts");
   assert.equal(stamp(new Date("2026-11-30T14:42:01.123Z")), "2026-11-30T14-42-01-123Z");
   assert.equal(mb(5619517), "5.6", "the Python pack's download, in MB as the README gives it (5.4 was MiB labelled MB)");
+  assert.equal(mib(67108864), "64.0", "the engine's input cap, a whole number of MiB");
+});
+
+test("format.js alone turns byte counts into MB or MiB", () => {
+  for (const f of files) {
+    if (f !== "shared/format.js") assert.doesNotMatch(source[f], /\/\s*(1e6|1000000|1048576|1024\s*\*\s*1024)\b|\bMB = /, `${f} writes its own MB or MiB`);
+  }
+  assert.match(source["shared/format.js"], /n \/ 1e6/);
 });
 
 test("endpoints.js takes the constants' endpoints, or a loopback fake only from a loopback page", async () => {
