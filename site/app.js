@@ -6,7 +6,7 @@
 // page's state. Everything that comes from a recording, a passage or a
 // model is inserted as text, never as HTML (shared/dom.js).
 
-import { ready, call, connect } from "./engine/client.js";
+import { ready, call, connect, events, FETCH, LEDGER } from "./engine/client.js";
 import { screenDownloads } from "./shared/dom.js";
 import * as key from "./shared/key.js";
 import { liveEndpoints } from "./shared/endpoints.js";
@@ -68,5 +68,6 @@ ready.then((info) => {
   whenIdle(primeCodeCache);
 }).catch(showStartFailure);
 
-// For the browser tests and the benchmark: start-up marks and timings.
-window.ragagentPage = { timings: state.timings, engineReady: ready, call };
+// For the browser tests and the benchmark: start-up marks and timings, and
+// the engine client (call with its stand-ins, as the views call it).
+window.ragagentPage = { timings: state.timings, engineReady: ready, call, events, FETCH, LEDGER };

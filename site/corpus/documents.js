@@ -7,7 +7,7 @@
 
 import { $, h, clear } from "../shared/dom.js";
 import { plural } from "../shared/format.js";
-import { call } from "../engine/client.js";
+import { call, events } from "../engine/client.js";
 import { state } from "../shared/state.js";
 import { DOCUMENTS, SEED, choose, setDocuments } from "./picker.js";
 
@@ -57,7 +57,7 @@ async function add(files) {
   bar.hidden = false;
   status.textContent = `Reading ${plural(files.length, "file")}…`;
   try {
-    const res = await call("docsAdd", [files], (e) => {
+    const res = await call("docsAdd", [files, events("pack")], (e) => {
       if (e.event !== "pack") return;
       bar.max = e.total;
       bar.value = e.done;

@@ -9,7 +9,7 @@
 
 import { $, h, clear, option } from "../shared/dom.js";
 import { mb, plural } from "../shared/format.js";
-import { call } from "../engine/client.js";
+import { call, events } from "../engine/client.js";
 import { state } from "../shared/state.js";
 
 export const SEED = "seed";
@@ -117,11 +117,11 @@ export async function choose(id) {
     if (id === SEED) {
       info = await call("packInfo", [SEED]);
     } else if (id === DOCUMENTS) {
-      const r = await call("docsLoad", [], progress(title(id)));
+      const r = await call("docsLoad", [events("pack")], progress(title(id)));
       if (!r) throw new Error("no documents are kept in this browser; add them in the Corpus view");
       info = r.info;
     } else {
-      const r = await call("packLoad", [id], progress(title(id)));
+      const r = await call("packLoad", [id, events("pack")], progress(title(id)));
       info = r.info;
       worker = r.timings;
       note = r.from === "cache" ? " from this browser's cache" : r.cached ? ", downloaded and kept for the next visit" : ", downloaded (this browser would not keep it)";

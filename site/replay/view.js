@@ -7,7 +7,7 @@
 
 import { $, h, clear, option, badge, outcomeBadge, stackRow } from "../shared/dom.js";
 import { DASH } from "../shared/format.js";
-import { call } from "../engine/client.js";
+import { call, events } from "../engine/client.js";
 import { link } from "../shared/nav.js";
 import { state } from "../shared/state.js";
 import { trialRow, renderSummary, reasonOf, outcomeOf } from "../trace/trial.js";
@@ -102,7 +102,7 @@ export function mount({ openTrace }) {
     status.textContent = "Replaying…";
     const t0 = performance.now();
     try {
-      const rep = await call("replay", [{}], (e) => { status.textContent = `Replaying trial ${e.done} of ${e.total}…`; });
+      const rep = await call("replay", [{}, events("trial", "done", "total", "trial")], (e) => { status.textContent = `Replaying trial ${e.done} of ${e.total}…`; });
       const ms = performance.now() - t0;
       performance.mark("replay-done");
       state.timings.replayMs = ms;

@@ -6,7 +6,7 @@
 
 import { $, h, clear, table, numCell, download, badge } from "../shared/dom.js";
 import { usd, plural, DASH } from "../shared/format.js";
-import { call, onLedgerChange } from "../engine/client.js";
+import { call, events, onLedgerChange, FETCH, LEDGER } from "../engine/client.js";
 import { liveFlow, planList, keyLine, retriesText } from "../shared/flow.js";
 import * as key from "../shared/key.js";
 import { currentView, onRoute } from "../shared/nav.js";
@@ -118,7 +118,7 @@ export function mount() {
     const s = spec();
     if (priceError()) delete s.price;
     try {
-      const plan = await call("rerankPlan", [s]);
+      const plan = await call("rerankPlan", [s, LEDGER]);
       renderPrices(plan);
       renderLedger(plan.ledger);
       setBudget.disabled = false;
@@ -201,13 +201,14 @@ export function mount() {
     },
     async plan(s) {
       clear($("#rerank-live-output"));
-      const plan = await call("rerankPlan", [s]);
+      const plan = await call("rerankPlan", [s, LEDGER]);
       renderPlan(plan);
       renderLedger(plan.ledger);
       if (plan.refusal) return { refused: `Refused: ${plan.refusal.code || "no budget"}. Nothing was sent.` };
       return { label: `Send ${plan.calls.length} requests` };
     },
     op: "rerankLive",
+    hooks: { post: FETCH, store: LEDGER, onCase: events("case", "done", "total") },
     sending: "Sending…",
     onEvent(e) {
       if (e.event === "case") liveStatus.textContent = `Case ${e.done} of ${e.total} done…`;
@@ -236,7 +237,7 @@ export function mount() {
       return;
     }
     try {
-      renderLedger(await call("setBudget", [amount]));
+      renderLedger(await call("setBudget", [amount, LEDGER]));
       liveStatus.textContent = `Budget set to ${usd(amount)}.`;
       flow.reset();
     } catch (err) {
@@ -256,7 +257,7 @@ export function mount() {
       return refreshLedger();
     }
     try {
-      renderLedger(await call("ledger"));
+      renderLedger(await call("ledger", [LEDGER]));
     } catch { /* the next refresh shows why */ }
   });
 

@@ -9,7 +9,7 @@
 
 import { $, h, clear, option, download } from "../shared/dom.js";
 import { usd } from "../shared/format.js";
-import { call } from "../engine/client.js";
+import { call, events, FETCH } from "../engine/client.js";
 import { liveFlow, planList, keyLine, retriesText } from "../shared/flow.js";
 import { hasKey, onChange as onKeyChange } from "../shared/key.js";
 import { onRoute, replace } from "../shared/nav.js";
@@ -116,6 +116,7 @@ export function mount({ onRecorded }) {
       clear(output).append(h("h3", {}, "Steps as they happen"), steps.el);
     },
     op: "run",
+    hooks: { onStep: events("step", "step", "observation"), post: FETCH },
     sending: "Running…",
     onEvent(e) {
       if (e.event !== "step") return;
