@@ -10,6 +10,7 @@ import { call, events, onLedgerChange, FETCH, LEDGER } from "../engine/client.js
 import { liveFlow, planList, keyLine, retriesText } from "../shared/flow.js";
 import * as key from "../shared/key.js";
 import { currentView, onRoute } from "../shared/nav.js";
+import { PRICE_HEADS, priceRows } from "../shared/prices.js";
 import { rerankReport, sourceList } from "./report.js";
 import { state } from "../shared/state.js";
 // The cross-encoder in this browser: its own module (crossencoder.js).
@@ -103,10 +104,8 @@ export function mount() {
   }
 
   function renderPrices(plan) {
-    clear($("#rerank-prices")).append(table("Price table (assumed list prices; an estimate, never a bill)", ["Model", "Input per M tokens", "Output per M tokens", "Source"],
-      plan.prices.map((r) => h("tr", { class: r.model === plan.model ? "current" : null },
-        h("th", { scope: "row" }, h("code", {}, r.model), r.model === plan.model ? " (reranks)" : ""),
-        h("td", { class: "num" }, `$${r.input_usd_per_mtok}`), h("td", { class: "num" }, `$${r.output_usd_per_mtok}`), h("td", {}, r.source)))));
+    clear($("#rerank-prices")).append(table("Price table (assumed list prices; an estimate, never a bill)", PRICE_HEADS,
+      priceRows(plan.prices, plan.model, " (reranks)")));
     if (priceIn.value === "" && priceOut.value === "") {
       priceIn.value = String(plan.rate.input_usd_per_mtok);
       priceOut.value = String(plan.rate.output_usd_per_mtok);

@@ -12,6 +12,7 @@
 import { h, badge, clear, meter, copyButton, outcomeBadge, external } from "../shared/dom.js";
 import { usd, seconds, plural, DASH } from "../shared/format.js";
 import { waterfall, outcomeBars } from "../shared/charts.js";
+import { PRICE_HEADS, priceRows } from "../shared/prices.js";
 
 /** retrievalText is the "Expected sources read" cell: true, false or No target. */
 function retrievalText(checks) {
@@ -254,10 +255,8 @@ function priceTable(prices, model, note) {
     h("summary", {}, "Price table (list prices; every cost here is an estimate)"),
     h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "Price table" },
       h("table", { class: "price-table" },
-        h("thead", {}, h("tr", {}, ["Model", "Input per M tokens", "Output per M tokens", "Source"].map((c) => h("th", { scope: "col" }, c)))),
-        h("tbody", {}, prices.map((r) => h("tr", { class: r.model === model ? "current" : null },
-          h("th", { scope: "row" }, h("code", {}, r.model), r.model === model ? " (this trace)" : ""),
-          h("td", { class: "num" }, `$${r.input_usd_per_mtok}`), h("td", { class: "num" }, `$${r.output_usd_per_mtok}`), h("td", {}, r.source)))))),
+        h("thead", {}, h("tr", {}, PRICE_HEADS.map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, priceRows(prices, model, " (this trace)")))),
     h("p", { class: "help" }, note));
 }
 
