@@ -104,19 +104,9 @@ async function fetchPassages(file, m, event) {
   return n === out.byteLength ? out : out.subarray(0, n);
 }
 
-/** openDocs opens the documents' IndexedDB database. */
-function openDocs() {
-  return new Promise((resolve, reject) => {
-    const req = indexedDB.open(DOCS_DB, 1);
-    req.onupgradeneeded = () => req.result.createObjectStore(DOCS_STORE);
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
-  });
-}
-
 /** docsTx runs fn(store) in one transaction and resolves with its request's result. */
 async function docsTx(mode, fn) {
-  const db = await openDocs();
+  const db = await openStore(DOCS_DB, DOCS_STORE);
   try {
     return await new Promise((resolve, reject) => {
       const tx = db.transaction(DOCS_STORE, mode);

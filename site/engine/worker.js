@@ -140,20 +140,24 @@ const LEDGER_ID = "ledger";
 let legacyLedger = null;
 let ledgerDB = null;
 
-function openLedger() {
+/** openStore opens an IndexedDB database of one object store (made on
+ * first use): the ledger's here, the documents' in worker-packs.js. */
+function openStore(name, store) {
   return new Promise((resolve, reject) => {
-    if (!self.indexedDB) throw new Error("this browser gives the page no IndexedDB, where the spending ledger is kept");
-    const req = indexedDB.open(LEDGER_DB, 1);
-    req.onupgradeneeded = () => req.result.createObjectStore(LEDGER_STORE);
-    req.onsuccess = () => {
-      const db = req.result;
-      // The site's data was cleared, or another version needs the database: open it again next time.
-      db.onclose = () => { ledgerDB = null; legacyLedger = null; };
-      db.onversionchange = () => { db.close(); ledgerDB = null; };
-      resolve(db);
-    };
+    const req = indexedDB.open(name, 1);
+    req.onupgradeneeded = () => req.result.createObjectStore(store);
+    req.onsuccess = () => resolve(req.result);
     req.onerror = () => reject(req.error);
   });
+}
+
+async function openLedger() {
+  if (!self.indexedDB) throw new Error("this browser gives the page no IndexedDB, where the spending ledger is kept");
+  const db = await openStore(LEDGER_DB, LEDGER_STORE);
+  // The site's data was cleared, or another version needs the database: open it again next time.
+  db.onclose = () => { ledgerDB = null; legacyLedger = null; };
+  db.onversionchange = () => { db.close(); ledgerDB = null; };
+  return db;
 }
 
 /** ledgerTx runs work(text, store) on the ledger's latest text (null when
