@@ -16,7 +16,7 @@ import os from "node:os";
 import { serveSite, launch } from "../tests/browser/harness.mjs";
 import { startEngine, releaseTimers } from "../tests/node/engine.mjs";
 import { startModelHost } from "./modelhost.mjs";
-import { HUB, runScoring } from "../site/crossencoder-scorer.mjs";
+import { HUB, runScoring } from "../site/rerank/crossencoder-scorer.mjs";
 
 const RUNS = Number(process.env.RUNS || 3);
 const hubArg = process.argv.indexOf("--host");

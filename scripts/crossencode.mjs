@@ -1,7 +1,7 @@
 // crossencode.mjs scores the reranking lab's cross-encoder pairs under node
 // (the 4 original development cases' frozen candidates and the 12 expanded
 // cases' pools, 44 pairs) with the page's own scorer
-// (site/crossencoder-scorer.mjs: transformers.js, here on onnxruntime-node),
+// (site/rerank/crossencoder-scorer.mjs: transformers.js, here on onnxruntime-node),
 // takes the logits through the engine's acceptance contract (site/main.wasm,
 // as the page does) and writes the recording `ragagent rerank
 // --cross-encoder FILE` replays. It prints how the logits compare with the
@@ -21,7 +21,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startEngine, releaseTimers } from "../tests/node/engine.mjs";
-import { HUB, runScoring } from "../site/crossencoder-scorer.mjs";
+import { HUB, runScoring } from "../site/rerank/crossencoder-scorer.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 

@@ -1,24 +1,26 @@
 // app.js is the page's entry: it wires the modules together. The engine
-// runs in a worker (engine.js is its client); key.js alone holds the
-// Gemini key; state.js owns the page's state; each view is a module under
-// views/ with a mount function. Everything that comes from a recording, a
-// passage or a model is inserted as text, never as HTML (dom.js).
+// runs in a worker (engine/: client.js is its client); each view is a
+// folder of its own modules (replay/, trace/, run/, rerank/, recordings/,
+// corpus/), its view.js exporting mount; what several views use is in
+// shared/, where key.js alone holds the Gemini key and state.js owns the
+// page's state. Everything that comes from a recording, a passage or a
+// model is inserted as text, never as HTML (shared/dom.js).
 
-import { ready, call, connect } from "./engine.js";
-import { screenDownloads } from "./dom.js";
-import * as key from "./key.js";
-import { liveEndpoints } from "./endpoints.js";
-import * as nav from "./nav.js";
-import { state, setInfo } from "./state.js";
-import { showProgress, showStartFailure, primeCodeCache, whenIdle } from "./startup.js";
-import * as corpusPicker from "./corpus.js";
-import * as documents from "./documents.js";
-import * as corpusView from "./views/corpus.js";
-import * as recordingsView from "./views/recordings.js";
-import * as replayView from "./views/replay.js";
-import * as rerankView from "./views/rerank.js";
-import * as runView from "./views/run.js";
-import * as traceView from "./views/trace.js";
+import { ready, call, connect, events, FETCH, LEDGER } from "./engine/client.js";
+import { screenDownloads } from "./shared/dom.js";
+import * as key from "./shared/key.js";
+import { liveEndpoints } from "./shared/endpoints.js";
+import * as nav from "./shared/nav.js";
+import { state, setInfo } from "./shared/state.js";
+import { showProgress, showStartFailure, primeCodeCache, whenIdle } from "./engine/startup.js";
+import * as corpusPicker from "./corpus/picker.js";
+import * as documents from "./corpus/documents.js";
+import * as corpusView from "./corpus/view.js";
+import * as recordingsView from "./recordings/view.js";
+import * as replayView from "./replay/view.js";
+import * as rerankView from "./rerank/view.js";
+import * as runView from "./run/view.js";
+import * as traceView from "./trace/view.js";
 
 performance.mark("shell-start");
 
@@ -66,5 +68,6 @@ ready.then((info) => {
   whenIdle(primeCodeCache);
 }).catch(showStartFailure);
 
-// For the browser tests and the benchmark: start-up marks and timings.
-window.ragagentPage = { timings: state.timings, engineReady: ready, call };
+// For the browser tests and the benchmark: start-up marks and timings, and
+// the engine client (call with its stand-ins, as the views call it).
+window.ragagentPage = { timings: state.timings, engineReady: ready, call, events, FETCH, LEDGER };

@@ -96,6 +96,37 @@ test("constants altered on their way from the engine are the ones the page uses"
   await page.close();
 });
 
+test("the worker forwards any engine export by its name, with the page's stand-ins replaced, and refuses exit and unknown names", async () => {
+  const { page, problems } = await openPage(browser.context, `${site.url}/#replay`);
+  const got = await page.evaluate(async () => {
+    const p = window.ragagentPage;
+    await p.engineReady;
+    const refusal = (op, args) => p.call(op, args).then(() => "resolved", (e) => e.message);
+    const events = [];
+    const replay = await p.call("replay", [{ caseId: "overwrite" }, p.events("trial", "done", "total", "trial")], (e) => events.push(e));
+    return {
+      packs: (await p.call("packs")).map((x) => x.manifest.id), // no view calls packs(): nothing in the worker names it
+      trials: replay.trials.map((t) => t.id),
+      events: events.map(({ event, done, total, trial }) => ({ event, done, total, trial })),
+      ledger: Object.keys(await p.call("ledger", [p.LEDGER])).sort(),
+      exit: await refusal("exit"),
+      unknown: await refusal("noSuchExport"),
+      standIn: await refusal("ledger", [{ standIn: "nothing" }]),
+    };
+  });
+  assert.equal(got.packs[0], "seed");
+  assert.deepEqual(got.events, got.trials.map((trial, i) => ({ event: "trial", done: i + 1, total: got.trials.length, trial })));
+  assert.ok(got.trials.length > 0 && got.trials.every((id) => id.startsWith("overwrite-")), got.trials.join(" "));
+  assert.deepEqual(got.ledger, ["budget_usd", "entries", "format", "remaining_usd", "spent_usd"]);
+  assert.equal(got.exit, "unknown operation exit");
+  assert.equal(got.unknown, "unknown operation noSuchExport");
+  assert.equal(got.standIn, 'unknown stand-in "nothing"');
+  // The engine still answers after all that.
+  assert.equal((await page.evaluate(() => window.ragagentPage.call("packInfo", ["seed"]))).manifest.id, "seed");
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test("a shown Run plan is withdrawn when the question, a limit or the mode changes", async () => {
   const { page, problems } = await openPage(browser.context, `${site.url}/#run`);
   for (const [what, change] of [

@@ -198,7 +198,7 @@ test("without a key the Send button is disabled, the reason is beside it, and no
   const before = requests.length;
   const refused = await page.evaluate(async () => {
     const spec = { question: "q?", version: "3.12", mode: "agent", limits: null, policy: "gemini", hasKey: false };
-    const report = await window.ragagentPage.call("run", [spec]);
+    const report = await window.ragagentPage.call("run", [spec, { post: window.ragagentPage.FETCH }]);
     return { error: report.error, recorded: (await window.ragagentPage.call("recording")).trials };
   });
   assert.deepEqual(refused, { error: "missing_api_key", recorded: 0 });

@@ -1,6 +1,6 @@
 // The cross-encoder's scoring path under node, with the tests' tiny model
 // (tests/fixtures/tiny-cross-encoder) served from loopback as the hub
-// serves files: the page's own scorer (site/crossencoder-scorer.mjs) with
+// serves files: the page's own scorer (site/rerank/crossencoder-scorer.mjs) with
 // transformers.js gives PyTorch's token ids exactly and its logits within
 // 1e-4; the engine (main.wasm) accepts the payload through the acceptance
 // contract and writes a recording that `ragagent rerank --cross-encoder`
@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEngine, releaseTimers, root } from "./engine.mjs";
 import { startModelHost, TINY } from "../../scripts/modelhost.mjs";
-import { fetchModel, loadScorer, scoreCall, runScoring, fileURL, PAYLOAD_FORMAT } from "../../site/crossencoder-scorer.mjs";
+import { fetchModel, loadScorer, scoreCall, runScoring, fileURL, PAYLOAD_FORMAT } from "../../site/rerank/crossencoder-scorer.mjs";
 
 const EXPECTED = JSON.parse(readFileSync(path.join(TINY, "expected.json"), "utf8"));
 const TOLERANCE = 1e-4;

@@ -1,14 +1,11 @@
 // files.js in node: a file given to the page is read whole up to the
 // engine's input cap, refused unread above it, and named clearly when it
 // cannot be read, is not UTF-8, grew since it was chosen, or a drop holds
-// a folder or several files. It imports nothing, so it runs from its source.
+// a folder or several files. It touches no document, so it runs here as
+// the page has it (site/package.json makes the page's .js files modules).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { site } from "./engine.mjs";
-
-const { readText, dropped, FileRefused } = await import(`data:text/javascript;base64,${readFileSync(path.join(site, "files.js")).toString("base64")}`);
+import { readText, dropped, FileRefused } from "../../site/shared/files.js";
 const CAP = 64;
 
 /** fake is a File-like whose size may differ from its bytes and whose read may fail. */

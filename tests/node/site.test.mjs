@@ -8,6 +8,7 @@ import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { startEngine, site } from "./engine.mjs";
 
 // Go's own wasm_exec.js is copied in by make wasm, and vendor/ (the
@@ -15,10 +16,11 @@ import { startEngine, site } from "./engine.mjs";
 // the page's code.
 const NOT_OURS = new Set(["wasm_exec.js", "vendor"]);
 
-// The workers' own scripts: boot.js starts the engine's worker; worker.js
-// and the script it imports (worker-packs.js) run inside it; the
-// cross-encoder's worker and scorer run in theirs. Never loaded by the page.
-const WORKERS = ["boot.js", "worker.js", "worker-packs.js", "crossencoder-worker.js", "crossencoder-scorer.mjs"];
+// The workers' own scripts: engine/boot.js starts the engine's worker;
+// engine/worker.js and the script it imports (engine/worker-packs.js) run
+// inside it; the cross-encoder's worker and scorer (rerank/) run in theirs.
+// Never loaded by the page.
+const WORKERS = ["engine/boot.js", "engine/worker.js", "engine/worker-packs.js", "rerank/crossencoder-worker.js", "rerank/crossencoder-scorer.mjs"];
 
 function modules(dir = site, prefix = "") {
   const out = [];
@@ -35,48 +37,55 @@ const files = modules();
 const source = Object.fromEntries(files.map((f) => [f, readFileSync(path.join(site, f), "utf8")]));
 const html = readFileSync(path.join(site, "index.html"), "utf8");
 
-/** load imports a module that imports nothing, from its source, as node would not treat site/*.js as ES modules. */
-const load = (f) => import(`data:text/javascript;base64,${Buffer.from(source[f]).toString("base64")}`);
+/** load imports a module that touches no document (site/package.json makes the page's .js files ES modules for node). */
+const load = (f) => import(pathToFileURL(path.join(site, f)).href);
 
 let constants;
 before(async () => { ({ info: { constants } } = await startEngine()); });
 
 test("the page's modules are the expected ones", () => {
-  for (const f of ["app.js", "engine.js", "key.js", "dom.js", "state.js", "flow.js", "trace.js", "boot.js", "worker.js",
-    "crossencoder.js", "crossencoder-worker.js", "crossencoder-scorer.mjs"]) {
+  for (const f of ["app.js", "engine/client.js", "engine/boot.js", "engine/worker.js", "shared/key.js", "shared/dom.js", "shared/state.js", "shared/flow.js",
+    "trace/trial.js", "rerank/crossencoder.js", "rerank/crossencoder-worker.js", "rerank/crossencoder-scorer.mjs"]) {
     assert.ok(files.includes(f), f);
   }
-  const views = files.filter((f) => f.startsWith("views/"));
-  assert.deepEqual(views, ["views/corpus.js", "views/recordings.js", "views/replay.js", "views/rerank.js", "views/run.js", "views/trace.js"]);
+  const views = files.filter((f) => f.endsWith("/view.js"));
+  assert.deepEqual(views, ["corpus/view.js", "recordings/view.js", "replay/view.js", "rerank/view.js", "run/view.js", "trace/view.js"]);
   for (const v of views) assert.match(source[v], /^export function mount\(/m, `${v} exports mount`);
 });
 
 test("only key.js reads the key field, its storage or its header", () => {
   const keyOnly = ["run-key", "run-remember", "ragagent.key", "sessionStorage", "x-goog-api-key"];
   for (const word of keyOnly) {
-    assert.ok(source["key.js"].includes(word), `key.js has ${word}, so this test can find it`);
+    assert.ok(source["shared/key.js"].includes(word), `shared/key.js has ${word}, so this test can find it`);
     for (const f of files) {
-      if (f !== "key.js") assert.ok(!source[f].includes(word), `${f} mentions ${word}`);
+      if (f !== "shared/key.js") assert.ok(!source[f].includes(word), `${f} mentions ${word}`);
     }
   }
 });
 
-test("only engine.js talks to the engine's worker, and only crossencoder.js to the cross-encoder's", () => {
+test("only engine/client.js talks to the engine's worker, and only rerank/crossencoder.js to the cross-encoder's", () => {
   for (const f of files) {
-    if (["engine.js", "boot.js", "worker.js", "worker-packs.js", "crossencoder.js", "crossencoder-worker.js"].includes(f)) continue;
+    if (["engine/client.js", "engine/boot.js", "engine/worker.js", "engine/worker-packs.js", "rerank/crossencoder.js", "rerank/crossencoder-worker.js"].includes(f)) continue;
     assert.doesNotMatch(source[f], /postMessage|\bWorker\b|ragagentBoot/, f);
   }
-  assert.doesNotMatch(source["crossencoder.js"], /ragagentBoot|"worker\.js"/, "the cross-encoder block starts its own worker only");
-  assert.match(source["crossencoder.js"], /new Worker\("crossencoder-worker\.js", \{ type: "module" \}\)/);
-  assert.doesNotMatch(source["crossencoder-worker.js"] + source["crossencoder-scorer.mjs"], /https:\/\/cdn|jsdelivr|unpkg/, "the runtime comes from site/vendor/, never a CDN");
+  assert.doesNotMatch(source["rerank/crossencoder.js"], /ragagentBoot|"engine\/worker\.js"/, "the cross-encoder block starts its own worker only");
+  assert.match(source["rerank/crossencoder.js"], /new Worker\("rerank\/crossencoder-worker\.js", \{ type: "module" \}\)/);
+  assert.doesNotMatch(source["rerank/crossencoder-worker.js"] + source["rerank/crossencoder-scorer.mjs"], /https:\/\/cdn|jsdelivr|unpkg/, "the runtime comes from site/vendor/, never a CDN");
 });
 
 test("every file the page offers is saved through dom.download, which key.js screens", () => {
   for (const f of files) {
-    if (f !== "dom.js") assert.doesNotMatch(source[f], /createObjectURL|\{\s*download:|\.download\s*=/, `${f} saves a file itself`);
+    if (f !== "shared/dom.js") assert.doesNotMatch(source[f], /createObjectURL|\{\s*download:|\.download\s*=/, `${f} saves a file itself`);
   }
-  assert.match(source["dom.js"], /const withheld = screen\(text\);\n\s*if \(withheld\) throw/, "download asks the screen first");
+  assert.match(source["shared/dom.js"], /const withheld = screen\(text\);\n\s*if \(withheld\) throw/, "download asks the screen first");
   assert.match(source["app.js"], /^screenDownloads\(key\.screen\);$/m, "the screen is key.js's");
+});
+
+test("every link that opens a new tab is dom.external's: no opener, no referrer", () => {
+  for (const f of files) {
+    if (f !== "shared/dom.js") assert.doesNotMatch(source[f], /_blank|noopener/, `${f} makes its own new-tab link`);
+  }
+  assert.match(source["shared/dom.js"], /rel: "noopener noreferrer", target: "_blank"/);
 });
 
 test("no module builds HTML from text", () => {
@@ -109,8 +118,8 @@ test("index.html preloads every module app.js imports, and only those", () => {
   }
 });
 
-test("dom.js formats money, numbers and scores for reading", async () => {
-  const { usd, num, sig, plural, stamp, mb, DASH } = await load("dom.js");
+test("format.js formats money, numbers, sizes and scores for reading", async () => {
+  const { usd, num, sig, plural, stamp, mb, mib, DASH } = await load("shared/format.js");
   assert.equal(usd(0.0079135), "$0.0079135");
   assert.equal(usd(0.05), "$0.05");
   assert.equal(usd(0.0420865), "$0.0420865");
@@ -129,10 +138,18 @@ test("dom.js formats money, numbers and scores for reading", async () => {
   assert.equal(plural(0, "attempt"), "0 attempts");
   assert.equal(stamp(new Date("2026-11-30T14:42:01.123Z")), "2026-11-30T14-42-01-123Z");
   assert.equal(mb(5619517), "5.6", "the Python pack's download, in MB as the README gives it (5.4 was MiB labelled MB)");
+  assert.equal(mib(67108864), "64.0", "the engine's input cap, a whole number of MiB");
+});
+
+test("format.js alone turns byte counts into MB or MiB", () => {
+  for (const f of files) {
+    if (f !== "shared/format.js") assert.doesNotMatch(source[f], /\/\s*(1e6|1000000|1048576|1024\s*\*\s*1024)\b|\bMB = /, `${f} writes its own MB or MiB`);
+  }
+  assert.match(source["shared/format.js"], /n \/ 1e6/);
 });
 
 test("endpoints.js takes the constants' endpoints, or a loopback fake only from a loopback page", async () => {
-  const { liveEndpoints, isLoopbackHost } = await load("endpoints.js");
+  const { liveEndpoints, isLoopbackHost } = await load("shared/endpoints.js");
   const real = { run: constants.endpoint, listwise: constants.listwise_endpoint };
   const runPath = new URL(constants.endpoint).pathname;
   const listwisePath = new URL(constants.listwise_endpoint).pathname;
@@ -158,7 +175,7 @@ test("endpoints.js takes the constants' endpoints, or a loopback fake only from 
 });
 
 test("endpoints.js takes the hub for the cross-encoder's files, or a loopback model host only from a loopback page", async () => {
-  const { modelHost } = await load("endpoints.js");
+  const { modelHost } = await load("shared/endpoints.js");
   const hub = "https://huggingface.co";
   const at = (page, host) => modelHost(hub, host === undefined ? page : `${page}?modelHost=${encodeURIComponent(host)}`);
   for (const [name, page, host, want] of [
@@ -177,9 +194,9 @@ test("endpoints.js takes the hub for the cross-encoder's files, or a loopback mo
 });
 
 test("the cross-encoder's requests carry no credentials and its runtime fetches nothing itself", () => {
-  const scorer = source["crossencoder-scorer.mjs"];
+  const scorer = source["rerank/crossencoder-scorer.mjs"];
   assert.match(scorer, /credentials: "omit", referrerPolicy: "no-referrer"/);
   assert.match(scorer, /useBrowserCache: false, useFSCache: false, useWasmCache: false/);
   assert.match(scorer, /fetch: async \(url\) => \{ throw new Error/);
-  assert.match(source["crossencoder.js"], /fetch\(`\$\{s\.host\.url\}\/ragagent-model\.json`, \{ credentials: "omit" \}\)/);
+  assert.match(source["rerank/crossencoder.js"], /fetch\(`\$\{s\.host\.url\}\/ragagent-model\.json`, \{ credentials: "omit" \}\)/);
 });

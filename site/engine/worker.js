@@ -1,9 +1,19 @@
 // worker.js hosts the engine (main.wasm) off the page's thread: start-up,
 // FTS5 indexing, replays and runs happen here, so the page never freezes.
-// It speaks a small message protocol with the page's engine.js:
-//   page -> worker  {id, op, args}                       call an API method
-//   worker -> page  {id, ok, value} | {id, ok: false, error}
-//   worker -> page  {id, event, ...}                     progress of a call (trial, step, case, started, pack)
+// It forwards each call to the engine's export of the same name (the API
+// object wasm/main.go sets as globalThis.ragagent), with the arguments as
+// the page gave them, so a new export needs no change here. What an export
+// takes that cannot cross from the page (a progress callback, the live-fetch
+// hook, the ledger's store) the page names with a stand-in, and the worker
+// puts its own in its place (standIn, below). Besides the exports, a few
+// operations of the worker's own (OPS: the warm-up, the memory figure, and
+// the corpus picker's, in worker-packs.js).
+// It speaks a small message protocol with the page's engine/client.js:
+//   page -> worker  {id, op, args}                       call an export (or one of OPS)
+//   worker -> page  {id, ok, value} | {id, ok: false, error: {name, message, code, detail}}
+//   worker -> page  {id, event, ...}                     progress of a call: a stand-in callback's
+//                                                        (trial, step, case, pack), or started {runId}
+//                                                        for an engine job ({id, result}: run, rerankLive)
 //   worker -> page  {type: "progress", stage, ...}       engine start-up ("ready" carries main.wasm's ETag)
 //   worker -> page  {type: "fetch", fetchId, endpoint, body, timeoutMs}
 //   page -> worker  {type: "fetched", fetchId, status, body} | {type: "fetchFailed", fetchId, kind, message}
@@ -15,8 +25,11 @@
 "use strict";
 
 // The engine's download starts first, before Go's support script loads.
-const download = fetch("main.wasm");
-importScripts("wasm_exec.js", "worker-packs.js");
+// This script is site/engine/worker.js; the files it fetches are named from
+// the site's root (site/), as the page names them.
+const SITE = new URL("../", self.location.href);
+const download = fetch(new URL("main.wasm", SITE));
+importScripts(new URL("wasm_exec.js", SITE).href, "worker-packs.js");
 
 const started = performance.now();
 const since = () => Math.round(performance.now() - started);
@@ -54,7 +67,7 @@ async function boot() {
   const counting = countDownload(response).catch(() => {});
   const { instance } = await WebAssembly.instantiateStreaming(response, go.importObject);
   await counting;
-  memory = instance.exports.mem;
+  wasmMemory = instance.exports.mem;
   progress("start");
   go.run(instance).then(() => progress("exited"));
   const api = await ready;
@@ -84,8 +97,8 @@ async function warmUp(api) {
 }
 
 // The engine's linear memory (Go's heap and SQLite's), for the
-// benchmark's worker-memory figure.
-let memory = null;
+// benchmark's worker-memory figure (memory, below).
+let wasmMemory = null;
 const engine = boot();
 engine.catch((err) => progress("failed", { message: String(err && err.message || err) }));
 
@@ -127,20 +140,24 @@ const LEDGER_ID = "ledger";
 let legacyLedger = null;
 let ledgerDB = null;
 
-function openLedger() {
+/** openStore opens an IndexedDB database of one object store (made on
+ * first use): the ledger's here, the documents' in worker-packs.js. */
+function openStore(name, store) {
   return new Promise((resolve, reject) => {
-    if (!self.indexedDB) throw new Error("this browser gives the page no IndexedDB, where the spending ledger is kept");
-    const req = indexedDB.open(LEDGER_DB, 1);
-    req.onupgradeneeded = () => req.result.createObjectStore(LEDGER_STORE);
-    req.onsuccess = () => {
-      const db = req.result;
-      // The site's data was cleared, or another version needs the database: open it again next time.
-      db.onclose = () => { ledgerDB = null; legacyLedger = null; };
-      db.onversionchange = () => { db.close(); ledgerDB = null; };
-      resolve(db);
-    };
+    const req = indexedDB.open(name, 1);
+    req.onupgradeneeded = () => req.result.createObjectStore(store);
+    req.onsuccess = () => resolve(req.result);
     req.onerror = () => reject(req.error);
   });
+}
+
+async function openLedger() {
+  if (!self.indexedDB) throw new Error("this browser gives the page no IndexedDB, where the spending ledger is kept");
+  const db = await openStore(LEDGER_DB, LEDGER_STORE);
+  // The site's data was cleared, or another version needs the database: open it again next time.
+  db.onclose = () => { ledgerDB = null; legacyLedger = null; };
+  db.onversionchange = () => { db.close(); ledgerDB = null; };
+  return db;
 }
 
 /** ledgerTx runs work(text, store) on the ledger's latest text (null when
@@ -193,60 +210,75 @@ function errorOf(err) {
   return { name: "Error", message: String(err) };
 }
 
+/** memory is the engine's linear memory and the worker's JS heap, in bytes. */
+function memory() {
+  return { wasm_bytes: wasmMemory ? wasmMemory.buffer.byteLength : 0, js_heap_bytes: performance.memory?.usedJSHeapSize ?? null };
+}
+
+// OPS are the worker's own operations, called as op(api, ...args): the
+// warm-up's loop (over the engine's warm export), the memory figure, and
+// the corpus picker's (worker-packs.js), which keep packs in Cache Storage
+// and your documents in IndexedDB around the engine's loadPack and
+// buildPack. Every other name is the engine's.
+const OPS = { warmUp, memory, packLoad, docsStored, docsLoad, docsAdd, docsRemove };
+
+// NOT_CALLED are exports the page may not call: exit ends the engine's
+// program, which this worker owns for the page's lifetime.
+const NOT_CALLED = new Set(["exit"]);
+
+/**
+ * standIn returns what a call's argument stands for. A stand-in is a plain
+ * object {standIn: kind, ...} (engine/client.js makes them), given as an
+ * argument or as a field of one (a hooks object):
+ *   {standIn: "events", name, fields}  a callback that posts {id, event: name, ...}
+ *        to the call, its arguments under the names in fields (with no
+ *        fields, its one object argument's own fields)
+ *   {standIn: "fetch"}   post, the live-fetch hook: the page sends the request
+ *   {standIn: "ledger"}  the spending ledger's store in IndexedDB
+ * Anything else crosses as it is.
+ */
+function standIn(id, v) {
+  if (!isPlain(v)) return v;
+  switch (v.standIn) {
+    case undefined:
+      return v;
+    case "events": {
+      const { name, fields } = v;
+      return (...values) => self.postMessage({ id, event: name,
+        ...(fields.length ? Object.fromEntries(fields.map((f, i) => [f, values[i]])) : values[0]) });
+    }
+    case "fetch":
+      return post;
+    case "ledger":
+      return ledgerStore;
+    default:
+      throw new Error(`unknown stand-in ${JSON.stringify(v.standIn)}`);
+  }
+}
+
+const isPlain = (v) => v !== null && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype;
+
+/** withStandIns is an argument with its stand-ins replaced: itself, or its fields (a hooks object's). */
+function withStandIns(id, arg) {
+  const v = standIn(id, arg);
+  if (v !== arg || !isPlain(arg)) return v;
+  return Object.fromEntries(Object.entries(arg).map(([k, field]) => [k, standIn(id, field)]));
+}
+
+/** isJob says whether an export's value is an engine job, {id, result: Promise}. */
+const isJob = (v) => v !== null && typeof v === "object" && typeof v.id === "number" && typeof v.result?.then === "function";
+
 async function call(id, op, args) {
   const api = await engine;
-  switch (op) {
-    case "replay":
-      return api.replay(args[0] || {}, (done, total, trial) => self.postMessage({ id, event: "trial", done, total, trial }));
-    case "run": {
-      const handle = api.run(args[0], {
-        post,
-        onStep: (step, observation) => self.postMessage({ id, event: "step", step, observation }),
-      });
-      self.postMessage({ id, event: "started", runId: handle.id });
-      return handle.result;
-    }
-    case "rerankLive": {
-      const handle = api.rerankLive(args[0], {
-        post,
-        store: ledgerStore,
-        onCase: (done, total) => self.postMessage({ id, event: "case", done, total }),
-      });
-      self.postMessage({ id, event: "started", runId: handle.id });
-      return handle.result;
-    }
-    case "rerankPlan":
-      return api.rerankPlan(args[0], ledgerStore);
-    case "ledger":
-      return api.ledger(ledgerStore);
-    case "setBudget":
-      return api.setBudget(args[0], ledgerStore);
-    case "rerank": case "rerankRecording":
-    case "crossEncoderPlan": case "acceptCrossEncoder":
-      return api[op](...args);
-    case "cancel":
-      return api.cancel(args[0]);
-    case "warm":
-      return warmUp(api);
-    case "load": case "corpus": case "search": case "plan": case "policies": case "recording": case "exchanges": case "exportOTLP":
-    case "packInfo": case "passage": case "packCases":
-      return api[op](...args);
-    // The corpus picker (worker-packs.js): events carry each stage's progress.
-    case "packLoad":
-      return packLoad(api, args[0], (e) => self.postMessage({ id, event: "pack", ...e }));
-    case "docsStored":
-      return docsStored();
-    case "docsLoad":
-      return docsLoad(api, (e) => self.postMessage({ id, event: "pack", ...e }));
-    case "docsAdd":
-      return docsAdd(api, args[0], (e) => self.postMessage({ id, event: "pack", ...e }));
-    case "docsRemove":
-      return docsRemove(api);
-    case "memory":
-      return { wasm_bytes: memory ? memory.buffer.byteLength : 0, js_heap_bytes: performance.memory?.usedJSHeapSize ?? null };
-    default:
-      throw new Error(`unknown operation ${op}`);
-  }
+  const given = args.map((a) => withStandIns(id, a));
+  let value;
+  if (Object.hasOwn(OPS, op)) value = await OPS[op](api, ...given);
+  else if (typeof api[op] === "function" && !NOT_CALLED.has(op)) value = await api[op](...given);
+  else throw new Error(`unknown operation ${op}`);
+  if (!isJob(value)) return value;
+  // A job returns at once: the page learns its id (cancel(id) stops it), then its result.
+  self.postMessage({ id, event: "started", runId: value.id });
+  return value.result;
 }
 
 self.onmessage = async (event) => {

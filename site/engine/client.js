@@ -1,6 +1,9 @@
-// engine.js is the engine client, the only module that talks to the worker
-// (worker.js, which hosts main.wasm). It numbers calls and settles them,
-// hands each call's events (trial, step, case, started) to its caller,
+// engine/client.js is the engine client, the only module that talks to the worker
+// (worker.js, which hosts main.wasm and forwards each call to the engine's
+// export of that name). It numbers calls and settles them, makes the
+// stand-ins a call passes for what cannot cross to the worker (events,
+// FETCH, LEDGER), hands each call's events (trial, step, case, pack,
+// started) to its caller,
 // reports start-up progress, relays the engine's live fetches (sent by
 // key.js, which alone holds the key) and tells the page, and its other
 // tabs, when the spending ledger changed (the worker keeps it in
@@ -20,7 +23,7 @@ const boot = self.ragagentBoot ??= startWorker();
 const worker = boot.worker;
 
 function startWorker() {
-  const started = { worker: new Worker("worker.js"), early: [] };
+  const started = { worker: new Worker("engine/worker.js"), early: [] };
   started.worker.onmessage = started.worker.onerror = (event) => started.early.push(event);
   return started;
 }
@@ -45,7 +48,19 @@ export class EngineError extends Error {
   }
 }
 
-/** call invokes an engine method in the worker; onEvent sees its events. */
+/**
+ * call invokes the engine's export op in the worker with args, as the
+ * export takes them (wasm/main.go lists them), or one of the worker's own
+ * operations (warmUp, memory, packLoad, docsStored, docsLoad, docsAdd,
+ * docsRemove); onEvent sees its events. What cannot cross to the worker
+ * is given as a stand-in, as an argument or a field of one:
+ *   call("replay", [{}, events("trial", "done", "total", "trial")], onEvent)
+ *   call("run", [spec, { onStep: events("step", "step", "observation"), post: FETCH }], onEvent)
+ *   call("setBudget", [usd, LEDGER])
+ * A job (run, rerankLive) first sends a started event with its runId, for
+ * call("cancel", [runId]). A rejection is an EngineError with the engine's
+ * reason code when it has one.
+ */
 export function call(op, args = [], onEvent) {
   const id = ++nextCall;
   return new Promise((resolve, reject) => {
@@ -53,6 +68,23 @@ export function call(op, args = [], onEvent) {
     worker.postMessage({ id, op, args });
   });
 }
+
+/**
+ * events(name, ...fields) stands for a progress callback: each time the
+ * engine calls it, the call's onEvent sees {event: name, ...}, the
+ * callback's arguments under the names fields gives (with no fields, its
+ * one object argument's own fields).
+ */
+export function events(name, ...fields) {
+  return { standIn: "events", name, fields };
+}
+
+/** FETCH stands for the live-fetch hook, post(endpoint, body, opts): the
+ * worker asks this page to send the request (key.send, through connect). */
+export const FETCH = Object.freeze({ standIn: "fetch" });
+
+/** LEDGER stands for the spending ledger's store, which the worker keeps in IndexedDB. */
+export const LEDGER = Object.freeze({ standIn: "ledger" });
 
 /**
  * connect starts listening to the worker, first handing over what it

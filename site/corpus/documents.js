@@ -5,10 +5,11 @@
 // engine cannot read (binary, too large, not UTF-8, an unknown kind, a bad
 // passages line) gets its own message; what was kept before is kept.
 
-import { $, h, clear, plural } from "./dom.js";
-import { call } from "./engine.js";
-import { state } from "./state.js";
-import { DOCUMENTS, SEED, choose, setDocuments } from "./corpus.js";
+import { $, h, clear } from "../shared/dom.js";
+import { plural } from "../shared/format.js";
+import { call, events } from "../engine/client.js";
+import { state } from "../shared/state.js";
+import { DOCUMENTS, SEED, choose, setDocuments } from "./picker.js";
 
 /** entryFiles reads a dropped directory entry's files, with their paths. */
 async function entryFiles(entry) {
@@ -56,7 +57,7 @@ async function add(files) {
   bar.hidden = false;
   status.textContent = `Reading ${plural(files.length, "file")}…`;
   try {
-    const res = await call("docsAdd", [files], (e) => {
+    const res = await call("docsAdd", [files, events("pack")], (e) => {
       if (e.event !== "pack") return;
       bar.max = e.total;
       bar.value = e.done;

@@ -8,7 +8,7 @@
 // FlowState of state.js).
 
 import { h, clear } from "./dom.js";
-import { call } from "./engine.js";
+import { call } from "../engine/client.js";
 import { hasKey, KEY_HEADER } from "./key.js";
 
 /**
@@ -24,7 +24,8 @@ import { hasKey, KEY_HEADER } from "./key.js";
  *           {label} (the submit button's text while confirmed) or
  *           {refused} (the status text; the plan cannot be sent)
  * starting(spec)  prepares the output just before sending
- * op        the engine method that sends: call(op, [spec], events)
+ * op, hooks  the engine export that sends and its hooks (stand-ins,
+ *           engine/client.js): call(op, [spec, hooks], events)
  * onEvent(e)       the call's other events (step, case)
  * finished(result) shows the result; resolves to the status text
  * planFailed(err), sendFailed(err)  status texts for a rejected call
@@ -33,7 +34,7 @@ import { hasKey, KEY_HEADER } from "./key.js";
  * lock      other controls disabled while sending
  * after()   what follows every send, once the flow is reset
  */
-export function liveFlow(slot, { els, prepare, needsPlan = () => true, plan, starting = () => {}, op, onEvent = () => {}, finished, planFailed, sendFailed, sending, idleLabel, lock = [], after = () => {} }) {
+export function liveFlow(slot, { els, prepare, needsPlan = () => true, plan, starting = () => {}, op, hooks, onEvent = () => {}, finished, planFailed, sendFailed, sending, idleLabel, lock = [], after = () => {} }) {
   const { form, start, stop, status } = els;
 
   /** reset withdraws a shown plan (not while sending: the plan stays beside what it sends). */
@@ -78,7 +79,7 @@ export function liveFlow(slot, { els, prepare, needsPlan = () => true, plan, sta
     status.textContent = sending;
     slot.running = Object.seal({ id: null, stopRequested: false });
     try {
-      const result = await call(op, [spec], (e) => {
+      const result = await call(op, [spec, hooks], (e) => {
         if (e.event === "started") {
           slot.running.id = e.runId;
           if (slot.running.stopRequested) call("cancel", [e.runId]); // Stop came before the engine named the run

@@ -8,17 +8,17 @@
 // download. Where the files come from is endpoints.js's modelHost: the hub,
 // or a loopback test host on a loopback page.
 
-import { $, h, clear, table, numCell, download, badge, plural, DASH } from "./dom.js";
-import { call } from "./engine.js";
-import { modelHost } from "./endpoints.js";
-import { state } from "./state.js";
+import { $, h, clear, table, numCell, download, badge } from "../shared/dom.js";
+import { mb, plural, DASH } from "../shared/format.js";
+import { call } from "../engine/client.js";
+import { modelHost } from "../shared/endpoints.js";
+import { state } from "../shared/state.js";
 
 const HUB = "https://huggingface.co";
 
-const MB = (n) => `${(n / 1e6).toFixed(1)} MB`;
 const size = (f) => (f.bytes < 1e5
   ? (f.approximate ? `about ${Math.max(1, Math.round(f.bytes / 1e3))} kB` : `${f.bytes.toLocaleString("en")} bytes`)
-  : `${f.approximate ? "about " : ""}${MB(f.bytes)}`);
+  : `${f.approximate ? "about " : ""}${mb(f.bytes)} MB`);
 const short = (sha) => `${sha.slice(0, 12)}…`;
 const logit = (x) => Number(x).toFixed(4);
 const signed = (x) => `${x >= 0 ? "+" : "−"}${Math.abs(x) >= 1e-3 || x === 0 ? Math.abs(x).toFixed(4) : Math.abs(x).toExponential(2)}`;
@@ -38,7 +38,7 @@ function ask(msg, onEvent) {
 }
 
 function startWorker() {
-  const w = new Worker("crossencoder-worker.js", { type: "module" });
+  const w = new Worker("rerank/crossencoder-worker.js", { type: "module" });
   w.onmessage = ({ data }) => {
     const p = pending.get(data.id);
     if (!p) return;
@@ -81,7 +81,7 @@ export function mountCrossEncoder() {
         h("dt", {}, "Licence"), h("dd", { id: "xenc-license" }, m.license),
         h("dt", {}, "From"), h("dd", {}, h("code", {}, s.host.url), s.host.test ? "" : ", which may redirect large files to its CDN (cdn.hf.co)"),
         h("dt", {}, "Download"), h("dd", { id: "xenc-size" }, toFetch.length
-          ? `${approx ? "about " : ""}${MB(bytes)} in ${plural(toFetch.length, "file")}${toFetch.length < files.length ? `; ${files.length - toFetch.length} already in this browser's cache` : ""}`
+          ? `${approx ? "about " : ""}${mb(bytes)} MB in ${plural(toFetch.length, "file")}${toFetch.length < files.length ? `; ${files.length - toFetch.length} already in this browser's cache` : ""}`
           : "nothing: every file is in this browser's cache")),
       table("Files read (each checked before the model loads)", ["File", "Size", "Check", "Cache"],
         files.map((f) => h("tr", { dataset: { path: f.path } },
@@ -105,9 +105,9 @@ export function mountCrossEncoder() {
     if (p.phase === "download" || p.phase === "cached" || p.phase === "verified") {
       bar.max = Math.max(p.total, p.loaded, 1);
       bar.value = p.loaded;
-      const what = p.phase === "download" ? `Downloading ${p.path}: ${MB(p.fileLoaded)}${p.fileTotal ? ` of ${MB(p.fileTotal)}` : ""}`
+      const what = p.phase === "download" ? `Downloading ${p.path}: ${mb(p.fileLoaded)} MB${p.fileTotal ? ` of ${mb(p.fileTotal)} MB` : ""}`
         : p.phase === "cached" ? `${p.path} from this browser's cache` : `${p.path}: sha256 checked`;
-      status.textContent = `${what} (${MB(p.loaded)} of ${MB(p.total)} in all)`;
+      status.textContent = `${what} (${mb(p.loaded)} MB of ${mb(p.total)} MB in all)`;
     } else if (p.phase === "load") {
       bar.removeAttribute("value");
       status.textContent = "Every file checked out. Loading transformers.js and the model…";
@@ -144,7 +144,7 @@ export function mountCrossEncoder() {
     clear($("#xenc-output")).append(
       h("p", { id: "xenc-precision", class: "message" }, precisionNote(run, payload)),
       h("p", { class: "help" }, `${env.runtime} ${env["transformers.js"]} on ${env.onnxruntime} (${env.device}, ${plural(env.threads, "thread")}), weights ${env.weights}. `,
-        `Files ${t.download_bytes ? `downloaded (${MB(t.download_bytes)})` : "read from this browser's cache"}; the model loaded in ${Math.round(t.load_ms)} ms; first score ${Math.round(t.first_score_ms)} ms after the files were ready; ${t.inference_ms_per_pair} ms of inference per pair.`),
+        `Files ${t.download_bytes ? `downloaded (${mb(t.download_bytes)} MB)` : "read from this browser's cache"}; the model loaded in ${Math.round(t.load_ms)} ms; first score ${Math.round(t.first_score_ms)} ms after the files were ready; ${t.inference_ms_per_pair} ms of inference per pair.`),
       table("Logits beside the published ones (raw logits, not probabilities)", ["Call", "Source", "Published", "This browser", "Difference"], pairRows, "xenc-pairs"),
       table("Orders", ["Call", "Published order", "This browser's order", "Same order"],
         c.calls.map((call) => h("tr", { dataset: { call: call.id } }, h("th", { scope: "row" }, call.id),

@@ -1,4 +1,4 @@
-// views/trace.js is the Trace view: the fixed and agent paths of one case
+// trace/view.js is the Trace view: the fixed and agent paths of one case
 // and repeat side by side, from the bundled comparison or a loaded
 // recording, chosen with the case, repeat and source selectors. Each
 // choice is a link (#trace/<case>/<repeat>, #trace/loaded/<case>/<repeat>)
@@ -6,11 +6,11 @@
 // trial's request and reply bodies are fetched from the engine when first
 // opened, and its trace downloads as OTLP/JSON.
 
-import { $, h, clear, option, download } from "../dom.js";
-import { call } from "../engine.js";
-import { go, onRoute } from "../nav.js";
-import { state } from "../state.js";
-import { trialView } from "../trace.js";
+import { $, h, clear, option, download } from "../shared/dom.js";
+import { call } from "../engine/client.js";
+import { go, onRoute } from "../shared/nav.js";
+import { state } from "../shared/state.js";
+import { trialView } from "./trial.js";
 
 function report(source) {
   return source === "loaded" ? state.loaded : state.bundled;

@@ -3,8 +3,9 @@
 // engine's cap (constants.max_input_bytes) is refused before anything is
 // read, one that cannot be read (moved, changed or removed since it was
 // chosen, not readable, a folder) is named as such, and text must be UTF-8,
-// as the engine's strict reader wants it. It imports nothing, so node tests
-// it as it is.
+// as the engine's strict reader wants it.
+
+import { mib } from "./format.js";
 
 /** FileRefused is why a file given to the page was not read. */
 export class FileRefused extends Error {
@@ -13,8 +14,6 @@ export class FileRefused extends Error {
     this.name = "FileRefused";
   }
 }
-
-const mib = (n) => `${(n / 1048576).toFixed(1)} MiB`;
 
 /**
  * readText reads file (a File or Blob with a name) as UTF-8 text of at
@@ -25,7 +24,7 @@ export async function readText(file, maxBytes) {
   const name = file && typeof file.name === "string" && file.name ? file.name : "The file";
   if (!file || typeof file.size !== "number" || typeof file.slice !== "function") throw new FileRefused(`${name} is not a file`);
   if (file.size > maxBytes) {
-    throw new FileRefused(`${name} is ${mib(file.size)} (${file.size} bytes), over the cap of ${maxBytes} bytes (${mib(maxBytes)}) on a file the lab reads; it was not read`);
+    throw new FileRefused(`${name} is ${mib(file.size)} MiB (${file.size} bytes), over the cap of ${maxBytes} bytes (${mib(maxBytes)} MiB) on a file the lab reads; it was not read`);
   }
   let bytes;
   try {

@@ -1,18 +1,20 @@
-// views/rerank.js is the Rerank view: the reranking lab replayed in the
-// engine the first time the view is opened (rerank-report.js shows it),
+// rerank/view.js is the Rerank view: the reranking lab replayed in the
+// engine the first time the view is opened (report.js shows it),
 // and a live Gemini listwise rerank of the development cases (flow.js)
 // with its price table and the spending ledger (kept by the worker in
 // IndexedDB, shared by the site's tabs).
 
-import { $, h, clear, table, numCell, usd, plural, download, badge, DASH } from "../dom.js";
-import { call, onLedgerChange } from "../engine.js";
-import { liveFlow, planList, keyLine, retriesText } from "../flow.js";
-import * as key from "../key.js";
-import { currentView, onRoute } from "../nav.js";
-import { rerankReport, sourceList } from "../rerank-report.js";
-import { state } from "../state.js";
+import { $, h, clear, table, numCell, download, badge } from "../shared/dom.js";
+import { usd, plural, DASH } from "../shared/format.js";
+import { call, events, onLedgerChange, FETCH, LEDGER } from "../engine/client.js";
+import { liveFlow, planList, keyLine, retriesText } from "../shared/flow.js";
+import * as key from "../shared/key.js";
+import { currentView, onRoute } from "../shared/nav.js";
+import { PRICE_HEADS, priceRows } from "../shared/prices.js";
+import { rerankReport, sourceList } from "./report.js";
+import { state } from "../shared/state.js";
 // The cross-encoder in this browser: its own module (crossencoder.js).
-import { mountCrossEncoder } from "../crossencoder.js";
+import { mountCrossEncoder } from "./crossencoder.js";
 
 /** mount binds the view. Returns {ready, load, borrowKeyBox}. */
 export function mount() {
@@ -102,10 +104,8 @@ export function mount() {
   }
 
   function renderPrices(plan) {
-    clear($("#rerank-prices")).append(table("Price table (assumed list prices; an estimate, never a bill)", ["Model", "Input per M tokens", "Output per M tokens", "Source"],
-      plan.prices.map((r) => h("tr", { class: r.model === plan.model ? "current" : null },
-        h("th", { scope: "row" }, h("code", {}, r.model), r.model === plan.model ? " (reranks)" : ""),
-        h("td", { class: "num" }, `$${r.input_usd_per_mtok}`), h("td", { class: "num" }, `$${r.output_usd_per_mtok}`), h("td", {}, r.source)))));
+    clear($("#rerank-prices")).append(table("Price table (assumed list prices; an estimate, never a bill)", PRICE_HEADS,
+      priceRows(plan.prices, plan.model, " (reranks)")));
     if (priceIn.value === "" && priceOut.value === "") {
       priceIn.value = String(plan.rate.input_usd_per_mtok);
       priceOut.value = String(plan.rate.output_usd_per_mtok);
@@ -117,7 +117,7 @@ export function mount() {
     const s = spec();
     if (priceError()) delete s.price;
     try {
-      const plan = await call("rerankPlan", [s]);
+      const plan = await call("rerankPlan", [s, LEDGER]);
       renderPrices(plan);
       renderLedger(plan.ledger);
       setBudget.disabled = false;
@@ -200,13 +200,14 @@ export function mount() {
     },
     async plan(s) {
       clear($("#rerank-live-output"));
-      const plan = await call("rerankPlan", [s]);
+      const plan = await call("rerankPlan", [s, LEDGER]);
       renderPlan(plan);
       renderLedger(plan.ledger);
       if (plan.refusal) return { refused: `Refused: ${plan.refusal.code || "no budget"}. Nothing was sent.` };
       return { label: `Send ${plan.calls.length} requests` };
     },
     op: "rerankLive",
+    hooks: { post: FETCH, store: LEDGER, onCase: events("case", "done", "total") },
     sending: "Sending…",
     onEvent(e) {
       if (e.event === "case") liveStatus.textContent = `Case ${e.done} of ${e.total} done…`;
@@ -235,7 +236,7 @@ export function mount() {
       return;
     }
     try {
-      renderLedger(await call("setBudget", [amount]));
+      renderLedger(await call("setBudget", [amount, LEDGER]));
       liveStatus.textContent = `Budget set to ${usd(amount)}.`;
       flow.reset();
     } catch (err) {
@@ -255,7 +256,7 @@ export function mount() {
       return refreshLedger();
     }
     try {
-      renderLedger(await call("ledger"));
+      renderLedger(await call("ledger", [LEDGER]));
     } catch { /* the next refresh shows why */ }
   });
 

@@ -24,12 +24,12 @@ const PROGRESS_STEP = 256 * 1024;
 async function packLoad(api, id, event) {
   const t0 = performance.now();
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(id)) throw new Error(`no corpus pack ${JSON.stringify(id)}`);
-  const res = await fetch(`packs/${id}/manifest.json`, { cache: "no-cache" });
+  const res = await fetch(new URL(`packs/${id}/manifest.json`, SITE), { cache: "no-cache" });
   if (!res.ok) throw new Error(`packs/${id}/manifest.json: HTTP ${res.status}`);
   const manifestText = await res.text();
   const m = JSON.parse(manifestText);
   const file = `packs/${id}/${m.passages_file}`;
-  const key = new URL(`${file}?sha256=${m.passages_sha256}`, self.location.href).href;
+  const key = new URL(`${file}?sha256=${m.passages_sha256}`, SITE).href;
   const cache = await self.caches?.open(PACK_CACHE).catch(() => null);
   let bytes = null;
   let from = "network";
@@ -72,7 +72,7 @@ async function fetchPassages(file, m, event) {
   const gz = file.endsWith(".gz");
   const total = gz ? m.compressed_bytes : m.passages_bytes;
   event({ stage: "download", loaded: 0, total });
-  const res = await fetch(file);
+  const res = await fetch(new URL(file, SITE));
   if (!res.ok) throw new Error(`${file}: HTTP ${res.status}`);
   let loaded = 0;
   let reported = 0;
@@ -104,19 +104,9 @@ async function fetchPassages(file, m, event) {
   return n === out.byteLength ? out : out.subarray(0, n);
 }
 
-/** openDocs opens the documents' IndexedDB database. */
-function openDocs() {
-  return new Promise((resolve, reject) => {
-    const req = indexedDB.open(DOCS_DB, 1);
-    req.onupgradeneeded = () => req.result.createObjectStore(DOCS_STORE);
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
-  });
-}
-
 /** docsTx runs fn(store) in one transaction and resolves with its request's result. */
 async function docsTx(mode, fn) {
-  const db = await openDocs();
+  const db = await openStore(DOCS_DB, DOCS_STORE);
   try {
     return await new Promise((resolve, reject) => {
       const tx = db.transaction(DOCS_STORE, mode);

@@ -1,16 +1,17 @@
-// views/recordings.js is the Recordings view: this session's recording of
+// recordings/view.js is the Recordings view: this session's recording of
 // live runs (count and download), and a recording file loaded by picker or
 // drop (files.js: at most the engine's input cap, read whole or refused),
 // replayed in the engine, with a clear message when it is refused,
 // malformed or a request differs from it; a refused file leaves the
 // recording loaded before in place.
 
-import { $, h, clear, download, plural } from "../dom.js";
-import { call, ready } from "../engine.js";
-import { FileRefused, readText, dropped } from "../files.js";
-import { link } from "../nav.js";
-import { state } from "../state.js";
-import { trialRow, renderSummary } from "../trace.js";
+import { $, h, clear, download } from "../shared/dom.js";
+import { plural } from "../shared/format.js";
+import { call, ready } from "../engine/client.js";
+import { FileRefused, readText, dropped } from "../shared/files.js";
+import { link } from "../shared/nav.js";
+import { state } from "../shared/state.js";
+import { trialRow, renderSummary } from "../trace/trial.js";
 
 /** mount binds the view; openTrace shows a trial in the Trace view,
  * enableLoaded offers the loaded recording there. Returns {setCount}. */

@@ -1,7 +1,8 @@
 // crossencoder-scorer.mjs scores the reranking lab's cross-encoder pairs
 // with transformers.js, the same way in the page's cross-encoder worker and
-// under node (scripts/crossencode.mjs, the node tests). It imports nothing:
-// the caller hands it the transformers.js module, a fetch and a store, so it
+// under node (scripts/crossencode.mjs, the node tests). It imports only the
+// page's number format (shared/format.js, which imports nothing): the
+// caller hands it the transformers.js module, a fetch and a store, so it
 // runs unchanged in both (and is an .mjs file so node reads it as a module).
 //
 // The steps, each its own function:
@@ -18,6 +19,8 @@
 //   scoreRun     every call of the plan, then the payload the engine's
 //                acceptance contract takes (acceptCrossEncoder)
 //   runScoring   the four in order: what the worker and the script call
+
+import { mb } from "../shared/format.js";
 
 /** PAYLOAD_FORMAT tags what scoreRun returns (the engine's reranklab.ScoresFormat). */
 export const PAYLOAD_FORMAT = "ragagent-cross-encoder-scores/1";
@@ -58,7 +61,6 @@ export async function sha256Hex(bytes) {
   return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-const MB = (n) => `${(n / 1e6).toFixed(1)} MB`;
 
 /**
  * download fetches url without credentials or referrer, reading the body
@@ -88,7 +90,7 @@ async function download(url, path, { fetchFn, expected, limit, onBytes, signal }
     loaded += value.byteLength;
     if (loaded > limit) {
       await reader.cancel();
-      throw new ModelFileError("size", path, `${path}: more than ${MB(limit)} arrived, more than the manifest allows; refused`);
+      throw new ModelFileError("size", path, `${path}: more than ${mb(limit)} MB arrived, more than the manifest allows; refused`);
     }
     chunks.push(value);
     onBytes(loaded, total);

@@ -1,15 +1,16 @@
-// views/replay.js is the Replay view. It shows the published outcomes of
+// replay/view.js is the Replay view. It shows the published outcomes of
 // the 16 trials at once (site/published.json, labelled as the published
 // record), then replays the bundled comparison in the engine and marks each
 // row verified when this browser's replay gives the same row. Filters by
 // case, path, outcome, stop reason and text; the outcomes per path as a
 // table and as stacked bars. Each row links to its trace.
 
-import { $, h, clear, option, badge, outcomeBadge, stackRow, DASH } from "../dom.js";
-import { call } from "../engine.js";
-import { link } from "../nav.js";
-import { state } from "../state.js";
-import { trialRow, renderSummary, reasonOf, outcomeOf } from "../trace.js";
+import { $, h, clear, option, badge, outcomeBadge, stackRow } from "../shared/dom.js";
+import { DASH } from "../shared/format.js";
+import { call, events } from "../engine/client.js";
+import { link } from "../shared/nav.js";
+import { state } from "../shared/state.js";
+import { trialRow, renderSummary, reasonOf, outcomeOf } from "../trace/trial.js";
 
 /** HEADS are the trials table's column heads (a stacked row's labels). */
 const HEADS = ["Case / repeat", "Path", "Expected sources read", "Answer fixture", "Stop reason", "Model calls", "Trace", "Published record"];
@@ -101,7 +102,7 @@ export function mount({ openTrace }) {
     status.textContent = "Replaying…";
     const t0 = performance.now();
     try {
-      const rep = await call("replay", [{}], (e) => { status.textContent = `Replaying trial ${e.done} of ${e.total}…`; });
+      const rep = await call("replay", [{}, events("trial", "done", "total", "trial")], (e) => { status.textContent = `Replaying trial ${e.done} of ${e.total}…`; });
       const ms = performance.now() - t0;
       performance.mark("replay-done");
       state.timings.replayMs = ms;

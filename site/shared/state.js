@@ -3,7 +3,7 @@
 // sealed so an undeclared field is an error, not a silent new global.
 //
 // Not page state, on purpose: the Gemini key (key.js alone holds it), the
-// engine client's pending calls and in-flight fetches (engine.js's own
+// engine client's pending calls and in-flight fetches (engine/client.js's own
 // plumbing), and what the DOM already holds (form values, which view is
 // shown).
 
@@ -47,11 +47,11 @@
  *   come from, the engine's plan (model and calls), the last accepted
  *   scoring, and whether one is running
  * @property {CorpusState} corpus  the corpus the Corpus and Run views use
- *   (corpus.js)
+ *   (corpus/picker.js)
  */
 
 /**
- * The corpus picker's choice (corpus.js).
+ * The corpus picker's choice (corpus/picker.js).
  * @typedef {object} CorpusState
  * @property {string} id  the chosen pack's id ("seed", "python-3.11",
  *   "documents")

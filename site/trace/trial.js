@@ -1,4 +1,4 @@
-// trace.js renders trials, for the Replay, Trace, Run and Recordings views:
+// trace/trial.js renders trials, for the Replay, Trace, Run and Recordings views:
 // a trial's row in a trials table, the per-path summary, and the whole
 // trace: a header (who decided, with which generation config, tokens and
 // the estimated cost with its price table, the five limits as meters, the
@@ -9,8 +9,10 @@
 // keep no state; anything fetched (a trial's exchanges, its export) comes
 // through a function the caller passes.
 
-import { h, badge, clear, meter, copyButton, outcomeBadge, usd, seconds, plural, DASH } from "./dom.js";
-import { waterfall, outcomeBars } from "./charts.js";
+import { h, badge, clear, meter, copyButton, outcomeBadge, external } from "../shared/dom.js";
+import { usd, seconds, plural, DASH } from "../shared/format.js";
+import { waterfall, outcomeBars } from "../shared/charts.js";
+import { PRICE_HEADS, priceRows } from "../shared/prices.js";
 
 /** retrievalText is the "Expected sources read" cell: true, false or No target. */
 function retrievalText(checks) {
@@ -97,7 +99,7 @@ function passageBlock(p, quotes = []) {
   return h("div", { class: "passage" },
     h("p", { class: "passage-meta" },
       h("code", {}, p.source_id), ` (Python ${p.version}) · `,
-      h("a", { href: p.url, rel: "noopener noreferrer", target: "_blank" }, p.url)),
+      external(p.url, p.url)),
     text,
     h("p", { class: "sha" }, "sha256 ", h("code", {}, p.text_sha256)));
 }
@@ -253,10 +255,8 @@ function priceTable(prices, model, note) {
     h("summary", {}, "Price table (list prices; every cost here is an estimate)"),
     h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "Price table" },
       h("table", { class: "price-table" },
-        h("thead", {}, h("tr", {}, ["Model", "Input per M tokens", "Output per M tokens", "Source"].map((c) => h("th", { scope: "col" }, c)))),
-        h("tbody", {}, prices.map((r) => h("tr", { class: r.model === model ? "current" : null },
-          h("th", { scope: "row" }, h("code", {}, r.model), r.model === model ? " (this trace)" : ""),
-          h("td", { class: "num" }, `$${r.input_usd_per_mtok}`), h("td", { class: "num" }, `$${r.output_usd_per_mtok}`), h("td", {}, r.source)))))),
+        h("thead", {}, h("tr", {}, PRICE_HEADS.map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, priceRows(prices, model, " (this trace)")))),
     h("p", { class: "help" }, note));
 }
 
@@ -333,7 +333,7 @@ export function keyProblem(k) {
   return h("div", { class: "message error key-problem", role: "alert" },
     h("p", {}, h("strong", {}, `The API refused the key (HTTP ${k.http_status}).`), " ", k.detail),
     h("p", {}, "This is a problem with the key, not a fixture result, so the run is not graded. Check the key (",
-      h("a", { href: "https://aistudio.google.com/apikey", rel: "noopener noreferrer", target: "_blank" }, "Google AI Studio"),
+      external("https://aistudio.google.com/apikey", "Google AI Studio"),
       "), or forget it and paste another."));
 }
 

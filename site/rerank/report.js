@@ -1,10 +1,11 @@
-// rerank-report.js renders the reranking lab's replay report for the
+// rerank/report.js renders the reranking lab's replay report for the
 // Rerank view: each development case's candidates and the second stages'
 // orders side by side, the mechanism check, the unfiltered diagnostic, the
 // twelve expanded cases and the summary. Every number is the engine's.
 
-import { h, badge, table, numCell, num, score, DASH } from "./dom.js";
-import { slopegraph } from "./charts.js";
+import { h, badge, table, numCell } from "../shared/dom.js";
+import { num, score, DASH } from "../shared/format.js";
+import { slopegraph } from "../shared/charts.js";
 
 /** sourceList is a list of rows as "a, b, c" by source id. */
 export const sourceList = (rows) => rows.map((r) => r.source_id).join(", ");

@@ -1,4 +1,4 @@
-// views/run.js is the Run view: a question (typed or authored), version,
+// run/view.js is the Run view: a question (typed or authored), version,
 // mode, limits and policy; a scripted run starts at once, a live one shows
 // its plan first (flow.js). Steps appear as they happen, then the whole
 // trace. A live policy needs a key: without one the button is disabled and
@@ -7,14 +7,15 @@
 // run can be shared and reloaded. The view owns the key box (#key-fields),
 // which the Rerank view borrows while it is shown.
 
-import { $, h, clear, option, download, usd } from "../dom.js";
-import { call } from "../engine.js";
-import { liveFlow, planList, keyLine, retriesText } from "../flow.js";
-import { hasKey, onChange as onKeyChange } from "../key.js";
-import { onRoute, replace } from "../nav.js";
-import { state } from "../state.js";
-import { stepList, trialView } from "../trace.js";
-import { onCorpus, passagesFor } from "../corpus.js";
+import { $, h, clear, option, download } from "../shared/dom.js";
+import { usd } from "../shared/format.js";
+import { call, events, FETCH } from "../engine/client.js";
+import { liveFlow, planList, keyLine, retriesText } from "../shared/flow.js";
+import { hasKey, onChange as onKeyChange } from "../shared/key.js";
+import { onRoute, replace } from "../shared/nav.js";
+import { state } from "../shared/state.js";
+import { stepList, trialView } from "../trace/trial.js";
+import { onCorpus, passagesFor } from "../corpus/picker.js";
 
 /** refusalText is the status line for a run the engine refused or could not run. */
 function refusalText(err) {
@@ -115,6 +116,7 @@ export function mount({ onRecorded }) {
       clear(output).append(h("h3", {}, "Steps as they happen"), steps.el);
     },
     op: "run",
+    hooks: { onStep: events("step", "step", "observation"), post: FETCH },
     sending: "Running…",
     onEvent(e) {
       if (e.event !== "step") return;
@@ -215,7 +217,7 @@ export function mount({ onRecorded }) {
   form.addEventListener("change", remember);
   onKeyChange(gate);
 
-  // The chosen corpus (corpus.js): its versions, its authored questions,
+  // The chosen corpus (corpus/picker.js): its versions, its authored questions,
   // its name; a plan shown for another corpus is withdrawn.
   onCorpus((c) => {
     const m = c.info.manifest;

@@ -1,4 +1,4 @@
-// corpus.js is the corpus picker (#corpus-picker): the seed's four
+// corpus/picker.js is the corpus picker (#corpus-picker): the seed's four
 // passages, each pack the site offers (packs/index.json), and the
 // person's own documents. The Corpus and Run views follow the choice
 // (onCorpus). A shipped pack is fetched only when chosen: its download is
@@ -7,9 +7,10 @@
 // choice is remembered in localStorage. Replay, Trace and Rerank replay
 // recordings made on the seed and stay on it.
 
-import { $, h, clear, mb, plural, option } from "./dom.js";
-import { call } from "./engine.js";
-import { state } from "./state.js";
+import { $, h, clear, option } from "../shared/dom.js";
+import { mb, plural } from "../shared/format.js";
+import { call, events } from "../engine/client.js";
+import { state } from "../shared/state.js";
 
 export const SEED = "seed";
 export const DOCUMENTS = "documents";
@@ -116,11 +117,11 @@ export async function choose(id) {
     if (id === SEED) {
       info = await call("packInfo", [SEED]);
     } else if (id === DOCUMENTS) {
-      const r = await call("docsLoad", [], progress(title(id)));
+      const r = await call("docsLoad", [events("pack")], progress(title(id)));
       if (!r) throw new Error("no documents are kept in this browser; add them in the Corpus view");
       info = r.info;
     } else {
-      const r = await call("packLoad", [id], progress(title(id)));
+      const r = await call("packLoad", [id, events("pack")], progress(title(id)));
       info = r.info;
       worker = r.timings;
       note = r.from === "cache" ? " from this browser's cache" : r.cached ? ", downloaded and kept for the next visit" : ", downloaded (this browser would not keep it)";

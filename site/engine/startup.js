@@ -6,9 +6,10 @@
 // unless the person saves data) announces and runs the warm-up that primes
 // the browser's compiled-code cache for the next visit.
 
-import { $, mb } from "./dom.js";
-import { call } from "./engine.js";
-import { state } from "./state.js";
+import { $ } from "../shared/dom.js";
+import { mb } from "../shared/format.js";
+import { call } from "./client.js";
+import { state } from "../shared/state.js";
 
 const WARM_KEY = "ragagent.warmed";
 
@@ -121,7 +122,7 @@ export async function primeCodeCache() {
   note.textContent = "Warming up for your next visit: the engine repeats its start-up in the background (about 10 s of the worker's time, once per engine build); the page stays usable.";
   note.hidden = false;
   try {
-    state.timings.warm = await call("warm");
+    state.timings.warm = await call("warmUp");
     try { localStorage.setItem(WARM_KEY, state.engineTag); } catch { /* as above */ }
     document.body.dataset.warm = "done";
     note.textContent = `Warm-up done in ${(state.timings.warm.elapsed_ms / 1000).toFixed(1)} s: the next visit starts faster.`;

@@ -4,7 +4,8 @@
 // image with a text alternative; the numbers it draws are also shown as
 // text beside it.
 
-import { h, svg, bar, seconds, plural } from "./dom.js";
+import { h, svg, bar } from "./dom.js";
+import { seconds, plural } from "./format.js";
 
 /**
  * waterfall draws when each step ran: one row per step, its bar from its

@@ -1,13 +1,14 @@
-// views/corpus.js is the Corpus view: the chosen corpus (corpus.js) searched
+// corpus/view.js is the Corpus view: the chosen corpus (picker.js) searched
 // with the agent's own FTS5 query, each hit with its bm25 score and FTS5
 // snippet (the engine marks matched terms ⟦like this⟧; they are shown as
 // <mark> elements built from text nodes), a hit opened in full with its
 // docs link, and the seed's pinned passages with their receipts.
 
-import { $, h, clear, option, numCell, score, plural, sig } from "../dom.js";
-import { call } from "../engine.js";
-import { state } from "../state.js";
-import { SEED, onCorpus } from "../corpus.js";
+import { $, h, clear, option, numCell, external } from "../shared/dom.js";
+import { score, plural } from "../shared/format.js";
+import { call } from "../engine/client.js";
+import { state } from "../shared/state.js";
+import { SEED, onCorpus } from "./picker.js";
 
 const OPEN = "\u27e6";
 const CLOSE = "\u27e7";
@@ -17,7 +18,7 @@ function passageRow(p) {
     h("th", { scope: "row" }, h("code", {}, p.source_id)),
     h("td", {}, p.version),
     h("td", { class: "num" }, p.bytes),
-    h("td", {}, h("p", {}, p.text), h("p", { class: "passage-meta" }, h("a", { href: p.url, rel: "noopener noreferrer", target: "_blank" }, p.url)),
+    h("td", {}, h("p", {}, p.text), h("p", { class: "passage-meta" }, external(p.url, p.url)),
       h("p", { class: "sha" }, "sha256 ", h("code", {}, p.text_sha256))));
 }
 
@@ -42,7 +43,7 @@ function docsLink(url) {
   let u = null;
   try { u = new URL(url); } catch { /* not a URL: shown as text */ }
   if (u && u.protocol === "https:" && !u.hostname.endsWith(".invalid")) {
-    return h("a", { href: url, rel: "noopener noreferrer", target: "_blank" }, url);
+    return external(url, url);
   }
   return h("span", {}, "your file ", h("code", {}, u ? decodeURIComponent(u.pathname.slice(1)) + u.hash : url));
 }

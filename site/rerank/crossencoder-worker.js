@@ -22,11 +22,11 @@ let transformers = null;
 /** runtime loads transformers.js and points ONNX Runtime Web at its WebAssembly in site/vendor/. */
 async function runtime() {
   if (!transformers) {
-    const T = await import("./vendor/transformers.min.js");
+    const T = await import("../vendor/transformers.min.js");
     const wasm = T.env.backends.onnx.wasm;
     wasm.wasmPaths = {
-      mjs: new URL("./vendor/ort-wasm-simd-threaded.mjs", import.meta.url).href,
-      wasm: new URL("./vendor/ort-wasm-simd-threaded.wasm", import.meta.url).href,
+      mjs: new URL("../vendor/ort-wasm-simd-threaded.mjs", import.meta.url).href,
+      wasm: new URL("../vendor/ort-wasm-simd-threaded.wasm", import.meta.url).href,
     };
     // One thread: WebAssembly threads need a cross-origin isolated page.
     wasm.numThreads = 1;

@@ -1,10 +1,9 @@
 // dom.js builds the page's elements, text only: every string becomes a text
 // node or an attribute value, never HTML, so nothing from a recording, a
-// passage or a model can run. It also formats numbers for reading. Nothing
-// here touches the document until a function is called, so the formatting
-// helpers can be imported and tested in node.
+// passage or a model can run. Numbers are written for reading by format.js.
+// Nothing here touches the document until a function is called.
 
-export const DASH = "–";
+import { num, stamp } from "./format.js";
 
 /** h builds an element; string and number children become text nodes. */
 export function h(tag, props = {}, ...children) {
@@ -37,6 +36,13 @@ export function safeURL(u) {
   return typeof u === "string" && (u.startsWith("https://") || u.startsWith("#"));
 }
 
+/** external is a link that opens in a new tab, giving the page it opens
+ * neither this page (no opener) nor its address (no referrer); only an
+ * https href is kept (h). */
+export function external(href, ...children) {
+  return h("a", { href, rel: "noopener noreferrer", target: "_blank" }, ...children);
+}
+
 /** $ is the first element matching a selector. */
 export const $ = (sel) => document.querySelector(sel);
 
@@ -56,52 +62,6 @@ export function option(value, label, selected = false) {
 /** badge is a coloured status word; kind picks the colour (b-pass, b-fail, ...). */
 export function badge(text, kind = text) {
   return h("span", { class: `badge b-${kind}` }, text);
-}
-
-/** num formats a number to a fixed number of decimals (whole numbers as they are). */
-export function num(x, digits) {
-  if (x === null || x === undefined) return DASH;
-  return digits === 0 ? String(x) : Number(x).toFixed(digits);
-}
-
-/** sig formats a score to significant digits, so a bm25 of -4.9e-6 is not shown as -0.0000. */
-export function sig(x, digits) {
-  return x === null || x === undefined ? DASH : Number(x).toPrecision(digits);
-}
-
-/** score formats a score for reading: four significant digits, and a tiny
- * one (a bm25 of -6.22481e-6) in exponent form rather than a run of zeros;
- * show the exact value beside it (scoreCell's title). */
-export function score(x) {
-  if (x === null || x === undefined) return DASH;
-  const n = Number(x);
-  if (n !== 0 && Math.abs(n) < 1e-3) return n.toExponential(2);
-  return String(Number(n.toPrecision(4)));
-}
-
-/** seconds formats milliseconds as seconds for reading (ms below one second). */
-export function seconds(ms) {
-  if (ms === null || ms === undefined) return DASH;
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
-}
-
-/** usd formats an amount of US dollars to six significant digits, which
- * shows list-price estimates (and their sums) as they are. */
-export function usd(x) {
-  if (x === null || x === undefined) return DASH;
-  if (x !== 0 && Math.abs(x) < 1e-6) return `$${x.toExponential(2)}`;
-  return `$${Number(x.toPrecision(6))}`;
-}
-
-/** mb formats a byte count in MB (10^6 bytes, as the README and the
- * cross-encoder's sizes count) with one decimal; the callers write "MB". */
-export function mb(n) {
-  return (n / 1e6).toFixed(1);
-}
-
-/** plural is "1 thing" or "n things". */
-export function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -206,11 +166,6 @@ export function stackRow(tr, heads) {
     cell.append(inner);
   });
   return tr;
-}
-
-/** stamp is a timestamp usable in a file name. */
-export function stamp(date = new Date()) {
-  return date.toISOString().replace(/[:.]/g, "-");
 }
 
 let screen = () => null;
