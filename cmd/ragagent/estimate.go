@@ -4,11 +4,11 @@ import (
 	"fmt"
 
 	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
@@ -39,15 +39,15 @@ func rateLine(r *price.Rate) string {
 }
 
 // tokensLine describes token usage and its estimate.
-func tokensLine(t lab.Tokens) string {
+func tokensLine(t report.Tokens) string {
 	return fmt.Sprintf("%d prompt, %d output, %d thinking, %d total tokens over %d replies; cost %s",
 		t.Prompt, t.Candidates, t.Thoughts, t.Total, t.Replies, usd(t.EstimatedUSD))
 }
 
 // recordedTokens sums the usage metadata of the bundled comparison, for
 // scale.
-func recordedTokens(r *price.Rate) (lab.Tokens, int) {
-	var t lab.Tokens
+func recordedTokens(r *price.Rate) (report.Tokens, int) {
+	var t report.Tokens
 	file, err := recording.Parse(recordings.AgentComparison)
 	if err != nil {
 		return t, 0
@@ -59,7 +59,7 @@ func recordedTokens(r *price.Rate) (lab.Tokens, int) {
 			resp, _ := ex.Response.(*pyjson.Object)
 			u, _ := resp.Get("usageMetadata")
 			if um, ok := u.(*pyjson.Object); ok {
-				m := lab.Tokens{Replies: 1}
+				m := report.Tokens{Replies: 1}
 				m.Tokens = *model.Meta{UsageMetadata: um}.Tokens()
 				t = t.Add(m)
 			}

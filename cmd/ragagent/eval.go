@@ -12,8 +12,8 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
-	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
 )
 
@@ -117,7 +117,7 @@ func evalLive(ctx context.Context, e *engine.Engine, corpusID string, s settings
 	}
 	done := 0
 	_, rep, err := e.RunBatch(ctx, lp, engine.BatchRun{Save: out.save,
-		OnTrial: func(lab.TrialReport) { done++; fmt.Fprintf(stderr, "\r%d/%d trials", done, lp.Trials) }})
+		OnTrial: func(report.Trial) { done++; fmt.Fprintf(stderr, "\r%d/%d trials", done, lp.Trials) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "\nragagent eval: %s (the recording so far is in %s)\n", oneLine(err), output)
 		return nil, exitError

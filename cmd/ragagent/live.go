@@ -14,9 +14,9 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
 )
 
@@ -158,7 +158,7 @@ func printPlan(w io.Writer, lp *engine.BatchPlan) {
 func executeLive(ctx context.Context, e *engine.Engine, lp *engine.BatchPlan, recOut, reportOut *output, asJSON bool, stdout, progress, stderr io.Writer) int {
 	output, reportPath := recOut.path, reportOut.path
 	total, done := lp.Trials, 0
-	onTrial := func(t lab.TrialReport) {
+	onTrial := func(t report.Trial) {
 		done++
 		fmt.Fprintf(progress, "[%d/%d] %s\n", done, total, trialLine(t, lp.Price))
 	}
@@ -191,7 +191,7 @@ func executeLive(ctx context.Context, e *engine.Engine, lp *engine.BatchPlan, re
 	fmt.Fprintf(stdout, "\nActual API requests: %d of %d allowed. Elapsed: %.1f s.\n", br.ActualAPIRequests, lp.RequestAllowance, br.ElapsedSeconds)
 	fmt.Fprintf(stdout, "Tokens: fixed %s\n        agent %s\n        total %s\n",
 		tokensLine(br.Tokens.Fixed), tokensLine(br.Tokens.Agent), tokensLine(br.Tokens.Total))
-	fmt.Fprintf(stdout, "Prices: %s. %s\n", rateLine(lp.Price), lab.EstimateNote)
+	fmt.Fprintf(stdout, "Prices: %s. %s\n", rateLine(lp.Price), report.EstimateNote)
 	fmt.Fprintf(stdout, "Wrote the recording %s and the report %s.\nReplay it offline: ragagent replay --recording %s\n", output, reportPath, output)
 	if ctx.Err() != nil {
 		fmt.Fprintf(stderr, "ragagent live: stopped by interrupt after %d of %d trials; the recording and report hold what ran\n", len(rep.Trials), total)
@@ -201,7 +201,7 @@ func executeLive(ctx context.Context, e *engine.Engine, lp *engine.BatchPlan, re
 }
 
 // trialLine is one finished trial for the progress log.
-func trialLine(t lab.TrialReport, rate *price.Rate) string {
+func trialLine(t report.Trial, rate *price.Rate) string {
 	if t.Result == nil {
 		return fmt.Sprintf("%s refused before it started: %s", t.ID, *t.Error)
 	}
@@ -209,7 +209,7 @@ func trialLine(t lab.TrialReport, rate *price.Rate) string {
 	if t.Checks != nil {
 		outcome = string(t.Checks.Outcome)
 	}
-	tokens := lab.TokensOf(t.Result, rate)
+	tokens := report.TokensOf(t.Result, rate)
 	return fmt.Sprintf("%s: %s, %s, %s; model calls %d, tokens %d, %s; %.1f s", t.ID, outcome, t.Result.Status,
 		t.Result.Reason, t.Result.Usage.ModelCalls, tokens.Total, usd(tokens.EstimatedUSD), *t.ElapsedSeconds)
 }

@@ -14,10 +14,10 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
-	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
 )
 
@@ -27,7 +27,7 @@ type runOutput struct {
 	Policy    string        `json:"policy"`
 	Recording *string       `json:"recording"`
 	Result    *agent.Result `json:"result"`
-	Tokens    lab.Tokens    `json:"tokens"`
+	Tokens    report.Tokens `json:"tokens"`
 	Note      string        `json:"note"`
 }
 
@@ -89,7 +89,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	req.Corpus = corpusID
-	out := runOutput{Policy: *policyFlag, Note: lab.EstimateNote}
+	out := runOutput{Policy: *policyFlag, Note: report.EstimateNote}
 	if name == "gemini" {
 		path, err := liveRun(e, &req, *record)
 		if err != nil {
@@ -114,7 +114,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	out.Result, out.Tokens = tr.Result, lab.TokensOf(tr.Result, s.rate)
+	out.Result, out.Tokens = tr.Result, report.TokensOf(tr.Result, s.rate)
 	if *asJSON {
 		return writeJSON(stdout, stderr, "run", out)
 	}
@@ -134,7 +134,7 @@ func printRunEnd(w io.Writer, out runOutput, checks *evaluate.Checks, policyName
 	switch {
 	case out.Tokens.Replies > 0:
 		fmt.Fprintf(w, "Tokens: %s.\n", tokensLine(out.Tokens))
-		fmt.Fprintf(w, "Prices: %s. %s\n", rateLine(rate), lab.EstimateNote)
+		fmt.Fprintf(w, "Prices: %s. %s\n", rateLine(rate), report.EstimateNote)
 	case policyName == "scripted":
 		fmt.Fprintln(w, "No model tokens: the scripted policy is offline rules, free to run.")
 	}

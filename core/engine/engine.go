@@ -27,6 +27,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/core/reranklab"
 	"github.com/ragagentlab/ragagent/fixtures"
 	"github.com/ragagentlab/ragagent/recordings"
@@ -276,7 +277,7 @@ func (e *Engine) Constants() Constants {
 	return Constants{Model: gemini.Model, Endpoint: gemini.Endpoint,
 		ListwiseModel: reranklab.ListwiseModel, ListwiseEndpoint: gemini.ModelEndpoint(reranklab.ListwiseModel),
 		DefaultVersion: DefaultVersion, SearchK: agent.SearchK, MaxQuestionChars: MaxQuestionChars,
-		MaxInputBytes: jsonfile.MaxInputBytes, Caps: c, Prices: e.prices.Rates(), EstimateNote: lab.EstimateNote, Documents: documentCaps()}
+		MaxInputBytes: jsonfile.MaxInputBytes, Caps: c, Prices: e.prices.Rates(), EstimateNote: report.EstimateNote, Documents: documentCaps()}
 }
 
 // Passages lists the corpus with each passage's size.

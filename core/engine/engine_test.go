@@ -17,11 +17,11 @@ import (
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/core/rerank"
 	"github.com/ragagentlab/ragagent/core/reranklab"
 	"github.com/ragagentlab/ragagent/core/store"
@@ -345,7 +345,7 @@ func TestRunReportsWhoDecidedTimingAndCost(t *testing.T) {
 	assert.Equal(t, gemini.Model, tr.Model)
 	assert.Equal(t, gemini.Config(), tr.Config)
 	require.NotNil(t, tr.Timing)
-	assert.Equal(t, lab.Measured, tr.Timing.Source)
+	assert.Equal(t, report.Measured, tr.Timing.Source)
 	assert.Len(t, tr.Timing.Steps, len(tr.Result.Steps))
 	require.NotNil(t, tr.Cost)
 	assert.Len(t, tr.Cost.StepsUSD, len(tr.Result.Steps))
@@ -550,7 +550,7 @@ func TestBatchPlanAndRun(t *testing.T) {
 	var saved []byte
 	var trials []string
 	br, rep, err := e.RunBatch(context.Background(), plan, engine.BatchRun{Save: func(b []byte) error { saved = b; return nil },
-		OnTrial: func(tr lab.TrialReport) { trials = append(trials, tr.ID) }})
+		OnTrial: func(tr report.Trial) { trials = append(trials, tr.ID) }})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"overwrite-fixed-1", "overwrite-agent-1"}, trials)
 	require.Len(t, rep.Trials, 2)
@@ -720,7 +720,7 @@ func TestCancelStopsALiveRerankAndABudgetChangeWaits(t *testing.T) {
 func TestCancelEndsARunAsCancelled(t *testing.T) {
 	e := open(t, 10)
 	transport := &inProcess{key: true, block: true}
-	job := engine.Start(e, func(ctx context.Context) (lab.TrialReport, error) {
+	job := engine.Start(e, func(ctx context.Context) (report.Trial, error) {
 		return e.Run(ctx, engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Gemini, Transport: transport})
 	})
 	require.Eventually(t, func() bool { return transport.calls() == 1 }, 5*time.Second, time.Millisecond)

@@ -12,6 +12,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/policy"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 )
 
 // EvalRequest grades a pack's authored cases on both paths, with the
@@ -78,7 +79,7 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 	if len(l.Cases.Cases) == 0 {
 		return nil, fmt.Errorf("eval: pack %s has no authored cases", l.Pack.Manifest.ID)
 	}
-	var rep *lab.Report
+	var rep *report.Set
 	switch req.Policy {
 	case Scripted:
 		limits := req.Limits
@@ -91,7 +92,7 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 		}
 		total, done := len(plan.Trials()), 0
 		start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) { return policy.Scripted{}, nil, nil }
-		rep, err = l.RunBatch(ctx, plan, start, e.clock, nil, func(tr lab.TrialReport) {
+		rep, err = l.RunBatch(ctx, plan, start, e.clock, nil, func(tr report.Trial) {
 			done++
 			if req.OnTrial != nil {
 				req.OnTrial(done, total, tr.ID)
@@ -116,7 +117,7 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 }
 
 // EvalOf is a graded report as an eval result.
-func EvalOf(l *lab.Lab, p PolicyName, rep *lab.Report) *EvalResult {
+func EvalOf(l *lab.Lab, p PolicyName, rep *report.Set) *EvalResult {
 	out := &EvalResult{Corpus: l.Pack.Manifest.ID, SearchK: l.SearchK, Policy: p, Cases: []EvalCase{}}
 	for _, c := range l.Cases.Cases {
 		if len(c.Sources)+len(c.TargetURLs) > 0 {
