@@ -177,7 +177,7 @@ func printRerank(w io.Writer, f rerankFlags, res *engine.RerankResult, live *eng
 	if f.asJSON {
 		out := pyjson.NewObject("coverage", cov, "gemini", gem, "cross_encoder", ce)
 		if live != nil {
-			out.Set("ledger", ledgerValue(f.ledger, live.Ledger)).Set("recording", recordPath)
+			out.Set("ledger", ledgerValue(f.ledger, live)).Set("recording", recordPath)
 		}
 		fmt.Fprintln(w, pyjson.Dumps(out, pyjson.Options{Indent: 2, Strict: true}))
 		return
@@ -186,7 +186,7 @@ func printRerank(w io.Writer, f rerankFlags, res *engine.RerankResult, live *eng
 	printListwise(w, gem, ce, rate)
 	printCrossEncoder(w, ce)
 	if live != nil {
-		printLedger(w, f.ledger, live.Ledger, rate)
+		printLedger(w, f.ledger, live)
 		fmt.Fprintf(w, "Recording: %s (replay it: ragagent rerank --gemini %s)\n", recordPath, recordPath)
 	}
 }
@@ -270,7 +270,8 @@ func (in inputs) flagRecording(path, flagName string) (*recording.File, error) {
 	return f, err
 }
 
-func ledgerValue(path string, l engine.LedgerState) *pyjson.Object {
+func ledgerValue(path string, live *engine.LiveRerankResult) *pyjson.Object {
+	l := live.Ledger
 	return pyjson.NewObject("file", path, "budget_usd", l.BudgetUSD, "spent_usd", l.SpentUSD,
 		"remaining_usd", l.RemainingUSD, "entries", l.Entries)
 }
@@ -324,7 +325,7 @@ func printCovered(w io.Writer, rows []rerank.Covered) {
 	tw.Flush()
 }
 
-func printCoverage(w io.Writer, rec *reranklab.CoverageRecord) {
+func printCoverage(w io.Writer, rec *rerank.CoverageRecord) {
 	c := rec.Configuration
 	fmt.Fprintf(w, "Coverage reranking of hybrid candidates (snapshot %s; rank constant %d, candidate budget %d, rerank k %d; score: %s; ties: %s)\n",
 		rec.SnapshotID[:12], c.RankConstant, c.CandidateBudget, c.RerankK, c.Score, c.Tie)
@@ -346,7 +347,7 @@ func printCoverage(w io.Writer, rec *reranklab.CoverageRecord) {
 	fmt.Fprintf(w, "Limit: %s\n", rec.Limit)
 }
 
-func printListwise(w io.Writer, gem *reranklab.GeminiRecord, ce *reranklab.CrossEncoderRecord, rate price.Rate) {
+func printListwise(w io.Writer, gem *rerank.GeminiRecord, ce *rerank.CrossEncoderRecord, rate price.Rate) {
 	fmt.Fprintf(w, "\nGemini listwise and cross-encoder orders of the same frozen candidates (%s, %s)\n", gem.Model, gem.ExecutionMode)
 	scored := map[string][]rerank.Scored{}
 	for _, c := range ce.Original {
@@ -383,7 +384,7 @@ func outcome(o rerank.Outcome) string {
 	return "miss (RR " + num(o.ReciprocalRank) + ")"
 }
 
-func printCrossEncoder(w io.Writer, ce *reranklab.CrossEncoderRecord) {
+func printCrossEncoder(w io.Writer, ce *rerank.CrossEncoderRecord) {
 	model, _ := ce.Model.(*pyjson.Object)
 	name, _ := model.Get("model")
 	revision, _ := model.Get("revision")
@@ -414,7 +415,7 @@ func printCrossEncoder(w io.Writer, ce *reranklab.CrossEncoderRecord) {
 	fmt.Fprintln(tw, "  Split\tScorer\tAnswerable\tTop-1 hits\tMRR")
 	for _, sp := range []struct {
 		name string
-		s    reranklab.SplitSummary
+		s    rerank.SplitSummary
 	}{{"diagnostic", ce.Summary.Diagnostic}, {"validation", ce.Summary.Validation}} {
 		for _, sc := range []struct {
 			name string
@@ -426,7 +427,8 @@ func printCrossEncoder(w io.Writer, ce *reranklab.CrossEncoderRecord) {
 	tw.Flush()
 }
 
-func printLedger(w io.Writer, path string, l engine.LedgerState, rate price.Rate) {
+func printLedger(w io.Writer, path string, live *engine.LiveRerankResult) {
+	l, rate := live.Ledger, live.Rate
 	fmt.Fprintf(w, "\nLedger %s: budget $%s, reserved $%s, remaining $%s (%d reservations; %s at $%s/$%s per M tokens, %s)\n",
 		path, optNum(l.BudgetUSD), num(l.SpentUSD), optNum(l.RemainingUSD), len(l.Entries), rate.Model, num(rate.InputPerMTok), num(rate.OutputPerMTok), rate.Source)
 }
@@ -442,7 +444,7 @@ func rerankPack(f rerankFlags, stdout, stderr io.Writer) int {
 	defer e.Close()
 	id, err := openCorpus(e, f.in, f.corpus)
 	if err == nil {
-		var res *engine.PackRerankResult
+		var res *rerank.PackRerankResult
 		if res, err = e.RerankPack(context.Background(), engine.PackRerankRequest{Corpus: id, Candidates: f.candidates}); err == nil {
 			if f.asJSON {
 				return writeJSON(stdout, stderr, "rerank", res)
@@ -455,7 +457,7 @@ func rerankPack(f rerankFlags, stdout, stderr io.Writer) int {
 	return exitError
 }
 
-func printPackRerank(w io.Writer, res *engine.PackRerankResult) {
+func printPackRerank(w io.Writer, res *rerank.PackRerankResult) {
 	fmt.Fprintf(w, "Rerank over the pack %s: %d lexical candidates per case.\nNo fusion: %s.\n\n", res.Corpus, res.Candidates, res.Note)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\tlexical top-1\tlexical RR\tcoverage top-1\tcoverage RR\tcoverage first")

@@ -108,7 +108,7 @@ type Engine struct {
 	bundled   *recording.File
 	session   session
 	loaded    kept
-	rerank    rerankLab
+	rerank    *reranklab.Bench
 	jobs      jobs
 	packs     packs
 	sha256    func([]byte) (string, error)
@@ -148,13 +148,13 @@ func Open(o Options) (*Engine, error) {
 		return nil, err
 	}
 	e.session.repeat = map[string]int{}
-	e.rerank.engine = e
+	e.rerank = reranklab.NewBench(clock, a)
 	return e, nil
 }
 
 // Close releases the indexes.
 func (e *Engine) Close() error {
-	err := e.rerank.close()
+	err := e.rerank.Close()
 	if perr := e.packs.close(); err == nil {
 		err = perr
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/rerank"
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
@@ -180,7 +181,7 @@ func TestLiveRerankSendsTheRecordedBytesAfterReservingEach(t *testing.T) {
 }
 
 // replaysTo asserts that file replays to the cases of the live run rec.
-func replaysTo(t *testing.T, s *Suite, file *recording.File, rec *GeminiRecord, what string) {
+func replaysTo(t *testing.T, s *Suite, file *recording.File, rec *rerank.GeminiRecord, what string) {
 	t.Helper()
 	replayed, err := s.Gemini(context.Background(), NewReplay(file), ListwiseReplayMode, defaultRate(t))
 	require.NoError(t, err)
