@@ -123,12 +123,7 @@ func evalLive(ctx context.Context, e *engine.Engine, corpusID string, s settings
 		return nil, exitError
 	}
 	fmt.Fprintf(stderr, "\rrecording: %s (replay it: ragagent eval --corpus %s --policy replay:%s)\n", output, corpusID, output)
-	l, err := e.LabOf(corpusID)
-	if err != nil {
-		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
-		return nil, exitError
-	}
-	return engine.EvalOf(l, engine.Gemini, rep), exitOK
+	return lp.Eval(rep), exitOK
 }
 
 func printEval(w io.Writer, res *engine.EvalResult) {

@@ -75,11 +75,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer e.Close()
-	l, err := e.LabOf(corpusID)
+	pack, err := e.Pack(corpusID)
 	if err != nil {
 		return fail(err)
 	}
-	req, err := runRequest(in, name, file, *trial, s, mflags, l.Pack.Manifest.DefaultVersion,
+	req, err := runRequest(in, name, file, *trial, s, mflags, pack.Manifest.DefaultVersion,
 		agent.Task{Question: *question, Version: *version, Mode: agent.Mode(*mode), Limits: s.limits})
 	var bad usageError
 	if errors.As(err, &bad) {
@@ -101,7 +101,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	if !*asJSON {
 		if corpusID != engine.SeedPack { // the default corpus goes unmentioned, as before there were packs
-			fmt.Fprintf(stdout, "Corpus %s (%d candidates per agent search)\n", corpusID, l.SearchK)
+			fmt.Fprintf(stdout, "Corpus %s (%d candidates per agent search)\n", corpusID, pack.Manifest.SearchK)
 		}
 		printRunHeader(stdout, req.Task, *policyFlag, req.Trial)
 		req.OnStep = func(st agent.Step, o *agent.Observation) { printStep(stdout, st, o, req.Task.Limits) }

@@ -161,9 +161,6 @@ func (e *Engine) Close() error {
 	return err
 }
 
-// Lab is the opened seed lab (corpus, index, cases).
-func (e *Engine) Lab() *lab.Lab { return e.lab }
-
 // Allowance is the session's live request allowance, shared by every live
 // run and live rerank the engine makes.
 func (e *Engine) Allowance() *gemini.Allowance { return e.allowance }

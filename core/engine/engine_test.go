@@ -25,6 +25,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/rerank"
 	"github.com/ragagentlab/ragagent/core/reranklab"
 	"github.com/ragagentlab/ragagent/core/store"
+	"github.com/ragagentlab/ragagent/core/tools"
 	"github.com/ragagentlab/ragagent/internal/geminitest"
 )
 
@@ -90,7 +91,15 @@ func (f *inProcess) Post(ctx context.Context, _ string, body []byte) (int, []byt
 
 func task(t *testing.T, e *engine.Engine, caseID string, mode agent.Mode) agent.Task {
 	t.Helper()
-	c, ok := e.Lab().Cases.Case(caseID)
+	cases, err := e.PackCases("")
+	require.NoError(t, err)
+	var c *evaluate.Case
+	for i := range cases {
+		if cases[i].ID == caseID {
+			c = &cases[i]
+		}
+	}
+	ok := c != nil
 	require.True(t, ok)
 	return agent.Task{Question: c.Question, Version: c.Version, Mode: mode, Limits: agent.DefaultLimits()}
 }
@@ -117,7 +126,7 @@ func TestInfoCarriesTheConstantsFrontEndsUse(t *testing.T) {
 	for _, r := range c.Prices {
 		assert.True(t, strings.HasSuffix(r.Source, "; change it here"), r.Source)
 	}
-	assert.Len(t, info.Passages, len(e.Lab().Snapshot.Passages))
+	assert.Len(t, info.Passages, 4, "the seed's four passages")
 	assert.Equal(t, []string{"3.12", "3.13"}, info.Versions)
 	assert.Len(t, info.Limits.Fields, 5)
 	assert.Equal(t, agent.DefaultLimits(), info.Limits.Defaults)
@@ -507,13 +516,16 @@ func TestSearch(t *testing.T) {
 	res, err := e.Search(engine.SearchRequest{Query: "write_text encoding utf-8", Version: "3.12", K: 4})
 	require.NoError(t, err)
 	assert.Equal(t, `"write" OR "text" OR "encoding" OR "utf" OR "8"`, res.Terms)
-	want, err := e.Lab().Library.Explain("write_text encoding utf-8", 4, "3.12")
+	seed, err := engine.LabOf(e, "")
+	require.NoError(t, err)
+	want, err := seed.Library.Explain("write_text encoding utf-8", 4, "3.12")
 	require.NoError(t, err)
 	require.Len(t, res.Hits, len(want))
 	for i, h := range res.Hits {
-		assert.Equal(t, want[i].Handle, h.Handle, "the agent's hits, in its order")
+		assert.Equal(t, want[i].Handle, tools.Handle{SourceID: h.SourceID, Rank: h.Rank, Version: h.Version, Bytes: h.Bytes, TextSHA256: h.TextSHA256},
+			"the agent's hits, in its order")
 		assert.Equal(t, want[i].Score, h.Score)
-		p, _ := e.Lab().Snapshot.Passage(h.SourceID)
+		p, _ := seed.Snapshot.Passage(h.SourceID)
 		assert.Equal(t, p.URL, h.URL)
 		assert.Contains(t, h.Snippet, store.MarkOpen, "the snippet marks the matched terms")
 		plain := strings.NewReplacer(store.MarkOpen, "", store.MarkClose, "", store.Ellipsis, "").Replace(h.Snippet)

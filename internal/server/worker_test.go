@@ -387,8 +387,9 @@ func TestWorker(t *testing.T) {
 		native, err := engine.Open(engine.Options{})
 		require.NoError(t, err)
 		defer native.Close()
-		replayed, err := native.Lab().ReplayTrial(context.Background(), file.Trials[0])
+		res, err := native.Replay(context.Background(), engine.ReplayRequest{File: file})
 		require.NoError(t, err, "the Worker's recording replays natively: every request byte for byte")
+		replayed := res.Trials[0]
 		require.NotNil(t, replayed.Result)
 		assert.Equal(t, run["reason"], string(replayed.Result.Reason))
 	})
