@@ -192,7 +192,6 @@ func (a *app) build() (http.Handler, error) {
 	key, _ := httptransport.KeyFromEnv(getenv)
 	srv, err := server.New(server.Config{
 		OpenEngine: func() (*engine.Engine, error) { return engine.Open(engine.Options{}) },
-		Corpora:    []string{engine.SeedPack},
 		Store:      st, Transport: newTransport(key), Endpoint: getenv("GEMINI_ENDPOINT"),
 		Pepper: []byte(pepper), Caps: caps, Go: a.goRun,
 		Log: slog.New(slog.NewTextHandler(os.Stderr, nil)),

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/price"
+	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/report"
@@ -79,16 +79,35 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	req, err := runRequest(in, name, file, *trial, s, mflags, pack.Manifest.DefaultVersion,
-		agent.Task{Question: *question, Version: *version, Mode: agent.Mode(*mode), Limits: s.limits})
-	var bad usageError
-	if errors.As(err, &bad) {
+	// The flags given become the run's request, which the engine reads
+	// with its defaults (the corpus's default version, the agent path)
+	// and, for replay:FILE, the recorded trial's own fields.
+	runs := e.RunParser()
+	spec := pyjson.NewObject("policy", name, "corpus", corpusID)
+	for _, f := range []struct{ field, value string }{{"question", *question}, {"version", *version}, {"mode", *mode},
+		{"endpoint", *mflags.endpoint}, {"trial", *trial}} {
+		if f.value != "" {
+			spec.Set(f.field, f.value)
+		}
+	}
+	if *mflags.limits != "" {
+		spec.Set("limits", pyjson.ValueOf(s.limits))
+	}
+	if name == "replay" {
+		if runs.Recording, err = in.recording(file); err != nil {
+			return fail(err)
+		}
+	}
+	req, err := runs.Parse(spec)
+	if code, refused := reason.Of(err); refused {
+		if code == reason.InvalidQuestion && *question == "" && name != "replay" {
+			return usage("--question is required")
+		}
 		return usage("%v", err)
 	}
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("%s: %w", file, err)) // only a replayed trial can be missing
 	}
-	req.Corpus = corpusID
 	out := runOutput{Policy: *policyFlag, Note: report.EstimateNote}
 	if name == "gemini" {
 		path, err := liveRun(e, &req, *record)
@@ -144,43 +163,6 @@ func printRunEnd(w io.Writer, out runOutput, checks *evaluate.Checks, policyName
 	}
 }
 
-// usageError is a command line that cannot run (exit 2).
-type usageError struct{ error }
-
-// runRequest completes the run's task: a replayed trial's own question,
-// version, mode and limits where the flags leave them out (with replay:FILE),
-// then the defaults (the corpus's default version, the agent path). A task
-// the controller would refuse is a usage error.
-func runRequest(in inputs, policyName, file, trialID string, s settings, mflags modelFlags, defaultVersion string, task agent.Task) (engine.RunRequest, error) {
-	req := engine.RunRequest{Policy: engine.PolicyName(policyName), Endpoint: s.endpoint, Task: task}
-	if policyName == "replay" {
-		t, err := pickTrial(in, file, trialID, req.Task)
-		if err != nil {
-			return req, err
-		}
-		if req.Task, err = agent.TaskFromJSON(t.Question, t.Version, t.Mode, t.Limits); err != nil {
-			return req, fmt.Errorf("%s: trial %s cannot run: %w", file, t.ID, err)
-		}
-		if *mflags.limits != "" {
-			req.Task.Limits = task.Limits
-		}
-		req.Trial = t
-	}
-	if req.Task.Version == "" {
-		req.Task.Version = defaultVersion
-	}
-	if req.Task.Mode == "" {
-		req.Task.Mode = agent.Agent
-	}
-	if req.Task.Question == "" {
-		return req, usageError{errors.New("--question is required")}
-	}
-	if err := req.Task.Validate(); err != nil {
-		return req, usageError{err}
-	}
-	return req, nil
-}
-
 // liveRun gives a Gemini run its transport (the key from the environment)
 // and a new recording file, refusing before anything is sent when there is
 // no key or the file exists.
@@ -206,31 +188,6 @@ func liveRun(e *engine.Engine, req *engine.RunRequest, recordPath string) (strin
 	}
 	req.Save = out.save
 	return recordPath, nil
-}
-
-// pickTrial finds the trial to replay: by id, or the first whose question,
-// version and mode match what was asked (any field not given matches).
-func pickTrial(in inputs, path, id string, want agent.Task) (*recording.Trial, error) {
-	file, err := in.recording(path)
-	if err != nil {
-		return nil, err
-	}
-	for i, t := range file.Trials {
-		if id != "" {
-			if t.ID == id {
-				return &file.Trials[i], nil
-			}
-			continue
-		}
-		if (want.Question == "" || t.Question == want.Question) && (want.Version == "" || t.Version == want.Version) &&
-			(want.Mode == "" || t.Mode == string(want.Mode)) {
-			return &file.Trials[i], nil
-		}
-	}
-	if id != "" {
-		return nil, fmt.Errorf("%s has no trial %q", path, id)
-	}
-	return nil, fmt.Errorf("%s has no trial with that question, version and mode (use --trial ID)", path)
 }
 
 func printRunHeader(w io.Writer, t agent.Task, policyName string, replayed *recording.Trial) {

@@ -33,9 +33,6 @@ import (
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
-// DefaultVersion is the Python version a run asks about when none is given.
-const DefaultVersion = "3.12"
-
 // MaxQuestionChars is the question's length cap in code points (the
 // controller refuses a longer one with invalid_question).
 const MaxQuestionChars = 512
@@ -211,8 +208,8 @@ type LimitField struct {
 }
 
 // Constants are the engine's fixed settings, so no front end restates
-// them: the models and their endpoints, the default version, the search
-// depth, the cap on a file read, the caps on every live request, the price
+// them: the models and their endpoints, the seed's default version (a
+// pack's is in its manifest), the seed's search depth, the cap on a file read, the caps on every live request, the price
 // table and the note that labels every cost.
 type Constants struct {
 	Model            string       `json:"model"`
@@ -273,7 +270,7 @@ func (e *Engine) Constants() Constants {
 	c.AllowanceMax = gemini.MaxAllowance
 	return Constants{Model: gemini.Model, Endpoint: gemini.Endpoint,
 		ListwiseModel: reranklab.ListwiseModel, ListwiseEndpoint: gemini.ModelEndpoint(reranklab.ListwiseModel),
-		DefaultVersion: DefaultVersion, SearchK: agent.SearchK, MaxQuestionChars: MaxQuestionChars,
+		DefaultVersion: e.lab.Pack.Manifest.DefaultVersion, SearchK: agent.SearchK, MaxQuestionChars: MaxQuestionChars,
 		MaxInputBytes: jsonfile.MaxInputBytes, Caps: c, Prices: e.prices.Rates(), EstimateNote: report.EstimateNote, Documents: documentCaps()}
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/budget"
+	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/gemini"
@@ -87,6 +91,13 @@ func (f *inProcess) Post(ctx context.Context, _ string, body []byte) (int, []byt
 		status = 200
 	}
 	return status, reply.Body, ctx.Err()
+}
+
+func mustManifest(t *testing.T, text string) *corpus.Manifest {
+	t.Helper()
+	m, err := corpus.ParseManifest([]byte(text))
+	require.NoError(t, err)
+	return m
 }
 
 func task(t *testing.T, e *engine.Engine, caseID string, mode agent.Mode) agent.Task {
@@ -477,38 +488,103 @@ func TestPlanRun(t *testing.T) {
 	assert.Equal(t, reason.InvalidLimits, code)
 }
 
-func TestParseRunSpec(t *testing.T) {
+// TestRunParser: one row per refusal in the order Parse checks them, for
+// a person's front end (the endpoint admitted, hasKey its own field) and
+// for a server (neither).
+func TestRunParser(t *testing.T) {
+	e := open(t, 0)
+	person, server := e.RunParser("hasKey"), engine.RunParser{Own: []string{"stream"}}
 	q := `"question": "Which method writes text?", "version": "3.12", "mode": "agent"`
 	for _, tc := range []struct {
-		name, spec string
-		code       reason.Code
-		err        string
+		name   string
+		parser engine.RunParser
+		spec   string
+		code   reason.Code
+		err    string
 	}{
-		{"not JSON", `{`, "", "not JSON"},
-		{"not an object", `[]`, "", "not an object"},
-		{"limits first", `{"limits": {"reads": 99}, "question": 5, "policy": "scripted"}`, reason.InvalidLimits, ""},
-		{"question type", `{"question": 5, "version": "3.12", "mode": "agent", "policy": "scripted"}`, reason.InvalidQuestion, ""},
-		{"version", `{"question": "q", "version": "twelve", "mode": "agent", "policy": "scripted"}`, reason.InvalidVersion, ""},
-		{"mode", `{"question": "q", "version": "3.12", "mode": "both", "policy": "scripted"}`, reason.InvalidMode, ""},
-		{"policy", `{` + q + `, "policy": "oracle"}`, "", `policy "oracle" is not one of scripted, gemini`},
-		{"endpoint", `{` + q + `, "policy": "gemini", "endpoint": "https://example.com/v1"}`, "", "refused"},
+		{"not JSON", person, `{`, "", "not JSON"},
+		{"not an object", person, `[]`, "", "not an object"},
+		{"unknown field first", person, `{"limits": 5, "priority": 1}`, engine.UnknownField, `unknown field "priority"`},
+		{"a server takes no endpoint", server, `{` + q + `, "endpoint": "http://127.0.0.1:9/x"}`, engine.UnknownField, `"endpoint"`},
+		{"no trial without a recording", person, `{` + q + `, "trial": "t"}`, engine.UnknownField, `"trial"`},
+		{"another front end's field", server, `{` + q + `, "hasKey": true}`, engine.UnknownField, `"hasKey"`},
+		{"limits first", person, `{"limits": {"reads": 99}, "question": 5, "policy": "scripted"}`, reason.InvalidLimits, ""},
+		{"question type", person, `{"question": 5, "version": "3.12", "mode": "agent", "policy": "scripted"}`, reason.InvalidQuestion, ""},
+		{"no question", person, `{"policy": "scripted"}`, reason.InvalidQuestion, ""},
+		{"version", person, `{"question": "q", "version": "twelve", "mode": "agent", "policy": "scripted"}`, reason.InvalidVersion, ""},
+		{"mode", person, `{"question": "q", "version": "3.12", "mode": "both", "policy": "scripted"}`, reason.InvalidMode, ""},
+		{"policy", person, `{` + q + `, "policy": "oracle", "corpus": 1}`, engine.InvalidPolicy, `policy "oracle" is not one of scripted, gemini`},
+		{"replay needs a recording", server, `{` + q + `, "policy": "replay"}`, engine.InvalidPolicy, "is not one of scripted, gemini"},
+		{"policy null", person, `{` + q + `, "policy": null}`, engine.InvalidPolicy, "policy null"},
+		{"corpus type", person, `{` + q + `, "corpus": 1}`, engine.InvalidField, "corpus must be a string"},
+		{"corpus unknown", person, `{` + q + `, "corpus": "python-3.12"}`, engine.UnknownCorpus, `no corpus pack "python-3.12"; the packs are seed`},
+		{"endpoint type", person, `{` + q + `, "endpoint": 5}`, engine.InvalidField, "endpoint must be a string"},
+		{"endpoint not loopback", person, `{` + q + `, "policy": "gemini", "endpoint": "https://example.com/v1"}`, "", "refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := engine.ParseRunSpec(tc.spec)
+			_, err := tc.parser.ParseText(tc.spec)
 			require.Error(t, err)
-			if tc.code != "" {
-				code, _ := reason.Of(err)
-				assert.Equal(t, tc.code, code)
-			} else {
-				assert.ErrorContains(t, err, tc.err)
-			}
+			code, _ := reason.Of(err)
+			assert.Equal(t, tc.code, code)
+			assert.ErrorContains(t, err, tc.err)
 		})
 	}
-	req, err := engine.ParseRunSpec(`{` + q + `, "policy": "gemini", "endpoint": "http://127.0.0.1:9/x"}`)
+
+	req, err := person.ParseText(`{` + q + `, "policy": "gemini", "endpoint": "http://127.0.0.1:9/x", "hasKey": true}`)
 	require.NoError(t, err)
 	assert.Equal(t, engine.Gemini, req.Policy)
 	assert.Equal(t, "http://127.0.0.1:9/x", req.Endpoint)
 	assert.Equal(t, agent.DefaultLimits(), req.Task.Limits)
+
+	req, err = server.ParseText(`{"question": "Which method writes text?"}`)
+	require.NoError(t, err)
+	assert.Equal(t, engine.RunRequest{Corpus: "seed", Policy: engine.Scripted,
+		Task: agent.Task{Question: "Which method writes text?", Version: "3.12", Mode: agent.Agent, Limits: agent.DefaultLimits()}}, req,
+		"the defaults: the seed, its default version, the agent path, the default limits, the scripted policy")
+	again, err := server.ParseText(pyjson.Dumps(req.Spec(), pyjson.Options{}))
+	require.NoError(t, err)
+	assert.Equal(t, req, again, "a spec reads back as the request it was written from")
+}
+
+// TestRunParserTakesThePacksDefaultVersion: a request over a pack that
+// names no version asks about the pack's own default one.
+func TestRunParserTakesThePacksDefaultVersion(t *testing.T) {
+	m, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "packs", "python-3.11", "manifest.json"))
+	require.NoError(t, err)
+	parser := engine.RunParser{Packs: []engine.PackSummary{{Manifest: mustManifest(t, string(m))}}}
+	req, err := parser.ParseText(`{"question": "q", "corpus": "python-3.11"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "3.11", req.Task.Version)
+	_, err = parser.ParseText(`{"question": "q"}`)
+	code, _ := reason.Of(err)
+	assert.Equal(t, engine.UnknownCorpus, code, "a parser given its packs offers those alone")
+}
+
+// TestRunParserPicksAReplayedTrial: with a recording, replay picks a trial
+// by id or by the question, version and mode given, and the trial fills in
+// what was left out; limits given replace the trial's.
+func TestRunParserPicksAReplayedTrial(t *testing.T) {
+	e := open(t, 0)
+	p := e.RunParser()
+	p.Recording = e.Bundled()
+	req, err := p.ParseText(`{"policy": "replay", "trial": "serialize-and-save-agent-1"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "serialize-and-save-agent-1", req.Trial.ID)
+	assert.Equal(t, req.Trial.Question, req.Task.Question)
+	assert.Equal(t, agent.Agent, req.Task.Mode)
+
+	req, err = p.ParseText(`{"policy": "replay", "question": ` + strconv.Quote(req.Task.Question) + `, "mode": "fixed", "limits": {"model_calls": 8}}`)
+	require.NoError(t, err)
+	assert.Equal(t, "serialize-and-save-fixed-1", req.Trial.ID, "the first trial with that question and mode")
+	assert.Equal(t, 8, req.Task.Limits.ModelCalls, "the limits given")
+
+	_, err = p.ParseText(`{"policy": "replay", "trial": "nope"}`)
+	assert.ErrorContains(t, err, `has no trial "nope"`)
+	_, err = p.ParseText(`{"policy": "replay", "question": "never asked"}`)
+	assert.ErrorContains(t, err, "no trial with that question, version and mode")
+	_, err = p.ParseText(`{"question": "q", "trial": "serialize-and-save-agent-1"}`)
+	code, _ := reason.Of(err)
+	assert.Equal(t, engine.InvalidField, code, "a trial goes with the replay policy")
 }
 
 func TestSearch(t *testing.T) {

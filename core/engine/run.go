@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/evaluate"
@@ -76,56 +75,6 @@ type RunRequest struct {
 	// per attempt after every check passed, just before it is counted and
 	// sent; an error (with a reason code) refuses it, nothing sent.
 	BeforeSend func(body []byte) error
-}
-
-// ParseRunSpec reads a front end's run spec, JSON {corpus, question,
-// version, mode, limits, policy, endpoint} (an absent corpus is the seed). The task is refused with its reason code
-// exactly as a recorded trial's would be (a wrong type gets the same code
-// as a wrong value); an unknown policy or a non-loopback endpoint is an
-// error.
-func ParseRunSpec(text string) (RunRequest, error) {
-	v, err := pyjson.Decode(text)
-	if err != nil {
-		return RunRequest{}, fmt.Errorf("run: the spec is not JSON: %v", err)
-	}
-	o, ok := v.(*pyjson.Object)
-	if !ok {
-		return RunRequest{}, errors.New("run: the spec is not an object")
-	}
-	task, err := agent.TaskFromJSON(get(o, "question"), get(o, "version"), get(o, "mode"), get(o, "limits"))
-	if err != nil {
-		return RunRequest{}, err
-	}
-	name, _ := get(o, "policy").(string)
-	p, ok := findPolicy(PolicyName(name))
-	if !ok {
-		var names []string
-		for _, p := range Policies() {
-			names = append(names, string(p.Name))
-		}
-		return RunRequest{}, fmt.Errorf("run: policy %q is not one of %s", name, strings.Join(names, ", "))
-	}
-	req := RunRequest{Task: task, Policy: p.Name}
-	req.Corpus, _ = get(o, "corpus").(string)
-	req.Endpoint, _ = get(o, "endpoint").(string)
-	if _, err := gemini.ResolveEndpoint(req.Endpoint); err != nil {
-		return RunRequest{}, err
-	}
-	return req, nil
-}
-
-func findPolicy(name PolicyName) (Policy, bool) {
-	for _, p := range Policies() {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return Policy{}, false
-}
-
-func get(o *pyjson.Object, k string) any {
-	v, _ := o.Get(k)
-	return v
 }
 
 // RunPlan is what a run will be allowed to do, shown before a live run

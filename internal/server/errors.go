@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
 
@@ -20,10 +21,10 @@ const (
 	CodeBodyTooLarge         reason.Code = "body_too_large"
 	CodeUnsupportedMediaType reason.Code = "unsupported_media_type"
 	CodeMalformedJSON        reason.Code = "malformed_json"
-	CodeUnknownField         reason.Code = "unknown_field"
-	CodeInvalidPolicy        reason.Code = "invalid_policy"
-	CodeUnknownCorpus        reason.Code = "unknown_corpus"
-	CodeInvalidField         reason.Code = "invalid_field"
+	CodeUnknownField                     = engine.UnknownField // a run request's shape, refused by the engine's parser
+	CodeInvalidPolicy                    = engine.InvalidPolicy
+	CodeUnknownCorpus                    = engine.UnknownCorpus
+	CodeInvalidField                     = engine.InvalidField
 	CodeUnknownParameter     reason.Code = "unknown_parameter"
 	CodeInvalidParameter     reason.Code = "invalid_parameter"
 	CodeAtCapacity           reason.Code = "at_capacity"
