@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/ragagentlab/ragagent/core/agent"
@@ -39,14 +38,12 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	name, file, found := strings.Cut(*policyFlag, ":")
-	switch {
-	case name == "replay" && found && file != "":
-	case (name == "scripted" || name == "gemini") && !found:
-	default:
-		return fail(exitUsage, fmt.Errorf("--policy %q is not scripted, gemini or replay:FILE", *policyFlag))
+	policy, file, err := parsePolicy(*policyFlag)
+	name := engine.PolicyName(policy)
+	if err != nil {
+		return fail(exitUsage, err)
 	}
-	if name != "gemini" && *execute {
+	if name != engine.Gemini && *execute {
 		return fail(exitUsage, fmt.Errorf("--execute-approved goes with --policy gemini"))
 	}
 	e, corpusID, err := s.open(in)
@@ -59,15 +56,15 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	progress := func(done, total int, id string) { fmt.Fprintf(stderr, "\r%d/%d trials", done, total) }
 	var res *engine.EvalResult
 	switch name {
-	case "scripted":
+	case engine.Scripted:
 		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Policy: engine.Scripted, Limits: s.limits, OnTrial: progress})
-	case "replay":
+	case engine.Replay:
 		f, rerr := in.recording(file)
 		if rerr != nil {
 			return fail(exitError, rerr)
 		}
 		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Policy: engine.Replay, File: f, OnTrial: progress})
-	case "gemini":
+	case engine.Gemini:
 		var code int
 		if res, code = evalLive(ctx, e, corpusID, s, *execute, *output, *asJSON, stdout, stderr); res == nil {
 			return code

@@ -60,14 +60,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err := in.check(); err != nil {
 		return usage("%v", err)
 	}
-	name, file, found := strings.Cut(*policyFlag, ":")
-	switch {
-	case name == "replay" && found && file != "":
-	case (name == "scripted" || name == "gemini") && !found:
-	default:
-		return usage("--policy %q is not scripted, gemini or replay:FILE", *policyFlag)
+	policy, file, err := parsePolicy(*policyFlag)
+	name := engine.PolicyName(policy)
+	if err != nil {
+		return usage("%v", err)
 	}
-	if name != "replay" && *trial != "" {
+	if name != engine.Replay && *trial != "" {
 		return usage("--trial goes with --policy replay:FILE")
 	}
 	e, corpusID, err := s.open(in)
@@ -83,7 +81,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// with its defaults (the corpus's default version, the agent path)
 	// and, for replay:FILE, the recorded trial's own fields.
 	runs := e.RunParser()
-	spec := pyjson.NewObject("policy", name, "corpus", corpusID)
+	spec := pyjson.NewObject("policy", policy, "corpus", corpusID)
 	for _, f := range []struct{ field, value string }{{"question", *question}, {"version", *version}, {"mode", *mode},
 		{"endpoint", *mflags.endpoint}, {"trial", *trial}} {
 		if f.value != "" {
@@ -93,14 +91,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *mflags.limits != "" {
 		spec.Set("limits", pyjson.ValueOf(s.limits))
 	}
-	if name == "replay" {
+	if name == engine.Replay {
 		if runs.Recording, err = in.recording(file); err != nil {
 			return fail(err)
 		}
 	}
 	req, err := runs.Parse(spec)
 	if code, refused := reason.Of(err); refused {
-		if code == reason.InvalidQuestion && *question == "" && name != "replay" {
+		if code == reason.InvalidQuestion && *question == "" && name != engine.Replay {
 			return usage("--question is required")
 		}
 		return usage("%v", err)
@@ -109,7 +107,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("%s: %w", file, err)) // only a replayed trial can be missing
 	}
 	out := runOutput{Policy: *policyFlag, Note: report.EstimateNote}
-	if name == "gemini" {
+	if name == engine.Gemini {
 		path, err := liveRun(e, &req, *record)
 		if err != nil {
 			return fail(err)
@@ -147,17 +145,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 // printRunEnd shows how a run ended, its fixture checks when it asked an
 // authored case's question, its tokens and estimated cost, and for a live
 // run where its recording is.
-func printRunEnd(w io.Writer, out runOutput, checks *evaluate.Checks, policyName string, rate *price.Rate, elapsed time.Duration) {
+func printRunEnd(w io.Writer, out runOutput, checks *evaluate.Checks, policyName engine.PolicyName, rate *price.Rate, elapsed time.Duration) {
 	printEnding(w, out.Result)
 	printChecks(w, "", checks)
 	switch {
 	case out.Tokens.Replies > 0:
 		fmt.Fprintf(w, "Tokens: %s.\n", tokensLine(out.Tokens))
 		fmt.Fprintf(w, "Prices: %s. %s\n", rateLine(rate), report.EstimateNote)
-	case policyName == "scripted":
+	case policyName == engine.Scripted:
 		fmt.Fprintln(w, "No model tokens: the scripted policy is offline rules, free to run.")
 	}
-	if policyName == "gemini" {
+	if policyName == engine.Gemini {
 		fmt.Fprintf(w, "Elapsed: %.1f s. Recording: %s (replay it: ragagent run --policy replay:%s)\n",
 			elapsed.Seconds(), *out.Recording, *out.Recording)
 	}
