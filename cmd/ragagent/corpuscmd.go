@@ -16,6 +16,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/store"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 func cmdCorpus(args []string, stdout, stderr io.Writer) int {
@@ -99,10 +100,10 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	}
 	name, written := "passages."+map[string]string{corpus.EncodingJSON: "json", corpus.EncodingSQLite: "sqlite"}[*encoding], file
 	compressed := 0
-	g := envGuard()
+	g := keyguard.FromEnv()
 	if *compress {
 		// What is checked for the key is what the file holds unpacked.
-		if err := g.check(filepath.Join(*out, name+".gz"), file); err != nil {
+		if err := g.Check(filepath.Join(*out, name+".gz"), file); err != nil {
 			return fail(err)
 		}
 		if written, err = gzipped(file); err != nil {
@@ -122,10 +123,10 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fail(err)
 	}
-	if err := writeFile(g, filepath.Join(*out, name), written, false); err != nil {
+	if err := g.WriteFile(filepath.Join(*out, name), written, false); err != nil {
 		return fail(err)
 	}
-	if err := writeFile(g, filepath.Join(*out, "manifest.json"), manifest, false); err != nil {
+	if err := g.WriteFile(filepath.Join(*out, "manifest.json"), manifest, false); err != nil {
 		return fail(err)
 	}
 	if *asJSON {

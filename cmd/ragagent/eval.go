@@ -14,6 +14,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 func cmdEval(args []string, stdout, stderr io.Writer) int {
@@ -107,7 +108,7 @@ func evalLive(ctx context.Context, e *engine.Engine, corpusID string, s settings
 		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
 		return nil, exitError
 	}
-	out, err := newOutput(output, newKeyGuard(key))
+	out, err := newOutput(output, keyguard.New(key))
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
 		return nil, exitError

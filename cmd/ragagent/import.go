@@ -8,6 +8,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/tools"
 	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 	"github.com/ragagentlab/ragagent/internal/published"
 )
 
@@ -72,7 +73,7 @@ func cmdImportPublished(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s is up to date\n", *output)
 		return exitOK
 	}
-	if err := writeFile(envGuard(), *output, rebuilt, false); err != nil {
+	if err := keyguard.FromEnv().WriteFile(*output, rebuilt, false); err != nil {
 		fmt.Fprintf(stderr, "ragagent import-published: %s\n", oneLine(err))
 		return exitError
 	}

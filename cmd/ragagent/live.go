@@ -18,6 +18,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 func cmdLive(args []string, stdout, stderr io.Writer) int {
@@ -85,7 +86,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	if reportPath == *output {
 		return fail(exitUsage, "--report and --output name the same file")
 	}
-	g := newKeyGuard(key)
+	g := keyguard.New(key)
 	recOut, err := newOutput(*output, g)
 	if err != nil {
 		return fail(exitError, "%v", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/report"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 const bundledName = "recordings/agent-comparison.json (bundled)"
@@ -63,7 +64,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		// refused, when it exists.
 		data, err := e.OTLP(file, res.Trials)
 		if err == nil {
-			err = writeFile(envGuard(), *otlpPath, data, false)
+			err = keyguard.FromEnv().WriteFile(*otlpPath, data, false)
 		}
 		if err != nil {
 			return fail("--otlp: %v", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/rerank"
 	"github.com/ragagentlab/ragagent/core/reranklab"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 	"github.com/ragagentlab/ragagent/internal/ledgerfile"
 )
 
@@ -198,8 +199,8 @@ func printRerank(w io.Writer, f rerankFlags, res *engine.RerankResult, live *eng
 // recording file and saves every attempt to it as it happens.
 func (r reranker) rerankLive(ctx context.Context, e *engine.Engine, f rerankFlags, rate price.Rate) (*engine.LiveRerankResult, string, error) {
 	key, _ := httptransport.KeyFromEnv(r.getenv)
-	g := newKeyGuard(key)
-	store := ledgerfile.File{Path: f.ledger, MaxBytes: *f.in.max, Check: func(data []byte) error { return g.check(f.ledger, data) }}
+	g := keyguard.New(key)
+	store := ledgerfile.File{Path: f.ledger, MaxBytes: *f.in.max, Check: func(data []byte) error { return g.Check(f.ledger, data) }}
 	req := engine.LiveRerankRequest{Rate: &rate, Endpoint: f.endpoint, Transport: httptransport.New(key), Ledger: store}
 	plan := func() (*engine.Refusal, error) {
 		p, err := e.PlanRerank(req)

@@ -19,6 +19,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 // runOutput is `ragagent run --json`: the result, who decided, and the
@@ -180,7 +181,7 @@ func liveRun(e *engine.Engine, req *engine.RunRequest, recordPath string) (strin
 	if recordPath == "" {
 		recordPath = "ragagent-run-" + time.Now().UTC().Format("20060102T150405Z") + ".json"
 	}
-	out, err := newOutput(recordPath, newKeyGuard(key))
+	out, err := newOutput(recordPath, keyguard.New(key))
 	if err != nil {
 		return "", err
 	}
