@@ -97,7 +97,7 @@ func evalLive(ctx context.Context, e *engine.Engine, corpusID string, s settings
 		if asJSON {
 			return nil, writeJSON(stdout, stderr, "eval", lp)
 		}
-		printPlan(stdout, lp)
+		printPlan(stdout, e, lp)
 		fmt.Fprintln(stdout, "\nNothing was sent. To run this plan, add --execute-approved (and --output FILE to choose where the recording goes).")
 		return nil, exitOK
 	}

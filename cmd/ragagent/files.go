@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ragagentlab/ragagent/core/jsonfile"
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/internal/atomicfile"
 	"github.com/ragagentlab/ragagent/internal/inputfile"
@@ -61,7 +61,7 @@ type inputs struct{ max *int64 }
 
 // addInputFlag adds --max-input-bytes to a command that reads files.
 func addInputFlag(fs *flag.FlagSet) inputs {
-	return inputs{max: fs.Int64("max-input-bytes", jsonfile.MaxInputBytes,
+	return inputs{max: fs.Int64("max-input-bytes", engine.MaxInputBytes,
 		"the cap on each file read (`bytes`); larger files, and anything but a regular file, are refused unread")}
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
-	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
@@ -132,27 +131,27 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	out.Result, out.Tokens = tr.Result, report.TokensOf(tr.Result, s.rate)
+	out.Result, out.Tokens = tr.Result, e.Tokens(tr.Result)
 	if *asJSON {
 		return writeJSON(stdout, stderr, "run", out)
 	}
 	if k := tr.KeyRefused; k != nil {
 		fmt.Fprintf(stdout, "\nThe API refused the key (HTTP %d): %s\nCheck GOOGLE_API_KEY or GEMINI_API_KEY; this run is a key problem, not graded.\n", k.HTTPStatus, k.Detail)
 	}
-	printRunEnd(stdout, out, tr.Checks, name, s.rate, time.Since(began))
+	printRunEnd(stdout, e, out, tr.Checks, name, time.Since(began))
 	return exitOK
 }
 
 // printRunEnd shows how a run ended, its fixture checks when it asked an
 // authored case's question, its tokens and estimated cost, and for a live
 // run where its recording is.
-func printRunEnd(w io.Writer, out runOutput, checks *evaluate.Checks, policyName engine.PolicyName, rate *price.Rate, elapsed time.Duration) {
+func printRunEnd(w io.Writer, e *engine.Engine, out runOutput, checks *evaluate.Checks, policyName engine.PolicyName, elapsed time.Duration) {
 	printEnding(w, out.Result)
 	printChecks(w, "", checks)
 	switch {
 	case out.Tokens.Replies > 0:
 		fmt.Fprintf(w, "Tokens: %s.\n", tokensLine(out.Tokens))
-		fmt.Fprintf(w, "Prices: %s. %s\n", rateLine(rate), report.EstimateNote)
+		fmt.Fprintf(w, "Prices: %s. %s\n", rateLine(e), report.EstimateNote)
 	case policyName == engine.Scripted:
 		fmt.Fprintln(w, "No model tokens: the scripted policy is offline rules, free to run.")
 	}

@@ -3,12 +3,13 @@ package engine
 import (
 	"fmt"
 
+	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/store"
 )
 
 // MaxSearchK bounds a diagnostic search's page.
-const MaxSearchK = 10
+const MaxSearchK = corpus.MaxSearchK
 
 // SearchRequest is a search for people inspecting the index (the agent's
 // literal OR semantics, with scores the agent never sees).

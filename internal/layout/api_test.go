@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,6 +33,55 @@ func sources(t *testing.T, dir string) []*ast.File {
 	}
 	require.NotEmpty(t, files, "no Go files in %s", dir)
 	return files
+}
+
+// coreImports lists the core packages a directory's non-test files import.
+func coreImports(t *testing.T, dir string) []string {
+	seen := map[string]bool{}
+	for _, f := range sources(t, dir) {
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(p, module+"core/") {
+				seen[strings.TrimPrefix(p, module)] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// maxCommandImports bounds the core packages the command line imports: it
+// speaks the engine and the small vocabularies the engine hands out, not
+// the lab, the index or the model client behind it.
+const maxCommandImports = 8
+
+// TestTheCommandLineSpeaksTheEngine: cmd/ragagent imports at most
+// maxCommandImports core packages (internal/ and fixtures/ do not count).
+func TestTheCommandLineSpeaksTheEngine(t *testing.T) {
+	got := coreImports(t, filepath.Join("..", "..", "cmd", "ragagent"))
+	assert.LessOrEqual(t, len(got), maxCommandImports, "cmd/ragagent imports %d core packages: %v", len(got), got)
+	assert.Contains(t, got, "core/engine")
+}
+
+// TestTheImportCountCatchesAPlantedImport: the count is of real imports,
+// so one file more importing the lab is seen.
+func TestTheImportCountCatchesAPlantedImport(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("package main\n\nimport (\n")
+	for _, p := range []string{"engine", "agent", "evaluate", "reason", "report", "recording", "rerank", "pyjson", "lab"} {
+		b.WriteString("\t_ \"" + module + "core/" + p + "\"\n")
+	}
+	b.WriteString("\t_ \"" + module + "internal/inputfile\"\n)\n")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(b.String()), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main_test.go"), []byte("package main\n\nimport _ \""+module+"core/store\"\n"), 0o644))
+	got := coreImports(t, dir)
+	assert.Len(t, got, 9, "nine core packages; internal/ and test files do not count")
+	assert.Greater(t, len(got), maxCommandImports)
 }
 
 // sealed are the packages behind the engine whose types no front end
