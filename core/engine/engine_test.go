@@ -664,29 +664,6 @@ func TestBatchPlanAndRun(t *testing.T) {
 	assert.Equal(t, reason.MissingAPIKey, code, "a batch without a key sends nothing")
 }
 
-// memStore is a budget.Store in memory.
-type memStore struct {
-	mu   sync.Mutex
-	data []byte
-}
-
-func (m *memStore) Load() ([]byte, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.data, m.data != nil, nil
-}
-
-func (m *memStore) Update(apply func([]byte, bool) ([]byte, error)) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, err := apply(m.data, m.data != nil)
-	if err != nil {
-		return err
-	}
-	m.data = append([]byte(nil), b...)
-	return nil
-}
-
 func TestRerankReplaysThePublishedRecords(t *testing.T) {
 	e := open(t, 0)
 	res, err := e.Rerank(context.Background(), engine.RerankRequest{})
@@ -700,8 +677,8 @@ func TestRerankReplaysThePublishedRecords(t *testing.T) {
 }
 
 func TestRerankRefusalsInOrder(t *testing.T) {
-	withBudget := func(usd float64) *memStore {
-		s := &memStore{}
+	withBudget := func(usd float64) *budget.Memory {
+		s := budget.NewMemory(nil)
 		l, err := budget.Open(s, func() time.Time { return now })
 		require.NoError(t, err)
 		require.NoError(t, l.SetBudget(usd))
@@ -711,13 +688,13 @@ func TestRerankRefusalsInOrder(t *testing.T) {
 		name      string
 		key       bool
 		allowance int
-		store     *memStore
+		store     *budget.Memory
 		code      reason.Code
 		message   string
 	}{
-		{"no key first", false, 1, &memStore{}, reason.MissingAPIKey, "no Gemini API key"},
-		{"then the allowance", true, 3, &memStore{}, reason.BatchRequestLimit, "4 requests are needed and 3"},
-		{"then a budget", true, 4, &memStore{}, "", "set a budget first"},
+		{"no key first", false, 1, budget.NewMemory(nil), reason.MissingAPIKey, "no Gemini API key"},
+		{"then the allowance", true, 3, budget.NewMemory(nil), reason.BatchRequestLimit, "4 requests are needed and 3"},
+		{"then a budget", true, 4, budget.NewMemory(nil), "", "set a budget first"},
 		{"then the whole run within it", true, 4, withBudget(0.005), reason.BudgetExceeded, "over the budget of $0.00500000; nothing was sent"},
 		{"allowed", true, 4, withBudget(0.05), "", ""},
 	} {
@@ -748,7 +725,7 @@ func TestRerankRefusalsInOrder(t *testing.T) {
 
 func TestRerankLiveReservesRecordsAndReplays(t *testing.T) {
 	e := open(t, 10)
-	store := &memStore{}
+	store := budget.NewMemory(nil)
 	_, err := e.SetBudget(store, 0.05)
 	require.NoError(t, err)
 	transport := &inProcess{key: true}
@@ -781,7 +758,7 @@ func TestRerankLiveReservesRecordsAndReplays(t *testing.T) {
 
 func TestCancelStopsALiveRerankAndABudgetChangeWaits(t *testing.T) {
 	e := open(t, 10)
-	store := &memStore{}
+	store := budget.NewMemory(nil)
 	_, err := e.SetBudget(store, 0.05)
 	require.NoError(t, err)
 	transport := &inProcess{key: true, block: true}
