@@ -38,8 +38,12 @@ import (
 	"github.com/ragagentlab/ragagent/internal/server/store"
 )
 
-// context is the object worker.mjs gave the program: env, binding, d1,
-// gemini, and isolate (state the isolate's programs share: schemaReady).
+// jsContext is the object worker.mjs passes to go.run, which this
+// program sees as its global context (syumai/workers' wasm_exec.js gives
+// each program its own): env (the bindings and secrets), binding (where
+// syumai/workers sets handleRequest and this program sets settled), d1
+// and gemini (the helpers the store and the transport await), and isolate
+// (state the isolate's programs share: schemaReady).
 var jsContext = js.Global().Get("context")
 
 func getenv(name string) string {
