@@ -1,6 +1,8 @@
 package rerank_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,4 +70,32 @@ func TestParseModelManifestRefusals(t *testing.T) {
 			assert.True(t, strings.HasPrefix(err.Error(), "model manifest: "), err.Error())
 		})
 	}
+}
+
+// FuzzParseModelManifest: any manifest is refused or read into paths a
+// scorer can put after a resolve URL (no "..", no leading slash, no query).
+func FuzzParseModelManifest(f *testing.F) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "tests", "fixtures", "tiny-cross-encoder", "ragagent-model.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(data))
+	f.Add(`{"format": "ragagent-model/1", "model": "a/b", "revision": "r", "license": "x", "files": [], "weights": [{"id": "w", "label": "l", "path": "m.onnx", "sha256": null, "bytes": 1}]}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		m, err := rerank.ParseModelManifest([]byte(text))
+		if err != nil {
+			return
+		}
+		if len(m.Weights) == 0 {
+			t.Fatal("no weights")
+		}
+		for _, p := range append(m.Files, m.Weights[0].ModelFile) {
+			if strings.Contains(p.Path, "..") || strings.HasPrefix(p.Path, "/") || strings.ContainsAny(p.Path, "?#%\\ ") {
+				t.Fatalf("unsafe path %q", p.Path)
+			}
+		}
+		if strings.ContainsAny(m.Revision, "/?#%") || !strings.Contains(m.Model, "/") {
+			t.Fatalf("unsafe model %q or revision %q", m.Model, m.Revision)
+		}
+	})
 }
