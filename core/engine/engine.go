@@ -1,15 +1,25 @@
 // Package engine is the lab as its front ends use it: the command line, the
 // page's WebAssembly adapter and the server all call these typed requests,
 // so the rules they share (the pre-send refusals, how a recorded live run
-// starts, case filters, exchange totals, the plan's caps) are written once.
+// starts, case filters, exchange totals, the plan's caps, the defaults of
+// a run request) are written once.
 //
 // An Engine holds the seed corpus with its index and cases, the bundled
 // recordings, a session of runs (numbered, graded when they ask an
-// authored case's question, live ones recorded), the reranking lab (opened
-// on first use) and a registry of cancellable jobs. It knows no flags,
-// files, DOM or keys: a front end passes a gemini.Transport (which holds
-// the key), a budget.Store (where the ledger lives) and a save function
-// (where a live recording goes).
+// authored case's question, live ones recorded), the reranking lab
+// (core/reranklab's Bench, its suite opened on first use) and a registry
+// of cancellable jobs. It knows no flags, files, DOM or keys: a front end
+// passes a gemini.Transport (which holds the key), a budget.Store (where
+// the ledger lives) and a save function (where a live recording goes).
+//
+// The engine is sealed: its API hands out its own types and those of the
+// small vocabulary packages below it (core/report's trial reports,
+// core/agent's tasks and results, core/evaluate's checks, core/rerank's
+// records, core/reason's codes, core/recording's files), never the opened
+// lab, the reranking suite, the tools or the index behind it, so a front
+// end cannot come to depend on them (internal/layout
+// TestTheEngineHandsOutItsOwnTypes). A run request is read by RunParser
+// alone, whichever front end sent it.
 package engine
 
 import (
