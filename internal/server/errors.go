@@ -21,10 +21,6 @@ const (
 	CodeBodyTooLarge         reason.Code = "body_too_large"
 	CodeUnsupportedMediaType reason.Code = "unsupported_media_type"
 	CodeMalformedJSON        reason.Code = "malformed_json"
-	CodeUnknownField                     = engine.UnknownField // a run request's shape, refused by the engine's parser
-	CodeInvalidPolicy                    = engine.InvalidPolicy
-	CodeUnknownCorpus                    = engine.UnknownCorpus
-	CodeInvalidField                     = engine.InvalidField
 	CodeUnknownParameter     reason.Code = "unknown_parameter"
 	CodeInvalidParameter     reason.Code = "invalid_parameter"
 	CodeAtCapacity           reason.Code = "at_capacity"
@@ -34,6 +30,14 @@ const (
 	CodeNoRecording          reason.Code = "no_recording"
 	CodeInternal             reason.Code = "internal_error"
 	CodeUnavailable          reason.Code = "unavailable"
+)
+
+// A run request's shape is refused by the engine's parser, with its codes.
+const (
+	CodeUnknownField  = engine.UnknownField
+	CodeInvalidPolicy = engine.InvalidPolicy
+	CodeUnknownCorpus = engine.UnknownCorpus
+	CodeInvalidField  = engine.InvalidField
 )
 
 // apiError is a refusal: its HTTP status, code and message, and for a 429
