@@ -185,10 +185,13 @@ func (p RunParser) Parse(o *pyjson.Object) (RunRequest, error) {
 func (p RunParser) Policies() []Policy {
 	out := Policies()
 	if p.Recording != nil {
-		out = append(out, Policy{Name: Replay, Label: "A recorded trial (offline, nothing sent)"})
+		out = append(out, replayPolicy())
 	}
 	return out
 }
+
+// replayPolicy is offered where a front end holds a recording.
+func replayPolicy() Policy { return Policy{Name: Replay, Label: "A recorded trial (offline, nothing sent)"} }
 
 // Spec is a parsed request as JSON, every default filled in, in runFields'
 // order (the endpoint and trial only when set): what a server stores with
@@ -235,7 +238,7 @@ func pickTrial(f *recording.File, o *pyjson.Object) (*recording.Trial, error) {
 
 // findPolicy is a policy any parser may admit, by name.
 func findPolicy(name PolicyName) (Policy, bool) {
-	for _, p := range (RunParser{Recording: &recording.File{}}).Policies() {
+	for _, p := range append(Policies(), replayPolicy()) {
 		if p.Name == name {
 			return p, true
 		}
