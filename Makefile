@@ -160,7 +160,7 @@ FUZZTIME ?= 15s
 FUZZ_TARGETS = core/pyjson:FuzzDecode core/pyjson:FuzzMarshalStruct core/agent:FuzzValidateDecision core/gemini:FuzzDecode core/recording:FuzzParse \
 	core/gemini:FuzzLiveReply internal/geminitest:FuzzParseScript core/policy:FuzzScripted core/policy:FuzzNext \
 	core/rerank:FuzzCandidateValidator core/budget:FuzzOpen core/secret:FuzzRedact cmd/serve:FuzzServePath \
-	core/reranklab:FuzzParseScoring core/engine:FuzzParseModelManifest \
+	core/reranklab:FuzzParseScoring core/rerank:FuzzParseModelManifest \
 	core/builder:FuzzReadPassages core/builder:FuzzReadHTML core/store:FuzzOpenImage
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

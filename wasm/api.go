@@ -104,7 +104,7 @@ func (a *adapter) object() js.Value {
 		spec := arg(args, 0)
 		text, hasKey := fromJS(spec), boolField(spec, "hasKey")
 		return withEngine(func(e *engine.Engine) (any, error) {
-			req, err := engine.ParseRunSpec(text)
+			req, err := e.RunParser("hasKey").ParseText(text)
 			if err != nil {
 				return nil, err
 			}
@@ -302,7 +302,7 @@ func (a *adapter) run(spec, hooks js.Value) any {
 	hasKey := boolField(spec, "hasKey")
 	onStep, post := field(hooks, "onStep"), field(hooks, "post")
 	return a.start(func(ctx context.Context, e *engine.Engine) (any, error) {
-		req, err := engine.ParseRunSpec(text)
+		req, err := e.RunParser("hasKey").ParseText(text)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragagentlab/ragagent/core/budget"
-	"github.com/ragagentlab/ragagent/core/engine"
 )
 
 // serialUpdate is an update(apply) over a load and a save: one change at
@@ -88,7 +87,7 @@ func TestShellStoreSave(t *testing.T) {
 	again, err := budget.Open(s, clock)
 	require.NoError(t, err)
 	assert.Equal(t, l.Entries(), again.Entries())
-	state := engine.LedgerStateOf(again)
+	state := again.Statement()
 	require.NotNil(t, state.BudgetUSD)
 	assert.Equal(t, 0.01, *state.BudgetUSD)
 	require.NotNil(t, state.RemainingUSD)

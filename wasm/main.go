@@ -2,7 +2,8 @@
 
 // Command wasm is the core compiled for the browser (and node): it exports
 // one API object to JS and stays alive until the API's exit() is called.
-// It is the only package that imports syscall/js.
+// It and worker/ (the server edition on Cloudflare Workers) are the only
+// packages that import syscall/js (internal/layout holds the rule).
 //
 // The API object, set as globalThis.ragagent (and passed to
 // globalThis.ragagentReady(api) when that is a function):

@@ -38,8 +38,12 @@ import (
 	"github.com/ragagentlab/ragagent/internal/server/store"
 )
 
-// context is the object worker.mjs gave the program: env, binding, d1,
-// gemini, and isolate (state the isolate's programs share: schemaReady).
+// jsContext is the object worker.mjs passes to go.run, which this
+// program sees as its global context (syumai/workers' wasm_exec.js gives
+// each program its own): env (the bindings and secrets), binding (where
+// syumai/workers sets handleRequest and this program sets settled), d1
+// and gemini (the helpers the store and the transport await), and isolate
+// (state the isolate's programs share: schemaReady).
 var jsContext = js.Global().Get("context")
 
 func getenv(name string) string {
@@ -192,7 +196,6 @@ func (a *app) build() (http.Handler, error) {
 	key, _ := httptransport.KeyFromEnv(getenv)
 	srv, err := server.New(server.Config{
 		OpenEngine: func() (*engine.Engine, error) { return engine.Open(engine.Options{}) },
-		Corpora:    []string{engine.SeedPack},
 		Store:      st, Transport: newTransport(key), Endpoint: getenv("GEMINI_ENDPOINT"),
 		Pepper: []byte(pepper), Caps: caps, Go: a.goRun,
 		Log: slog.New(slog.NewTextHandler(os.Stderr, nil)),

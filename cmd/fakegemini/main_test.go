@@ -9,32 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/internal/testlog"
 )
 
 const dummyKey = "dummy-test-key-not-a-real-key"
-
-// syncBuffer is a buffer the server's goroutines may write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestServes starts the command with a script, reads its URL, sends a
 // preflight and two requests, and stops it.
@@ -43,7 +26,7 @@ func TestServes(t *testing.T) {
 	require.NoError(t, os.WriteFile(script, []byte(`{"format": "ragagent-fake/1", "replies": [{"status": 503}], "then": "policy"}`), 0o644))
 	ctx, cancel := context.WithCancel(context.Background())
 	outR, outW := io.Pipe()
-	var logs syncBuffer
+	var logs testlog.Buffer
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, []string{"--script", script}, outW, &logs); outW.Close() }()
 	url, err := bufio.NewReader(outR).ReadString('\n')

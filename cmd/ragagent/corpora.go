@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/fixtures/packs"
 )
@@ -48,28 +47,17 @@ func openCorpus(e *engine.Engine, in inputs, name string) (string, error) {
 		}
 		return "", fmt.Errorf("--corpus %q is neither a pack (%v) nor a pack folder or manifest", name, ids)
 	}
-	manifest, err := in.read(manifestPath)
+	manifest, passages, err := packs.Load(manifestPath, in.read, *in.max)
+	var big *packs.OverCapError
+	if errors.As(err, &big) {
+		return "", fmt.Errorf("%w (--max-input-bytes raises the cap)", err)
+	}
 	if err != nil {
 		return "", err
 	}
-	m, err := corpus.ParseManifest(manifest)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", manifestPath, err)
-	}
-	if err := packs.Fits(m, *in.max); err != nil {
-		return "", fmt.Errorf("%s: %w (--max-input-bytes raises the cap)", manifestPath, err)
-	}
-	file := filepath.Join(filepath.Dir(manifestPath), m.PassagesFile)
-	raw, err := in.read(file)
+	info, err := e.LoadPack(manifest, passages)
 	if err != nil {
 		return "", err
 	}
-	passages, err := packs.Unpack(file, raw, m, *in.max)
-	if err != nil {
-		return "", err
-	}
-	if _, err := e.LoadPack(manifest, passages); err != nil {
-		return "", err
-	}
-	return m.ID, nil
+	return info.Manifest.ID, nil
 }

@@ -1,20 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/ragagentlab/ragagent/core/builder"
-	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
-	"github.com/ragagentlab/ragagent/core/store"
+	"github.com/ragagentlab/ragagent/internal/docfolder"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 func cmdCorpus(args []string, stdout, stderr io.Writer) int {
@@ -36,21 +32,21 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "the pack `folder` to write (manifest.json and the passages file); created, and refused if it holds a manifest")
 	include := fs.String("include", "", "only documents under these comma-separated sub`folders` of --from (default: all)")
 	exclude := fs.String("exclude", "", "leave out these comma-separated `paths` of --from: a folder and all under it, or a file")
-	var o builder.Options
+	var o engine.CorpusBuild
 	fs.StringVar(&o.ID, "id", "", "the pack's `id` (lower-case letters, digits, '.', '_', '-')")
 	fs.StringVar(&o.Title, "title", "", "the pack's title")
 	fs.StringVar(&o.Language, "language", "en", "the documents' language (a BCP 47 tag)")
 	fs.StringVar(&o.Version, "version", "", "the version every passage belongs to, like 3.11")
-	fs.IntVar(&o.SearchK, "search-k", corpus.DefaultSearchK, fmt.Sprintf("candidates per agent search (1-%d)", corpus.MaxSearchK))
+	fs.IntVar(&o.SearchK, "search-k", engine.DefaultSearchK, fmt.Sprintf("candidates per agent search (1-%d)", engine.MaxSearchK))
 	fs.StringVar(&o.Licence, "licence", "", "the documents' licence")
 	fs.StringVar(&o.Attribution, "attribution", "", "the attribution the licence asks for")
 	fs.StringVar(&o.Source, "source", "", "where the documents came from (default: the --from folder)")
 	fs.StringVar(&o.MadeBy, "made-by", "", "how the pack was made (default: this command line)")
 	fs.StringVar(&o.BaseURL, "base-url", "", "the absolute https `URL` a document's path is appended to (ending in /)")
 	fs.StringVar(&o.PageExt, "page-ext", "", "replace each document's extension with this one in its URL (e.g. .html)")
-	fs.IntVar(&o.MaxBytes, "max-bytes", builder.DefaultMaxBytes, "a passage's size cap in bytes; longer sections are cut at paragraph boundaries")
-	encoding := fs.String("encoding", corpus.EncodingJSON, "the passages file: json (readable) or sqlite (a prebuilt FTS5 image, for large packs)")
-	compress := fs.Bool("gzip", false, "gzip the passages file (the receipt stays that of the uncompressed bytes)")
+	fs.IntVar(&o.MaxBytes, "max-bytes", engine.DefaultPassageBytes, "a passage's size cap in bytes; longer sections are cut at paragraph boundaries")
+	fs.StringVar(&o.Encoding, "encoding", engine.EncodingJSON, "the passages file: json (readable) or sqlite (a prebuilt FTS5 image, for large packs)")
+	fs.BoolVar(&o.Gzip, "gzip", false, "gzip the passages file (the receipt stays that of the uncompressed bytes)")
 	asJSON := fs.Bool("json", false, "print the manifest and the skipped documents as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -66,8 +62,8 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case *from == "" || *out == "":
 		return usage("--from and --out are required")
-	case *encoding != corpus.EncodingJSON && *encoding != corpus.EncodingSQLite:
-		return usage("--encoding %q is not json or sqlite", *encoding)
+	case o.Encoding != engine.EncodingJSON && o.Encoding != engine.EncodingSQLite:
+		return usage("--encoding %q is not json or sqlite", o.Encoding)
 	}
 	if o.Source == "" {
 		o.Source = "the documents in " + filepath.Base(*from)
@@ -84,92 +80,44 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 			return usage("--exclude %q is not a file or folder in %s", ex, *from)
 		}
 	}
-	docs, err := readFolder(*from, folders(*include), folders(*exclude))
-	if err != nil {
+	var err error
+	if o.Documents, err = docfolder.Read(*from, folders(*include), folders(*exclude)); err != nil {
 		return fail(err)
 	}
 	progress := newProgress(stderr, "read")
-	res, err := builder.Build(docs, o, progress.step)
+	o.OnDocument = progress.step
+	built, err := engine.BuildCorpus(o)
 	progress.done()
 	if err != nil {
 		return fail(err)
 	}
-	var file []byte
-	if *encoding == corpus.EncodingSQLite {
-		file, err = store.Image(res.Passages)
-	} else {
-		file, err = corpus.EncodeJSON(o.Title, res.Passages)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	name, written := "passages."+map[string]string{corpus.EncodingJSON: "json", corpus.EncodingSQLite: "sqlite"}[*encoding], file
-	compressed := 0
-	g := envGuard()
-	if *compress {
-		// What is checked for the key is what the file holds unpacked.
-		if err := g.check(filepath.Join(*out, name+".gz"), file); err != nil {
-			return fail(err)
-		}
-		if written, err = gzipped(file); err != nil {
-			return fail(err)
-		}
-		name += ".gz"
-		compressed = len(written)
-	}
-	m := o.Manifest(res.Passages, file, *encoding, name, compressed)
-	if err := m.Validate(); err != nil {
-		return fail(err)
-	}
-	manifest, err := corpus.EncodeManifest(m)
-	if err != nil {
+	m, name := built.Manifest, built.Manifest.PassagesFile
+	g := keyguard.FromEnv()
+	// What is checked for the key is what the file holds unpacked.
+	if err := g.Check(filepath.Join(*out, name), built.Passages); err != nil {
 		return fail(err)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fail(err)
 	}
-	if err := writeFile(g, filepath.Join(*out, name), written, false); err != nil {
+	if err := g.WriteFile(filepath.Join(*out, name), built.PassagesFile, false); err != nil {
 		return fail(err)
 	}
-	if err := writeFile(g, filepath.Join(*out, "manifest.json"), manifest, false); err != nil {
+	if err := g.WriteFile(filepath.Join(*out, "manifest.json"), built.ManifestFile, false); err != nil {
 		return fail(err)
 	}
 	if *asJSON {
-		return writeJSON(stdout, stderr, "corpus build", map[string]any{"manifest": m, "documents": res.Documents, "skipped": nonNil(res.Skipped)})
+		return writeJSON(stdout, stderr, "corpus build", map[string]any{"manifest": m, "documents": built.Documents, "skipped": built.Skipped})
 	}
-	for _, s := range res.Skipped {
+	for _, s := range built.Skipped {
 		fmt.Fprintf(stdout, "skipped %s: %s\n", s.Path, s.Reason)
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d passages from %d documents (%d skipped), %s %d bytes", *out, m.Passages, res.Documents, len(res.Skipped), name, len(written))
-	if *compress {
-		fmt.Fprintf(stdout, " (%d uncompressed)", len(file))
+	fmt.Fprintf(stdout, "wrote %s: %d passages from %d documents (%d skipped), %s %d bytes", *out, m.Passages, built.Documents, len(built.Skipped), name, len(built.PassagesFile))
+	if o.Gzip {
+		fmt.Fprintf(stdout, " (%d uncompressed)", len(built.Passages))
 	}
 	fmt.Fprintf(stdout, ", sha256 %s\n", m.PassagesSHA256)
 	return exitOK
-}
-
-func nonNil(s []builder.Skipped) []builder.Skipped {
-	if s == nil {
-		return []builder.Skipped{}
-	}
-	return s
-}
-
-// gzipped compresses data at the best level, with no name or time in the
-// header, so the same input gives the same bytes.
-func gzipped(data []byte) ([]byte, error) {
-	var b bytes.Buffer
-	w, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }
 
 // folders is a comma-separated list of sub-folders, without their slashes.
@@ -181,73 +129,6 @@ func folders(s string) []string {
 		}
 	}
 	return out
-}
-
-// readFolder reads every regular file under dir (only under the include
-// subfolders when given, and none of the exclude paths) whose extension
-// the builder reads, with its path relative to dir. Files of other kinds
-// are not read at all.
-func readFolder(dir string, include, exclude []string) ([]builder.Document, error) {
-	var docs []builder.Document
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel != "." && (strings.HasPrefix(d.Name(), ".") || excluded(rel, exclude)) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || builder.KindOf(rel) == builder.Unreadable || !under(rel, include) || excluded(rel, exclude) {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if info.Size() > builder.MaxDocumentBytes {
-			docs = append(docs, builder.Document{Path: rel, Data: make([]byte, builder.MaxDocumentBytes+1)})
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		docs = append(docs, builder.Document{Path: rel, Data: data})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(docs) == 0 {
-		return nil, fmt.Errorf("%s has no .html, .md, .rst, .txt or .jsonl file%s", dir, map[bool]string{true: " under " + strings.Join(include, ", ")}[len(include) > 0])
-	}
-	return docs, nil
-}
-
-// excluded reports whether rel is one of the exclude paths or under one.
-func excluded(rel string, exclude []string) bool {
-	for _, ex := range exclude {
-		if rel == ex || strings.HasPrefix(rel, ex+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-func under(rel string, include []string) bool {
-	if len(include) == 0 {
-		return true
-	}
-	for _, in := range include {
-		if strings.HasPrefix(rel, in+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 func cmdCorpusInfo(args []string, stdout, stderr io.Writer) int {
@@ -310,7 +191,7 @@ func printPackInfo(w io.Writer, info *engine.PackInfo) {
 		{"search k", fmt.Sprintf("%d candidates per agent search", m.SearchK)},
 		{"passages", fmt.Sprintf("%d from %d pages; text %d bytes; passage bytes min %d, median %d, max %d",
 			m.Passages, info.Pages, info.TextBytes, info.Sizes.Min, info.Sizes.Median, info.Sizes.Max)},
-		{"file", fmt.Sprintf("%s (%s, %d bytes", m.PassagesFile, m.PassagesEncoding, m.PassagesBytes) + compressedNote(m) + ")"},
+		{"file", fmt.Sprintf("%s (%s, %d bytes", m.PassagesFile, m.PassagesEncoding, m.PassagesBytes) + compressedNote(info) + ")"},
 		{"sha256", m.PassagesSHA256},
 		{"cases", fmt.Sprintf("%d authored", info.Cases)},
 		{"licence", m.Licence},
@@ -324,7 +205,8 @@ func printPackInfo(w io.Writer, info *engine.PackInfo) {
 	}
 }
 
-func compressedNote(m *corpus.Manifest) string {
+func compressedNote(info *engine.PackInfo) string {
+	m := info.Manifest
 	if m.CompressedBytes == 0 {
 		return ""
 	}

@@ -3,13 +3,8 @@ package main
 import (
 	"fmt"
 
-	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/lab"
-	"github.com/ragagentlab/ragagent/core/model"
-	"github.com/ragagentlab/ragagent/core/price"
-	"github.com/ragagentlab/ragagent/core/pyjson"
-	"github.com/ragagentlab/ragagent/core/recording"
-	"github.com/ragagentlab/ragagent/recordings"
+	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/report"
 )
 
 // priceFlagHelp documents --price for every command that estimates cost.
@@ -29,45 +24,18 @@ func usd(v *float64) string {
 	return fmt.Sprintf("$%.4f (estimate)", *v)
 }
 
-// rateLine describes a rate for people.
-func rateLine(r *price.Rate) string {
-	if r == nil {
-		return "no rate for " + gemini.Model + "; costs are not estimated"
+// rateLine describes the agent model's price in e's table for people.
+func rateLine(e *engine.Engine) string {
+	r, ok := e.Rate(engine.AgentModel)
+	if !ok {
+		return "no rate for " + engine.AgentModel + "; costs are not estimated"
 	}
 	return fmt.Sprintf("%s: $%.2f per million input tokens, $%.2f per million output and thinking tokens (%s)",
 		r.Model, r.InputPerMTok, r.OutputPerMTok, r.Source)
 }
 
 // tokensLine describes token usage and its estimate.
-func tokensLine(t lab.Tokens) string {
+func tokensLine(t report.Tokens) string {
 	return fmt.Sprintf("%d prompt, %d output, %d thinking, %d total tokens over %d replies; cost %s",
 		t.Prompt, t.Candidates, t.Thoughts, t.Total, t.Replies, usd(t.EstimatedUSD))
-}
-
-// recordedTokens sums the usage metadata of the bundled comparison, for
-// scale.
-func recordedTokens(r *price.Rate) (lab.Tokens, int) {
-	var t lab.Tokens
-	file, err := recording.Parse(recordings.AgentComparison)
-	if err != nil {
-		return t, 0
-	}
-	requests := 0
-	for _, trial := range file.Trials {
-		for _, ex := range trial.Exchanges {
-			requests++
-			resp, _ := ex.Response.(*pyjson.Object)
-			u, _ := resp.Get("usageMetadata")
-			if um, ok := u.(*pyjson.Object); ok {
-				m := lab.Tokens{Replies: 1}
-				m.Tokens = *model.Meta{UsageMetadata: um}.Tokens()
-				t = t.Add(m)
-			}
-		}
-	}
-	if r != nil {
-		v := r.Cost(t.Prompt, t.Candidates+t.Thoughts)
-		t.EstimatedUSD = &v
-	}
-	return t, requests
 }

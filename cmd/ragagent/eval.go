@@ -6,15 +6,15 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
-	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 func cmdEval(args []string, stdout, stderr io.Writer) int {
@@ -39,14 +39,12 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	name, file, found := strings.Cut(*policyFlag, ":")
-	switch {
-	case name == "replay" && found && file != "":
-	case (name == "scripted" || name == "gemini") && !found:
-	default:
-		return fail(exitUsage, fmt.Errorf("--policy %q is not scripted, gemini or replay:FILE", *policyFlag))
+	policy, file, err := parsePolicy(*policyFlag)
+	name := engine.PolicyName(policy)
+	if err != nil {
+		return fail(exitUsage, err)
 	}
-	if name != "gemini" && *execute {
+	if name != engine.Gemini && *execute {
 		return fail(exitUsage, fmt.Errorf("--execute-approved goes with --policy gemini"))
 	}
 	e, corpusID, err := s.open(in)
@@ -59,15 +57,15 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	progress := func(done, total int, id string) { fmt.Fprintf(stderr, "\r%d/%d trials", done, total) }
 	var res *engine.EvalResult
 	switch name {
-	case "scripted":
+	case engine.Scripted:
 		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Policy: engine.Scripted, Limits: s.limits, OnTrial: progress})
-	case "replay":
+	case engine.Replay:
 		f, rerr := in.recording(file)
 		if rerr != nil {
 			return fail(exitError, rerr)
 		}
 		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Policy: engine.Replay, File: f, OnTrial: progress})
-	case "gemini":
+	case engine.Gemini:
 		var code int
 		if res, code = evalLive(ctx, e, corpusID, s, *execute, *output, *asJSON, stdout, stderr); res == nil {
 			return code
@@ -99,7 +97,7 @@ func evalLive(ctx context.Context, e *engine.Engine, corpusID string, s settings
 		if asJSON {
 			return nil, writeJSON(stdout, stderr, "eval", lp)
 		}
-		printPlan(stdout, lp)
+		printPlan(stdout, e, lp)
 		fmt.Fprintln(stdout, "\nNothing was sent. To run this plan, add --execute-approved (and --output FILE to choose where the recording goes).")
 		return nil, exitOK
 	}
@@ -110,25 +108,20 @@ func evalLive(ctx context.Context, e *engine.Engine, corpusID string, s settings
 		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
 		return nil, exitError
 	}
-	out, err := newOutput(output, newKeyGuard(key))
+	out, err := newOutput(output, keyguard.New(key))
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
 		return nil, exitError
 	}
 	done := 0
 	_, rep, err := e.RunBatch(ctx, lp, engine.BatchRun{Save: out.save,
-		OnTrial: func(lab.TrialReport) { done++; fmt.Fprintf(stderr, "\r%d/%d trials", done, lp.Trials) }})
+		OnTrial: func(report.Trial) { done++; fmt.Fprintf(stderr, "\r%d/%d trials", done, lp.Trials) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "\nragagent eval: %s (the recording so far is in %s)\n", oneLine(err), output)
 		return nil, exitError
 	}
 	fmt.Fprintf(stderr, "\rrecording: %s (replay it: ragagent eval --corpus %s --policy replay:%s)\n", output, corpusID, output)
-	l, err := e.LabOf(corpusID)
-	if err != nil {
-		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
-		return nil, exitError
-	}
-	return engine.EvalOf(l, engine.Gemini, rep), exitOK
+	return lp.Eval(rep), exitOK
 }
 
 func printEval(w io.Writer, res *engine.EvalResult) {

@@ -8,10 +8,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ragagentlab/ragagent/core/jsonfile"
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/internal/atomicfile"
 	"github.com/ragagentlab/ragagent/internal/inputfile"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 // output is a file a command writes: never one that exists, and at every
@@ -21,16 +22,16 @@ import (
 // files a killed writer left in its directory are removed when the output
 // is named.
 //
-// Every save is first checked for the API key (keyGuard).
+// Every save is first checked for the API key (keyguard.Guard).
 type output struct {
 	path    string
 	created bool
-	guard   *keyGuard
+	guard   *keyguard.Guard
 }
 
 // newOutput names an output, refusing a path that exists (before anything
 // is sent, so nothing is spent for a file that could not be written).
-func newOutput(path string, g *keyGuard) (*output, error) {
+func newOutput(path string, g *keyguard.Guard) (*output, error) {
 	if _, err := os.Lstat(path); err == nil {
 		return nil, fmt.Errorf("%s already exists; refusing to overwrite it (choose another file or move it away)", path)
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -44,7 +45,7 @@ func newOutput(path string, g *keyGuard) (*output, error) {
 
 // save writes the whole file.
 func (o *output) save(data []byte) error {
-	if err := writeFile(o.guard, o.path, data, !o.created); err != nil {
+	if err := o.guard.WriteFile(o.path, data, !o.created); err != nil {
 		if !o.created && errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s was created by someone else meanwhile; refusing to overwrite it", o.path)
 		}
@@ -60,7 +61,7 @@ type inputs struct{ max *int64 }
 
 // addInputFlag adds --max-input-bytes to a command that reads files.
 func addInputFlag(fs *flag.FlagSet) inputs {
-	return inputs{max: fs.Int64("max-input-bytes", jsonfile.MaxInputBytes,
+	return inputs{max: fs.Int64("max-input-bytes", engine.MaxInputBytes,
 		"the cap on each file read (`bytes`); larger files, and anything but a regular file, are refused unread")}
 }
 

@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/ragagentlab/ragagent/core/engine"
 )
 
 // newFlags returns a flag set that reports errors on stderr and never exits.
@@ -31,4 +34,23 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 		return exitUsage, false
 	}
 	return exitOK, true
+}
+
+// parsePolicy splits a --policy value into the engine's policy name and,
+// for replay:FILE, the recording's file: a policy the engine offers
+// (engine.Policies) alone, or replay with a file. Anything else is refused,
+// naming them.
+func parsePolicy(v string) (name, file string, err error) {
+	name, file, found := strings.Cut(v, ":")
+	if engine.PolicyName(name) == engine.Replay && found && file != "" {
+		return name, file, nil
+	}
+	var names []string
+	for _, p := range engine.Policies() {
+		if !found && string(p.Name) == name {
+			return name, "", nil
+		}
+		names = append(names, string(p.Name))
+	}
+	return "", "", fmt.Errorf("--policy %q is not %s or %s:FILE", v, strings.Join(names, ", "), engine.Replay)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/secret"
 	"github.com/ragagentlab/ragagent/internal/geminitest"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 // escaped writes every character of s as a \uXXXX escape.
@@ -119,7 +120,7 @@ func TestTheLastCheckWithholdsWhatHoldsTheKey(t *testing.T) {
 	assert.Contains(t, out, "[a line of output was withheld: it contained the API key]")
 	assert.Contains(t, errs, "output that contained the API key was withheld")
 
-	g := newKeyGuard(dummyKey + "\n")
+	g := keyguard.New(dummyKey + "\n")
 	o, err := newOutput(filepath.Join(t.TempDir(), "out.json"), g)
 	require.NoError(t, err)
 	err = o.save([]byte(`{"x": "` + strings.ReplaceAll(strings.ToUpper(escaped(dummyKey)), `\U`, `\u`) + `"}`))

@@ -5,37 +5,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ragagentlab/ragagent/core/corpus"
-	"github.com/ragagentlab/ragagent/core/tools"
 	"github.com/ragagentlab/ragagent/fixtures"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 	"github.com/ragagentlab/ragagent/internal/published"
 )
 
-// rebuildPublished builds the comparison recording from the published record.
-func rebuildPublished(record []byte) ([]byte, error) {
-	snap, err := corpus.Parse(fixtures.Snapshot)
-	if err != nil {
-		return nil, err
-	}
-	lib, err := tools.Open(snap)
-	if err != nil {
-		return nil, err
-	}
-	defer lib.Close()
-	file, err := published.Comparison(record, lib)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := file.Write(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
 func cmdImportPublished(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("import-published", "[--published FILE] [--output FILE] [--check] [--max-input-bytes N]", stderr)
-	published := fs.String("published", "", "the reference lab's published comparison `file` (default: fixtures/published/agent-live-comparison.json, embedded)")
+	publishedFile := fs.String("published", "", "the reference lab's published comparison `file` (default: fixtures/published/agent-live-comparison.json, embedded)")
 	output := fs.String("output", "recordings/agent-comparison.json", "where to write the recording (`file`)")
 	check := fs.Bool("check", false, "compare with --output instead of writing it; exit 1 if they differ")
 	in := addInputFlag(fs)
@@ -47,14 +24,14 @@ func cmdImportPublished(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	data := fixtures.Published
-	if *published != "" {
+	if *publishedFile != "" {
 		var err error
-		if data, err = in.read(*published); err != nil {
+		if data, err = in.read(*publishedFile); err != nil {
 			fmt.Fprintf(stderr, "ragagent import-published: %s\n", oneLine(err))
 			return exitError
 		}
 	}
-	rebuilt, err := rebuildPublished(data)
+	rebuilt, err := published.Rebuild(data)
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent import-published: %s\n", oneLine(err))
 		return exitError
@@ -72,7 +49,7 @@ func cmdImportPublished(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s is up to date\n", *output)
 		return exitOK
 	}
-	if err := writeFile(envGuard(), *output, rebuilt, false); err != nil {
+	if err := keyguard.FromEnv().WriteFile(*output, rebuilt, false); err != nil {
 		fmt.Fprintf(stderr, "ragagent import-published: %s\n", oneLine(err))
 		return exitError
 	}

@@ -13,11 +13,10 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
-	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/lab"
-	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 func cmdLive(args []string, stdout, stderr io.Writer) int {
@@ -68,7 +67,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 		if *asJSON {
 			return writeJSON(stdout, stderr, "live", lp)
 		}
-		printPlan(stdout, lp)
+		printPlan(stdout, e, lp)
 		fmt.Fprintln(stdout, "\nNothing was sent. To run this plan, add --execute-approved (and --output FILE to choose where the recording goes).")
 		return exitOK
 	}
@@ -85,7 +84,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	if reportPath == *output {
 		return fail(exitUsage, "--report and --output name the same file")
 	}
-	g := newKeyGuard(key)
+	g := keyguard.New(key)
 	recOut, err := newOutput(*output, g)
 	if err != nil {
 		return fail(exitError, "%v", err)
@@ -98,7 +97,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		progress = stderr
 	} else {
-		printPlan(stdout, lp)
+		printPlan(stdout, e, lp)
 		fmt.Fprintln(stdout)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -116,7 +115,7 @@ func splitList(s string) []string {
 	return out
 }
 
-func printPlan(w io.Writer, lp *engine.BatchPlan) {
+func printPlan(w io.Writer, e *engine.Engine, lp *engine.BatchPlan) {
 	fmt.Fprintln(w, "Live Gemini plan")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	config, _ := json.Marshal(lp.Config)
@@ -145,9 +144,9 @@ func printPlan(w io.Writer, lp *engine.BatchPlan) {
 		key = "from " + *lp.KeyVariable + " (never printed, recorded or logged)"
 	}
 	row("key", "%s", key)
-	row("price", "%s", rateLine(lp.Price))
-	row("cost", "at most %s: every request a full %d-byte body at one token per byte and %d output tokens", usd(lp.WorstCaseUSD), lp.MaxRequestBytes, gemini.MaxOutputTokens())
-	if t, n := recordedTokens(lp.Price); n > 0 && lp.Corpus == engine.SeedPack {
+	row("price", "%s", rateLine(e))
+	row("cost", "at most %s: every request a full %d-byte body at one token per byte and %d output tokens", usd(lp.WorstCaseUSD), lp.MaxRequestBytes, engine.MaxOutputTokens())
+	if t, n := e.RecordedTokens(); n > 0 && lp.Corpus == engine.SeedPack {
 		row("for scale", "the recorded comparison (%d requests) used %d prompt and %d output tokens: %s", n, t.Prompt, t.Candidates+t.Thoughts, usd(t.EstimatedUSD))
 	}
 	tw.Flush()
@@ -158,9 +157,9 @@ func printPlan(w io.Writer, lp *engine.BatchPlan) {
 func executeLive(ctx context.Context, e *engine.Engine, lp *engine.BatchPlan, recOut, reportOut *output, asJSON bool, stdout, progress, stderr io.Writer) int {
 	output, reportPath := recOut.path, reportOut.path
 	total, done := lp.Trials, 0
-	onTrial := func(t lab.TrialReport) {
+	onTrial := func(t report.Trial) {
 		done++
-		fmt.Fprintf(progress, "[%d/%d] %s\n", done, total, trialLine(t, lp.Price))
+		fmt.Fprintf(progress, "[%d/%d] %s\n", done, total, trialLine(e, t))
 	}
 	br, rep, runErr := e.RunBatch(ctx, lp, engine.BatchRun{Save: recOut.save,
 		OnTrial: onTrial, Environment: environment()})
@@ -191,7 +190,7 @@ func executeLive(ctx context.Context, e *engine.Engine, lp *engine.BatchPlan, re
 	fmt.Fprintf(stdout, "\nActual API requests: %d of %d allowed. Elapsed: %.1f s.\n", br.ActualAPIRequests, lp.RequestAllowance, br.ElapsedSeconds)
 	fmt.Fprintf(stdout, "Tokens: fixed %s\n        agent %s\n        total %s\n",
 		tokensLine(br.Tokens.Fixed), tokensLine(br.Tokens.Agent), tokensLine(br.Tokens.Total))
-	fmt.Fprintf(stdout, "Prices: %s. %s\n", rateLine(lp.Price), lab.EstimateNote)
+	fmt.Fprintf(stdout, "Prices: %s. %s\n", rateLine(e), report.EstimateNote)
 	fmt.Fprintf(stdout, "Wrote the recording %s and the report %s.\nReplay it offline: ragagent replay --recording %s\n", output, reportPath, output)
 	if ctx.Err() != nil {
 		fmt.Fprintf(stderr, "ragagent live: stopped by interrupt after %d of %d trials; the recording and report hold what ran\n", len(rep.Trials), total)
@@ -201,7 +200,7 @@ func executeLive(ctx context.Context, e *engine.Engine, lp *engine.BatchPlan, re
 }
 
 // trialLine is one finished trial for the progress log.
-func trialLine(t lab.TrialReport, rate *price.Rate) string {
+func trialLine(e *engine.Engine, t report.Trial) string {
 	if t.Result == nil {
 		return fmt.Sprintf("%s refused before it started: %s", t.ID, *t.Error)
 	}
@@ -209,7 +208,7 @@ func trialLine(t lab.TrialReport, rate *price.Rate) string {
 	if t.Checks != nil {
 		outcome = string(t.Checks.Outcome)
 	}
-	tokens := lab.TokensOf(t.Result, rate)
+	tokens := e.Tokens(t.Result)
 	return fmt.Sprintf("%s: %s, %s, %s; model calls %d, tokens %d, %s; %.1f s", t.ID, outcome, t.Result.Status,
 		t.Result.Reason, t.Result.Usage.ModelCalls, tokens.Total, usd(tokens.EstimatedUSD), *t.ElapsedSeconds)
 }

@@ -8,8 +8,6 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
-	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/price"
 )
 
 // priceHint tells people how the command line changes a shipped price.
@@ -22,14 +20,13 @@ type modelFlags struct {
 	limits, allowance, endpoint, price, corpus *string
 }
 
-// settings are modelFlags checked.
+// settings are modelFlags checked: the run's limits and endpoint, and the
+// engine's options (the request allowance and the price table).
 type settings struct {
-	corpus    string // as given ("" for the seed)
-	limits    agent.Limits
-	allowance int
-	endpoint  string
-	prices    price.Table
-	rate      *price.Rate // gemini.Model's, if the table has one
+	corpus   string // as given ("" for the seed)
+	limits   agent.Limits
+	endpoint string
+	options  engine.Options
 }
 
 func addModelFlags(fs *flag.FlagSet, defaultAllowance string) modelFlags {
@@ -49,28 +46,29 @@ func (f modelFlags) parse() (settings, error) {
 	if s.limits, err = agent.ParseLimits(*f.limits); err != nil {
 		return s, fmt.Errorf("--limits: %v", err)
 	}
-	if s.allowance, err = strconv.Atoi(strings.TrimSpace(*f.allowance)); err != nil {
+	if s.options.Allowance, err = strconv.Atoi(strings.TrimSpace(*f.allowance)); err != nil {
 		return s, fmt.Errorf("--allowance %q is not a whole number", *f.allowance)
 	}
-	if _, err = gemini.NewAllowance(s.allowance); err != nil {
+	if err = engine.CheckAllowance(s.options.Allowance); err != nil {
 		return s, fmt.Errorf("--allowance: %v", err)
 	}
-	if s.endpoint, err = gemini.ResolveEndpoint(*f.endpoint); err != nil {
+	if s.endpoint, err = engine.ResolveEndpoint(engine.AgentModel, *f.endpoint); err != nil {
 		return s, fmt.Errorf("--endpoint: %v", err)
 	}
-	if s.prices, err = engine.PriceTable(priceHint, *f.price); err != nil {
+	prices, err := engine.PriceTable(priceHint, *f.price)
+	if err != nil {
 		return s, fmt.Errorf("--price: %v", err)
 	}
-	if r, ok := s.prices.Rate(gemini.Model); ok {
-		s.rate = &r
-	}
+	s.options.Prices = &prices
 	return s, nil
 }
 
 // open opens the engine with the settings' allowance and prices, and the
 // corpus (a pack on disk read through in), returning its pack id.
 func (s settings) open(in inputs) (*engine.Engine, string, error) {
-	e, err := engine.Open(engine.Options{Allowance: s.allowance, Prices: &s.prices, Packs: knownPacks()})
+	o := s.options
+	o.Packs = knownPacks()
+	e, err := engine.Open(o)
 	if err != nil {
 		return nil, "", err
 	}

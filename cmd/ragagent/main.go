@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 // Exit codes.
@@ -57,8 +59,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	// Every line printed is checked for the environment's key.
-	g := envGuard()
-	out, errs := g.writer(stdout), g.writer(stderr)
+	g := keyguard.FromEnv()
+	out, errs := g.Writer(stdout), g.Writer(stderr)
 	code := c.run(args[1:], out, errs)
 	out.Flush()
 	if g.Leaked() {

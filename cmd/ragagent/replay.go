@@ -11,7 +11,8 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
-	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/report"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 const bundledName = "recordings/agent-comparison.json (bundled)"
@@ -63,13 +64,13 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		// refused, when it exists.
 		data, err := e.OTLP(file, res.Trials)
 		if err == nil {
-			err = writeFile(envGuard(), *otlpPath, data, false)
+			err = keyguard.FromEnv().WriteFile(*otlpPath, data, false)
 		}
 		if err != nil {
 			return fail("--otlp: %v", err)
 		}
 	}
-	var scripted *lab.Report
+	var scripted *report.Set
 	if *withScripted {
 		kept, _ := engine.FilterCase(file, *caseID)
 		if scripted, err = e.ScriptedReport(ctx, kept); err != nil {
@@ -104,7 +105,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func printTable(w io.Writer, rep *lab.Report) {
+func printTable(w io.Writer, rep *report.Set) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "Case / repeat\tPath\tExpected sources read\tAnswer fixture\tStop reason\tModel calls")
 	for _, t := range rep.Trials {
@@ -127,7 +128,7 @@ func printTable(w io.Writer, rep *lab.Report) {
 	tw.Flush()
 }
 
-func printSummary(w io.Writer, rep *lab.Report) {
+func printSummary(w io.Writer, rep *report.Set) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "Path\tPass\tFail\tIncomplete")
 	fmt.Fprintf(tw, "fixed\t%d\t%d\t%d\n", rep.Summary.Fixed.Pass, rep.Summary.Fixed.Fail, rep.Summary.Fixed.Incomplete)
@@ -137,7 +138,7 @@ func printSummary(w io.Writer, rep *lab.Report) {
 
 // printTrace prints one trial's steps as the seed's section 3 table does,
 // then its ending, answer, citations and checks.
-func printTrace(w io.Writer, t lab.TrialReport) {
+func printTrace(w io.Writer, t report.Trial) {
 	fmt.Fprintf(w, "%s / %d, %s path (trial %s)\n", t.CaseID, t.Repeat, t.Mode, t.ID)
 	if t.Result == nil {
 		fmt.Fprintf(w, "  refused before it started: %s %s\n", *t.Error, t.ErrorDetail)

@@ -15,14 +15,12 @@ import (
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/engine"
-	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/rerank"
-	"github.com/ragagentlab/ragagent/core/reranklab"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 	"github.com/ragagentlab/ragagent/internal/ledgerfile"
 )
 
@@ -54,8 +52,8 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (the three run records) instead of tables")
 	fs.StringVar(&f.listwise, "gemini", "", "a Gemini listwise ragagent-recording/1 `file` to replay (default: the bundled recordings/rerank-gemini.json)")
 	fs.StringVar(&f.crossEncoder, "cross-encoder", "", "a cross-encoder logits recording `file` to replay (default: the bundled recordings/rerank-cross-encoder.json)")
-	fs.StringVar(&f.prices, "price", "", priceFlagHelp+" (the listwise reservations use "+reranklab.ListwiseModel+"'s)")
-	fs.BoolVar(&f.live, "live", false, "rerank the development cases with live "+reranklab.ListwiseModel+" calls (paid: needs GOOGLE_API_KEY or GEMINI_API_KEY and --ledger)")
+	fs.StringVar(&f.prices, "price", "", priceFlagHelp+" (the listwise reservations use "+engine.ListwiseModel+"'s)")
+	fs.BoolVar(&f.live, "live", false, "rerank the development cases with live "+engine.ListwiseModel+" calls (paid: needs GOOGLE_API_KEY or GEMINI_API_KEY and --ledger)")
 	fs.StringVar(&f.ledger, "ledger", "", "with --live, the spending ledger `file` (created if missing); each request's estimate is reserved in it before sending")
 	fs.StringVar(&f.budget, "budget", "", "with --live, set the ledger's budget in US dollars (`USD`); required while the ledger has none")
 	fs.StringVar(&f.record, "record", "", "with --live, the recording `file` every attempt is saved to (default ragagent-rerank-<time>.json); never overwritten")
@@ -112,15 +110,14 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage("--price: " + oneLine(err))
 	}
-	rate, ok := prices.Rate(reranklab.ListwiseModel)
-	if !ok {
-		return fail(fmt.Errorf("the price table has no rate for %s, so no reservation can be estimated; give one with --price %s=input/output", reranklab.ListwiseModel, reranklab.ListwiseModel))
+	if _, ok := prices.Rate(engine.ListwiseModel); !ok {
+		return fail(fmt.Errorf("the price table has no rate for %s, so no reservation can be estimated; give one with --price %s=input/output", engine.ListwiseModel, engine.ListwiseModel))
 	}
 	if f.live {
-		if _, err := gemini.NewAllowance(f.allowance); err != nil {
+		if err := engine.CheckAllowance(f.allowance); err != nil {
 			return fail(fmt.Errorf("--allowance: %w", err))
 		}
-		if _, err := gemini.ResolveModelEndpoint(reranklab.ListwiseModel, f.endpoint); err != nil {
+		if _, err := engine.ResolveEndpoint(engine.ListwiseModel, f.endpoint); err != nil {
 			return fail(fmt.Errorf("--endpoint: %w", err))
 		}
 	}
@@ -143,7 +140,7 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	var live *engine.LiveRerankResult
 	var recordPath string
 	if f.live {
-		if live, recordPath, err = r.rerankLive(ctx, e, f, rate); err != nil {
+		if live, recordPath, err = r.rerankLive(ctx, e, f); err != nil {
 			return fail(err)
 		}
 	}
@@ -155,7 +152,7 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 	if live != nil {
 		gem = live.Gemini
 	}
-	printRerank(stdout, f, res, live, recordPath, rate)
+	printRerank(stdout, f, res, live, recordPath)
 	if failed := gem.Failed(); len(failed) > 0 {
 		var parts []string
 		for _, c := range failed {
@@ -169,7 +166,7 @@ func (r reranker) run(args []string, stdout, stderr io.Writer) int {
 // printRerank shows the three runs (the live Gemini run in place of the
 // replayed one, with its ledger and recording), as tables or one JSON
 // object.
-func printRerank(w io.Writer, f rerankFlags, res *engine.RerankResult, live *engine.LiveRerankResult, recordPath string, rate price.Rate) {
+func printRerank(w io.Writer, f rerankFlags, res *engine.RerankResult, live *engine.LiveRerankResult, recordPath string) {
 	cov, gem, ce := res.Coverage, res.Gemini, res.CrossEncoder
 	if live != nil {
 		gem = live.Gemini
@@ -177,16 +174,16 @@ func printRerank(w io.Writer, f rerankFlags, res *engine.RerankResult, live *eng
 	if f.asJSON {
 		out := pyjson.NewObject("coverage", cov, "gemini", gem, "cross_encoder", ce)
 		if live != nil {
-			out.Set("ledger", ledgerValue(f.ledger, live.Ledger)).Set("recording", recordPath)
+			out.Set("ledger", ledgerValue(f.ledger, live)).Set("recording", recordPath)
 		}
 		fmt.Fprintln(w, pyjson.Dumps(out, pyjson.Options{Indent: 2, Strict: true}))
 		return
 	}
 	printCoverage(w, cov)
-	printListwise(w, gem, ce, rate)
+	printListwise(w, res, gem)
 	printCrossEncoder(w, ce)
 	if live != nil {
-		printLedger(w, f.ledger, live.Ledger, rate)
+		printLedger(w, f.ledger, live)
 		fmt.Fprintf(w, "Recording: %s (replay it: ragagent rerank --gemini %s)\n", recordPath, recordPath)
 	}
 }
@@ -196,11 +193,11 @@ func printRerank(w io.Writer, f rerankFlags, res *engine.RerankResult, live *eng
 // sent when the ledger has no budget, the allowance is too small or the
 // run's reservations would pass the budget; it applies --budget, claims the
 // recording file and saves every attempt to it as it happens.
-func (r reranker) rerankLive(ctx context.Context, e *engine.Engine, f rerankFlags, rate price.Rate) (*engine.LiveRerankResult, string, error) {
+func (r reranker) rerankLive(ctx context.Context, e *engine.Engine, f rerankFlags) (*engine.LiveRerankResult, string, error) {
 	key, _ := httptransport.KeyFromEnv(r.getenv)
-	g := newKeyGuard(key)
-	store := ledgerfile.File{Path: f.ledger, MaxBytes: *f.in.max, Check: func(data []byte) error { return g.check(f.ledger, data) }}
-	req := engine.LiveRerankRequest{Rate: &rate, Endpoint: f.endpoint, Transport: httptransport.New(key), Ledger: store}
+	g := keyguard.New(key)
+	store := ledgerfile.File{Path: f.ledger, MaxBytes: *f.in.max, Check: func(data []byte) error { return g.Check(f.ledger, data) }}
+	req := engine.LiveRerankRequest{Endpoint: f.endpoint, Transport: httptransport.New(key), Ledger: store}
 	plan := func() (*engine.Refusal, error) {
 		p, err := e.PlanRerank(req)
 		if err != nil {
@@ -270,7 +267,8 @@ func (in inputs) flagRecording(path, flagName string) (*recording.File, error) {
 	return f, err
 }
 
-func ledgerValue(path string, l engine.LedgerState) *pyjson.Object {
+func ledgerValue(path string, live *engine.LiveRerankResult) *pyjson.Object {
+	l := live.Ledger
 	return pyjson.NewObject("file", path, "budget_usd", l.BudgetUSD, "spent_usd", l.SpentUSD,
 		"remaining_usd", l.RemainingUSD, "entries", l.Entries)
 }
@@ -324,7 +322,7 @@ func printCovered(w io.Writer, rows []rerank.Covered) {
 	tw.Flush()
 }
 
-func printCoverage(w io.Writer, rec *reranklab.CoverageRecord) {
+func printCoverage(w io.Writer, rec *rerank.CoverageRecord) {
 	c := rec.Configuration
 	fmt.Fprintf(w, "Coverage reranking of hybrid candidates (snapshot %s; rank constant %d, candidate budget %d, rerank k %d; score: %s; ties: %s)\n",
 		rec.SnapshotID[:12], c.RankConstant, c.CandidateBudget, c.RerankK, c.Score, c.Tie)
@@ -335,7 +333,7 @@ func printCoverage(w io.Writer, rec *reranklab.CoverageRecord) {
 		printCovered(w, d.After)
 	}
 	m := rec.MechanismCheck
-	fmt.Fprintf(w, "\nMechanism check (%s): %s\n  before: %s\n  after:  %s\n", reranklab.MechanismScope, m.Query,
+	fmt.Fprintf(w, "\nMechanism check (%s): %s\n  before: %s\n  after:  %s\n", m.Scope, m.Query,
 		strings.Join(rerank.Sources(m.Before), ", "), strings.Join(rerank.Sources(m.After), ", "))
 	d := rec.UnfilteredDiagnostic
 	fmt.Fprintf(w, "\nUnfiltered read/write diagnostic (every version, every chunk kept): %s\n", d.Query)
@@ -346,7 +344,8 @@ func printCoverage(w io.Writer, rec *reranklab.CoverageRecord) {
 	fmt.Fprintf(w, "Limit: %s\n", rec.Limit)
 }
 
-func printListwise(w io.Writer, gem *reranklab.GeminiRecord, ce *reranklab.CrossEncoderRecord, rate price.Rate) {
+func printListwise(w io.Writer, res *engine.RerankResult, gem *rerank.GeminiRecord) {
+	ce, rate := res.CrossEncoder, res.Rate
 	fmt.Fprintf(w, "\nGemini listwise and cross-encoder orders of the same frozen candidates (%s, %s)\n", gem.Model, gem.ExecutionMode)
 	scored := map[string][]rerank.Scored{}
 	for _, c := range ce.Original {
@@ -364,7 +363,7 @@ func printListwise(w io.Writer, gem *reranklab.GeminiRecord, ce *reranklab.Cross
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n  Requests (the reservation a live run makes first: every body byte as an input token at $%s/M, plus %d output tokens at $%s/M; an estimate, not a bill)\n",
-		num(rate.InputPerMTok), gemini.MaxOutputTokens(), num(rate.OutputPerMTok))
+		num(rate.InputPerMTok), engine.MaxOutputTokens(), num(rate.OutputPerMTok))
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  Case\tRequest bytes\tRequest sha256\tReserved estimate (USD)")
 	for _, c := range gem.Calls {
@@ -383,7 +382,7 @@ func outcome(o rerank.Outcome) string {
 	return "miss (RR " + num(o.ReciprocalRank) + ")"
 }
 
-func printCrossEncoder(w io.Writer, ce *reranklab.CrossEncoderRecord) {
+func printCrossEncoder(w io.Writer, ce *rerank.CrossEncoderRecord) {
 	model, _ := ce.Model.(*pyjson.Object)
 	name, _ := model.Get("model")
 	revision, _ := model.Get("revision")
@@ -414,7 +413,7 @@ func printCrossEncoder(w io.Writer, ce *reranklab.CrossEncoderRecord) {
 	fmt.Fprintln(tw, "  Split\tScorer\tAnswerable\tTop-1 hits\tMRR")
 	for _, sp := range []struct {
 		name string
-		s    reranklab.SplitSummary
+		s    rerank.SplitSummary
 	}{{"diagnostic", ce.Summary.Diagnostic}, {"validation", ce.Summary.Validation}} {
 		for _, sc := range []struct {
 			name string
@@ -426,7 +425,8 @@ func printCrossEncoder(w io.Writer, ce *reranklab.CrossEncoderRecord) {
 	tw.Flush()
 }
 
-func printLedger(w io.Writer, path string, l engine.LedgerState, rate price.Rate) {
+func printLedger(w io.Writer, path string, live *engine.LiveRerankResult) {
+	l, rate := live.Ledger, live.Rate
 	fmt.Fprintf(w, "\nLedger %s: budget $%s, reserved $%s, remaining $%s (%d reservations; %s at $%s/$%s per M tokens, %s)\n",
 		path, optNum(l.BudgetUSD), num(l.SpentUSD), optNum(l.RemainingUSD), len(l.Entries), rate.Model, num(rate.InputPerMTok), num(rate.OutputPerMTok), rate.Source)
 }
@@ -442,7 +442,7 @@ func rerankPack(f rerankFlags, stdout, stderr io.Writer) int {
 	defer e.Close()
 	id, err := openCorpus(e, f.in, f.corpus)
 	if err == nil {
-		var res *engine.PackRerankResult
+		var res *rerank.PackRerankResult
 		if res, err = e.RerankPack(context.Background(), engine.PackRerankRequest{Corpus: id, Candidates: f.candidates}); err == nil {
 			if f.asJSON {
 				return writeJSON(stdout, stderr, "rerank", res)
@@ -455,7 +455,7 @@ func rerankPack(f rerankFlags, stdout, stderr io.Writer) int {
 	return exitError
 }
 
-func printPackRerank(w io.Writer, res *engine.PackRerankResult) {
+func printPackRerank(w io.Writer, res *rerank.PackRerankResult) {
 	fmt.Fprintf(w, "Rerank over the pack %s: %d lexical candidates per case.\nNo fusion: %s.\n\n", res.Corpus, res.Candidates, res.Note)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\tlexical top-1\tlexical RR\tcoverage top-1\tcoverage RR\tcoverage first")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,11 +13,12 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
-	"github.com/ragagentlab/ragagent/core/lab"
-	"github.com/ragagentlab/ragagent/core/price"
+	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
+	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
 // runOutput is `ragagent run --json`: the result, who decided, and the
@@ -27,7 +27,7 @@ type runOutput struct {
 	Policy    string        `json:"policy"`
 	Recording *string       `json:"recording"`
 	Result    *agent.Result `json:"result"`
-	Tokens    lab.Tokens    `json:"tokens"`
+	Tokens    report.Tokens `json:"tokens"`
 	Note      string        `json:"note"`
 }
 
@@ -60,14 +60,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err := in.check(); err != nil {
 		return usage("%v", err)
 	}
-	name, file, found := strings.Cut(*policyFlag, ":")
-	switch {
-	case name == "replay" && found && file != "":
-	case (name == "scripted" || name == "gemini") && !found:
-	default:
-		return usage("--policy %q is not scripted, gemini or replay:FILE", *policyFlag)
+	policy, file, err := parsePolicy(*policyFlag)
+	name := engine.PolicyName(policy)
+	if err != nil {
+		return usage("%v", err)
 	}
-	if name != "replay" && *trial != "" {
+	if name != engine.Replay && *trial != "" {
 		return usage("--trial goes with --policy replay:FILE")
 	}
 	e, corpusID, err := s.open(in)
@@ -75,22 +73,41 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer e.Close()
-	l, err := e.LabOf(corpusID)
+	pack, err := e.Pack(corpusID)
 	if err != nil {
 		return fail(err)
 	}
-	req, err := runRequest(in, name, file, *trial, s, mflags, l.Pack.Manifest.DefaultVersion,
-		agent.Task{Question: *question, Version: *version, Mode: agent.Mode(*mode), Limits: s.limits})
-	var bad usageError
-	if errors.As(err, &bad) {
+	// The flags given become the run's request, which the engine reads
+	// with its defaults (the corpus's default version, the agent path)
+	// and, for replay:FILE, the recorded trial's own fields.
+	runs := e.RunParser()
+	spec := pyjson.NewObject("policy", policy, "corpus", corpusID)
+	for _, f := range []struct{ field, value string }{{"question", *question}, {"version", *version}, {"mode", *mode},
+		{"endpoint", *mflags.endpoint}, {"trial", *trial}} {
+		if f.value != "" {
+			spec.Set(f.field, f.value)
+		}
+	}
+	if *mflags.limits != "" {
+		spec.Set("limits", pyjson.ValueOf(s.limits))
+	}
+	if name == engine.Replay {
+		if runs.Recording, err = in.recording(file); err != nil {
+			return fail(err)
+		}
+	}
+	req, err := runs.Parse(spec)
+	if code, refused := reason.Of(err); refused {
+		if code == reason.InvalidQuestion && *question == "" && name != engine.Replay {
+			return usage("--question is required")
+		}
 		return usage("%v", err)
 	}
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("%s: %w", file, err)) // only a replayed trial can be missing
 	}
-	req.Corpus = corpusID
-	out := runOutput{Policy: *policyFlag, Note: lab.EstimateNote}
-	if name == "gemini" {
+	out := runOutput{Policy: *policyFlag, Note: report.EstimateNote}
+	if name == engine.Gemini {
 		path, err := liveRun(e, &req, *record)
 		if err != nil {
 			return fail(err)
@@ -101,7 +118,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	if !*asJSON {
 		if corpusID != engine.SeedPack { // the default corpus goes unmentioned, as before there were packs
-			fmt.Fprintf(stdout, "Corpus %s (%d candidates per agent search)\n", corpusID, l.SearchK)
+			fmt.Fprintf(stdout, "Corpus %s (%d candidates per agent search)\n", corpusID, pack.Manifest.SearchK)
 		}
 		printRunHeader(stdout, req.Task, *policyFlag, req.Trial)
 		req.OnStep = func(st agent.Step, o *agent.Observation) { printStep(stdout, st, o, req.Task.Limits) }
@@ -114,71 +131,34 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	out.Result, out.Tokens = tr.Result, lab.TokensOf(tr.Result, s.rate)
+	out.Result, out.Tokens = tr.Result, e.Tokens(tr.Result)
 	if *asJSON {
 		return writeJSON(stdout, stderr, "run", out)
 	}
 	if k := tr.KeyRefused; k != nil {
 		fmt.Fprintf(stdout, "\nThe API refused the key (HTTP %d): %s\nCheck GOOGLE_API_KEY or GEMINI_API_KEY; this run is a key problem, not graded.\n", k.HTTPStatus, k.Detail)
 	}
-	printRunEnd(stdout, out, tr.Checks, name, s.rate, time.Since(began))
+	printRunEnd(stdout, e, out, tr.Checks, name, time.Since(began))
 	return exitOK
 }
 
 // printRunEnd shows how a run ended, its fixture checks when it asked an
 // authored case's question, its tokens and estimated cost, and for a live
 // run where its recording is.
-func printRunEnd(w io.Writer, out runOutput, checks *evaluate.Checks, policyName string, rate *price.Rate, elapsed time.Duration) {
+func printRunEnd(w io.Writer, e *engine.Engine, out runOutput, checks *evaluate.Checks, policyName engine.PolicyName, elapsed time.Duration) {
 	printEnding(w, out.Result)
 	printChecks(w, "", checks)
 	switch {
 	case out.Tokens.Replies > 0:
 		fmt.Fprintf(w, "Tokens: %s.\n", tokensLine(out.Tokens))
-		fmt.Fprintf(w, "Prices: %s. %s\n", rateLine(rate), lab.EstimateNote)
-	case policyName == "scripted":
+		fmt.Fprintf(w, "Prices: %s. %s\n", rateLine(e), report.EstimateNote)
+	case policyName == engine.Scripted:
 		fmt.Fprintln(w, "No model tokens: the scripted policy is offline rules, free to run.")
 	}
-	if policyName == "gemini" {
+	if policyName == engine.Gemini {
 		fmt.Fprintf(w, "Elapsed: %.1f s. Recording: %s (replay it: ragagent run --policy replay:%s)\n",
 			elapsed.Seconds(), *out.Recording, *out.Recording)
 	}
-}
-
-// usageError is a command line that cannot run (exit 2).
-type usageError struct{ error }
-
-// runRequest completes the run's task: a replayed trial's own question,
-// version, mode and limits where the flags leave them out (with replay:FILE),
-// then the defaults (the corpus's default version, the agent path). A task
-// the controller would refuse is a usage error.
-func runRequest(in inputs, policyName, file, trialID string, s settings, mflags modelFlags, defaultVersion string, task agent.Task) (engine.RunRequest, error) {
-	req := engine.RunRequest{Policy: engine.PolicyName(policyName), Endpoint: s.endpoint, Task: task}
-	if policyName == "replay" {
-		t, err := pickTrial(in, file, trialID, req.Task)
-		if err != nil {
-			return req, err
-		}
-		if req.Task, err = agent.TaskFromJSON(t.Question, t.Version, t.Mode, t.Limits); err != nil {
-			return req, fmt.Errorf("%s: trial %s cannot run: %w", file, t.ID, err)
-		}
-		if *mflags.limits != "" {
-			req.Task.Limits = task.Limits
-		}
-		req.Trial = t
-	}
-	if req.Task.Version == "" {
-		req.Task.Version = defaultVersion
-	}
-	if req.Task.Mode == "" {
-		req.Task.Mode = agent.Agent
-	}
-	if req.Task.Question == "" {
-		return req, usageError{errors.New("--question is required")}
-	}
-	if err := req.Task.Validate(); err != nil {
-		return req, usageError{err}
-	}
-	return req, nil
 }
 
 // liveRun gives a Gemini run its transport (the key from the environment)
@@ -200,37 +180,12 @@ func liveRun(e *engine.Engine, req *engine.RunRequest, recordPath string) (strin
 	if recordPath == "" {
 		recordPath = "ragagent-run-" + time.Now().UTC().Format("20060102T150405Z") + ".json"
 	}
-	out, err := newOutput(recordPath, newKeyGuard(key))
+	out, err := newOutput(recordPath, keyguard.New(key))
 	if err != nil {
 		return "", err
 	}
 	req.Save = out.save
 	return recordPath, nil
-}
-
-// pickTrial finds the trial to replay: by id, or the first whose question,
-// version and mode match what was asked (any field not given matches).
-func pickTrial(in inputs, path, id string, want agent.Task) (*recording.Trial, error) {
-	file, err := in.recording(path)
-	if err != nil {
-		return nil, err
-	}
-	for i, t := range file.Trials {
-		if id != "" {
-			if t.ID == id {
-				return &file.Trials[i], nil
-			}
-			continue
-		}
-		if (want.Question == "" || t.Question == want.Question) && (want.Version == "" || t.Version == want.Version) &&
-			(want.Mode == "" || t.Mode == string(want.Mode)) {
-			return &file.Trials[i], nil
-		}
-	}
-	if id != "" {
-		return nil, fmt.Errorf("%s has no trial %q", path, id)
-	}
-	return nil, fmt.Errorf("%s has no trial with that question, version and mode (use --trial ID)", path)
 }
 
 func printRunHeader(w io.Writer, t agent.Task, policyName string, replayed *recording.Trial) {

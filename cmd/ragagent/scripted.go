@@ -6,21 +6,21 @@ import (
 	"text/tabwriter"
 
 	"github.com/ragagentlab/ragagent/core/agent"
-	"github.com/ragagentlab/ragagent/core/lab"
+	"github.com/ragagentlab/ragagent/core/report"
 )
 
 // reportWithScripted is `replay --with-scripted --json`: the replay report
 // with the scripted policy's report beside it.
 type reportWithScripted struct {
-	*lab.Report
-	Scripted *lab.Report `json:"scripted"`
+	*report.Set
+	Scripted *report.Set `json:"scripted"`
 }
 
 // printScripted shows the scripted policy's trials and its summary beside
 // the recorded paths'.
-func printScripted(w io.Writer, recorded, scripted *lab.Report) {
+func printScripted(w io.Writer, recorded, scripted *report.Set) {
 	fmt.Fprintln(w, "Scripted policy (offline rules, no model; the same validation and admission; deterministic, so one run per case and path):")
-	labelled := &lab.Report{Trials: make([]lab.TrialReport, len(scripted.Trials))}
+	labelled := &report.Set{Trials: make([]report.Trial, len(scripted.Trials))}
 	for i, t := range scripted.Trials {
 		t.Mode = "scripted " + t.Mode
 		labelled.Trials[i] = t
@@ -32,7 +32,7 @@ func printScripted(w io.Writer, recorded, scripted *lab.Report) {
 	row := func(name string, trials int, pass, fail, incomplete int) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", name, trials, pass, fail, incomplete)
 	}
-	count := func(r *lab.Report, m agent.Mode) int {
+	count := func(r *report.Set, m agent.Mode) int {
 		n := 0
 		for _, t := range r.Trials {
 			if t.Mode == string(m) && t.Checks != nil {

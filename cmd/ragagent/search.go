@@ -66,13 +66,13 @@ func cmdSearch(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	l, err := e.LabOf(id)
+	pack, err := e.Pack(id)
 	if err != nil {
 		return fail(err)
 	}
 	v := *version
 	if v == "" {
-		v = l.Pack.Manifest.DefaultVersion
+		v = pack.Manifest.DefaultVersion
 	}
 	res, err := e.Search(engine.SearchRequest{Corpus: id, Query: query, Version: v, K: *limit})
 	if code, ok := reason.Of(err); ok && code == reason.InvalidQuery {

@@ -256,6 +256,30 @@ func (l *Ledger) Remaining() float64 {
 // Entries lists the reservations in order.
 func (l *Ledger) Entries() []Entry { return append([]Entry(nil), l.entries...) }
 
+// Statement is the ledger as a front end shows it: the budget (nil until
+// one is set), what is reserved, what remains (nil without a budget) and
+// every reservation.
+type Statement struct {
+	Format       string   `json:"format"`
+	BudgetUSD    *float64 `json:"budget_usd"`
+	SpentUSD     float64  `json:"spent_usd"`
+	RemainingUSD *float64 `json:"remaining_usd"`
+	Entries      []Entry  `json:"entries"`
+}
+
+// Statement describes the ledger as loaded or last changed.
+func (l *Ledger) Statement() Statement {
+	s := Statement{Format: Format, SpentUSD: l.Spent(), Entries: l.Entries()}
+	if b, ok := l.Budget(); ok {
+		remaining := l.Remaining()
+		s.BudgetUSD, s.RemainingUSD = &b, &remaining
+	}
+	if s.Entries == nil {
+		s.Entries = []Entry{}
+	}
+	return s
+}
+
 // Check tells, without reserving anything, whether estimates reserved one
 // after another would stay within the budget: the test Reserve makes for
 // each, in the same order, so a batch (a page's four listwise requests)

@@ -15,29 +15,6 @@ import (
 	"github.com/ragagentlab/ragagent/core/reason"
 )
 
-// memory is a Store in memory that can be told to fail.
-type memory struct {
-	data  []byte
-	saved bool
-	fail  error
-	saves int
-}
-
-func (m *memory) Load() ([]byte, bool, error) { return m.data, m.saved, nil }
-
-func (m *memory) Update(apply func([]byte, bool) ([]byte, error)) error {
-	data, err := apply(m.data, m.saved)
-	if err != nil {
-		return err
-	}
-	if m.fail != nil {
-		return m.fail
-	}
-	m.data, m.saved = append([]byte(nil), data...), true
-	m.saves++
-	return nil
-}
-
 func clock() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
 
 func request(label string, usd float64) budget.Request {
@@ -45,7 +22,7 @@ func request(label string, usd float64) budget.Request {
 }
 
 func TestReserveSettleAndPersist(t *testing.T) {
-	store := &memory{}
+	store := budget.NewMemory(nil)
 	l, err := budget.Open(store, clock)
 	require.NoError(t, err)
 	require.NoError(t, l.SetBudget(0.005))
@@ -81,11 +58,11 @@ func TestReserveSettleAndPersist(t *testing.T) {
 	assert.Equal(t, 0.005, b)
 	assert.Equal(t, []string{"model_transport_failed:HTTPError", budget.Completed},
 		[]string{reopened.Entries()[0].Outcome, reopened.Entries()[1].Outcome})
-	assert.Contains(t, string(store.data), `"spent_usd": 0.004`)
+	assert.Contains(t, string(store.Bytes()), `"spent_usd": 0.004`)
 }
 
 func TestReserveExactlyUpToTheBudget(t *testing.T) {
-	l, err := budget.Open(&memory{}, clock)
+	l, err := budget.Open(budget.NewMemory(nil), clock)
 	require.NoError(t, err)
 	require.NoError(t, l.SetBudget(0.5))
 	_, err = l.Reserve(request("a", 0.25))
@@ -99,7 +76,7 @@ func TestReserveExactlyUpToTheBudget(t *testing.T) {
 }
 
 func TestReserveRefusals(t *testing.T) {
-	l, err := budget.Open(&memory{}, clock)
+	l, err := budget.Open(budget.NewMemory(nil), clock)
 	require.NoError(t, err)
 	_, err = l.Reserve(request("no budget", 0.001))
 	assert.ErrorContains(t, err, "no budget")
@@ -141,7 +118,7 @@ func TestCheckAgreesWithReserve(t *testing.T) {
 				c.budget = 0.01
 			}
 			ledger := func() *budget.Ledger {
-				l, err := budget.Open(&memory{}, clock)
+				l, err := budget.Open(budget.NewMemory(nil), clock)
 				require.NoError(t, err)
 				require.NoError(t, l.SetBudget(c.budget))
 				for _, s := range c.spent {
@@ -182,7 +159,7 @@ func TestCheckAgreesWithReserve(t *testing.T) {
 }
 
 func TestCheckRefusals(t *testing.T) {
-	l, err := budget.Open(&memory{}, clock)
+	l, err := budget.Open(budget.NewMemory(nil), clock)
 	require.NoError(t, err)
 	assert.ErrorContains(t, l.Check("x", 0.001), "no budget")
 	require.NoError(t, l.SetBudget(1))
@@ -197,11 +174,11 @@ func nanValue() float64 {
 }
 
 func TestAReservationThatCannotBeSavedIsNotMade(t *testing.T) {
-	store := &memory{}
+	store := budget.NewMemory(nil)
 	l, err := budget.Open(store, clock)
 	require.NoError(t, err)
 	require.NoError(t, l.SetBudget(1))
-	store.fail = errors.New("disk full")
+	store.FailSaves(errors.New("disk full"))
 	_, err = l.Reserve(request("x", 0.1))
 	assert.ErrorContains(t, err, "disk full")
 	assert.Empty(t, l.Entries())
@@ -227,7 +204,7 @@ func TestCorruptLedgerIsAOneLineErrorNeverAFreshStart(t *testing.T) {
 		{"case-variant entry field", `{"format": "ragagent-ledger/1", "budget_usd": 1, "entries": [{"seq": 1, "Estimated_USD": 0.5, "outcome": "completed"}]}`, `unknown field "Estimated_USD" in entries[0]`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := budget.Open(&memory{data: []byte(c.data), saved: true}, clock)
+			_, err := budget.Open(budget.NewMemory([]byte(c.data)), clock)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 			assert.Contains(t, err.Error(), "not reset")
@@ -239,7 +216,7 @@ func TestCorruptLedgerIsAOneLineErrorNeverAFreshStart(t *testing.T) {
 func TestOpenNeedsAStoreAndAClock(t *testing.T) {
 	_, err := budget.Open(nil, clock)
 	assert.Error(t, err)
-	_, err = budget.Open(&memory{}, nil)
+	_, err = budget.Open(budget.NewMemory(nil), nil)
 	assert.Error(t, err)
 }
 
@@ -255,7 +232,7 @@ func TestEstimateIsBodyBytesPlusTheOutputCap(t *testing.T) {
 // sent is released (and stops counting), and a request nothing was
 // reserved for is refused.
 func TestReserveAllIsWholeOrNothing(t *testing.T) {
-	store := &memory{}
+	store := budget.NewMemory(nil)
 	l, err := budget.Open(store, clock)
 	require.NoError(t, err)
 	require.NoError(t, l.SetBudget(0.01))
@@ -308,13 +285,15 @@ func TestReserveAllIsWholeOrNothing(t *testing.T) {
 // TestSettleTouchesOnlyItsOwnReservation: a ledger replaced meanwhile
 // (its entry seq now another request's) is refused, not overwritten.
 func TestSettleTouchesOnlyItsOwnReservation(t *testing.T) {
-	store := &memory{}
+	store := budget.NewMemory(nil)
 	l, err := budget.Open(store, clock)
 	require.NoError(t, err)
 	require.NoError(t, l.SetBudget(1))
 	seq, err := l.Reserve(request("mine", 0.1))
 	require.NoError(t, err)
-	store.data = []byte(strings.Replace(string(store.data), strings.Repeat("a", 64), strings.Repeat("f", 64), 1))
+	require.NoError(t, store.Update(func(old []byte, _ bool) ([]byte, error) { // another writer, meanwhile
+		return []byte(strings.Replace(string(old), strings.Repeat("a", 64), strings.Repeat("f", 64), 1)), nil
+	}))
 	assert.ErrorContains(t, l.Settle(seq, budget.Completed), "no longer the reservation")
 	assert.ErrorContains(t, l.Settle(7, budget.Completed), "no reservation 7 was made here")
 }
@@ -327,7 +306,7 @@ func FuzzOpen(f *testing.F) {
 	f.Add(`{"format": "ragagent-ledger/1", "entries": [], "ENTRIES": []}`)
 	f.Add(`{"format": "ragagent-ledger/1", "budget_usd": 1e400, "entries": []}`)
 	f.Fuzz(func(t *testing.T, text string) {
-		store := &memory{data: []byte(text), saved: true}
+		store := budget.NewMemory([]byte(text))
 		l, err := budget.Open(store, clock)
 		if err != nil {
 			require.NotContains(t, err.Error(), "\n")

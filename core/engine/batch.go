@@ -11,6 +11,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/policy"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 )
 
 // BatchRequest is a fresh comparison to plan: the authored cases (all
@@ -113,7 +114,7 @@ type BatchRun struct {
 	// batch is never kept only in memory).
 	Save func([]byte) error
 	// OnTrial, if set, sees each trial's report as it ends.
-	OnTrial func(lab.TrialReport)
+	OnTrial func(report.Trial)
 	// Environment describes where it ran, for the report.
 	Environment map[string]string
 }
@@ -123,7 +124,7 @@ type BatchRun struct {
 // published record. It stops starting trials once ctx is done; the report
 // then holds what ran. The error is a fault outside every trial's outcome
 // (a recording that cannot be saved), returned with the report so far.
-func (e *Engine) RunBatch(ctx context.Context, p *BatchPlan, run BatchRun) (*lab.BatchReport, *lab.Report, error) {
+func (e *Engine) RunBatch(ctx context.Context, p *BatchPlan, run BatchRun) (*report.Batch, *report.Set, error) {
 	if err := p.Refusal(); err != nil {
 		return nil, nil, err
 	}
@@ -145,7 +146,7 @@ func (e *Engine) RunBatch(ctx context.Context, p *BatchPlan, run BatchRun) (*lab
 		return client, live.Log.Finish, nil
 	}
 	rep, runErr := p.lab.RunBatch(ctx, p.plan, start, e.clock, nil, run.OnTrial)
-	br := &lab.BatchReport{ExecutionMode: "live-Gemini-API", Model: gemini.Model, Config: gemini.Config(),
+	br := &report.Batch{ExecutionMode: "live-Gemini-API", Model: gemini.Model, Config: gemini.Config(),
 		Endpoint: p.Endpoint, BatchRequestCap: p.RequestAllowance, Limits: p.Limits,
 		CasesSHA256: p.lab.CasesSHA256, RecordedAt: head.RecordedAt,
 		ActualAPIRequests: e.allowance.Used() - used, ElapsedSeconds: e.clock().Sub(began).Seconds(), Environment: run.Environment}
@@ -157,7 +158,7 @@ func (e *Engine) RunBatch(ctx context.Context, p *BatchPlan, run BatchRun) (*lab
 // recording (those the lab knows, in the lab's order) on both paths under
 // the default limits, to show beside the recorded paths. Once is enough:
 // the policy is deterministic.
-func (e *Engine) ScriptedReport(ctx context.Context, f *recording.File) (*lab.Report, error) {
+func (e *Engine) ScriptedReport(ctx context.Context, f *recording.File) (*report.Set, error) {
 	inFile := map[string]bool{}
 	for _, t := range f.Trials {
 		inFile[t.CaseID] = true
@@ -169,7 +170,7 @@ func (e *Engine) ScriptedReport(ctx context.Context, f *recording.File) (*lab.Re
 		}
 	}
 	if len(ids) == 0 {
-		return &lab.Report{Trials: []lab.TrialReport{}}, nil
+		return &report.Set{Trials: []report.Trial{}}, nil
 	}
 	plan, err := e.lab.Plan(ids, 1, []agent.Mode{agent.Fixed, agent.Agent}, agent.DefaultLimits())
 	if err != nil {

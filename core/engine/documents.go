@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/ragagentlab/ragagent/core/builder"
-	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/tools"
 )
@@ -86,33 +85,20 @@ func (e *Engine) BuildPack(req BuildRequest) (*BuildResult, error) {
 	if total > caps.TotalBytes {
 		return nil, fmt.Errorf("documents: %d bytes in all; at most %d", total, caps.TotalBytes)
 	}
-	o := documentsOptions()
-	res, err := builder.Build(req.Documents, o, req.OnDocument)
+	built, err := BuildCorpus(CorpusBuild{Options: documentsOptions(), Documents: req.Documents, OnDocument: req.OnDocument})
 	if err != nil {
-		if res != nil && len(res.Skipped) > 0 {
+		if built != nil && len(built.Skipped) > 0 {
 			// Nothing readable: say why for each file; the pack before stays.
-			return &BuildResult{Skipped: res.Skipped}, nil
+			return &BuildResult{Skipped: built.Skipped}, nil
 		}
 		return nil, fmt.Errorf("documents: %w", err)
 	}
-	passages, err := corpus.EncodeJSON(o.Title, res.Passages)
-	if err != nil {
-		return nil, err
-	}
-	m := o.Manifest(res.Passages, passages, corpus.EncodingJSON, "passages.json", 0)
-	manifest, err := corpus.EncodeManifest(m)
-	if err != nil {
-		return nil, err
-	}
+	manifest, passages := built.ManifestFile, built.Passages
 	info, err := e.LoadPack(manifest, passages)
 	if err != nil {
 		return nil, err
 	}
-	skipped := res.Skipped
-	if skipped == nil {
-		skipped = []builder.Skipped{}
-	}
-	return &BuildResult{Manifest: string(manifest), Passages: string(passages), Info: info, Documents: res.Documents, Skipped: skipped}, nil
+	return &BuildResult{Manifest: string(manifest), Passages: string(passages), Info: info, Documents: built.Documents, Skipped: built.Skipped}, nil
 }
 
 // RemovePack forgets a pack loaded from bytes (LoadPack or BuildPack); runs

@@ -1,15 +1,25 @@
 // Package engine is the lab as its front ends use it: the command line, the
 // page's WebAssembly adapter and the server all call these typed requests,
 // so the rules they share (the pre-send refusals, how a recorded live run
-// starts, case filters, exchange totals, the plan's caps) are written once.
+// starts, case filters, exchange totals, the plan's caps, the defaults of
+// a run request) are written once.
 //
 // An Engine holds the seed corpus with its index and cases, the bundled
 // recordings, a session of runs (numbered, graded when they ask an
-// authored case's question, live ones recorded), the reranking lab (opened
-// on first use) and a registry of cancellable jobs. It knows no flags,
-// files, DOM or keys: a front end passes a gemini.Transport (which holds
-// the key), a budget.Store (where the ledger lives) and a save function
-// (where a live recording goes).
+// authored case's question, live ones recorded), the reranking lab
+// (core/reranklab's Bench, its suite opened on first use) and a registry
+// of cancellable jobs. It knows no flags, files, DOM or keys: a front end
+// passes a gemini.Transport (which holds the key), a budget.Store (where
+// the ledger lives) and a save function (where a live recording goes).
+//
+// The engine is sealed: its API hands out its own types and those of the
+// small vocabulary packages below it (core/report's trial reports,
+// core/agent's tasks and results, core/evaluate's checks, core/rerank's
+// records, core/reason's codes, core/recording's files), never the opened
+// lab, the reranking suite, the tools or the index behind it, so a front
+// end cannot come to depend on them (internal/layout
+// TestTheEngineHandsOutItsOwnTypes). A run request is read by RunParser
+// alone, whichever front end sent it.
 package engine
 
 import (
@@ -27,13 +37,11 @@ import (
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/core/reranklab"
 	"github.com/ragagentlab/ragagent/fixtures"
 	"github.com/ragagentlab/ragagent/recordings"
 )
-
-// DefaultVersion is the Python version a run asks about when none is given.
-const DefaultVersion = "3.12"
 
 // MaxQuestionChars is the question's length cap in code points (the
 // controller refuses a longer one with invalid_question).
@@ -107,7 +115,7 @@ type Engine struct {
 	bundled   *recording.File
 	session   session
 	loaded    kept
-	rerank    rerankLab
+	rerank    *reranklab.Bench
 	jobs      jobs
 	packs     packs
 	sha256    func([]byte) (string, error)
@@ -147,21 +155,18 @@ func Open(o Options) (*Engine, error) {
 		return nil, err
 	}
 	e.session.repeat = map[string]int{}
-	e.rerank.engine = e
+	e.rerank = reranklab.NewBench(clock, a)
 	return e, nil
 }
 
 // Close releases the indexes.
 func (e *Engine) Close() error {
-	err := e.rerank.close()
+	err := e.rerank.Close()
 	if perr := e.packs.close(); err == nil {
 		err = perr
 	}
 	return err
 }
-
-// Lab is the opened seed lab (corpus, index, cases).
-func (e *Engine) Lab() *lab.Lab { return e.lab }
 
 // Allowance is the session's live request allowance, shared by every live
 // run and live rerank the engine makes.
@@ -213,8 +218,8 @@ type LimitField struct {
 }
 
 // Constants are the engine's fixed settings, so no front end restates
-// them: the models and their endpoints, the default version, the search
-// depth, the cap on a file read, the caps on every live request, the price
+// them: the models and their endpoints, the seed's default version (a
+// pack's is in its manifest), the seed's search depth, the cap on a file read, the caps on every live request, the price
 // table and the note that labels every cost.
 type Constants struct {
 	Model            string       `json:"model"`
@@ -275,8 +280,8 @@ func (e *Engine) Constants() Constants {
 	c.AllowanceMax = gemini.MaxAllowance
 	return Constants{Model: gemini.Model, Endpoint: gemini.Endpoint,
 		ListwiseModel: reranklab.ListwiseModel, ListwiseEndpoint: gemini.ModelEndpoint(reranklab.ListwiseModel),
-		DefaultVersion: DefaultVersion, SearchK: agent.SearchK, MaxQuestionChars: MaxQuestionChars,
-		MaxInputBytes: jsonfile.MaxInputBytes, Caps: c, Prices: e.prices.Rates(), EstimateNote: lab.EstimateNote, Documents: documentCaps()}
+		DefaultVersion: e.lab.Pack.Manifest.DefaultVersion, SearchK: agent.SearchK, MaxQuestionChars: MaxQuestionChars,
+		MaxInputBytes: jsonfile.MaxInputBytes, Caps: c, Prices: e.prices.Rates(), EstimateNote: report.EstimateNote, Documents: documentCaps()}
 }
 
 // Passages lists the corpus with each passage's size.

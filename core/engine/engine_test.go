@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -14,17 +17,19 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/budget"
+	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/gemini"
-	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/core/rerank"
 	"github.com/ragagentlab/ragagent/core/reranklab"
 	"github.com/ragagentlab/ragagent/core/store"
+	"github.com/ragagentlab/ragagent/core/tools"
 	"github.com/ragagentlab/ragagent/internal/geminitest"
 )
 
@@ -88,9 +93,24 @@ func (f *inProcess) Post(ctx context.Context, _ string, body []byte) (int, []byt
 	return status, reply.Body, ctx.Err()
 }
 
+func mustManifest(t *testing.T, text string) *corpus.Manifest {
+	t.Helper()
+	m, err := corpus.ParseManifest([]byte(text))
+	require.NoError(t, err)
+	return m
+}
+
 func task(t *testing.T, e *engine.Engine, caseID string, mode agent.Mode) agent.Task {
 	t.Helper()
-	c, ok := e.Lab().Cases.Case(caseID)
+	cases, err := e.PackCases("")
+	require.NoError(t, err)
+	var c *evaluate.Case
+	for i := range cases {
+		if cases[i].ID == caseID {
+			c = &cases[i]
+		}
+	}
+	ok := c != nil
 	require.True(t, ok)
 	return agent.Task{Question: c.Question, Version: c.Version, Mode: mode, Limits: agent.DefaultLimits()}
 }
@@ -117,7 +137,7 @@ func TestInfoCarriesTheConstantsFrontEndsUse(t *testing.T) {
 	for _, r := range c.Prices {
 		assert.True(t, strings.HasSuffix(r.Source, "; change it here"), r.Source)
 	}
-	assert.Len(t, info.Passages, len(e.Lab().Snapshot.Passages))
+	assert.Len(t, info.Passages, 4, "the seed's four passages")
 	assert.Equal(t, []string{"3.12", "3.13"}, info.Versions)
 	assert.Len(t, info.Limits.Fields, 5)
 	assert.Equal(t, agent.DefaultLimits(), info.Limits.Defaults)
@@ -345,7 +365,7 @@ func TestRunReportsWhoDecidedTimingAndCost(t *testing.T) {
 	assert.Equal(t, gemini.Model, tr.Model)
 	assert.Equal(t, gemini.Config(), tr.Config)
 	require.NotNil(t, tr.Timing)
-	assert.Equal(t, lab.Measured, tr.Timing.Source)
+	assert.Equal(t, report.Measured, tr.Timing.Source)
 	assert.Len(t, tr.Timing.Steps, len(tr.Result.Steps))
 	require.NotNil(t, tr.Cost)
 	assert.Len(t, tr.Cost.StepsUSD, len(tr.Result.Steps))
@@ -468,38 +488,103 @@ func TestPlanRun(t *testing.T) {
 	assert.Equal(t, reason.InvalidLimits, code)
 }
 
-func TestParseRunSpec(t *testing.T) {
+// TestRunParser: one row per refusal in the order Parse checks them, for
+// a person's front end (the endpoint admitted, hasKey its own field) and
+// for a server (neither).
+func TestRunParser(t *testing.T) {
+	e := open(t, 0)
+	person, server := e.RunParser("hasKey"), engine.RunParser{Own: []string{"stream"}}
 	q := `"question": "Which method writes text?", "version": "3.12", "mode": "agent"`
 	for _, tc := range []struct {
-		name, spec string
-		code       reason.Code
-		err        string
+		name   string
+		parser engine.RunParser
+		spec   string
+		code   reason.Code
+		err    string
 	}{
-		{"not JSON", `{`, "", "not JSON"},
-		{"not an object", `[]`, "", "not an object"},
-		{"limits first", `{"limits": {"reads": 99}, "question": 5, "policy": "scripted"}`, reason.InvalidLimits, ""},
-		{"question type", `{"question": 5, "version": "3.12", "mode": "agent", "policy": "scripted"}`, reason.InvalidQuestion, ""},
-		{"version", `{"question": "q", "version": "twelve", "mode": "agent", "policy": "scripted"}`, reason.InvalidVersion, ""},
-		{"mode", `{"question": "q", "version": "3.12", "mode": "both", "policy": "scripted"}`, reason.InvalidMode, ""},
-		{"policy", `{` + q + `, "policy": "oracle"}`, "", `policy "oracle" is not one of scripted, gemini`},
-		{"endpoint", `{` + q + `, "policy": "gemini", "endpoint": "https://example.com/v1"}`, "", "refused"},
+		{"not JSON", person, `{`, "", "not JSON"},
+		{"not an object", person, `[]`, "", "not an object"},
+		{"unknown field first", person, `{"limits": 5, "priority": 1}`, engine.UnknownField, `unknown field "priority"`},
+		{"a server takes no endpoint", server, `{` + q + `, "endpoint": "http://127.0.0.1:9/x"}`, engine.UnknownField, `"endpoint"`},
+		{"no trial without a recording", person, `{` + q + `, "trial": "t"}`, engine.UnknownField, `"trial"`},
+		{"another front end's field", server, `{` + q + `, "hasKey": true}`, engine.UnknownField, `"hasKey"`},
+		{"limits first", person, `{"limits": {"reads": 99}, "question": 5, "policy": "scripted"}`, reason.InvalidLimits, ""},
+		{"question type", person, `{"question": 5, "version": "3.12", "mode": "agent", "policy": "scripted"}`, reason.InvalidQuestion, ""},
+		{"no question", person, `{"policy": "scripted"}`, reason.InvalidQuestion, ""},
+		{"version", person, `{"question": "q", "version": "twelve", "mode": "agent", "policy": "scripted"}`, reason.InvalidVersion, ""},
+		{"mode", person, `{"question": "q", "version": "3.12", "mode": "both", "policy": "scripted"}`, reason.InvalidMode, ""},
+		{"policy", person, `{` + q + `, "policy": "oracle", "corpus": 1}`, engine.InvalidPolicy, `policy "oracle" is not one of scripted, gemini`},
+		{"replay needs a recording", server, `{` + q + `, "policy": "replay"}`, engine.InvalidPolicy, "is not one of scripted, gemini"},
+		{"policy null", person, `{` + q + `, "policy": null}`, engine.InvalidPolicy, "policy null"},
+		{"corpus type", person, `{` + q + `, "corpus": 1}`, engine.InvalidField, "corpus must be a string"},
+		{"corpus unknown", person, `{` + q + `, "corpus": "python-3.12"}`, engine.UnknownCorpus, `no corpus pack "python-3.12"; the packs are seed`},
+		{"endpoint type", person, `{` + q + `, "endpoint": 5}`, engine.InvalidField, "endpoint must be a string"},
+		{"endpoint not loopback", person, `{` + q + `, "policy": "gemini", "endpoint": "https://example.com/v1"}`, "", "refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := engine.ParseRunSpec(tc.spec)
+			_, err := tc.parser.ParseText(tc.spec)
 			require.Error(t, err)
-			if tc.code != "" {
-				code, _ := reason.Of(err)
-				assert.Equal(t, tc.code, code)
-			} else {
-				assert.ErrorContains(t, err, tc.err)
-			}
+			code, _ := reason.Of(err)
+			assert.Equal(t, tc.code, code)
+			assert.ErrorContains(t, err, tc.err)
 		})
 	}
-	req, err := engine.ParseRunSpec(`{` + q + `, "policy": "gemini", "endpoint": "http://127.0.0.1:9/x"}`)
+
+	req, err := person.ParseText(`{` + q + `, "policy": "gemini", "endpoint": "http://127.0.0.1:9/x", "hasKey": true}`)
 	require.NoError(t, err)
 	assert.Equal(t, engine.Gemini, req.Policy)
 	assert.Equal(t, "http://127.0.0.1:9/x", req.Endpoint)
 	assert.Equal(t, agent.DefaultLimits(), req.Task.Limits)
+
+	req, err = server.ParseText(`{"question": "Which method writes text?"}`)
+	require.NoError(t, err)
+	assert.Equal(t, engine.RunRequest{Corpus: "seed", Policy: engine.Scripted,
+		Task: agent.Task{Question: "Which method writes text?", Version: "3.12", Mode: agent.Agent, Limits: agent.DefaultLimits()}}, req,
+		"the defaults: the seed, its default version, the agent path, the default limits, the scripted policy")
+	again, err := server.ParseText(pyjson.Dumps(req.Spec(), pyjson.Options{}))
+	require.NoError(t, err)
+	assert.Equal(t, req, again, "a spec reads back as the request it was written from")
+}
+
+// TestRunParserTakesThePacksDefaultVersion: a request over a pack that
+// names no version asks about the pack's own default one.
+func TestRunParserTakesThePacksDefaultVersion(t *testing.T) {
+	m, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "packs", "python-3.11", "manifest.json"))
+	require.NoError(t, err)
+	parser := engine.RunParser{Packs: []engine.PackSummary{{Manifest: mustManifest(t, string(m))}}}
+	req, err := parser.ParseText(`{"question": "q", "corpus": "python-3.11"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "3.11", req.Task.Version)
+	_, err = parser.ParseText(`{"question": "q"}`)
+	code, _ := reason.Of(err)
+	assert.Equal(t, engine.UnknownCorpus, code, "a parser given its packs offers those alone")
+}
+
+// TestRunParserPicksAReplayedTrial: with a recording, replay picks a trial
+// by id or by the question, version and mode given, and the trial fills in
+// what was left out; limits given replace the trial's.
+func TestRunParserPicksAReplayedTrial(t *testing.T) {
+	e := open(t, 0)
+	p := e.RunParser()
+	p.Recording = e.Bundled()
+	req, err := p.ParseText(`{"policy": "replay", "trial": "serialize-and-save-agent-1"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "serialize-and-save-agent-1", req.Trial.ID)
+	assert.Equal(t, req.Trial.Question, req.Task.Question)
+	assert.Equal(t, agent.Agent, req.Task.Mode)
+
+	req, err = p.ParseText(`{"policy": "replay", "question": ` + strconv.Quote(req.Task.Question) + `, "mode": "fixed", "limits": {"model_calls": 8}}`)
+	require.NoError(t, err)
+	assert.Equal(t, "serialize-and-save-fixed-1", req.Trial.ID, "the first trial with that question and mode")
+	assert.Equal(t, 8, req.Task.Limits.ModelCalls, "the limits given")
+
+	_, err = p.ParseText(`{"policy": "replay", "trial": "nope"}`)
+	assert.ErrorContains(t, err, `has no trial "nope"`)
+	_, err = p.ParseText(`{"policy": "replay", "question": "never asked"}`)
+	assert.ErrorContains(t, err, "no trial with that question, version and mode")
+	_, err = p.ParseText(`{"question": "q", "trial": "serialize-and-save-agent-1"}`)
+	code, _ := reason.Of(err)
+	assert.Equal(t, engine.InvalidField, code, "a trial goes with the replay policy")
 }
 
 func TestSearch(t *testing.T) {
@@ -507,13 +592,16 @@ func TestSearch(t *testing.T) {
 	res, err := e.Search(engine.SearchRequest{Query: "write_text encoding utf-8", Version: "3.12", K: 4})
 	require.NoError(t, err)
 	assert.Equal(t, `"write" OR "text" OR "encoding" OR "utf" OR "8"`, res.Terms)
-	want, err := e.Lab().Library.Explain("write_text encoding utf-8", 4, "3.12")
+	seed, err := engine.LabOf(e, "")
+	require.NoError(t, err)
+	want, err := seed.Library.Explain("write_text encoding utf-8", 4, "3.12")
 	require.NoError(t, err)
 	require.Len(t, res.Hits, len(want))
 	for i, h := range res.Hits {
-		assert.Equal(t, want[i].Handle, h.Handle, "the agent's hits, in its order")
+		assert.Equal(t, want[i].Handle, tools.Handle{SourceID: h.SourceID, Rank: h.Rank, Version: h.Version, Bytes: h.Bytes, TextSHA256: h.TextSHA256},
+			"the agent's hits, in its order")
 		assert.Equal(t, want[i].Score, h.Score)
-		p, _ := e.Lab().Snapshot.Passage(h.SourceID)
+		p, _ := seed.Snapshot.Passage(h.SourceID)
 		assert.Equal(t, p.URL, h.URL)
 		assert.Contains(t, h.Snippet, store.MarkOpen, "the snippet marks the matched terms")
 		plain := strings.NewReplacer(store.MarkOpen, "", store.MarkClose, "", store.Ellipsis, "").Replace(h.Snippet)
@@ -550,7 +638,7 @@ func TestBatchPlanAndRun(t *testing.T) {
 	var saved []byte
 	var trials []string
 	br, rep, err := e.RunBatch(context.Background(), plan, engine.BatchRun{Save: func(b []byte) error { saved = b; return nil },
-		OnTrial: func(tr lab.TrialReport) { trials = append(trials, tr.ID) }})
+		OnTrial: func(tr report.Trial) { trials = append(trials, tr.ID) }})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"overwrite-fixed-1", "overwrite-agent-1"}, trials)
 	require.Len(t, rep.Trials, 2)
@@ -576,29 +664,6 @@ func TestBatchPlanAndRun(t *testing.T) {
 	assert.Equal(t, reason.MissingAPIKey, code, "a batch without a key sends nothing")
 }
 
-// memStore is a budget.Store in memory.
-type memStore struct {
-	mu   sync.Mutex
-	data []byte
-}
-
-func (m *memStore) Load() ([]byte, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.data, m.data != nil, nil
-}
-
-func (m *memStore) Update(apply func([]byte, bool) ([]byte, error)) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, err := apply(m.data, m.data != nil)
-	if err != nil {
-		return err
-	}
-	m.data = append([]byte(nil), b...)
-	return nil
-}
-
 func TestRerankReplaysThePublishedRecords(t *testing.T) {
 	e := open(t, 0)
 	res, err := e.Rerank(context.Background(), engine.RerankRequest{})
@@ -612,8 +677,8 @@ func TestRerankReplaysThePublishedRecords(t *testing.T) {
 }
 
 func TestRerankRefusalsInOrder(t *testing.T) {
-	withBudget := func(usd float64) *memStore {
-		s := &memStore{}
+	withBudget := func(usd float64) *budget.Memory {
+		s := budget.NewMemory(nil)
 		l, err := budget.Open(s, func() time.Time { return now })
 		require.NoError(t, err)
 		require.NoError(t, l.SetBudget(usd))
@@ -623,13 +688,13 @@ func TestRerankRefusalsInOrder(t *testing.T) {
 		name      string
 		key       bool
 		allowance int
-		store     *memStore
+		store     *budget.Memory
 		code      reason.Code
 		message   string
 	}{
-		{"no key first", false, 1, &memStore{}, reason.MissingAPIKey, "no Gemini API key"},
-		{"then the allowance", true, 3, &memStore{}, reason.BatchRequestLimit, "4 requests are needed and 3"},
-		{"then a budget", true, 4, &memStore{}, "", "set a budget first"},
+		{"no key first", false, 1, budget.NewMemory(nil), reason.MissingAPIKey, "no Gemini API key"},
+		{"then the allowance", true, 3, budget.NewMemory(nil), reason.BatchRequestLimit, "4 requests are needed and 3"},
+		{"then a budget", true, 4, budget.NewMemory(nil), "", "set a budget first"},
 		{"then the whole run within it", true, 4, withBudget(0.005), reason.BudgetExceeded, "over the budget of $0.00500000; nothing was sent"},
 		{"allowed", true, 4, withBudget(0.05), "", ""},
 	} {
@@ -660,7 +725,7 @@ func TestRerankRefusalsInOrder(t *testing.T) {
 
 func TestRerankLiveReservesRecordsAndReplays(t *testing.T) {
 	e := open(t, 10)
-	store := &memStore{}
+	store := budget.NewMemory(nil)
 	_, err := e.SetBudget(store, 0.05)
 	require.NoError(t, err)
 	transport := &inProcess{key: true}
@@ -693,7 +758,7 @@ func TestRerankLiveReservesRecordsAndReplays(t *testing.T) {
 
 func TestCancelStopsALiveRerankAndABudgetChangeWaits(t *testing.T) {
 	e := open(t, 10)
-	store := &memStore{}
+	store := budget.NewMemory(nil)
 	_, err := e.SetBudget(store, 0.05)
 	require.NoError(t, err)
 	transport := &inProcess{key: true, block: true}
@@ -720,7 +785,7 @@ func TestCancelStopsALiveRerankAndABudgetChangeWaits(t *testing.T) {
 func TestCancelEndsARunAsCancelled(t *testing.T) {
 	e := open(t, 10)
 	transport := &inProcess{key: true, block: true}
-	job := engine.Start(e, func(ctx context.Context) (lab.TrialReport, error) {
+	job := engine.Start(e, func(ctx context.Context) (report.Trial, error) {
 		return e.Run(ctx, engine.RunRequest{Task: task(t, e, "overwrite", agent.Agent), Policy: engine.Gemini, Transport: transport})
 	})
 	require.Eventually(t, func() bool { return transport.calls() == 1 }, 5*time.Second, time.Millisecond)

@@ -12,12 +12,13 @@ import (
 	"github.com/ragagentlab/ragagent/core/policy"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 )
 
 // EvalRequest grades a pack's authored cases on both paths, with the
 // scripted policy (offline), a recording made over the pack (replay) or
 // live Gemini (a planned batch: PlanBatch, then RunBatch, then
-// EvalOf).
+// BatchPlan.Eval).
 type EvalRequest struct {
 	Corpus string
 	Policy PolicyName // Scripted or Replay
@@ -78,7 +79,7 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 	if len(l.Cases.Cases) == 0 {
 		return nil, fmt.Errorf("eval: pack %s has no authored cases", l.Pack.Manifest.ID)
 	}
-	var rep *lab.Report
+	var rep *report.Set
 	switch req.Policy {
 	case Scripted:
 		limits := req.Limits
@@ -91,7 +92,7 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 		}
 		total, done := len(plan.Trials()), 0
 		start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) { return policy.Scripted{}, nil, nil }
-		rep, err = l.RunBatch(ctx, plan, start, e.clock, nil, func(tr lab.TrialReport) {
+		rep, err = l.RunBatch(ctx, plan, start, e.clock, nil, func(tr report.Trial) {
 			done++
 			if req.OnTrial != nil {
 				req.OnTrial(done, total, tr.ID)
@@ -112,11 +113,16 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 	default:
 		return nil, fmt.Errorf("eval: policy %q is not scripted or replay (a live eval is a planned batch)", req.Policy)
 	}
-	return EvalOf(l, req.Policy, rep), nil
+	return evalOf(l, req.Policy, rep), nil
 }
 
-// EvalOf is a graded report as an eval result.
-func EvalOf(l *lab.Lab, p PolicyName, rep *lab.Report) *EvalResult {
+// Eval is a batch's report as an eval result: each case on each path,
+// graded, with the summary over the plan's pack (the live eval:
+// PlanBatch, RunBatch, then Eval).
+func (p *BatchPlan) Eval(rep *report.Set) *EvalResult { return evalOf(p.lab, Gemini, rep) }
+
+// evalOf is a graded report over l's cases as an eval result.
+func evalOf(l *lab.Lab, p PolicyName, rep *report.Set) *EvalResult {
 	out := &EvalResult{Corpus: l.Pack.Manifest.ID, SearchK: l.SearchK, Policy: p, Cases: []EvalCase{}}
 	for _, c := range l.Cases.Cases {
 		if len(c.Sources)+len(c.TargetURLs) > 0 {
@@ -148,6 +154,3 @@ func EvalOf(l *lab.Lab, p PolicyName, rep *lab.Report) *EvalResult {
 	out.Summary.Fixed, out.Summary.Agent, out.Summary.Trials = rep.Summary.Fixed, rep.Summary.Agent, len(rep.Trials)
 	return out
 }
-
-// LabOf is a corpus's lab ("" is the seed), opened now if need be.
-func (e *Engine) LabOf(corpus string) (*lab.Lab, error) { return e.labFor(corpus) }

@@ -183,6 +183,16 @@ func (e *Engine) Packs() []PackSummary {
 	return out
 }
 
+// Pack is one of the engine's corpora as Packs lists it ("" is the seed),
+// without opening it: its manifest names its search k and default version.
+func (e *Engine) Pack(id string) (*PackSummary, error) {
+	p, err := e.packs.entry(id)
+	if err != nil {
+		return nil, err
+	}
+	return &PackSummary{Manifest: p.manifest, Open: p.opened.Load() != nil}, nil
+}
+
 // PackInfo is an opened pack: its manifest, its authored cases and what
 // its passages are like.
 type PackInfo struct {

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 )
 
 // ReplayRequest is a recording to replay.
@@ -28,21 +28,21 @@ type ReplayRequest struct {
 // per path, and how many recorded exchanges the trials used.
 type ReplayResult struct {
 	// Source is "bundled" or "loaded".
-	Source        string            `json:"source"`
-	Model         string            `json:"model"`
-	Config        any               `json:"config"`
-	Endpoint      string            `json:"endpoint"`
-	RecordedAt    string            `json:"recorded_at"`
-	Trials        []lab.TrialReport `json:"trials"`
-	Summary       lab.Summary       `json:"summary"`
-	Exchanges     int               `json:"exchanges"`
-	ExchangesUsed int               `json:"exchanges_used"`
-	ElapsedMS     float64           `json:"elapsed_ms"`
+	Source        string         `json:"source"`
+	Model         string         `json:"model"`
+	Config        any            `json:"config"`
+	Endpoint      string         `json:"endpoint"`
+	RecordedAt    string         `json:"recorded_at"`
+	Trials        []report.Trial `json:"trials"`
+	Summary       report.Summary `json:"summary"`
+	Exchanges     int            `json:"exchanges"`
+	ExchangesUsed int            `json:"exchanges_used"`
+	ElapsedMS     float64        `json:"elapsed_ms"`
 }
 
 // Report is the result as the lab's report (trials and summary).
-func (r *ReplayResult) Report() *lab.Report {
-	return &lab.Report{Trials: r.Trials, Summary: r.Summary}
+func (r *ReplayResult) Report() *report.Set {
+	return &report.Set{Trials: r.Trials, Summary: r.Summary}
 }
 
 // Replay replays a recording through the controller, the index and the
@@ -66,7 +66,7 @@ func (e *Engine) Replay(ctx context.Context, req ReplayRequest) (*ReplayResult, 
 		return nil, err
 	}
 	total, done := len(file.Trials), 0
-	rep, err := l.Replay(ctx, file, func(tr lab.TrialReport) {
+	rep, err := l.Replay(ctx, file, func(tr report.Trial) {
 		done++
 		if req.OnTrial != nil {
 			req.OnTrial(done, total, tr.ID)
@@ -128,7 +128,7 @@ func CaseIDs(f *recording.File) []string {
 
 // ExchangeTotals is how many exchanges the trials recorded and how many
 // their replays used.
-func ExchangeTotals(trials []lab.TrialReport) (total, used int) {
+func ExchangeTotals(trials []report.Trial) (total, used int) {
 	for _, t := range trials {
 		total += t.Exchanges
 		used += t.ExchangesUsed
@@ -138,12 +138,12 @@ func ExchangeTotals(trials []lab.TrialReport) (total, used int) {
 
 // price sets each trial's estimated cost at the model's list price (none
 // when the table has no price for it).
-func (e *Engine) price(trials []lab.TrialReport, model string) {
+func (e *Engine) price(trials []report.Trial, model string) {
 	rate, ok := e.Rate(model)
 	if !ok {
 		return
 	}
 	for i := range trials {
-		trials[i].Cost = lab.CostOf(trials[i].Result, rate)
+		trials[i].Cost = report.CostOf(trials[i].Result, rate)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/evaluate"
@@ -16,6 +15,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 )
 
 // PolicyName names who decides a run's actions.
@@ -75,56 +75,6 @@ type RunRequest struct {
 	// per attempt after every check passed, just before it is counted and
 	// sent; an error (with a reason code) refuses it, nothing sent.
 	BeforeSend func(body []byte) error
-}
-
-// ParseRunSpec reads a front end's run spec, JSON {corpus, question,
-// version, mode, limits, policy, endpoint} (an absent corpus is the seed). The task is refused with its reason code
-// exactly as a recorded trial's would be (a wrong type gets the same code
-// as a wrong value); an unknown policy or a non-loopback endpoint is an
-// error.
-func ParseRunSpec(text string) (RunRequest, error) {
-	v, err := pyjson.Decode(text)
-	if err != nil {
-		return RunRequest{}, fmt.Errorf("run: the spec is not JSON: %v", err)
-	}
-	o, ok := v.(*pyjson.Object)
-	if !ok {
-		return RunRequest{}, errors.New("run: the spec is not an object")
-	}
-	task, err := agent.TaskFromJSON(get(o, "question"), get(o, "version"), get(o, "mode"), get(o, "limits"))
-	if err != nil {
-		return RunRequest{}, err
-	}
-	name, _ := get(o, "policy").(string)
-	p, ok := findPolicy(PolicyName(name))
-	if !ok {
-		var names []string
-		for _, p := range Policies() {
-			names = append(names, string(p.Name))
-		}
-		return RunRequest{}, fmt.Errorf("run: policy %q is not one of %s", name, strings.Join(names, ", "))
-	}
-	req := RunRequest{Task: task, Policy: p.Name}
-	req.Corpus, _ = get(o, "corpus").(string)
-	req.Endpoint, _ = get(o, "endpoint").(string)
-	if _, err := gemini.ResolveEndpoint(req.Endpoint); err != nil {
-		return RunRequest{}, err
-	}
-	return req, nil
-}
-
-func findPolicy(name PolicyName) (Policy, bool) {
-	for _, p := range Policies() {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return Policy{}, false
-}
-
-func get(o *pyjson.Object, k string) any {
-	v, _ := o.Get(k)
-	return v
 }
 
 // RunPlan is what a run will be allowed to do, shown before a live run
@@ -226,11 +176,11 @@ func WorstCaseUSD(r price.Rate, requests int) float64 {
 // A Gemini run counts every attempt against the engine's allowance and
 // records it (in req.Save's file, or the session's recording). A task
 // refused before it starts is reported with its code and no result.
-func (e *Engine) Run(ctx context.Context, req RunRequest) (lab.TrialReport, error) {
+func (e *Engine) Run(ctx context.Context, req RunRequest) (report.Trial, error) {
 	opts := lab.TrialOptions{Clock: e.clock, OnStep: req.OnStep}
 	l, err := e.labFor(req.Corpus)
 	if err != nil {
-		return lab.TrialReport{}, err
+		return report.Trial{}, err
 	}
 	switch req.Policy {
 	case Scripted:
@@ -239,7 +189,7 @@ func (e *Engine) Run(ctx context.Context, req RunRequest) (lab.TrialReport, erro
 		return l.Trial(ctx, tr, req.Task, policy.Scripted{}, opts)
 	case Replay:
 		if req.Trial == nil {
-			return lab.TrialReport{}, errors.New("run: a replay run needs a recorded trial")
+			return report.Trial{}, errors.New("run: a replay run needs a recorded trial")
 		}
 		tr, _ := e.begin(l, req.Task)
 		replayer := recording.NewReplayer(*req.Trial)
@@ -249,7 +199,7 @@ func (e *Engine) Run(ctx context.Context, req RunRequest) (lab.TrialReport, erro
 	case Gemini:
 		return e.runLive(ctx, l, req, opts)
 	}
-	return lab.TrialReport{}, fmt.Errorf("run: policy %q is not scripted, gemini or replay", req.Policy)
+	return report.Trial{}, fmt.Errorf("run: policy %q is not scripted, gemini or replay", req.Policy)
 }
 
 // runLive runs with the live model: a task refused before it starts, or a
@@ -257,9 +207,9 @@ func (e *Engine) Run(ctx context.Context, req RunRequest) (lab.TrialReport, erro
 // begun in the recording and every attempt recorded as it happens. A key
 // the API refused (HTTP 400, 401 or 403) is reported as such, ungraded: a
 // key problem, not a fixture failure.
-func (e *Engine) runLive(ctx context.Context, l *lab.Lab, req RunRequest, opts lab.TrialOptions) (lab.TrialReport, error) {
+func (e *Engine) runLive(ctx context.Context, l *lab.Lab, req RunRequest, opts lab.TrialOptions) (report.Trial, error) {
 	if req.Transport == nil {
-		return lab.TrialReport{}, errors.New("run: a gemini run needs a transport")
+		return report.Trial{}, errors.New("run: a gemini run needs a transport")
 	}
 	if err := req.Task.Validate(); err != nil {
 		tr, _ := e.begin(l, req.Task)
@@ -271,19 +221,19 @@ func (e *Engine) runLive(ctx context.Context, l *lab.Lab, req RunRequest, opts l
 	}
 	endpoint, err := gemini.ResolveEndpoint(req.Endpoint)
 	if err != nil {
-		return lab.TrialReport{}, err
+		return report.Trial{}, err
 	}
 	rec := e.sessionRecorder(endpoint)
 	if req.Save != nil {
 		if rec, err = recording.NewRecorder(e.header(gemini.Model, endpoint, gemini.Config()), req.Save); err != nil {
-			return lab.TrialReport{}, err
+			return report.Trial{}, err
 		}
 	}
 	tr, _ := e.begin(l, req.Task)
 	client, live, err := e.startLive(rec, trialRecord(tr, req.Task), LiveModel{Model: gemini.Model, Transport: req.Transport, Endpoint: endpoint,
 		Allowance: req.Allowance, BeforeSend: req.BeforeSend})
 	if err != nil {
-		return lab.TrialReport{}, err
+		return report.Trial{}, err
 	}
 	opts.OnEnd = live.Log.Finish
 	tr.Model, tr.Config = gemini.Model, gemini.Config()
@@ -291,7 +241,7 @@ func (e *Engine) runLive(ctx context.Context, l *lab.Lab, req RunRequest, opts l
 	tr.Exchanges, tr.ExchangesUsed = live.Attempts(), live.Attempts()
 	if err == nil {
 		if rate, ok := e.Rate(gemini.Model); ok {
-			tr.Cost = lab.CostOf(tr.Result, rate)
+			tr.Cost = report.CostOf(tr.Result, rate)
 		}
 		if refusal := keyRefusal(tr.Result, live.Last()); refusal != nil {
 			tr.KeyRefused, tr.Checks = refusal, nil
@@ -302,20 +252,20 @@ func (e *Engine) runLive(ctx context.Context, l *lab.Lab, req RunRequest, opts l
 
 // keyRefusal is a run that ended on an HTTP 400, 401 or 403: the API
 // refused the key (not valid, not allowed, or for another project).
-func keyRefusal(r *agent.Result, last gemini.Attempt) *lab.KeyRefusal {
+func keyRefusal(r *agent.Result, last gemini.Attempt) *report.KeyRefusal {
 	if r == nil || r.Reason != reason.Transport(gemini.HTTPError) {
 		return nil
 	}
 	switch last.HTTPStatus {
 	case 400, 401, 403:
-		return &lab.KeyRefusal{HTTPStatus: last.HTTPStatus, Detail: r.Detail}
+		return &report.KeyRefusal{HTTPStatus: last.HTTPStatus, Detail: r.Detail}
 	}
 	return nil
 }
 
 // begin numbers a run and finds its case in the lab (by question and
 // version).
-func (e *Engine) begin(l *lab.Lab, task agent.Task) (lab.TrialReport, *evaluate.Case) {
+func (e *Engine) begin(l *lab.Lab, task agent.Task) (report.Trial, *evaluate.Case) {
 	c, known := caseFor(l, task)
 	s := &e.session
 	s.mu.Lock()
@@ -326,7 +276,7 @@ func (e *Engine) begin(l *lab.Lab, task agent.Task) (lab.TrialReport, *evaluate.
 		key = c.ID + "/" + key
 	}
 	s.repeat[key]++
-	tr := lab.TrialReport{ID: fmt.Sprintf("run-%d-%s", s.runs, task.Mode), Repeat: s.repeat[key], Mode: string(task.Mode)}
+	tr := report.Trial{ID: fmt.Sprintf("run-%d-%s", s.runs, task.Mode), Repeat: s.repeat[key], Mode: string(task.Mode)}
 	if known {
 		tr.CaseID, tr.Split = c.ID, c.Split
 	}
@@ -345,7 +295,7 @@ func caseFor(l *lab.Lab, t agent.Task) (*evaluate.Case, bool) {
 }
 
 // trialRecord is a run's header in a recording (no exchanges yet).
-func trialRecord(tr lab.TrialReport, t agent.Task) recording.Trial {
+func trialRecord(tr report.Trial, t agent.Task) recording.Trial {
 	return recording.Trial{ID: tr.ID, CaseID: tr.CaseID, Split: tr.Split, Repeat: tr.Repeat,
 		Question: t.Question, Version: t.Version, Mode: string(t.Mode), Limits: pyjson.ValueOf(t.Limits)}
 }

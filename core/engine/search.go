@@ -3,13 +3,13 @@ package engine
 import (
 	"fmt"
 
+	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/store"
-	"github.com/ragagentlab/ragagent/core/tools"
 )
 
 // MaxSearchK bounds a diagnostic search's page.
-const MaxSearchK = 10
+const MaxSearchK = corpus.MaxSearchK
 
 // SearchRequest is a search for people inspecting the index (the agent's
 // literal OR semantics, with scores the agent never sees).
@@ -23,19 +23,41 @@ type SearchRequest struct {
 	K int `json:"k"`
 }
 
-// SearchResult is a scored search: the hits best first (each with its URL,
-// title and FTS5 snippet, matched terms between store.MarkOpen and
-// store.MarkClose), the FTS5 expression the query became and how long it
-// took.
+// SearchResult is a scored search: the hits best first, the FTS5
+// expression the query became and how long it took.
 type SearchResult struct {
-	Corpus    string         `json:"corpus"`
-	Query     string         `json:"query"`
-	Version   string         `json:"version"`
-	K         int            `json:"k"`
-	Hits      []tools.Scored `json:"hits"`
-	Terms     string         `json:"terms"`
-	ElapsedMS float64        `json:"elapsed_ms"`
+	Corpus    string  `json:"corpus"`
+	Query     string  `json:"query"`
+	Version   string  `json:"version"`
+	K         int     `json:"k"`
+	Hits      []Hit   `json:"hits"`
+	Terms     string  `json:"terms"`
+	ElapsedMS float64 `json:"elapsed_ms"`
 }
+
+// Hit is one passage a search found: the handle the agent would be issued
+// (source id, rank, version, size and receipt), its bm25 score (lower is
+// better), and its URL, title and FTS5 snippet, the matched terms between
+// MarkOpen and MarkClose.
+type Hit struct {
+	SourceID   string  `json:"source_id"`
+	Rank       int     `json:"rank"`
+	Version    string  `json:"version"`
+	Bytes      int     `json:"bytes"`
+	TextSHA256 string  `json:"text_sha256"`
+	Score      float64 `json:"score"`
+	URL        string  `json:"url,omitempty"`
+	Title      string  `json:"title,omitempty"`
+	Snippet    string  `json:"snippet,omitempty"`
+}
+
+// The marks around a snippet's matched terms (⟦ and ⟧: Python's
+// documentation uses brackets) and the ellipsis where it is cut.
+const (
+	MarkOpen  = store.MarkOpen
+	MarkClose = store.MarkClose
+	Ellipsis  = store.Ellipsis
+)
 
 // Search runs a scored search over a pack's index with the agent's
 // literal semantics.
@@ -55,10 +77,12 @@ func (e *Engine) Search(req SearchRequest) (*SearchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if hits == nil {
-		hits = []tools.Scored{}
+	out := make([]Hit, len(hits))
+	for i, h := range hits {
+		out[i] = Hit{SourceID: h.SourceID, Rank: h.Rank, Version: h.Version, Bytes: h.Bytes, TextSHA256: h.TextSHA256,
+			Score: h.Score, URL: h.URL, Title: h.Title, Snippet: h.Snippet}
 	}
-	return &SearchResult{Corpus: l.Pack.Manifest.ID, Query: req.Query, Version: req.Version, K: req.K, Hits: hits,
+	return &SearchResult{Corpus: l.Pack.Manifest.ID, Query: req.Query, Version: req.Version, K: req.K, Hits: out,
 		Terms: store.MatchExpression(store.Terms(req.Query)), ElapsedMS: e.since(started)}, nil
 }
 

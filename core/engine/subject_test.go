@@ -12,8 +12,8 @@ import (
 	"github.com/ragagentlab/ragagent/core/builder"
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
-	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/report"
 )
 
 // capture is inProcess that keeps each request body's system text.
@@ -72,7 +72,7 @@ func TestEachPackTellsTheModelItsOwnSubject(t *testing.T) {
 			assert.Contains(t, s, `You answer questions about the documents titled "Kettle and garden notes" using ONLY tool observations.`)
 			assert.NotContains(t, s, "Python")
 		}
-		assert.Equal(t, &lab.CorpusRef{ID: "kitchen", Title: "Kettle and garden notes", Subject: "Kettle and garden notes"}, rep.Corpus)
+		assert.Equal(t, &report.CorpusRef{ID: "kitchen", Title: "Kettle and garden notes", Subject: "Kettle and garden notes"}, rep.Corpus)
 
 		seed := &capture{inProcess: inProcess{key: true}}
 		task = agent.Task{Question: "In Python 3.12, does Path.write_text append to an existing file or overwrite it?", Version: "3.12", Mode: mode, Limits: agent.DefaultLimits()}

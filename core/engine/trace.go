@@ -11,6 +11,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/otlp"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 )
 
 // Where a trace's trial is recorded: the bundled comparison, the recording
@@ -152,11 +153,11 @@ func (e *Engine) ExportOTLP(ctx context.Context, req ExportRequest) ([]byte, err
 // OTLP exports replayed trials of f, made over the seed; each search's
 // candidates are listed with their passage text and bm25 score from the
 // seed's index.
-func (e *Engine) OTLP(f *recording.File, trials []lab.TrialReport) ([]byte, error) {
+func (e *Engine) OTLP(f *recording.File, trials []report.Trial) ([]byte, error) {
 	return otlpOf(e.lab, f, trials)
 }
 
-func otlpOf(l *lab.Lab, f *recording.File, trials []lab.TrialReport) ([]byte, error) {
+func otlpOf(l *lab.Lab, f *recording.File, trials []report.Trial) ([]byte, error) {
 	return otlp.Export(otlp.Input{File: f, Reports: trials, Documents: documentsOf(l)})
 }
 

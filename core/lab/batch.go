@@ -10,6 +10,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 )
 
 // MaxRepeats bounds a plan's repeats: enough to see variation, not a way to
@@ -147,11 +148,11 @@ type Start func(PlannedTrial) (model.Model, func(elapsedSeconds float64) error, 
 // it is made; onStep, if set, sees every step of every trial. The error is
 // a fault outside every trial's own outcome.
 func (l *Lab) RunBatch(ctx context.Context, p *Plan, start Start, clock func() time.Time,
-	onStep func(PlannedTrial, agent.Step, *agent.Observation), onTrial func(TrialReport)) (*Report, error) {
+	onStep func(PlannedTrial, agent.Step, *agent.Observation), onTrial func(report.Trial)) (*report.Set, error) {
 	if clock == nil {
 		clock = time.Now
 	}
-	rep := &Report{Trials: []TrialReport{}}
+	rep := &report.Set{Trials: []report.Trial{}}
 	for _, pt := range p.Trials() {
 		if ctx.Err() != nil {
 			break
@@ -164,28 +165,15 @@ func (l *Lab) RunBatch(ctx context.Context, p *Plan, start Start, clock func() t
 		if onStep != nil {
 			o.OnStep = func(s agent.Step, obs *agent.Observation) { onStep(pt, s, obs) }
 		}
-		tr := TrialReport{ID: pt.ID, CaseID: pt.CaseID, Split: pt.Split, Repeat: pt.Repeat, Mode: string(pt.Task.Mode)}
+		tr := report.Trial{ID: pt.ID, CaseID: pt.CaseID, Split: pt.Split, Repeat: pt.Repeat, Mode: string(pt.Task.Mode)}
 		tr, err = l.Trial(ctx, tr, pt.Task, model, o)
 		if err != nil {
 			return rep, fmt.Errorf("trial %s: %w", pt.ID, err)
 		}
-		rep.add(tr)
+		rep.Add(tr)
 		if onTrial != nil {
 			onTrial(tr)
 		}
 	}
 	return rep, nil
-}
-
-// add appends a trial and counts its outcome on its path.
-func (rep *Report) add(tr TrialReport) {
-	if tr.Checks != nil {
-		switch agent.Mode(tr.Mode) {
-		case agent.Fixed:
-			rep.Summary.Fixed.Add(tr.Checks.Outcome)
-		case agent.Agent:
-			rep.Summary.Agent.Add(tr.Checks.Outcome)
-		}
-	}
-	rep.Trials = append(rep.Trials, tr)
 }

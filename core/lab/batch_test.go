@@ -13,6 +13,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/fixtures"
 )
 
@@ -86,7 +87,7 @@ func TestRunBatchAndReport(t *testing.T) {
 	tick := time.Unix(0, 0)
 	clock := func() time.Time { tick = tick.Add(time.Second); return tick }
 	var seen []string
-	rep, err := l.RunBatch(context.Background(), plan, start, clock, nil, func(tr TrialReport) { seen = append(seen, tr.ID) })
+	rep, err := l.RunBatch(context.Background(), plan, start, clock, nil, func(tr report.Trial) { seen = append(seen, tr.ID) })
 	require.NoError(t, err)
 	require.Len(t, rep.Trials, 8)
 	assert.Equal(t, []string{"unsupported-fixed-1", "unsupported-agent-1", "overwrite-fixed-1", "overwrite-agent-1",
@@ -98,7 +99,7 @@ func TestRunBatchAndReport(t *testing.T) {
 	assert.Equal(t, 2, rep.Summary.Agent.Pass)
 
 	rate := price.Rate{Model: "m", InputPerMTok: 1, OutputPerMTok: 10}
-	br := &BatchReport{Model: "m"}
+	br := &report.Batch{Model: "m"}
 	br.Fill(rep, &rate)
 	require.Len(t, br.Trials, 8)
 	assert.Len(t, br.Trials[0].ProviderUsage, 1)
@@ -109,9 +110,9 @@ func TestRunBatchAndReport(t *testing.T) {
 	// 8 replies of 1000 input at $1/M and 150 output+thinking at $10/M
 	assert.InDelta(t, 8*(1000*1.0+150*10.0)/1e6, *br.Cost.EstimatedUSD, 1e-12)
 	assert.Nil(t, br.Cost.CurrencyCost)
-	assert.Equal(t, EstimateNote, br.Cost.Note)
+	assert.Equal(t, report.EstimateNote, br.Cost.Note)
 
-	unpriced := &BatchReport{Model: "m"}
+	unpriced := &report.Batch{Model: "m"}
 	unpriced.Fill(rep, nil)
 	assert.Nil(t, unpriced.Cost.EstimatedUSD)
 	assert.Contains(t, unpriced.Cost.Note, "No price")

@@ -1,7 +1,9 @@
-// Package lab wires the core together for its front ends (the command line,
-// the page, the tests): a validated corpus with its index, the authored
-// cases, and replay of a recording into graded trial reports. It takes bytes,
-// not paths, so the same code runs natively and in the browser.
+// Package lab is an opened corpus (its index and authored cases) and the
+// runner that turns runs into graded trial reports: one trial with a model
+// (Trial), a recording replayed trial by trial (Replay), a planned batch
+// (Plan, RunBatch). The reports themselves are core/report's vocabulary,
+// which front ends read without this package. It takes bytes, not paths,
+// so the same code runs natively and in the browser.
 package lab
 
 import (
@@ -15,6 +17,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/core/tools"
 )
 
@@ -127,21 +130,9 @@ func PythonDocumentation(m *corpus.Manifest) bool {
 	return m.ID == "seed" || m.ID == "python-3.11"
 }
 
-// CorpusRef names the pack a trial ran over: its id and its title (the
-// manifest's), which is also the subject its model was told about unless
-// the pack is Python's documentation. A trace labels the trial's
-// passages with it.
-type CorpusRef struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
-	// Subject is the subject the policy text named: "Python
-	// documentation" (the reference text) or the title.
-	Subject string `json:"subject"`
-}
-
 // Ref is the lab's pack as a trial names it; nil for a lab opened on a
 // bare snapshot.
-func (l *Lab) Ref() *CorpusRef {
+func (l *Lab) Ref() *report.CorpusRef {
 	if l.Pack == nil {
 		return nil
 	}
@@ -149,7 +140,7 @@ func (l *Lab) Ref() *CorpusRef {
 	if subject == "" {
 		subject = agent.PythonSubject
 	}
-	return &CorpusRef{ID: l.Pack.Manifest.ID, Title: l.Pack.Manifest.Title, Subject: subject}
+	return &report.CorpusRef{ID: l.Pack.Manifest.ID, Title: l.Pack.Manifest.Title, Subject: subject}
 }
 
 // Close releases the index.
@@ -163,69 +154,18 @@ func (l *Lab) Read(sourceID string) (corpus.Passage, error) {
 // Verify checks every passage of the lab's pack (see tools.Library.Verify).
 func (l *Lab) Verify() error { return l.tools.Verify() }
 
-// TrialReport is one replayed trial. Result is nil (and Error set) when the
-// trial was refused before it started; Checks is nil for a trial whose case
-// is not among the lab's cases.
-type TrialReport struct {
-	ID             string           `json:"id"`
-	CaseID         string           `json:"case_id"`
-	Split          string           `json:"split"`
-	Repeat         int              `json:"repeat"`
-	Mode           string           `json:"mode"`
-	Result         *agent.Result    `json:"result"`
-	Error          *reason.Code     `json:"error"`
-	ErrorDetail    string           `json:"error_detail,omitempty"`
-	Checks         *evaluate.Checks `json:"checks"`
-	Exchanges      int              `json:"exchanges"`
-	ExchangesUsed  int              `json:"exchanges_used"`
-	ElapsedSeconds *float64         `json:"elapsed_seconds"`
-
-	// The rest are additions for a trace viewer. Timing is nil when
-	// neither a clock nor the recording gave per-step times. Corpus names
-	// the pack the trial ran over (nil for a bare snapshot). Model and
-	// Config say who decided a run made now (a replay's are the
-	// recording's). Cost is the estimate at the model's list price (nil
-	// when unpriced). KeyRefused is set, and Checks nil, when a live
-	// run's key was refused: a key problem, not a fixture failure.
-	Timing     *Timing     `json:"timing,omitempty"`
-	Corpus     *CorpusRef  `json:"corpus,omitempty"`
-	Model      string      `json:"model,omitempty"`
-	Config     any         `json:"config,omitempty"`
-	Cost       *TrialCost  `json:"cost,omitempty"`
-	KeyRefused *KeyRefusal `json:"key_refused,omitempty"`
-}
-
-// KeyRefusal is a live request the API answered with HTTP 400, 401 or 403:
-// the key was refused (not valid, not allowed, or for another project).
-type KeyRefusal struct {
-	HTTPStatus int    `json:"http_status"`
-	Detail     string `json:"detail"`
-}
-
-// Summary tallies outcomes per path.
-type Summary struct {
-	Fixed evaluate.Tally `json:"fixed"`
-	Agent evaluate.Tally `json:"agent"`
-}
-
-// Report is a replayed recording.
-type Report struct {
-	Trials  []TrialReport `json:"trials"`
-	Summary Summary       `json:"summary"`
-}
-
 // Replay runs every trial of a recording against the recorded exchanges,
 // grading those whose case is known. onTrial, if set, sees each report as it
 // is made (for progress). The error is only for a fault outside every
 // trial's own outcome.
-func (l *Lab) Replay(ctx context.Context, f *recording.File, onTrial func(TrialReport)) (*Report, error) {
-	rep := &Report{Trials: []TrialReport{}}
+func (l *Lab) Replay(ctx context.Context, f *recording.File, onTrial func(report.Trial)) (*report.Set, error) {
+	rep := &report.Set{Trials: []report.Trial{}}
 	for _, t := range f.Trials {
 		tr, err := l.ReplayTrial(ctx, t)
 		if err != nil {
 			return nil, fmt.Errorf("trial %s: %w", t.ID, err)
 		}
-		rep.add(tr)
+		rep.Add(tr)
 		if onTrial != nil {
 			onTrial(tr)
 		}
@@ -234,9 +174,9 @@ func (l *Lab) Replay(ctx context.Context, f *recording.File, onTrial func(TrialR
 }
 
 // ReplayTrial replays one trial. Its elapsed time is the recorded one.
-func (l *Lab) ReplayTrial(ctx context.Context, t recording.Trial) (TrialReport, error) {
+func (l *Lab) ReplayTrial(ctx context.Context, t recording.Trial) (report.Trial, error) {
 	mode, _ := t.Mode.(string)
-	tr := TrialReport{ID: t.ID, CaseID: t.CaseID, Split: t.Split, Repeat: t.Repeat, Mode: mode,
+	tr := report.Trial{ID: t.ID, CaseID: t.CaseID, Split: t.Split, Repeat: t.Repeat, Mode: mode,
 		Exchanges: len(t.Exchanges), ElapsedSeconds: t.ElapsedSeconds}
 	task, err := agent.TaskFromJSON(t.Question, t.Version, t.Mode, t.Limits)
 	if err != nil {
@@ -270,7 +210,7 @@ type TrialOptions struct {
 // replays, batches and single runs alike. A task refused before it starts
 // is reported with its code and no result; an error is a fault outside the
 // trial's own outcome.
-func (l *Lab) Trial(ctx context.Context, tr TrialReport, task agent.Task, m model.Model, o TrialOptions) (TrialReport, error) {
+func (l *Lab) Trial(ctx context.Context, tr report.Trial, task agent.Task, m model.Model, o TrialOptions) (report.Trial, error) {
 	ctrl := agent.Controller{Tools: l.tools, Model: m, Clock: o.Clock, OnStep: o.OnStep, SearchK: l.SearchK, Subject: l.Subject}
 	tr.Corpus = l.Ref()
 	var timer *stepTimer
@@ -304,7 +244,7 @@ func (l *Lab) Trial(ctx context.Context, tr TrialReport, task agent.Task, m mode
 
 // Refused reports a run refused before it started; an error without a
 // reason code is a fault and is passed up.
-func Refused(tr TrialReport, err error) (TrialReport, error) {
+func Refused(tr report.Trial, err error) (report.Trial, error) {
 	code, ok := reason.Of(err)
 	if !ok {
 		return tr, err

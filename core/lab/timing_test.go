@@ -11,6 +11,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
@@ -44,13 +45,13 @@ func TestMeasuredTiming(t *testing.T) {
 			task, err := agent.TaskFromJSON(trial.Question, trial.Version, trial.Mode, trial.Limits)
 			require.NoError(t, err)
 			var seen int
-			tr, err := l.Trial(context.Background(), TrialReport{ID: trial.ID, CaseID: trial.CaseID}, task, recording.NewReplayer(trial),
+			tr, err := l.Trial(context.Background(), report.Trial{ID: trial.ID, CaseID: trial.CaseID}, task, recording.NewReplayer(trial),
 				TrialOptions{Clock: ticking(), OnStep: func(agent.Step, *agent.Observation) { seen++ }})
 			require.NoError(t, err)
 			require.NotNil(t, tr.Timing)
 			steps := tr.Result.Steps
 			assert.Equal(t, len(steps), seen, "the caller's OnStep still sees every step")
-			assert.Equal(t, Measured, tr.Timing.Source)
+			assert.Equal(t, report.Measured, tr.Timing.Source)
 			require.Len(t, tr.Timing.Steps, len(steps))
 			last := 0.0
 			for i, st := range tr.Timing.Steps {
@@ -83,14 +84,14 @@ func TestRecordedTiming(t *testing.T) {
 	trial.ElapsedSeconds = &elapsed
 	got := RecordedTiming(trial, res)
 	require.NotNil(t, got)
-	assert.Equal(t, &Timing{Source: Recorded, TotalMS: 7500, Steps: []StepTime{
+	assert.Equal(t, &report.Timing{Source: report.Recorded, TotalMS: 7500, Steps: []report.StepTime{
 		{StartMS: 0, EndMS: 1500}, {StartMS: 1500, EndMS: 4000}, {StartMS: 4000, EndMS: 7500}}}, got)
 
 	fixed := &agent.Result{Steps: []agent.Step{{Call: 0}, {Call: 0}, {Call: 1}}}
 	trial.Exchanges = trial.Exchanges[:1]
 	got = RecordedTiming(trial, fixed)
 	require.NotNil(t, got)
-	assert.Equal(t, []StepTime{{}, {}, {StartMS: 0, EndMS: 7500}}, got.Steps, "the retrieval before the one call sits at the start")
+	assert.Equal(t, []report.StepTime{{}, {}, {StartMS: 0, EndMS: 7500}}, got.Steps, "the retrieval before the one call sits at the start")
 
 	trial.Exchanges[0].SentAt = "yesterday"
 	assert.Nil(t, RecordedTiming(trial, fixed), "an unreadable time is no timing, not a wrong one")
@@ -101,7 +102,7 @@ func TestCostOf(t *testing.T) {
 	tr, err := l.ReplayTrial(context.Background(), bundledTrial(t, "serialize-and-save-fixed-1"))
 	require.NoError(t, err)
 	rate := priceRate()
-	c := CostOf(tr.Result, rate)
+	c := report.CostOf(tr.Result, rate)
 	require.Len(t, c.StepsUSD, len(tr.Result.Steps))
 	for i, s := range tr.Result.Steps {
 		if s.Tokens == nil {
@@ -111,9 +112,9 @@ func TestCostOf(t *testing.T) {
 		require.NotNil(t, c.StepsUSD[i])
 		assert.InDelta(t, rate.Cost(s.Tokens.Prompt, s.Tokens.Candidates+s.Tokens.Thoughts), *c.StepsUSD[i], 1e-15)
 	}
-	assert.Equal(t, *TokensOf(tr.Result, &rate).EstimatedUSD, c.TotalUSD)
+	assert.Equal(t, *report.TokensOf(tr.Result, &rate).EstimatedUSD, c.TotalUSD)
 	assert.InDelta(t, (1026*0.5+296*3.0)/1e6, c.TotalUSD, 1e-12, "the published usage at the shipped rate")
-	assert.Nil(t, CostOf(nil, rate))
+	assert.Nil(t, report.CostOf(nil, rate))
 }
 
 func priceRate() price.Rate {

@@ -24,9 +24,9 @@ import (
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
-	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 )
 
 // ScopeName names the instrumentation scope of every span.
@@ -62,7 +62,7 @@ type Document struct {
 // the model saw leaves out.
 type Input struct {
 	File      *recording.File
-	Reports   []lab.TrialReport
+	Reports   []report.Trial
 	Documents func(query, version string, candidates []agent.Candidate) []Document
 }
 
@@ -147,7 +147,7 @@ func (i ids) span(path string) string {
 
 // exportTrial is a trial's spans: the run, then per step its model call
 // and the tool it ran.
-func exportTrial(in Input, t recording.Trial, rep lab.TrialReport, start time.Time) []span {
+func exportTrial(in Input, t recording.Trial, rep report.Trial, start time.Time) []span {
 	id := idsOf(t)
 	r := rep.Result
 	end := start.Add(trialDuration(t, r))
@@ -185,7 +185,7 @@ func exportTrial(in Input, t recording.Trial, rep lab.TrialReport, start time.Ti
 
 	// When each step ran: recorded, or an even share of the trial.
 	timing, label := rep.Timing, TimingRecorded
-	if timing == nil || timing.Source != lab.Recorded {
+	if timing == nil || timing.Source != report.Recorded {
 		timing, label = nil, TimingEven
 	}
 	step := func(i int) (time.Time, time.Time) {

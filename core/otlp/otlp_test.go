@@ -15,12 +15,13 @@ import (
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/fixtures"
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
 // replayed is the bundled recording and its replay.
-func replayed(t *testing.T) (*recording.File, *lab.Report, *lab.Lab) {
+func replayed(t *testing.T) (*recording.File, *report.Set, *lab.Lab) {
 	t.Helper()
 	l, err := lab.Open(fixtures.Snapshot, fixtures.Cases)
 	require.NoError(t, err)
@@ -263,13 +264,13 @@ func TestExportIsDeterministicFromTheRecording(t *testing.T) {
 
 func TestRefusalsAndEndingsAreStatusesAndEvents(t *testing.T) {
 	f, rep, _ := replayed(t)
-	var refusedRun lab.TrialReport
+	var refusedRun report.Trial
 	for _, tr := range rep.Trials {
 		if tr.ID == "newline-version-agent-1" {
 			refusedRun = tr
 		}
 	}
-	data, err := Export(Input{File: f, Reports: []lab.TrialReport{refusedRun}})
+	data, err := Export(Input{File: f, Reports: []report.Trial{refusedRun}})
 	require.NoError(t, err)
 	var d decoded
 	require.NoError(t, json.Unmarshal(data, &d))
@@ -287,7 +288,7 @@ func TestRefusalsAndEndingsAreStatusesAndEvents(t *testing.T) {
 	bad := recording.Trial{ID: "bad", Question: "q", Version: "3.12", Mode: "agent", Limits: nil, Exchanges: []recording.Exchange{}}
 	code := refusedCode()
 	data, err = Export(Input{File: &recording.File{Trials: []recording.Trial{bad}},
-		Reports: []lab.TrialReport{{ID: "bad", Mode: "agent", Error: &code, ErrorDetail: "limits"}}})
+		Reports: []report.Trial{{ID: "bad", Mode: "agent", Error: &code, ErrorDetail: "limits"}}})
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &d))
 	spans = d.ResourceSpans[0].ScopeSpans[0].Spans
@@ -295,7 +296,7 @@ func TestRefusalsAndEndingsAreStatusesAndEvents(t *testing.T) {
 	assert.Equal(t, statusError, spans[0].Status.Code)
 	assert.Equal(t, "refused before it started: invalid_limits limits", spans[0].Status.Message)
 
-	_, err = Export(Input{File: f, Reports: []lab.TrialReport{{ID: "nope"}}})
+	_, err = Export(Input{File: f, Reports: []report.Trial{{ID: "nope"}}})
 	assert.ErrorContains(t, err, `no trial "nope"`)
 }
 
@@ -311,7 +312,7 @@ func TestRecordedTimesPlaceTheSpans(t *testing.T) {
 	tr, err := l.ReplayTrial(context.Background(), trial)
 	require.NoError(t, err)
 	require.NotNil(t, tr.Timing)
-	data, err := Export(Input{File: one, Reports: []lab.TrialReport{tr}})
+	data, err := Export(Input{File: one, Reports: []report.Trial{tr}})
 	require.NoError(t, err)
 	var d decoded
 	require.NoError(t, json.Unmarshal(data, &d))

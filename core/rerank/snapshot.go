@@ -8,7 +8,10 @@
 // Every function is a port of the reference reranking lab's Python (rerank,
 // apply_order, accept_scores, the hybrid fusion and the top-1/MRR metrics),
 // check for check and in its order; results are plain structs whose Value
-// is the reference record's JSON shape, key for key.
+// is the reference record's JSON shape, key for key. The package also holds
+// what a front end reads of the reranking lab: the three runs' records
+// (records.go), the model manifest a fresh cross-encoder scoring fetches by
+// (manifest.go), and a corpus pack's lexical-and-coverage rerank (pack.go).
 package rerank
 
 import (

@@ -8,60 +8,16 @@ import (
 	"github.com/ragagentlab/ragagent/core/rerank"
 )
 
-// PairDiff is one (question, passage) pair's logit in two runs.
-type PairDiff struct {
-	ChunkID   string  `json:"chunk_id"`
-	SourceID  string  `json:"source_id"`
-	Published float64 `json:"published"`
-	Fresh     float64 `json:"fresh"`
-	Diff      float64 `json:"diff"` // fresh - published
-}
-
-// CallDiff is one call's pairs in candidate order and whether the two runs
-// order its candidates the same way.
-type CallDiff struct {
-	ID             string     `json:"id"`
-	Split          string     `json:"split"`
-	Pairs          []PairDiff `json:"pairs"`
-	PublishedOrder []string   `json:"published_order"`
-	FreshOrder     []string   `json:"fresh_order"`
-	OrderAgrees    bool       `json:"order_agrees"`
-}
-
-// SummaryDiff is the twelve-case summary of both runs, the cross-encoder's
-// tallies only (coverage does not depend on the logits).
-type SummaryDiff struct {
-	Published Summary `json:"published"`
-	Fresh     Summary `json:"fresh"`
-	// Agrees: the same answerable count, top-1 hits and MRR in both splits.
-	Agrees bool `json:"agrees"`
-}
-
-// LogitComparison sets a fresh cross-encoder run beside the published logits:
-// per pair the difference, per call whether the order agrees, the largest
-// and mean absolute difference, and whether the summary agrees. Logits from
-// other weights (quantized, or another runtime's arithmetic) differ; the
-// comparison says by how much and whether it changes any order.
-type LogitComparison struct {
-	Calls         []CallDiff  `json:"calls"`
-	Pairs         int         `json:"pairs"`
-	MaxAbsDiff    float64     `json:"max_abs_diff"`
-	MeanAbsDiff   float64     `json:"mean_abs_diff"`
-	OrdersAgree   int         `json:"orders_agree"`
-	Summary       SummaryDiff `json:"summary"`
-	AllOrdersSame bool        `json:"all_orders_agree"`
-}
-
 // Compare sets fresh beside published, call by call. Both must be runs of
 // this lab (the same calls over the same candidates), or it fails.
-func Compare(fresh, published *CrossEncoderRecord) (*LogitComparison, error) {
+func Compare(fresh, published *rerank.CrossEncoderRecord) (*rerank.LogitComparison, error) {
 	type run struct {
 		id, split string
 		cands     []rerank.Candidate
 		scores    []float64
 		order     []rerank.Scored
 	}
-	flatten := func(r *CrossEncoderRecord) []run {
+	flatten := func(r *rerank.CrossEncoderRecord) []run {
 		var out []run
 		for _, c := range r.Original {
 			out = append(out, run{"original/" + c.CaseID, "development", c.Candidates, c.Scores, c.CrossEncoder})
@@ -75,20 +31,20 @@ func Compare(fresh, published *CrossEncoderRecord) (*LogitComparison, error) {
 	if len(f) != len(p) {
 		return nil, fmt.Errorf("compare: %d calls beside %d published", len(f), len(p))
 	}
-	cmp := &LogitComparison{}
+	cmp := &rerank.LogitComparison{}
 	var sum float64
 	for i := range f {
 		a, b := f[i], p[i]
 		if a.id != b.id || len(a.cands) != len(b.cands) || len(a.scores) != len(a.cands) || len(b.scores) != len(b.cands) {
 			return nil, fmt.Errorf("compare: call %d is %s with %d candidates, the published one %s with %d", i+1, a.id, len(a.cands), b.id, len(b.cands))
 		}
-		cd := CallDiff{ID: a.id, Split: a.split, PublishedOrder: rerank.Sources(b.order), FreshOrder: rerank.Sources(a.order)}
+		cd := rerank.CallDiff{ID: a.id, Split: a.split, PublishedOrder: rerank.Sources(b.order), FreshOrder: rerank.Sources(a.order)}
 		for j, c := range a.cands {
 			if c.ChunkID != b.cands[j].ChunkID {
 				return nil, fmt.Errorf("compare: %s candidate %d is %s, the published one %s", a.id, j+1, c.ChunkID, b.cands[j].ChunkID)
 			}
 			d := a.scores[j] - b.scores[j]
-			cd.Pairs = append(cd.Pairs, PairDiff{ChunkID: c.ChunkID, SourceID: c.SourceID, Published: b.scores[j], Fresh: a.scores[j], Diff: d})
+			cd.Pairs = append(cd.Pairs, rerank.PairDiff{ChunkID: c.ChunkID, SourceID: c.SourceID, Published: b.scores[j], Fresh: a.scores[j], Diff: d})
 			cmp.MaxAbsDiff = math.Max(cmp.MaxAbsDiff, math.Abs(d))
 			sum += math.Abs(d)
 			cmp.Pairs++
@@ -103,7 +59,7 @@ func Compare(fresh, published *CrossEncoderRecord) (*LogitComparison, error) {
 		cmp.MeanAbsDiff = sum / float64(cmp.Pairs)
 	}
 	cmp.AllOrdersSame = cmp.OrdersAgree == len(cmp.Calls)
-	cmp.Summary = SummaryDiff{Published: published.Summary, Fresh: fresh.Summary,
+	cmp.Summary = rerank.SummaryDiff{Published: published.Summary, Fresh: fresh.Summary,
 		Agrees: sameTally(fresh.Summary.Diagnostic.CrossEncoder, published.Summary.Diagnostic.CrossEncoder) &&
 			sameTally(fresh.Summary.Validation.CrossEncoder, published.Summary.Validation.CrossEncoder)}
 	return cmp, nil

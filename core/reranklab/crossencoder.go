@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/rerank"
 )
 
@@ -25,83 +24,25 @@ type Encoder interface {
 	Mode() string
 }
 
-// Comparison is one original development case scored by the cross-encoder.
-type Comparison struct {
-	CaseID           string             `json:"case_id"`
-	Question         string             `json:"question"`
-	Candidates       []rerank.Candidate `json:"candidates"`
-	Coverage         []rerank.Covered   `json:"coverage"`
-	Scores           []float64          `json:"scores_in_candidate_order"`
-	CrossEncoder     []rerank.Scored    `json:"cross_encoder"`
-	InferenceSeconds float64            `json:"inference_seconds"`
-}
-
-// Outcomes are both scorers' outcomes for an expanded case.
-type Outcomes struct {
-	Coverage     rerank.Outcome `json:"coverage"`
-	CrossEncoder rerank.Outcome `json:"cross_encoder"`
-}
-
-// ExpandedResult is one expanded case scored by both scorers.
-type ExpandedResult struct {
-	ExpandedCase
-	Candidates       []rerank.Candidate `json:"candidates"`
-	Coverage         []rerank.Covered   `json:"coverage"`
-	Scores           []float64          `json:"scores_in_candidate_order"`
-	CrossEncoder     []rerank.Scored    `json:"cross_encoder"`
-	InferenceSeconds float64            `json:"inference_seconds"`
-	Outcome          Outcomes           `json:"outcome"`
-}
-
-// SplitSummary is both scorers' tallies over one split.
-type SplitSummary struct {
-	Coverage     rerank.Tally `json:"coverage"`
-	CrossEncoder rerank.Tally `json:"cross_encoder"`
-}
-
-// Summary is the tallies by split. Only the diagnostic and validation
-// splits are summarized, as in the reference.
-type Summary struct {
-	Diagnostic SplitSummary `json:"diagnostic"`
-	Validation SplitSummary `json:"validation"`
-}
-
-// CrossEncoderRecord is a cross-encoder run, in the reference record's shape.
-type CrossEncoderRecord struct {
-	ExecutionMode string           `json:"execution_mode"`
-	Model         any              `json:"model"`
-	Environment   any              `json:"environment"`
-	CasesSHA256   string           `json:"cases_sha256"`
-	SnapshotID    string           `json:"snapshot_id"`
-	Original      []Comparison     `json:"original_candidate_comparison"`
-	Expanded      []ExpandedResult `json:"expanded_cases"`
-	Summary       Summary          `json:"summary"`
-	Scope         string           `json:"scope"`
-}
-
-// MarshalJSON lets encoding/json (the WASM bridge) write the record as
-// pyjson does.
-func (r *CrossEncoderRecord) MarshalJSON() ([]byte, error) { return pyjson.MarshalJSON(r) }
-
 // CrossEncoder runs the cross-encoder comparison, in the reference's call
 // order: first the original development cases' frozen hybrid candidates
 // (beside their coverage order), then each expanded case over every
 // version-eligible passage, with both scorers' top-1 and reciprocal-rank
 // outcomes and the summary by split. Any refused score list ends the run:
 // a summary is only worth the whole set of cases.
-func (s *Suite) CrossEncoder(ctx context.Context, enc Encoder) (*CrossEncoderRecord, error) {
+func (s *Suite) CrossEncoder(ctx context.Context, enc Encoder) (*rerank.CrossEncoderRecord, error) {
 	cov, err := s.Coverage(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rec := &CrossEncoderRecord{ExecutionMode: enc.Mode(), Model: enc.Model(), Environment: enc.Environment(),
+	rec := &rerank.CrossEncoderRecord{ExecutionMode: enc.Mode(), Model: enc.Model(), Environment: enc.Environment(),
 		CasesSHA256: s.casesSHA256, SnapshotID: s.snap.SnapshotID, Scope: CrossEncoderScope}
 	for _, d := range cov.DevelopmentCases {
 		scores, ranked, err := s.score(ctx, enc, d.Query, d.Before)
 		if err != nil {
 			return nil, fmt.Errorf("original case %s: %w", d.CaseID, err)
 		}
-		rec.Original = append(rec.Original, Comparison{CaseID: d.CaseID, Question: d.Query, Candidates: d.Before,
+		rec.Original = append(rec.Original, rerank.Comparison{CaseID: d.CaseID, Question: d.Query, Candidates: d.Before,
 			Coverage: d.After, Scores: acceptedLogits(ranked), CrossEncoder: ranked, InferenceSeconds: scores.Seconds})
 	}
 	var diag, val [2][]rerank.Outcome
@@ -115,9 +56,9 @@ func (s *Suite) CrossEncoder(ctx context.Context, enc Encoder) (*CrossEncoderRec
 		if err != nil {
 			return nil, fmt.Errorf("expanded case %s: coverage: %w", c.CaseID, err)
 		}
-		out := Outcomes{Coverage: rerank.Judge(rerank.Sources(coverage), c.TargetSources),
+		out := rerank.Outcomes{Coverage: rerank.Judge(rerank.Sources(coverage), c.TargetSources),
 			CrossEncoder: rerank.Judge(rerank.Sources(ranked), c.TargetSources)}
-		rec.Expanded = append(rec.Expanded, ExpandedResult{ExpandedCase: c, Candidates: pool, Coverage: coverage,
+		rec.Expanded = append(rec.Expanded, rerank.ExpandedResult{ExpandedCase: c, Candidates: pool, Coverage: coverage,
 			Scores: acceptedLogits(ranked), CrossEncoder: ranked, InferenceSeconds: scores.Seconds, Outcome: out})
 		switch c.Split {
 		case "diagnostic":
@@ -126,9 +67,9 @@ func (s *Suite) CrossEncoder(ctx context.Context, enc Encoder) (*CrossEncoderRec
 			val[0], val[1] = append(val[0], out.Coverage), append(val[1], out.CrossEncoder)
 		}
 	}
-	rec.Summary = Summary{
-		Diagnostic: SplitSummary{Coverage: rerank.Count(diag[0]), CrossEncoder: rerank.Count(diag[1])},
-		Validation: SplitSummary{Coverage: rerank.Count(val[0]), CrossEncoder: rerank.Count(val[1])},
+	rec.Summary = rerank.Summary{
+		Diagnostic: rerank.SplitSummary{Coverage: rerank.Count(diag[0]), CrossEncoder: rerank.Count(diag[1])},
+		Validation: rerank.SplitSummary{Coverage: rerank.Count(val[0]), CrossEncoder: rerank.Count(val[1])},
 	}
 	return rec, nil
 }

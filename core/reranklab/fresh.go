@@ -207,7 +207,7 @@ func (freshEncoder) Mode() string { return CrossEncoderLiveMode }
 // invalid_cross_encoder_scores and nothing is summarised. The record says
 // fresh-local-cross-encoder-inference; a later replay of the same file says
 // it was recorded.
-func (s *Suite) Fresh(ctx context.Context, file *recording.File) (*CrossEncoderRecord, error) {
+func (s *Suite) Fresh(ctx context.Context, file *recording.File) (*rerank.CrossEncoderRecord, error) {
 	return s.CrossEncoder(ctx, freshEncoder{NewRecordedEncoder(file)})
 }
 

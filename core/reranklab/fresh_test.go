@@ -12,6 +12,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/rerank"
 	"github.com/ragagentlab/ragagent/fixtures"
 	"github.com/ragagentlab/ragagent/recordings"
 )
@@ -208,7 +209,7 @@ func TestCompareAgainstThePublishedLogits(t *testing.T) {
 	require.NoError(t, err)
 	pub, err := s.CrossEncoder(ctx, NewRecordedEncoder(mustParse(t, recordings.RerankCrossEncoder)))
 	require.NoError(t, err)
-	run := func(edit func(i int, c *pyjson.Object)) *CrossEncoderRecord {
+	run := func(edit func(i int, c *pyjson.Object)) *rerank.CrossEncoderRecord {
 		sc, err := ParseScoring(publishedPayload(t, edit), calls)
 		require.NoError(t, err)
 		rec, err := s.Fresh(ctx, sc.Recording(calls, "test", ""))

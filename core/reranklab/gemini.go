@@ -10,7 +10,6 @@ import (
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
-	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/rerank"
 )
@@ -25,61 +24,12 @@ const (
 	ListwiseScope      = "Original development cases and identical frozen hybrid candidates; no tuning, new retrieval or held-out quality claim. Gemini is a pretrained generative scorer, not a dedicated cross-encoder. Missing candidates cannot be recovered."
 )
 
-// Call is one listwise request: the hash and size of the body this project
-// sends, and the amount a live run reserves for it before sending (the
-// same figure in a replay, where nothing is spent).
-type Call struct {
-	CaseID        string  `json:"case_id"`
-	RequestSHA256 string  `json:"request_sha256"`
-	RequestBytes  int     `json:"request_bytes"`
-	EstimatedUSD  float64 `json:"estimated_usd"`
-}
-
-// GeminiCase is one development case's listwise result: the frozen
-// candidates, their coverage order, the model's proposal and the
-// candidates in the proposed order. Error is set (and Gemini nil, written
-// as null) when the request or the proposal was refused.
-type GeminiCase struct {
-	CaseID   string             `json:"case_id"`
-	Question string             `json:"question"`
-	Before   []rerank.Candidate `json:"before"`
-	Coverage []rerank.Covered   `json:"coverage"`
-	Proposal any                `json:"proposal"`
-	Gemini   []rerank.Listed    `json:"gemini" pyjson:"nullable"`
-	Error    *reason.Error      `json:"error,omitempty"`
-}
-
-// GeminiRecord is a listwise run, in the reference record's shape (its
-// calls describe this project's requests).
-type GeminiRecord struct {
-	ExecutionMode string       `json:"execution_mode"`
-	Model         string       `json:"model"`
-	Cases         []GeminiCase `json:"cases"`
-	Calls         []Call       `json:"calls"`
-	Scope         string       `json:"scope"`
-}
-
-// Failed lists the cases that ended in an error.
-func (r *GeminiRecord) Failed() []GeminiCase {
-	var out []GeminiCase
-	for _, c := range r.Cases {
-		if c.Error != nil {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// MarshalJSON lets encoding/json (the WASM bridge) write the record as
-// pyjson does.
-func (r *GeminiRecord) MarshalJSON() ([]byte, error) { return pyjson.MarshalJSON(r) }
-
 // RequestCall describes the request a prompt becomes: its body's sha256
 // and size, and the reservation budget.Estimate makes for it at rate.
-func RequestCall(caseID string, p model.Prompt, rate price.Rate) Call {
+func RequestCall(caseID string, p model.Prompt, rate price.Rate) rerank.Call {
 	body := gemini.Body(gemini.Payload(p))
 	sum := sha256.Sum256(body)
-	return Call{CaseID: caseID, RequestSHA256: hex.EncodeToString(sum[:]), RequestBytes: len(body),
+	return rerank.Call{CaseID: caseID, RequestSHA256: hex.EncodeToString(sum[:]), RequestBytes: len(body),
 		EstimatedUSD: budget.Estimate(rate, len(body), gemini.MaxOutputTokens())}
 }
 
@@ -87,12 +37,12 @@ func RequestCall(caseID string, p model.Prompt, rate price.Rate) Call {
 // cases makes, in case order, each with the reservation rate gives it:
 // what a live run will reserve, to be shown (and checked against the
 // ledger) before anything is sent.
-func (s *Suite) ListwiseCalls(ctx context.Context, rate price.Rate) ([]Call, error) {
+func (s *Suite) ListwiseCalls(ctx context.Context, rate price.Rate) ([]rerank.Call, error) {
 	cov, err := s.Coverage(ctx)
 	if err != nil {
 		return nil, err
 	}
-	calls := make([]Call, len(cov.DevelopmentCases))
+	calls := make([]rerank.Call, len(cov.DevelopmentCases))
 	for i, d := range cov.DevelopmentCases {
 		calls[i] = RequestCall(d.CaseID, rerank.Prompt(d.Query, d.Before), rate)
 	}
@@ -106,14 +56,14 @@ func (s *Suite) ListwiseCalls(ctx context.Context, rate price.Rate) ([]Call, err
 // goes on to the next case (each case is its own request; nothing is
 // retried). mode is ListwiseReplayMode or ListwiseLiveMode; rate prices the
 // calls' reservations.
-func (s *Suite) Gemini(ctx context.Context, model model.Model, mode string, rate price.Rate) (*GeminiRecord, error) {
+func (s *Suite) Gemini(ctx context.Context, model model.Model, mode string, rate price.Rate) (*rerank.GeminiRecord, error) {
 	cov, err := s.Coverage(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rec := &GeminiRecord{ExecutionMode: mode, Model: ListwiseModel, Cases: []GeminiCase{}, Calls: []Call{}, Scope: ListwiseScope}
+	rec := &rerank.GeminiRecord{ExecutionMode: mode, Model: ListwiseModel, Cases: []rerank.GeminiCase{}, Calls: []rerank.Call{}, Scope: ListwiseScope}
 	for _, d := range cov.DevelopmentCases {
-		c := GeminiCase{CaseID: d.CaseID, Question: d.Query, Before: d.Before, Coverage: d.After}
+		c := rerank.GeminiCase{CaseID: d.CaseID, Question: d.Query, Before: d.Before, Coverage: d.After}
 		prompt := rerank.Prompt(d.Query, d.Before)
 		rec.Calls = append(rec.Calls, RequestCall(d.CaseID, prompt, rate))
 		reply, err := model.Decide(ctx, prompt, gemini.MaxCallTimeout)

@@ -16,6 +16,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/rerank"
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
@@ -33,7 +34,7 @@ type fakeTransport struct {
 	key     bool
 	script  []reply
 	posts   [][]byte
-	store   *memoryStore
+	store   *budget.Memory
 	reserve []int // number of saved reservations seen at each Post
 }
 
@@ -58,25 +59,6 @@ func (f *fakeTransport) Post(ctx context.Context, endpoint string, body []byte) 
 	}
 	r := f.script[len(f.posts)-1]
 	return r.status, []byte(r.body), r.err
-}
-
-type memoryStore struct {
-	data  []byte
-	saved bool
-	fail  error
-}
-
-func (m *memoryStore) Load() ([]byte, bool, error) { return m.data, m.saved, nil }
-func (m *memoryStore) Update(apply func([]byte, bool) ([]byte, error)) error {
-	data, err := apply(m.data, m.saved)
-	if err != nil {
-		return err
-	}
-	if m.fail != nil {
-		return m.fail
-	}
-	m.data, m.saved = append([]byte(nil), data...), true
-	return nil
 }
 
 func fixedClock() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
@@ -121,7 +103,7 @@ func liveSetup(t *testing.T, budgetUSD float64, key bool, script []reply) *liveR
 
 func liveWith(t *testing.T, budgetUSD float64, allowance int, key bool, script []reply) *liveRun {
 	t.Helper()
-	store := &memoryStore{}
+	store := budget.NewMemory(nil)
 	ledger, err := budget.Open(store, fixedClock)
 	require.NoError(t, err)
 	require.NoError(t, ledger.SetBudget(budgetUSD))
@@ -180,7 +162,7 @@ func TestLiveRerankSendsTheRecordedBytesAfterReservingEach(t *testing.T) {
 }
 
 // replaysTo asserts that file replays to the cases of the live run rec.
-func replaysTo(t *testing.T, s *Suite, file *recording.File, rec *GeminiRecord, what string) {
+func replaysTo(t *testing.T, s *Suite, file *recording.File, rec *rerank.GeminiRecord, what string) {
 	t.Helper()
 	replayed, err := s.Gemini(context.Background(), NewReplay(file), ListwiseReplayMode, defaultRate(t))
 	require.NoError(t, err)
@@ -328,7 +310,7 @@ func TestLiveRefusesAnOversizedBodyBeforeReserving(t *testing.T) {
 func TestLiveStopsWhenTheLedgerCannotBeSaved(t *testing.T) {
 	s := openSuite(t)
 	r := liveSetup(t, 1, true, nil)
-	r.transport.store.fail = errors.New("read-only file system")
+	r.transport.store.FailSaves(errors.New("read-only file system"))
 	_, err := s.Gemini(context.Background(), r.live, ListwiseLiveMode, defaultRate(t))
 	assert.ErrorContains(t, err, "read-only file system")
 	assert.Empty(t, r.transport.posts)
@@ -365,7 +347,7 @@ func TestNewLiveNeedsItsParts(t *testing.T) {
 	require.NoError(t, err)
 	_, err = NewLiveRanker(LiveRankerConfig{Transport: &fakeTransport{}, Allowance: a})
 	assert.ErrorContains(t, err, "ledger")
-	l, err := budget.Open(&memoryStore{}, fixedClock)
+	l, err := budget.Open(budget.NewMemory(nil), fixedClock)
 	require.NoError(t, err)
 	_, err = NewLiveRanker(LiveRankerConfig{Allowance: a, Ledger: l})
 	assert.Error(t, err)

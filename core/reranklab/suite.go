@@ -1,12 +1,18 @@
-// Package suite runs the reranking lab end to end, as the reference lab's
+// Package reranklab runs the reranking lab end to end, as the reference lab's
 // three runs did: hybrid candidates for the development questions and
 // their coverage reranking (with the mechanism check, the unfiltered
 // read/write diagnostic and the refusal demonstrations), the Gemini
 // listwise reranking of the same frozen candidates, and the cross-encoder
 // comparison over the original cases and the twelve expanded ones with its
 // top-1/MRR summary. Each run returns a record whose Value has the
-// reference record's JSON shape, so a replay can be compared with the
-// published record number for number.
+// reference record's JSON shape (core/rerank's records), so a replay can be
+// compared with the published record number for number.
+//
+// A Suite is the opened lab; a Bench (bench.go) is the lab as an engine
+// holds it for its front ends: the replay suite opened on first use, live
+// listwise reranks through a spending ledger, and fresh cross-encoder
+// scorings taken through the acceptance contract; it never hands out its
+// Suite.
 package reranklab
 
 import (
@@ -34,32 +40,12 @@ type Inputs struct {
 	Expanded    []byte // the twelve expanded cases, as the reference file
 }
 
-// DevelopmentCase is one of the hybrid lab's preserved development
-// questions.
-type DevelopmentCase struct {
-	CaseID           string `json:"case_id"`
-	Query            string `json:"query"`
-	RequestedVersion string `json:"requested_version"`
-}
-
-// ExpandedCase is one of the twelve frozen ranking cases: every
-// version-eligible passage is a candidate, and the target sources (none for
-// an unsupported question) decide the outcome.
-type ExpandedCase struct {
-	CaseID        string   `json:"case_id"`
-	Question      string   `json:"question"`
-	Version       string   `json:"version"`
-	TargetSources []string `json:"target_sources"`
-	Split         string   `json:"split"`
-	Stratum       string   `json:"stratum"`
-}
-
 type developmentFile struct {
-	Format                   string            `json:"format"`
-	Description              string            `json:"description"`
-	Cases                    []DevelopmentCase `json:"cases"`
-	MechanismCheckCase       string            `json:"mechanism_check_case"`
-	UnfilteredDiagnosticCase string            `json:"unfiltered_diagnostic_case"`
+	Format                   string                   `json:"format"`
+	Description              string                   `json:"description"`
+	Cases                    []rerank.DevelopmentCase `json:"cases"`
+	MechanismCheckCase       string                   `json:"mechanism_check_case"`
+	UnfilteredDiagnosticCase string                   `json:"unfiltered_diagnostic_case"`
 }
 
 // DevelopmentFormat is the development cases file's format tag.
@@ -70,10 +56,10 @@ type Suite struct {
 	snap        *rerank.Snapshot
 	vectors     *rerank.Recorded
 	retriever   *rerank.Retriever
-	dev         []DevelopmentCase
-	mechanism   DevelopmentCase
-	diagnostic  DevelopmentCase
-	expanded    []ExpandedCase
+	dev         []rerank.DevelopmentCase
+	mechanism   rerank.DevelopmentCase
+	diagnostic  rerank.DevelopmentCase
+	expanded    []rerank.ExpandedCase
 	casesSHA256 string
 }
 
@@ -108,7 +94,7 @@ func (s *Suite) parseDevelopment(data []byte) error {
 	if f.Format != DevelopmentFormat {
 		return fmt.Errorf("development cases: format is %q, want %q", f.Format, DevelopmentFormat)
 	}
-	byID := map[string]DevelopmentCase{}
+	byID := map[string]rerank.DevelopmentCase{}
 	for i, c := range f.Cases {
 		where := fmt.Sprintf("development cases: case %d (%q)", i+1, c.CaseID)
 		switch _, dup := byID[c.CaseID]; {
@@ -133,7 +119,7 @@ func (s *Suite) parseDevelopment(data []byte) error {
 }
 
 func (s *Suite) parseExpanded(data []byte) error {
-	var cases []ExpandedCase
+	var cases []rerank.ExpandedCase
 	if err := jsonfile.Decode(data, &cases); err != nil {
 		return fmt.Errorf("expanded cases: not a list of cases: %w", err)
 	}
@@ -179,16 +165,20 @@ func (s *Suite) Snapshot() *rerank.Snapshot { return s.snap }
 func (s *Suite) Retriever() *rerank.Retriever { return s.retriever }
 
 // Development lists the development cases in order.
-func (s *Suite) Development() []DevelopmentCase { return append([]DevelopmentCase(nil), s.dev...) }
+func (s *Suite) Development() []rerank.DevelopmentCase {
+	return append([]rerank.DevelopmentCase(nil), s.dev...)
+}
 
 // Expanded lists the expanded cases in order.
-func (s *Suite) Expanded() []ExpandedCase { return append([]ExpandedCase(nil), s.expanded...) }
+func (s *Suite) Expanded() []rerank.ExpandedCase {
+	return append([]rerank.ExpandedCase(nil), s.expanded...)
+}
 
 // CasesSHA256 is the sha256 of the expanded cases file's bytes.
 func (s *Suite) CasesSHA256() string { return s.casesSHA256 }
 
 // candidates is the first stage for a development case.
-func (s *Suite) candidates(ctx context.Context, c DevelopmentCase) ([]rerank.Candidate, error) {
+func (s *Suite) candidates(ctx context.Context, c rerank.DevelopmentCase) ([]rerank.Candidate, error) {
 	cands, err := s.retriever.Candidates(ctx, c.Query, c.RequestedVersion, CandidateBudget)
 	if err != nil {
 		return nil, fmt.Errorf("case %s: %w", c.CaseID, err)
@@ -198,7 +188,7 @@ func (s *Suite) candidates(ctx context.Context, c DevelopmentCase) ([]rerank.Can
 
 // Pool is an expanded case's candidates: every chunk of its version, in
 // snapshot order, without branch evidence.
-func (s *Suite) Pool(c ExpandedCase) []rerank.Candidate {
+func (s *Suite) Pool(c rerank.ExpandedCase) []rerank.Candidate {
 	eligible := s.snap.Eligible(c.Version)
 	out := make([]rerank.Candidate, len(eligible))
 	for i, p := range eligible {

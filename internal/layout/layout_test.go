@@ -14,20 +14,21 @@ import (
 )
 
 // TestCoreLayout holds the layout rules: core is plain Go (no network
-// library, no JS bridge, no file system), and the packages below the
-// controller reach model exchanges through core/model, never by importing
-// the controller.
+// library, no JS bridge, no os: it takes bytes and a save function, never
+// a path), and the packages below the controller reach model exchanges
+// through core/model, never by importing the controller.
 func TestCoreLayout(t *testing.T) {
 	forbidden := map[string]string{
 		"net/http":   "core is given a transport; it never dials",
-		"syscall/js": "only wasm/ talks to JS",
+		"syscall/js": "only wasm/ and worker/ talk to JS",
 		"os":         "core takes bytes and a save function; files are internal/'s and cmd/'s",
 		"os/exec":    "core runs nothing",
 		"io/ioutil":  "core takes bytes, not paths",
 		"net":        "core is given a transport; it never dials",
 	}
 	belowController := map[string]bool{"model": true, "gemini": true, "recording": true, "rerank": true, "pyjson": true,
-		"reason": true, "corpus": true, "store": true, "tools": true, "price": true, "budget": true, "jsonfile": true}
+		"reason": true, "corpus": true, "store": true, "tools": true, "price": true, "budget": true, "jsonfile": true,
+		"builder": true, "secret": true, "reranklab": true}
 	const module = "github.com/ragagentlab/ragagent/"
 	root := filepath.Join("..", "..", "core")
 	seen := 0

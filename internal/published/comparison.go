@@ -8,11 +8,13 @@
 package published
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/model"
@@ -20,7 +22,32 @@ import (
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/tools"
+	"github.com/ragagentlab/ragagent/fixtures"
 )
+
+// Rebuild is the bundled comparison recording's bytes, rebuilt from the
+// published record over the seed's snapshot (fixtures.Snapshot): what
+// ragagent import-published writes and checks.
+func Rebuild(record []byte) ([]byte, error) {
+	snap, err := corpus.Parse(fixtures.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := tools.Open(snap)
+	if err != nil {
+		return nil, err
+	}
+	defer lib.Close()
+	file, err := Comparison(record, lib)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := file.Write(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
 
 // Comparison rebuilds a recording from the reference lab's published
 // comparison record, which keeps each trial's decisions and provider usage

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,7 +56,7 @@ func NewToken(pepper []byte, name string, scopes []string, dailyRequests, dailyL
 	}
 	seen := map[string]bool{}
 	for _, s := range scopes {
-		if !contains(Scopes(), s) {
+		if !slices.Contains(Scopes(), s) {
 			return "", store.Token{}, fmt.Errorf("scope %q is not one of %s", s, strings.Join(Scopes(), ", "))
 		}
 		if seen[s] {
@@ -156,7 +157,7 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (store.Token
 // hasScope reports whether the token carries any of scopes.
 func hasScope(t store.Token, scopes ...string) bool {
 	for _, s := range scopes {
-		if contains(t.Scopes, s) {
+		if slices.Contains(t.Scopes, s) {
 			return true
 		}
 	}

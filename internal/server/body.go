@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"unicode/utf8"
 
-	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -21,24 +20,21 @@ import (
 // 16 KiB leaves room without letting a client make the server buffer much.
 const MaxBody = 16 << 10
 
-// runSpec is a run's request with every default filled in: what is stored
-// with the run and what a queued run starts from, after a restart too.
+// runSpec is a run's request with every default filled in: the engine's
+// run request and the service's own fields, what is stored with the run
+// and what a queued run starts from, after a restart too.
 type runSpec struct {
-	Task         agent.Task
-	Policy       engine.PolicyName
-	Corpus       string
+	Run          engine.RunRequest
 	Strategy     string // reject or enqueue
 	Stream       bool
 	OnDisconnect string // continue or cancel
 }
 
-// Value is the spec as JSON in a fixed key order, written with pyjson so a
-// question's lone surrogate escapes survive the round trip exactly as the
-// core decoded them.
+// Value is the spec as JSON in a fixed key order (the run's fields, then
+// the service's), written with pyjson so a question's lone surrogate
+// escapes survive the round trip exactly as the core decoded them.
 func (s runSpec) Value() *pyjson.Object {
-	return pyjson.NewObject("question", s.Task.Question, "version", s.Task.Version, "mode", string(s.Task.Mode),
-		"limits", s.Task.Limits, "policy", string(s.Policy), "corpus", s.Corpus,
-		"strategy", s.Strategy, "stream", s.Stream, "on_disconnect", s.OnDisconnect)
+	return s.Run.Spec().Set("strategy", s.Strategy).Set("stream", s.Stream).Set("on_disconnect", s.OnDisconnect)
 }
 
 // JSON is Value as text.
@@ -160,70 +156,55 @@ func strictJSON(data []byte) error {
 	}
 }
 
-// specFields are the request's fields, in the order they are checked
-// after the core's.
-var specFields = []string{"question", "version", "mode", "limits", "policy", "corpus", "strategy", "stream", "on_disconnect"}
+// serviceFields are the service's own fields of a run's request, checked
+// in this order after the engine's.
+var serviceFields = []string{"strategy", "stream", "on_disconnect"}
 
-// parseSpec checks a run's request: an unknown field first, then the task
-// in the core's order (limits, question, version, mode: a wrong type gets
-// the same code as a wrong value, as for a recorded trial), then the
-// service's fields. An absent field takes its default; null is a value
-// (and refused) everywhere but limits, where it means the defaults.
-func parseSpec(o *pyjson.Object, corpora []string) (runSpec, *apiError) {
-	known := map[string]bool{}
-	for _, f := range specFields {
-		known[f] = true
-	}
-	for _, k := range o.Keys() {
-		if !known[k] {
-			return runSpec{}, refuse(http.StatusBadRequest, CodeUnknownField, fmt.Sprintf("unknown field %q", k))
+// parseSpec checks a run's request: the run's own fields by the engine's
+// parser (an unknown field first, then the task in the core's order:
+// limits, question, version, mode, a wrong type getting the same code as a
+// wrong value as for a recorded trial; then the policy and the corpus),
+// then the service's fields. An absent field takes its default; null is a
+// value (and refused) everywhere but limits, where it means the defaults.
+func parseSpec(o *pyjson.Object, runs engine.RunParser) (runSpec, *apiError) {
+	runs.Own = serviceFields
+	run, err := runs.Parse(o)
+	if err != nil {
+		code, ok := reason.Of(err)
+		message := reason.DetailOf(err)
+		if !ok {
+			code, message = CodeInvalidField, err.Error()
 		}
+		return runSpec{}, refuse(http.StatusBadRequest, code, message)
 	}
+	s := runSpec{Run: run}
 	get := func(k string, def any) any {
 		if v, ok := o.Get(k); ok {
 			return v
 		}
 		return def
 	}
-	task, err := agent.TaskFromJSON(get("question", nil), get("version", engine.DefaultVersion), get("mode", string(agent.Agent)), get("limits", nil))
-	if err != nil {
-		code, _ := reason.Of(err)
-		return runSpec{}, refuse(http.StatusBadRequest, code, reason.DetailOf(err))
+	invalid := func(format string, a ...any) (runSpec, *apiError) {
+		return runSpec{}, refuse(http.StatusBadRequest, CodeInvalidField, fmt.Sprintf(format, a...))
 	}
-	s := runSpec{Task: task}
-	invalid := func(code reason.Code, format string, a ...any) (runSpec, *apiError) {
-		return runSpec{}, refuse(http.StatusBadRequest, code, fmt.Sprintf(format, a...))
-	}
-	policy, ok := get("policy", string(engine.Scripted)).(string)
-	if !ok || (policy != string(engine.Scripted) && policy != string(engine.Gemini)) {
-		return invalid(CodeInvalidPolicy, "policy must be \"scripted\" or \"gemini\"")
-	}
-	s.Policy = engine.PolicyName(policy)
-	corpus, ok := get("corpus", engine.SeedPack).(string)
-	if !ok {
-		return invalid(CodeInvalidField, "corpus must be a string")
-	}
-	if !contains(corpora, corpus) {
-		return invalid(CodeUnknownCorpus, "corpus %q is unknown; the server offers %q", corpus, corpora)
-	}
-	s.Corpus = corpus
+	var ok bool
 	if s.Strategy, ok = get("strategy", "reject").(string); !ok || (s.Strategy != "reject" && s.Strategy != "enqueue") {
-		return invalid(CodeInvalidField, "strategy must be \"reject\" or \"enqueue\"")
+		return invalid("strategy must be \"reject\" or \"enqueue\"")
 	}
 	if s.Stream, ok = get("stream", false).(bool); !ok {
-		return invalid(CodeInvalidField, "stream must be true or false")
+		return invalid("stream must be true or false")
 	}
 	if s.OnDisconnect, ok = get("on_disconnect", "continue").(string); !ok || (s.OnDisconnect != "continue" && s.OnDisconnect != "cancel") {
-		return invalid(CodeInvalidField, "on_disconnect must be \"continue\" or \"cancel\"")
+		return invalid("on_disconnect must be \"continue\" or \"cancel\"")
 	}
 	if s.OnDisconnect == "cancel" && !s.Stream {
-		return invalid(CodeInvalidField, "on_disconnect \"cancel\" applies to a streamed run (stream true)")
+		return invalid("on_disconnect \"cancel\" applies to a streamed run (stream true)")
 	}
 	return s, nil
 }
 
 // specOf reads a stored spec back.
-func specOf(text string, corpora []string) (runSpec, error) {
+func specOf(text string, runs engine.RunParser) (runSpec, error) {
 	v, err := pyjson.Decode(text)
 	if err != nil {
 		return runSpec{}, err
@@ -232,18 +213,9 @@ func specOf(text string, corpora []string) (runSpec, error) {
 	if !ok {
 		return runSpec{}, errors.New("the stored spec is not an object")
 	}
-	s, aerr := parseSpec(o, corpora)
+	s, aerr := parseSpec(o, runs)
 	if aerr != nil {
 		return runSpec{}, fmt.Errorf("the stored spec is refused: %s: %s", aerr.code, aerr.message)
 	}
 	return s, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
 
@@ -20,10 +21,6 @@ const (
 	CodeBodyTooLarge         reason.Code = "body_too_large"
 	CodeUnsupportedMediaType reason.Code = "unsupported_media_type"
 	CodeMalformedJSON        reason.Code = "malformed_json"
-	CodeUnknownField         reason.Code = "unknown_field"
-	CodeInvalidPolicy        reason.Code = "invalid_policy"
-	CodeUnknownCorpus        reason.Code = "unknown_corpus"
-	CodeInvalidField         reason.Code = "invalid_field"
 	CodeUnknownParameter     reason.Code = "unknown_parameter"
 	CodeInvalidParameter     reason.Code = "invalid_parameter"
 	CodeAtCapacity           reason.Code = "at_capacity"
@@ -33,6 +30,14 @@ const (
 	CodeNoRecording          reason.Code = "no_recording"
 	CodeInternal             reason.Code = "internal_error"
 	CodeUnavailable          reason.Code = "unavailable"
+)
+
+// A run request's shape is refused by the engine's parser, with its codes.
+const (
+	CodeUnknownField  = engine.UnknownField
+	CodeInvalidPolicy = engine.InvalidPolicy
+	CodeUnknownCorpus = engine.UnknownCorpus
+	CodeInvalidField  = engine.InvalidField
 )
 
 // apiError is a refusal: its HTTP status, code and message, and for a 429

@@ -31,6 +31,7 @@ import (
 	"github.com/ragagentlab/ragagent/internal/httptransport"
 	"github.com/ragagentlab/ragagent/internal/server"
 	"github.com/ragagentlab/ragagent/internal/server/store"
+	"github.com/ragagentlab/ragagent/internal/testlog"
 )
 
 // dummyKey is the Gemini key every test server holds; no output may carry it.
@@ -95,7 +96,7 @@ type env struct {
 	store   *store.SQL
 	engine  *engine.Engine
 	dbPath  string
-	log     *syncBuffer
+	log     *testlog.Buffer
 	clock   *clock
 	c       contract
 	tokens  map[string]string // name -> bearer token
@@ -127,27 +128,9 @@ func (c *clock) Set(t time.Time) {
 	c.now = t
 }
 
-// syncBuffer is the server's log.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func newEnv(t testing.TB, o options) *env {
 	t.Helper()
-	e := &env{t: t, c: loadContract(t), log: &syncBuffer{}, tokens: map[string]string{},
+	e := &env{t: t, c: loadContract(t), log: &testlog.Buffer{}, tokens: map[string]string{},
 		clock: &clock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}
 	e.dbPath = o.dbPath
 	if e.dbPath == "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/internal/geminitest"
 )
@@ -115,8 +116,9 @@ func TestGeminiRunKeyNeverInOutputs(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, file.Trials, 1)
 		assert.Len(t, file.Trials[0].Exchanges, calls, "every attempt recorded")
-		replayed, err := e.engine.Lab().ReplayTrial(context.Background(), file.Trials[0])
+		res, err := e.engine.Replay(context.Background(), engine.ReplayRequest{File: file})
 		require.NoError(t, err)
+		replayed := res.Trials[0]
 		require.NotNil(t, replayed.Result)
 		assert.Equal(t, run["reason"], string(replayed.Result.Reason), "the recording replays to the same ending")
 		if fk == g {

@@ -155,7 +155,7 @@ func (rn *runner) execute(ctx context.Context, run store.Run) store.Outcome {
 		body, _ := marshal(errorBody{CodeInternal, "the server failed while " + what})
 		return store.Outcome{Status: store.Failed, Reason: string(CodeInternal), Error: string(body), At: s.clock()}
 	}
-	spec, err := specOf(run.Spec, s.corpora)
+	spec, err := specOf(run.Spec, s.runs)
 	if err != nil {
 		return fault("reading the run's request", err)
 	}
@@ -163,19 +163,19 @@ func (rn *runner) execute(ctx context.Context, run store.Run) store.Outcome {
 	if err != nil {
 		return fault("opening the engine", err)
 	}
-	req := engine.RunRequest{Corpus: spec.Corpus, Task: spec.Task, Policy: spec.Policy,
-		OnStep: func(st agent.Step, obs *agent.Observation) {
-			data, err := marshal(stepEvent{RunID: run.ID, Step: st, Observation: obs})
-			if err == nil {
-				_, err = s.store.Append(context.Background(), run.ID, store.NewEvent{Type: EventStep, Data: string(data), At: s.clock()})
-			}
-			if err != nil {
-				s.log.Error("server fault", "during", "saving a step event", "run", run.ID, "error", err.Error())
-				return
-			}
-			s.hub.notify(run.ID)
-		}}
-	if spec.Policy == engine.Gemini {
+	req := spec.Run
+	req.OnStep = func(st agent.Step, obs *agent.Observation) {
+		data, err := marshal(stepEvent{RunID: run.ID, Step: st, Observation: obs})
+		if err == nil {
+			_, err = s.store.Append(context.Background(), run.ID, store.NewEvent{Type: EventStep, Data: string(data), At: s.clock()})
+		}
+		if err != nil {
+			s.log.Error("server fault", "during", "saving a step event", "run", run.ID, "error", err.Error())
+			return
+		}
+		s.hub.notify(run.ID)
+	}
+	if spec.Run.Policy == engine.Gemini {
 		t, found, err := s.store.Token(context.Background(), run.TokenID)
 		if err != nil || !found {
 			return fault("reading the run's token", fmt.Errorf("token %s: found %v: %v", run.TokenID, found, err))

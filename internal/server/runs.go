@@ -107,22 +107,22 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) *apiError {
 	if aerr != nil {
 		return aerr
 	}
-	spec, aerr := parseSpec(o, s.corpora)
+	spec, aerr := parseSpec(o, s.runs)
 	if aerr != nil {
 		return aerr
 	}
 	t := tokenOf(r)
 	ctx := r.Context()
-	if spec.Policy == engine.Gemini && !hasScope(t, ScopeLive) {
+	if spec.Run.Policy == engine.Gemini && !hasScope(t, ScopeLive) {
 		return missingScope(ScopeLive)
 	}
-	if spec.Policy == engine.Scripted && !hasScope(t, ScopeRun) {
+	if spec.Run.Policy == engine.Scripted && !hasScope(t, ScopeRun) {
 		return missingScope(ScopeRun)
 	}
 	if spec.Stream && !hasScope(t, ScopeRead) {
 		return refuse(http.StatusForbidden, CodeMissingScope, "a streamed run shows its events: the token needs the read scope")
 	}
-	if spec.Policy == engine.Gemini {
+	if spec.Run.Policy == engine.Gemini {
 		if s.transport == nil || !s.transport.HasKey() {
 			return refuse(http.StatusServiceUnavailable, reason.MissingAPIKey, "the server has no Gemini API key; nothing was sent")
 		}
@@ -354,7 +354,7 @@ func (s *Server) recording(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	if !found {
 		msg := "this run has no recording: a scripted run sends nothing to record"
-		if spec, err := specOf(run.Spec, s.corpora); err == nil && spec.Policy == engine.Gemini {
+		if spec, err := specOf(run.Spec, s.runs); err == nil && spec.Run.Policy == engine.Gemini {
 			msg = "this run has no recording yet: it has sent nothing"
 		}
 		return refuse(http.StatusNotFound, CodeNoRecording, msg)

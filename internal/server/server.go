@@ -30,10 +30,7 @@ type Config struct {
 	// OpenEngine, when Engine is nil, opens the engine when the first run
 	// starts (a Worker isolate that only serves reads never opens it).
 	OpenEngine func() (*engine.Engine, error)
-	// Corpora are the corpus packs a run may name; nil means the engine's
-	// packs (the seed alone when the engine is opened later).
-	Corpora []string
-	Store   store.Store
+	Store      store.Store
 	// Transport carries Gemini runs' requests and holds the key (nil: no
 	// key; gemini runs are refused with missing_api_key).
 	Transport gemini.Transport
@@ -68,7 +65,7 @@ func DefaultCaps() store.Caps {
 // Server serves the API. Start it before serving requests.
 type Server struct {
 	engine     engineOnce
-	corpora    []string
+	runs       engine.RunParser // the run requests this server reads: its engine's packs, no endpoint
 	goRun      func(func())
 	store      store.Store
 	transport  gemini.Transport
@@ -105,19 +102,15 @@ func New(c Config) (*Server, error) {
 	if _, err := gemini.ResolveEndpoint(c.Endpoint); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	s := &Server{engine: engineOnce{e: c.Engine, open: c.OpenEngine}, corpora: c.Corpora, goRun: c.Go, store: c.Store, transport: c.Transport, endpoint: c.Endpoint, pepper: c.Pepper,
+	s := &Server{engine: engineOnce{e: c.Engine, open: c.OpenEngine}, goRun: c.Go, store: c.Store, transport: c.Transport, endpoint: c.Endpoint, pepper: c.Pepper,
 		caps: c.Caps, clock: c.Clock, log: c.Log, cancelWait: c.CancelWait, heartbeat: c.Heartbeat, poll: c.Poll}
 	if s.clock == nil {
 		s.clock = time.Now
 	}
-	if s.corpora == nil {
-		s.corpora = []string{engine.SeedPack}
-		if c.Engine != nil {
-			s.corpora = nil
-			for _, p := range c.Engine.Packs() {
-				s.corpora = append(s.corpora, p.Manifest.ID)
-			}
-		}
+	// A run may name the engine's packs, or the seed alone when the engine
+	// opens only once a run starts.
+	if c.Engine != nil {
+		s.runs.Packs = c.Engine.Packs()
 	}
 	if s.goRun == nil {
 		s.goRun = func(run func()) { go run() }

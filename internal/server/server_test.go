@@ -154,8 +154,9 @@ func TestListPagesThroughOwnRunsOnly(t *testing.T) {
 var _ = context.Background
 
 // A server whose engine has the Python pack offers it as a corpus: a run
-// over it searches the pack (its passages' URLs are the documentation's),
-// and one without it refuses the same request with unknown_corpus.
+// over it searches the pack (its passages' URLs are the documentation's)
+// and asks about its default version when none is given, and one without
+// it refuses the same request with unknown_corpus.
 func TestCorpusPackRunsWhereTheEngineHasIt(t *testing.T) {
 	body := `{"question": "How do I read a file line by line?", "version": "3.11", "mode": "fixed", "corpus": "python-3.11"}`
 	e := newEnv(t, options{packs: true})
@@ -167,6 +168,10 @@ func TestCorpusPackRunsWhereTheEngineHasIt(t *testing.T) {
 	result := report["result"].(map[string]any)
 	steps, _ := json.Marshal(result["steps"])
 	assert.Contains(t, string(steps), `"tutorial.inputoutput.reading-and-writing-files-3"`, "the run read the pack's passages")
+
+	// Without a version the run asks about the corpus's own default one.
+	id = e.start(tok, `{"question": "How do I read a file line by line?", "mode": "fixed", "corpus": "python-3.11"}`)
+	assert.Equal(t, "3.11", e.await(tok, id)["request"].(map[string]any)["version"], "the pack's default version")
 
 	seedOnly := newEnv(t, options{})
 	tok = seedOnly.token("alice", []string{"read", "run"}, 100, 1)

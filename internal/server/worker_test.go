@@ -31,6 +31,7 @@ import (
 	"github.com/ragagentlab/ragagent/internal/geminitest"
 	"github.com/ragagentlab/ragagent/internal/server"
 	"github.com/ragagentlab/ragagent/internal/server/store"
+	"github.com/ragagentlab/ragagent/internal/testlog"
 )
 
 // localWorker is the Worker (worker/, built by make worker) under
@@ -39,7 +40,7 @@ import (
 type localWorker struct {
 	base  string
 	dir   string // config, secrets, state
-	log   *syncBuffer
+	log   *testlog.Buffer
 	fake  *switchFake
 	toks  map[string]string
 	cmd   *exec.Cmd
@@ -92,7 +93,7 @@ func startWorker(t testing.TB, caps store.Caps, tokens []workerToken) *localWork
 	if _, err := os.Stat(filepath.Join(root, "worker", "build", "app.wasm")); err != nil {
 		t.Skip("the Worker tests need the built Worker: make worker")
 	}
-	w := &localWorker{dir: t.TempDir(), log: &syncBuffer{}, toks: map[string]string{}}
+	w := &localWorker{dir: t.TempDir(), log: &testlog.Buffer{}, toks: map[string]string{}}
 	w.fake = &switchFake{}
 	w.fake.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.fake.mu.Lock()
@@ -387,8 +388,9 @@ func TestWorker(t *testing.T) {
 		native, err := engine.Open(engine.Options{})
 		require.NoError(t, err)
 		defer native.Close()
-		replayed, err := native.Lab().ReplayTrial(context.Background(), file.Trials[0])
+		res, err := native.Replay(context.Background(), engine.ReplayRequest{File: file})
 		require.NoError(t, err, "the Worker's recording replays natively: every request byte for byte")
+		replayed := res.Trials[0]
 		require.NotNil(t, replayed.Result)
 		assert.Equal(t, run["reason"], string(replayed.Result.Reason))
 	})

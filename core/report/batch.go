@@ -1,4 +1,4 @@
-package lab
+package report
 
 import (
 	"github.com/ragagentlab/ragagent/core/agent"
@@ -84,11 +84,11 @@ type Cost struct {
 	Note         string      `json:"note"`
 }
 
-// BatchReport is a batch of fresh runs reported like the reference lab's
+// Batch is a batch of fresh runs reported like the reference lab's
 // published record: settings, summary per path, trials with checks, actual
 // requests, elapsed time and environment, plus token totals and an
 // estimated cost.
-type BatchReport struct {
+type Batch struct {
 	ExecutionMode     string            `json:"execution_mode"`
 	Model             string            `json:"model"`
 	Config            any               `json:"config"`
@@ -108,7 +108,7 @@ type BatchReport struct {
 
 // Fill sets the report's trials, summary, tokens and cost from a batch's
 // trial reports, pricing at rate (nil: unpriced).
-func (b *BatchReport) Fill(rep *Report, rate *price.Rate) {
+func (b *Batch) Fill(rep *Set, rate *price.Rate) {
 	b.Summary = rep.Summary
 	b.Trials = make([]BatchTrial, 0, len(rep.Trials))
 	var tokens PathTokens

@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"bytes"
+	"compress/gzip"
+
+	"github.com/ragagentlab/ragagent/core/builder"
+	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/store"
+)
+
+// The encodings of a pack's passages file, and the build's defaults.
+const (
+	// EncodingJSON is a readable ragagent-snapshot/1 document, for small
+	// packs (the seed's encoding).
+	EncodingJSON = corpus.EncodingJSON
+	// EncodingSQLite is a prebuilt FTS5 image, for large packs.
+	EncodingSQLite = corpus.EncodingSQLite
+	// DefaultSearchK is a built pack's agent search k unless one is given.
+	DefaultSearchK = corpus.DefaultSearchK
+	// DefaultPassageBytes is a built passage's size cap unless one is
+	// given.
+	DefaultPassageBytes = builder.DefaultMaxBytes
+	// MaxDocumentBytes is the largest document the builder reads.
+	MaxDocumentBytes = builder.MaxDocumentBytes
+)
+
+// CorpusBuild is a pack to build from documents a front end read: the
+// builder's options (id, title, version, base URL, ...), the passages
+// file's encoding and whether it is gzipped.
+type CorpusBuild struct {
+	builder.Options
+	Documents []builder.Document
+	// Encoding is EncodingJSON ("" too) or EncodingSQLite.
+	Encoding string
+	// Gzip compresses the passages file (the receipt stays that of the
+	// uncompressed bytes).
+	Gzip bool
+	// OnDocument, if set, is told after each document is read.
+	OnDocument func(done, total int)
+}
+
+// BuiltCorpus is a pack built: its manifest (checked) and that file's
+// bytes, the passages file as it is to be written and uncompressed, and
+// each document the build left out with its reason.
+type BuiltCorpus struct {
+	Manifest     *corpus.Manifest
+	ManifestFile []byte
+	// PassagesFile is the passages file as written (gzipped when asked);
+	// Passages are its uncompressed bytes, which the receipt is of.
+	PassagesFile []byte
+	Passages     []byte
+	Documents    int
+	Skipped      []builder.Skipped
+}
+
+// BuildCorpus cuts documents into a pack (core/builder), encodes its
+// passages file and writes its manifest, the one way a pack is made: by
+// the command line from a folder and by the page from a person's files
+// (BuildPack). A build with no readable document is an error, and the
+// result then holds only why each document was left out.
+func BuildCorpus(req CorpusBuild) (*BuiltCorpus, error) {
+	res, err := builder.Build(req.Documents, req.Options, req.OnDocument)
+	if err != nil {
+		if res != nil {
+			return &BuiltCorpus{Skipped: res.Skipped}, err
+		}
+		return nil, err
+	}
+	out := &BuiltCorpus{Documents: res.Documents, Skipped: res.Skipped}
+	if out.Skipped == nil {
+		out.Skipped = []builder.Skipped{}
+	}
+	encoding, name := EncodingJSON, "passages.json"
+	if req.Encoding == EncodingSQLite {
+		encoding, name = EncodingSQLite, "passages.sqlite"
+		out.Passages, err = store.Image(res.Passages)
+	} else {
+		out.Passages, err = corpus.EncodeJSON(req.Title, res.Passages)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out.PassagesFile = out.Passages
+	compressed := 0
+	if req.Gzip {
+		if out.PassagesFile, err = gzipped(out.Passages); err != nil {
+			return nil, err
+		}
+		name += ".gz"
+		compressed = len(out.PassagesFile)
+	}
+	out.Manifest = req.Options.Manifest(res.Passages, out.Passages, encoding, name, compressed)
+	if err := out.Manifest.Validate(); err != nil {
+		return nil, err
+	}
+	if out.ManifestFile, err = corpus.EncodeManifest(out.Manifest); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// gzipped compresses data at the best level, with no name or time in the
+// header, so the same input gives the same bytes.
+func gzipped(data []byte) ([]byte, error) {
+	var b bytes.Buffer
+	w, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
