@@ -67,6 +67,16 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
+	// One server at a time: a second one's recovery would end the first's
+	// running runs as interrupted while the first went on with them.
+	release, locked, err := store.LockForServing(*db)
+	if err != nil {
+		return fail(exitError, "%v", err)
+	}
+	defer release()
+	if !locked {
+		fmt.Fprintf(stderr, "ragagent serve-api: warning: this platform has no advisory file lock; make sure no other serve-api serves %s\n", *db)
+	}
 	st, err := store.OpenFile(ctx, *db)
 	if err != nil {
 		return fail(exitError, "%v", err)

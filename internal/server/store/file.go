@@ -2,12 +2,16 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/driver"
+
+	"github.com/ragagentlab/ragagent/internal/filelock"
 )
 
 // OpenFile opens (creating it when missing) the native server's database:
@@ -49,4 +53,51 @@ func OpenFile(ctx context.Context, path string) (*SQL, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ServeLock is the lock file beside a database that the server serving it
+// holds: path with -server.lock appended (SQLite's own companions are -wal,
+// -shm and, for its dot-file locking, .lock).
+func ServeLock(path string) string { return path + "-server.lock" }
+
+// ErrServed refuses a second server on a database another one serves.
+var ErrServed = errors.New("store: the database is served by another process")
+
+// served is ErrServed, saying which file and lock.
+type served struct{ path, lock string }
+
+func (e served) Error() string {
+	return fmt.Sprintf("another ragagent serve-api is serving %s (it holds %s); stop it first, or give this server its own --db", e.path, e.lock)
+}
+
+func (served) Is(target error) bool { return target == ErrServed }
+
+// LockForServing makes sure one server at a time serves the database at
+// path: it takes an exclusive lock on ServeLock(path) (created 0600 when
+// missing), held until release or the process's death (kill -9 included),
+// or fails with ErrServed at once when another process holds it. Two
+// servers on one file would each take the other's running runs for a dead
+// process's: the second's recovery would end them interrupted while the
+// first went on calling the model for them. The tokens command opens the
+// database without this lock, beside a running server. ok is false where
+// the platform has no advisory lock (nothing is held then).
+func LockForServing(path string) (release func(), ok bool, err error) {
+	lock := ServeLock(path)
+	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: %w", err)
+	}
+	held, err := filelock.TryLock(f)
+	switch {
+	case errors.Is(err, filelock.ErrUnsupported):
+		f.Close()
+		return func() {}, false, nil
+	case err != nil:
+		f.Close()
+		return nil, false, fmt.Errorf("store: %w", err)
+	case !held:
+		f.Close()
+		return nil, false, served{path, lock}
+	}
+	return func() { f.Close() }, true, nil
 }
