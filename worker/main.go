@@ -176,8 +176,8 @@ func (a *app) build() (http.Handler, error) {
 		isolate.Set("schemaReady", true)
 	}
 	pepper := getenv("RAGAGENT_TOKEN_PEPPER")
-	if len(pepper) < server.MinPepper {
-		return nil, fmt.Errorf("the secret RAGAGENT_TOKEN_PEPPER must be at least %d bytes", server.MinPepper)
+	if err := server.CheckPepper([]byte(pepper)); err != nil {
+		return nil, fmt.Errorf("the secret RAGAGENT_TOKEN_PEPPER: %w", err)
 	}
 	caps := server.DefaultCaps()
 	for _, c := range []struct {

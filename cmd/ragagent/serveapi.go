@@ -25,10 +25,15 @@ import (
 // the HMAC key of stored token secrets, which never goes in the database.
 const pepperVariable = "RAGAGENT_TOKEN_PEPPER"
 
+// pepperFromEnv reads the pepper, refused unless it looks random
+// (server.CheckPepper), with how to make one.
 func pepperFromEnv() ([]byte, error) {
 	p := os.Getenv(pepperVariable)
-	if len(p) < server.MinPepper {
-		return nil, fmt.Errorf("set %s to a secret of at least %d bytes (it keys the hashes of stored tokens; keep it out of the database)", pepperVariable, server.MinPepper)
+	if p == "" {
+		return nil, fmt.Errorf("set %s to a random secret of at least %d bytes, made with: %s (it keys the hashes of stored tokens; keep it out of the database)", pepperVariable, server.MinPepper, server.MakePepper)
+	}
+	if err := server.CheckPepper([]byte(p)); err != nil {
+		return nil, fmt.Errorf("%s: %w", pepperVariable, err)
 	}
 	return []byte(p), nil
 }
@@ -185,32 +190,36 @@ func tokensAdd(args []string, stdout, stderr io.Writer) int {
 	requests := fs.Int("daily-requests", 10000, "API requests allowed per UTC day")
 	live := fs.Int("daily-live-calls", 100, "Gemini attempts allowed per UTC day")
 	asJSON := fs.Bool("json", false, "print {id, token, ...} as JSON")
-	pepper, perr := pepperFromEnv()
-	var st *store.SQL
-	if hasFlag(args, "sql") {
-		if code, ok := parseFlags(fs, args); !ok {
-			return code
-		}
-		if *db != "" {
-			fmt.Fprintln(stderr, "ragagent tokens add: give --db or --sql, not both")
-			return exitUsage
-		}
-	} else {
-		var code int
-		var ok bool
-		if st, code, ok = openTokenStore(fs, db, args, stderr); !ok {
-			return code
-		}
-		defer st.Close()
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
-	if perr != nil {
-		fmt.Fprintf(stderr, "ragagent tokens add: %s\n", oneLine(perr))
+	switch {
+	case *db != "" && *sqlOut != "":
+		fmt.Fprintln(stderr, "ragagent tokens add: give --db or --sql, not both")
+		return exitUsage
+	case *db == "" && *sqlOut == "":
+		fmt.Fprintln(stderr, "ragagent tokens add: --db FILE is required (or --sql FILE for a Worker's D1)")
+		return exitUsage
+	}
+	// Everything is checked before anything is created: the pepper, then
+	// the token's fields.
+	pepper, err := pepperFromEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent tokens add: %s\n", oneLine(err))
 		return exitUsage
 	}
 	plain, t, err := server.NewToken(pepper, *name, splitList(*scopes), *requests, *live, time.Now())
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent tokens add: %s\n", oneLine(err))
 		return exitUsage
+	}
+	var st *store.SQL
+	if *db != "" {
+		if st, err = store.OpenFile(context.Background(), *db); err != nil {
+			fmt.Fprintf(stderr, "ragagent tokens add: %s\n", oneLine(err))
+			return exitError
+		}
+		defer st.Close()
 	}
 	if st == nil {
 		if err := os.WriteFile(*sqlOut, []byte(store.TokenSQL(t)), 0o600); err != nil {
@@ -299,16 +308,4 @@ func tokensRevoke(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "revoked %s\n", *id)
 	return exitOK
-}
-
-// hasFlag reports whether args set the flag name (-name, --name, with or
-// without =value).
-func hasFlag(args []string, name string) bool {
-	for _, a := range args {
-		a = strings.TrimLeft(a, "-")
-		if a == name || strings.HasPrefix(a, name+"=") {
-			return true
-		}
-	}
-	return false
 }

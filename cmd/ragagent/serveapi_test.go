@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,7 +21,8 @@ import (
 	"github.com/ragagentlab/ragagent/internal/geminitest"
 )
 
-const testPepper = "a pepper for the command tests"
+// testPepper is the command tests' pepper, as openssl rand -hex 32 makes one.
+const testPepper = "9b3e71c05fa24d8e6b1c0f92a7d3e854c1f06b2a9d8e7c3f5a4b6d0e2c1f3a5b"
 
 func TestTokensAddListRevoke(t *testing.T) {
 	t.Setenv(pepperVariable, testPepper)
@@ -68,6 +71,35 @@ func TestTokensAddListRevoke(t *testing.T) {
 	code, _, errOut = ragagent("tokens", "add", "--db", db, "--name", "x")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, pepperVariable)
+}
+
+// tokens add checks the pepper before anything else: without one, or with
+// one that does not look random, it refuses with how to make one and
+// creates no database (it created the file, then refused).
+func TestTokensAddRefusesABadPepperBeforeCreatingAnything(t *testing.T) {
+	for _, p := range []string{"", strings.Repeat("a", 16), "a pepper for the command tests, long enough"} {
+		t.Run(fmt.Sprintf("%q", p), func(t *testing.T) {
+			t.Setenv(pepperVariable, p)
+			dir := t.TempDir()
+			for _, out := range [][]string{{"--db", filepath.Join(dir, "api.db")}, {"--sql", filepath.Join(dir, "token.sql")}} {
+				code, stdout, errOut := ragagent(append(append([]string{"tokens", "add"}, out...), "--name", "x")...)
+				assert.Equal(t, exitUsage, code)
+				assert.Empty(t, stdout)
+				assert.Contains(t, errOut, pepperVariable)
+				assert.Contains(t, errOut, "openssl rand -hex 32")
+				assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+				entries, err := os.ReadDir(dir)
+				require.NoError(t, err)
+				assert.Empty(t, entries, "nothing created")
+			}
+			code, _, errOut := ragagent("serve-api", "--db", filepath.Join(dir, "api.db"))
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, errOut, "openssl rand -hex 32")
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "serve-api created nothing either")
+		})
+	}
 }
 
 // lineWriter hands the first line written to it on a channel.

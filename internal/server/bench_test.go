@@ -334,7 +334,7 @@ func BenchmarkServerKill9Restart(b *testing.B) {
 	require.NoError(b, build.Run())
 	for range b.N {
 		db := filepath.Join(dir, fmt.Sprintf("api-%d.db", time.Now().UnixNano()))
-		env := append(os.Environ(), "RAGAGENT_TOKEN_PEPPER=a pepper for the benchmark", "GOOGLE_API_KEY="+dummyKey, "GEMINI_API_KEY=")
+		env := append(os.Environ(), "RAGAGENT_TOKEN_PEPPER="+string(pepper), "GOOGLE_API_KEY="+dummyKey, "GEMINI_API_KEY=")
 		add := exec.Command(bin, "tokens", "add", "--db", db, "--name", "bench", "--scopes", "read,run,live", "--daily-live-calls", "100000")
 		add.Env = env
 		out, err := add.Output()

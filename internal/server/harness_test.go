@@ -36,7 +36,8 @@ import (
 // dummyKey is the Gemini key every test server holds; no output may carry it.
 const dummyKey = "AIzaDUMMY-test-key-0123456789abcdef"
 
-var pepper = []byte("test pepper, sixteen bytes or more")
+// pepper is the tests' token pepper, as openssl rand -hex 32 makes one.
+var pepper = []byte("5d1c8e0f7a2b49e3a6f0c4d1b8e27f9a03c6e5b4d2f1a0987e6c5b4a3d2e1f0c")
 
 // contract is the OpenAPI document every request and response of the
 // tests is checked against.

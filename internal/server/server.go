@@ -39,7 +39,7 @@ type Config struct {
 	Transport gemini.Transport
 	// Endpoint is "" for the real API or a loopback fake.
 	Endpoint string
-	// Pepper keys the HMAC of token secrets (at least MinPepper bytes).
+	// Pepper keys the HMAC of token secrets (CheckPepper must accept it).
 	Pepper []byte
 	Caps   store.Caps
 	// Clock is the time source; nil means time.Now.
@@ -93,8 +93,8 @@ func New(c Config) (*Server, error) {
 	if (c.Engine == nil && c.OpenEngine == nil) || c.Store == nil {
 		return nil, errors.New("server: an engine (or a way to open one) and a store are required")
 	}
-	if len(c.Pepper) < MinPepper {
-		return nil, fmt.Errorf("server: the token pepper must be at least %d bytes", MinPepper)
+	if err := CheckPepper(c.Pepper); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	if c.Caps == (store.Caps{}) {
 		c.Caps = DefaultCaps()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,12 +20,23 @@ import (
 // the write that follows it (an event is sent only after it is committed,
 // so a client never saw an event a crash can lose), and a busy timeout for
 // another process (the tokens command) writing at the same time.
+//
+// The file holds token HMACs and recordings: a new one is created 0600,
+// its WAL and shared-memory files too (made 0600 before SQLite opens them,
+// and SQLite's modeof gives any file it makes later the database's mode).
+// An existing database keeps the mode it has.
 func OpenFile(ctx context.Context, path string) (*SQL, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
+	for _, name := range []string{abs, abs + "-wal", abs + "-shm"} {
+		if err := createOwnerOnly(name); err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", path, err)
+		}
+	}
 	q := url.Values{}
+	q.Set("modeof", abs)
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(wal)")
 	q.Add("_pragma", "synchronous(full)")
@@ -53,6 +65,19 @@ func OpenFile(ctx context.Context, path string) (*SQL, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// createOwnerOnly creates an empty file readable and writable by its owner
+// alone, unless one is there.
+func createOwnerOnly(name string) error {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // ServeLock is the lock file beside a database that the server serving it
