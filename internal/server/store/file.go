@@ -22,9 +22,10 @@ import (
 // another process (the tokens command) writing at the same time.
 //
 // The file holds token HMACs and recordings: a new one is created 0600,
-// its WAL and shared-memory files too (made 0600 before SQLite opens them,
-// and SQLite's modeof gives any file it makes later the database's mode).
-// An existing database keeps the mode it has.
+// its WAL and shared-memory files too (made 0600 before SQLite opens them;
+// SQLite's modeof gives a WAL it makes again the database's mode, and the
+// shared-memory file is given it once the store is open). An existing
+// database keeps the mode it has.
 func OpenFile(ctx context.Context, path string) (*SQL, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -64,7 +65,39 @@ func OpenFile(ctx context.Context, path string) (*SQL, error) {
 		db.Close()
 		return nil, err
 	}
+	// SQLite removes the shared-memory file when its last connection
+	// closes, and makes it again with the default mode (modeof covers the
+	// WAL, not it): now that the store holds its connections open, give
+	// both the database's mode.
+	if err := sameMode(abs, abs+"-wal", abs+"-shm"); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
 	return s, nil
+}
+
+// sameMode gives the files that exist among names the permissions of the
+// file main.
+func sameMode(main string, names ...string) error {
+	fi, err := os.Stat(main)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		got, err := os.Stat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if got.Mode().Perm() != fi.Mode().Perm() {
+			if err := os.Chmod(name, fi.Mode().Perm()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // createOwnerOnly creates an empty file readable and writable by its owner
