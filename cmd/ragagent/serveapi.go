@@ -297,15 +297,15 @@ func tokensRevoke(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer st.Close()
-	revoked, err := st.RevokeToken(context.Background(), *id, time.Now())
+	revoked, ok, err := server.RevokeToken(context.Background(), st, *id, time.Now())
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent tokens revoke: %s\n", oneLine(err))
 		return exitError
 	}
-	if !revoked {
+	if !ok {
 		fmt.Fprintf(stderr, "ragagent tokens revoke: no valid token %q\n", *id)
 		return exitError
 	}
-	fmt.Fprintf(stdout, "revoked %s\n", *id)
+	fmt.Fprintf(stdout, "revoked %s: %d queued runs ended, %d running runs stopping (token_revoked)\n", *id, len(revoked.Dropped), len(revoked.Stopping))
 	return exitOK
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/internal/server"
 )
 
 // Every refusal, in the order the server checks (credentials, scope,
@@ -27,7 +29,7 @@ func TestRefusalsStoreNothing(t *testing.T) {
 	for name, tok := range e.tokens {
 		ids[name] = strings.Split(tok, "_")[1]
 	}
-	_, err := e.store.RevokeToken(context.Background(), ids["revoked"], e.clock.Now())
+	_, _, err := server.RevokeToken(context.Background(), e.store, ids["revoked"], e.clock.Now())
 	require.NoError(t, err)
 	forged := full[:len(full)-4] + "0000"
 	if forged == full {

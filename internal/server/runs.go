@@ -149,6 +149,8 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) *apiError {
 			"the cap on running runs is reached (%d in all, %d per token); retry later or send strategy \"enqueue\"", s.caps.Running, s.caps.RunningPerToken))
 		e.retryAfter = 1
 		return e
+	case errors.Is(err, store.ErrRevoked):
+		return unauthorized
 	case errors.Is(err, store.ErrQueueFull):
 		e := refuse(http.StatusTooManyRequests, CodeQueueFull, fmt.Sprintf(
 			"the queue is full (%d in all, %d per token); retry later", s.caps.Queue, s.caps.QueuePerToken))
