@@ -189,6 +189,9 @@ func (a *app) build() (http.Handler, error) {
 			return nil, err
 		}
 	}
+	if err := httptransport.CheckKeyFromEnv(getenv); err != nil {
+		return nil, err
+	}
 	key, _ := httptransport.KeyFromEnv(getenv)
 	srv, err := server.New(server.Config{
 		OpenEngine: func() (*engine.Engine, error) { return engine.Open(engine.Options{}) },
