@@ -58,6 +58,7 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&caps.QueuePerToken, "queue-per-token", caps.QueuePerToken, "runs waiting in the queue per token")
 	endpoint := fs.String("endpoint", "", "a loopback fake Gemini `URL` for testing (default: the real API)")
 	grace := fs.Duration("grace", 20*time.Second, "how long a shutdown waits for running runs")
+	streamsPerToken := fs.Int("streams-per-token", server.DefaultStreamsPerToken, "event streams a token may hold open at once")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -96,7 +97,7 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	key, variable := httptransport.KeyFromEnv(os.Getenv)
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	srv, err := server.New(server.Config{Engine: e, Store: st, Transport: httptransport.New(key), Endpoint: *endpoint,
-		Pepper: pepper, Caps: caps, Log: log})
+		Pepper: pepper, Caps: caps, Log: log, UsageFlush: time.Second, StreamsPerToken: *streamsPerToken})
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -119,7 +120,7 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fmt.Fprintf(stderr, "ragagent serve-api: serving http://%s with %s; caps %d running (%d per token), queue %d (%d per token); state in %s\n",
 		ln.Addr(), keyNote, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken, *db)
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(server.GuardListener(ln)) }()
 	select {
 	case err := <-served:
 		return fail(exitError, "%v", err)
@@ -135,6 +136,10 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		hs.Close()
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fail(exitError, "%v", err)
+	}
+	// The requests answered since Shutdown's flush.
+	if err := srv.Flush(context.Background()); err != nil {
 		return fail(exitError, "%v", err)
 	}
 	return exitOK

@@ -138,6 +138,15 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) *apiError {
 			return e
 		}
 	}
+	if spec.Stream {
+		// The stream's slot is taken before the run is admitted: a
+		// refused stream admits nothing.
+		release, aerr := s.acquireStream(t.ID)
+		if aerr != nil {
+			return aerr
+		}
+		defer release()
+	}
 	id, err := randomHex(10)
 	if err != nil {
 		return s.internal("naming the run", err)

@@ -307,6 +307,19 @@ func (d *D1) Charge(ctx context.Context, tokenID, day string, m Meter, limit int
 	return len(rows) == 1, err
 }
 
+// AddRequests adds counted requests, in one batch.
+func (d *D1) AddRequests(ctx context.Context, counts []RequestCount) error {
+	stmts := make([]Statement, 0, len(counts))
+	for _, c := range counts {
+		stmts = append(stmts, Statement{SQL: addRequestsStmt, Args: []any{c.TokenID, c.Day, c.Requests}})
+	}
+	if len(stmts) == 0 {
+		return nil
+	}
+	_, err := d.db.Batch(ctx, stmts)
+	return err
+}
+
 // Usage is what the token used on day.
 func (d *D1) Usage(ctx context.Context, tokenID, day string) (Usage, error) {
 	rows, err := d.one(ctx, `SELECT requests, live_calls FROM allowance WHERE token_id = ?1 AND day = ?2`, tokenID, day)

@@ -466,6 +466,22 @@ func (s *SQL) Charge(ctx context.Context, tokenID, day string, m Meter, limit in
 	return n == 1, err
 }
 
+// addRequestsStmt adds ?3 requests to a token's day.
+const addRequestsStmt = `INSERT INTO allowance (token_id, day, requests, live_calls) VALUES (?1, ?2, ?3, 0)
+			ON CONFLICT (token_id, day) DO UPDATE SET requests = requests + ?3`
+
+// AddRequests adds counted requests, in one transaction.
+func (s *SQL) AddRequests(ctx context.Context, counts []RequestCount) error {
+	return s.write(ctx, func(tx *wtx) error {
+		for _, c := range counts {
+			if _, err := tx.ExecContext(ctx, addRequestsStmt, c.TokenID, c.Day, c.Requests); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // Usage is what the token used on day.
 func (s *SQL) Usage(ctx context.Context, tokenID, day string) (Usage, error) {
 	var u Usage

@@ -47,6 +47,13 @@ const (
 	LiveCalls Meter = "live_calls" // Gemini attempts made for its runs
 )
 
+// RequestCount is a number of requests a token made on a day.
+type RequestCount struct {
+	TokenID  string
+	Day      string
+	Requests int
+}
+
 // Usage is what a token used on one day.
 type Usage struct {
 	Requests  int
@@ -176,6 +183,10 @@ type Store interface {
 	Charge(ctx context.Context, tokenID, day string, m Meter, limit int) (bool, error)
 	// Usage is what the token used on day.
 	Usage(ctx context.Context, tokenID, day string) (Usage, error)
+	// AddRequests adds counted requests to the tokens' days, all in one
+	// transaction (the server counts requests in memory and writes them
+	// in groups; the allowance was checked as they were counted).
+	AddRequests(ctx context.Context, counts []RequestCount) error
 
 	// Admit stores a run as running when the caps allow and no run that
 	// could start waits ahead of it; else, if enqueue, as queued when the
