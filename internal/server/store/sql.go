@@ -388,25 +388,8 @@ func (s *SQL) RevokeToken(ctx context.Context, id string, at time.Time, end Even
 			return err
 		}
 		found = true
-		rows, err := tx.QueryContext(ctx, dropRevokedStmt, id, stamp(at))
-		if err != nil {
+		if out.Dropped, err = endAll(ctx, tx, end, dropRevokedStmt, id, stamp(at)); err != nil {
 			return err
-		}
-		for rows.Next() {
-			r, err := scanRun(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			out.Dropped = append(out.Dropped, r)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		for _, r := range out.Dropped {
-			if err := appendTx(ctx, tx, r.ID, end(r)); err != nil {
-				return err
-			}
 		}
 		if _, err := tx.ExecContext(ctx, stopRevokedStmt, id, stamp(at)); err != nil {
 			return err
@@ -638,31 +621,39 @@ func (s *SQL) transition(ctx context.Context, event EventFunc, stmt string, args
 func (s *SQL) Interrupt(ctx context.Context, at time.Time, end EventFunc) ([]Run, error) {
 	var out []Run
 	err := s.write(ctx, func(tx *wtx) error {
-		out = nil
-		rows, err := tx.QueryContext(ctx, `UPDATE runs SET status = 'incomplete', reason = 'interrupted', finished_at = ?1
+		var err error
+		out, err = endAll(ctx, tx, end, `UPDATE runs SET status = 'incomplete', reason = 'interrupted', finished_at = ?1
 			WHERE status = 'running' RETURNING `+runColumns, stamp(at))
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			r, err := scanRun(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			out = append(out, r)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		for _, r := range out {
-			if err := appendTx(ctx, tx, r.ID, end(r)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return err
 	})
 	return out, err
+}
+
+// endAll runs stmt, an UPDATE ending runs RETURNING their columns, and
+// appends each one's end event.
+func endAll(ctx context.Context, tx *wtx, end EventFunc, stmt string, args ...any) ([]Run, error) {
+	rows, err := tx.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		if err := appendTx(ctx, tx, r.ID, end(r)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 const appendStmt = `INSERT INTO events (run_id, seq, type, data, at)
