@@ -43,7 +43,7 @@ func KeyFromEnv(getenv func(string) string) (key, variable string) {
 func CheckKeyFromEnv(getenv func(string) string) error {
 	key, variable := KeyFromEnv(getenv)
 	if secret.CheckKey(key) != nil {
-		return fmt.Errorf("%s is not an API key: it holds %d characters, a key at least %d (Gemini's have 39); set the key, or unset %s",
+		return fmt.Errorf("%s is not an API key: it is %d long, a key at least %d characters (Gemini's are 39); set the key, or unset %s",
 			variable, utf8.RuneCountInString(key), secret.MinKey, variable)
 	}
 	return nil
