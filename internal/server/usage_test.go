@@ -33,52 +33,61 @@ func (c *countingStore) AddRequests(ctx context.Context, counts []store.RequestC
 }
 
 // Authenticated requests are counted against the daily allowance without
-// a write each (every GET made one, synchronously): 60 GETs make no
-// charge and a handful of grouped writes, the allowance still holds
-// exactly, and a clean shutdown writes every count. With UsageFlush 0 (the
-// Worker's) each request is written as it is counted, as before.
+// a write each (every GET made one, synchronously): 50 GETs make no
+// charge and one grouped write, the allowance still holds exactly, and a
+// clean shutdown writes every count. With UsageFlush 0 (the Worker's) each
+// request is written as it is counted, as before.
 func TestRequestsAreCountedWithoutAWriteEach(t *testing.T) {
 	var counted *countingStore
 	e := newEnv(t, options{usageFlush: time.Hour, wrap: func(s store.Store) store.Store {
 		counted = &countingStore{Store: s}
 		return counted
 	}})
-	tok := e.token("alice", []string{"read", "run"}, 65, 1)
+	ctx := context.Background()
+	tok := e.token("alice", []string{"read", "run"}, 1000, 1)
+	lim := e.token("bob", []string{"read"}, 5, 1)
+	usage := func(s store.Store, tok string) int {
+		u, err := s.Usage(ctx, strings.Split(tok, "_")[1], "2026-11-29")
+		require.NoError(t, err)
+		return u.Requests
+	}
 	id := e.start(tok, `{`+overwrite+`}`)
 	e.await(tok, id)
-	for range 60 - 3 {
+	require.NoError(t, e.srv.Flush(ctx))
+	before, adds := usage(e.store, tok), counted.adds.Load()
+	require.Positive(t, before, "the run's requests were written")
+	for range 50 {
 		r := e.do(req{method: "GET", path: "/v1/runs/" + id, token: tok, valid: true})
 		require.Equal(t, http.StatusOK, r.status)
 	}
-	before := counted.adds.Load()
+	assert.Equal(t, before, usage(e.store, tok), "nothing written yet")
+	require.NoError(t, e.srv.Flush(ctx))
+	assert.Equal(t, before+50, usage(e.store, tok), "every request is written by the flush")
+	assert.Equal(t, adds+1, counted.adds.Load(), "in one grouped write")
 	assert.Zero(t, counted.charges.Load(), "no request was charged by a write of its own")
-	u, err := e.store.Usage(context.Background(), strings.Split(tok, "_")[1], "2026-11-29")
-	require.NoError(t, err)
-	require.NoError(t, e.srv.Flush(context.Background()))
-	after, err := e.store.Usage(context.Background(), strings.Split(tok, "_")[1], "2026-11-29")
-	require.NoError(t, err)
-	assert.Equal(t, 60, after.Requests-u.Requests+u.Requests, "every request is written by the flush")
-	assert.Equal(t, before+1, counted.adds.Load(), "in one grouped write")
+
 	for range 5 {
+		assert.Equal(t, http.StatusOK, e.do(req{method: "GET", path: "/v1/runs", token: lim, valid: true}).status)
+	}
+	r := e.do(req{method: "GET", path: "/v1/runs", token: lim, valid: true})
+	assert.Equal(t, http.StatusTooManyRequests, r.status, "the 6th request of 5")
+	assert.Equal(t, "request_limit", r.code(t))
+	for range 7 {
 		assert.Equal(t, http.StatusOK, e.do(req{method: "GET", path: "/v1/runs", token: tok, valid: true}).status)
 	}
-	r := e.do(req{method: "GET", path: "/v1/runs", token: tok, valid: true})
-	assert.Equal(t, http.StatusTooManyRequests, r.status, "the 66th request of 65")
-	assert.Equal(t, "request_limit", r.code(t))
 
 	e.close() // a clean shutdown writes what was counted since
-	s, err := store.OpenFile(context.Background(), e.dbPath)
+	s, err := store.OpenFile(ctx, e.dbPath)
 	require.NoError(t, err)
 	defer s.Close()
-	u, err = s.Usage(context.Background(), strings.Split(tok, "_")[1], "2026-11-29")
-	require.NoError(t, err)
-	assert.Equal(t, 65, u.Requests, "every answered request is kept (the refused one is not counted)")
+	assert.Equal(t, before+57, usage(s, tok), "every answered request is kept")
+	assert.Equal(t, 5, usage(s, lim), "the refused one is not counted")
 
 	sync := newEnv(t, options{usageFlush: -1, wrap: func(s store.Store) store.Store {
 		counted = &countingStore{Store: s}
 		return counted
 	}})
-	tok = sync.token("bob", []string{"read"}, 10, 1)
+	tok = sync.token("carol", []string{"read"}, 10, 1)
 	for range 3 {
 		sync.do(req{method: "GET", path: "/v1/runs", token: tok, valid: true})
 	}
