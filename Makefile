@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build wasm site-packs vendor worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder crossencode tiny-cross-encoder clean chromium
+.PHONY: lint-api all build wasm site-packs vendor worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder crossencode tiny-cross-encoder clean chromium
 
 all: build wasm
 
@@ -132,7 +132,13 @@ API_ADDR ?= 127.0.0.1:8090
 serve-api:
 	$(GO) run ./cmd/ragagent serve-api --db $(API_DB) --addr $(API_ADDR)
 
-test: vet test-go test-wasm test-node test-browser
+test: vet lint-api test-go test-wasm test-node test-browser
+
+# The API document under Redocly CLI's recommended rules, warnings failing
+# too (recommended-strict), offline: @redocly/cli is pinned in
+# package-lock.json; no telemetry, no update check.
+lint-api: node_modules/.package-lock.json
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true node_modules/.bin/redocly lint api/openapi.json --extends recommended-strict
 
 vet:
 	$(GO) vet ./...

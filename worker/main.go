@@ -180,8 +180,8 @@ func (a *app) build() (http.Handler, error) {
 		isolate.Set("schemaReady", true)
 	}
 	pepper := getenv("RAGAGENT_TOKEN_PEPPER")
-	if len(pepper) < server.MinPepper {
-		return nil, fmt.Errorf("the secret RAGAGENT_TOKEN_PEPPER must be at least %d bytes", server.MinPepper)
+	if err := server.CheckPepper([]byte(pepper)); err != nil {
+		return nil, fmt.Errorf("the secret RAGAGENT_TOKEN_PEPPER: %w", err)
 	}
 	caps := server.DefaultCaps()
 	for _, c := range []struct {
@@ -192,6 +192,9 @@ func (a *app) build() (http.Handler, error) {
 		if *c.to, err = capVar(c.name, *c.to); err != nil {
 			return nil, err
 		}
+	}
+	if err := httptransport.CheckKeyFromEnv(getenv); err != nil {
+		return nil, err
 	}
 	key, _ := httptransport.KeyFromEnv(getenv)
 	srv, err := server.New(server.Config{

@@ -183,3 +183,23 @@ func TestEveryFileWrittenIsRefusedIfItHoldsTheKey(t *testing.T) {
 		})
 	}
 }
+
+// A key shorter than secret.MinKey characters in the environment is not a
+// key: every command refuses it in one line before doing anything, so the
+// redaction and the output guard never look for a fragment that nearly
+// any text holds (a one-character demo key withheld every file).
+func TestAShortKeyIsRefusedAtEntry(t *testing.T) {
+	for _, row := range []struct{ variable, value string }{{"GOOGLE_API_KEY", "x"}, {"GEMINI_API_KEY", " demo-key-15char "}} {
+		t.Run(row.variable, func(t *testing.T) {
+			noKey(t)
+			t.Setenv(row.variable, row.value)
+			for _, args := range [][]string{{"replay"}, {"live", "--cases", "overwrite"}, {"serve-api", "--db", filepath.Join(t.TempDir(), "x.db")}} {
+				code, out, errs := ragagent(args...)
+				assert.Equal(t, exitUsage, code, args)
+				assert.Empty(t, out, args)
+				assert.Contains(t, errs, row.variable+" is not an API key", args)
+				assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
+			}
+		})
+	}
+}

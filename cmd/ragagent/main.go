@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ragagentlab/ragagent/internal/httptransport"
 	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
@@ -56,6 +57,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	c, ok := cmds[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "ragagent: unknown command %q (try: ragagent help)\n", args[0])
+		return exitUsage
+	}
+	// A key too short to be one is refused before anything is done.
+	if err := httptransport.CheckKeyFromEnv(os.Getenv); err != nil {
+		fmt.Fprintf(stderr, "ragagent: %s\n", err)
 		return exitUsage
 	}
 	// Every line printed is checked for the environment's key.

@@ -25,10 +25,15 @@ import (
 // the HMAC key of stored token secrets, which never goes in the database.
 const pepperVariable = "RAGAGENT_TOKEN_PEPPER"
 
+// pepperFromEnv reads the pepper, refused unless it looks random
+// (server.CheckPepper), with how to make one.
 func pepperFromEnv() ([]byte, error) {
 	p := os.Getenv(pepperVariable)
-	if len(p) < server.MinPepper {
-		return nil, fmt.Errorf("set %s to a secret of at least %d bytes (it keys the hashes of stored tokens; keep it out of the database)", pepperVariable, server.MinPepper)
+	if p == "" {
+		return nil, fmt.Errorf("set %s to a random secret of at least %d bytes, made with: %s (it keys the hashes of stored tokens; keep it out of the database)", pepperVariable, server.MinPepper, server.MakePepper)
+	}
+	if err := server.CheckPepper([]byte(p)); err != nil {
+		return nil, fmt.Errorf("%s: %w", pepperVariable, err)
 	}
 	return []byte(p), nil
 }
@@ -53,6 +58,7 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&caps.QueuePerToken, "queue-per-token", caps.QueuePerToken, "runs waiting in the queue per token")
 	endpoint := fs.String("endpoint", "", "a loopback fake Gemini `URL` for testing (default: the real API)")
 	grace := fs.Duration("grace", 20*time.Second, "how long a shutdown waits for running runs")
+	streamsPerToken := fs.Int("streams-per-token", server.DefaultStreamsPerToken, "event streams a token may hold open at once")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -66,6 +72,16 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	pepper, err := pepperFromEnv()
 	if err != nil {
 		return fail(exitUsage, "%v", err)
+	}
+	// One server at a time: a second one's recovery would end the first's
+	// running runs as interrupted while the first went on with them.
+	release, locked, err := store.LockForServing(*db)
+	if err != nil {
+		return fail(exitError, "%v", err)
+	}
+	defer release()
+	if !locked {
+		fmt.Fprintf(stderr, "ragagent serve-api: warning: this platform has no advisory file lock; make sure no other serve-api serves %s\n", *db)
 	}
 	st, err := store.OpenFile(ctx, *db)
 	if err != nil {
@@ -81,7 +97,7 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	key, variable := httptransport.KeyFromEnv(os.Getenv)
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	srv, err := server.New(server.Config{Engine: e, Store: st, Transport: httptransport.New(key), Endpoint: *endpoint,
-		Pepper: pepper, Caps: caps, Log: log})
+		Pepper: pepper, Caps: caps, Log: log, UsageFlush: time.Second, StreamsPerToken: *streamsPerToken})
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -104,7 +120,7 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fmt.Fprintf(stderr, "ragagent serve-api: serving http://%s with %s; caps %d running (%d per token), queue %d (%d per token); state in %s\n",
 		ln.Addr(), keyNote, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken, *db)
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(server.GuardListener(ln)) }()
 	select {
 	case err := <-served:
 		return fail(exitError, "%v", err)
@@ -120,6 +136,10 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		hs.Close()
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fail(exitError, "%v", err)
+	}
+	// The requests answered since Shutdown's flush.
+	if err := srv.Flush(context.Background()); err != nil {
 		return fail(exitError, "%v", err)
 	}
 	return exitOK
@@ -175,32 +195,36 @@ func tokensAdd(args []string, stdout, stderr io.Writer) int {
 	requests := fs.Int("daily-requests", 10000, "API requests allowed per UTC day")
 	live := fs.Int("daily-live-calls", 100, "Gemini attempts allowed per UTC day")
 	asJSON := fs.Bool("json", false, "print {id, token, ...} as JSON")
-	pepper, perr := pepperFromEnv()
-	var st *store.SQL
-	if hasFlag(args, "sql") {
-		if code, ok := parseFlags(fs, args); !ok {
-			return code
-		}
-		if *db != "" {
-			fmt.Fprintln(stderr, "ragagent tokens add: give --db or --sql, not both")
-			return exitUsage
-		}
-	} else {
-		var code int
-		var ok bool
-		if st, code, ok = openTokenStore(fs, db, args, stderr); !ok {
-			return code
-		}
-		defer st.Close()
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
-	if perr != nil {
-		fmt.Fprintf(stderr, "ragagent tokens add: %s\n", oneLine(perr))
+	switch {
+	case *db != "" && *sqlOut != "":
+		fmt.Fprintln(stderr, "ragagent tokens add: give --db or --sql, not both")
+		return exitUsage
+	case *db == "" && *sqlOut == "":
+		fmt.Fprintln(stderr, "ragagent tokens add: --db FILE is required (or --sql FILE for a Worker's D1)")
+		return exitUsage
+	}
+	// Everything is checked before anything is created: the pepper, then
+	// the token's fields.
+	pepper, err := pepperFromEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent tokens add: %s\n", oneLine(err))
 		return exitUsage
 	}
 	plain, t, err := server.NewToken(pepper, *name, splitList(*scopes), *requests, *live, time.Now())
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent tokens add: %s\n", oneLine(err))
 		return exitUsage
+	}
+	var st *store.SQL
+	if *db != "" {
+		if st, err = store.OpenFile(context.Background(), *db); err != nil {
+			fmt.Fprintf(stderr, "ragagent tokens add: %s\n", oneLine(err))
+			return exitError
+		}
+		defer st.Close()
 	}
 	if st == nil {
 		if err := os.WriteFile(*sqlOut, []byte(store.TokenSQL(t)), 0o600); err != nil {
@@ -278,27 +302,15 @@ func tokensRevoke(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer st.Close()
-	revoked, err := st.RevokeToken(context.Background(), *id, time.Now())
+	revoked, ok, err := server.RevokeToken(context.Background(), st, *id, time.Now())
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent tokens revoke: %s\n", oneLine(err))
 		return exitError
 	}
-	if !revoked {
+	if !ok {
 		fmt.Fprintf(stderr, "ragagent tokens revoke: no valid token %q\n", *id)
 		return exitError
 	}
-	fmt.Fprintf(stdout, "revoked %s\n", *id)
+	fmt.Fprintf(stdout, "revoked %s: %d queued runs ended, %d running runs stopping (token_revoked)\n", *id, len(revoked.Dropped), len(revoked.Stopping))
 	return exitOK
-}
-
-// hasFlag reports whether args set the flag name (-name, --name, with or
-// without =value).
-func hasFlag(args []string, name string) bool {
-	for _, a := range args {
-		a = strings.TrimLeft(a, "-")
-		if a == name || strings.HasPrefix(a, name+"=") {
-			return true
-		}
-	}
-	return false
 }

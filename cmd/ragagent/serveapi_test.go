@@ -2,10 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,9 +17,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/internal/geminitest"
 )
 
-const testPepper = "a pepper for the command tests"
+// testPepper is the command tests' pepper, as openssl rand -hex 32 makes one.
+const testPepper = "9b3e71c05fa24d8e6b1c0f92a7d3e854c1f06b2a9d8e7c3f5a4b6d0e2c1f3a5b"
 
 func TestTokensAddListRevoke(t *testing.T) {
 	t.Setenv(pepperVariable, testPepper)
@@ -64,6 +71,35 @@ func TestTokensAddListRevoke(t *testing.T) {
 	code, _, errOut = ragagent("tokens", "add", "--db", db, "--name", "x")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, pepperVariable)
+}
+
+// tokens add checks the pepper before anything else: without one, or with
+// one that does not look random, it refuses with how to make one and
+// creates no database (it created the file, then refused).
+func TestTokensAddRefusesABadPepperBeforeCreatingAnything(t *testing.T) {
+	for _, p := range []string{"", strings.Repeat("a", 16), "a pepper for the command tests, long enough"} {
+		t.Run(fmt.Sprintf("%q", p), func(t *testing.T) {
+			t.Setenv(pepperVariable, p)
+			dir := t.TempDir()
+			for _, out := range [][]string{{"--db", filepath.Join(dir, "api.db")}, {"--sql", filepath.Join(dir, "token.sql")}} {
+				code, stdout, errOut := ragagent(append(append([]string{"tokens", "add"}, out...), "--name", "x")...)
+				assert.Equal(t, exitUsage, code)
+				assert.Empty(t, stdout)
+				assert.Contains(t, errOut, pepperVariable)
+				assert.Contains(t, errOut, "openssl rand -hex 32")
+				assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+				entries, err := os.ReadDir(dir)
+				require.NoError(t, err)
+				assert.Empty(t, entries, "nothing created")
+			}
+			code, _, errOut := ragagent("serve-api", "--db", filepath.Join(dir, "api.db"))
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, errOut, "openssl rand -hex 32")
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "serve-api created nothing either")
+		})
+	}
 }
 
 // lineWriter hands the first line written to it on a channel.
@@ -140,4 +176,101 @@ func TestServeAPIRefusesWithoutPepperOrDB(t *testing.T) {
 	code, _, errOut = ragagent("serve-api")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "--db FILE is required")
+}
+
+// startServeAPI runs serve-api as its own process on db and returns it with
+// the URL it printed (the process is killed when the test ends).
+func startServeAPI(t *testing.T, db string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+	t.Helper()
+	cmd := child(append([]string{"serve-api", "--db", db, "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(cmd.Env, pepperVariable+"="+testPepper)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err, "serve-api printed no URL: %s", stderr.String())
+	return cmd, strings.TrimSpace(line), &stderr
+}
+
+// apiCall sends one request with the token and decodes its JSON answer.
+func apiCall(t *testing.T, method, url, token, body string) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	hr, err := http.NewRequest(method, url, rd)
+	require.NoError(t, err)
+	hr.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(hr)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &out), string(data))
+	return resp.StatusCode, out
+}
+
+// A second serve-api on a database another one serves refuses to start,
+// in one line and with a non-zero exit, and touches nothing: the first
+// one's running Gemini run goes on running (it was marked interrupted by
+// the second's recovery, while the first kept sending and charging its
+// calls), and its cancel ends it as cancelled (it answered 409).
+func TestSecondServerOnOneDatabaseRefusesAndTouchesNothing(t *testing.T) {
+	t.Setenv(pepperVariable, testPepper)
+	db := filepath.Join(t.TempDir(), "api.db")
+	code, token, errOut := ragagent("tokens", "add", "--db", db, "--name", "ci", "--scopes", "read,run,live")
+	require.Equal(t, exitOK, code, errOut)
+	token = strings.TrimSpace(token)
+	fake := geminitest.NewServer(geminitest.ResponderFunc(func(geminitest.Request) geminitest.Reply {
+		return geminitest.Slow(time.Minute, geminitest.Status(500))
+	}))
+	defer fake.Close()
+
+	_, base, _ := startServeAPI(t, db, "--endpoint", fake.URL())
+	status, run := apiCall(t, "POST", base+"/v1/runs", token, `{"question": "Does Path.write_text overwrite?", "policy": "gemini"}`)
+	require.Equal(t, http.StatusAccepted, status, run)
+	id := run["id"].(string)
+	deadline := time.Now().Add(20 * time.Second)
+	for len(fake.Generations()) == 0 {
+		require.True(t, time.Now().Before(deadline), "the run's first call never reached the fake")
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	second := child("serve-api", "--db", db, "--addr", "127.0.0.1:0", "--endpoint", fake.URL())
+	second.Env = append(second.Env, pepperVariable+"="+testPepper)
+	var stderr bytes.Buffer
+	second.Stderr = &stderr
+	require.NoError(t, second.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- second.Wait() }()
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "the second server exits non-zero")
+		assert.Equal(t, exitError, ee.ExitCode())
+	case <-time.After(20 * time.Second):
+		_ = second.Process.Kill()
+		<-exited
+		t.Fatalf("the second serve-api did not refuse to start: %s", stderr.String())
+	}
+	msg := strings.TrimSpace(stderr.String())
+	assert.Equal(t, 1, strings.Count(msg, "\n")+1, "one line: %q", msg)
+	assert.Contains(t, msg, "another ragagent serve-api is serving "+db)
+
+	status, run = apiCall(t, "GET", base+"/v1/runs/"+id, token, "")
+	require.Equal(t, http.StatusOK, status, run)
+	assert.Equal(t, "running", run["status"], "the first server's run is untouched")
+	status, run = apiCall(t, "POST", base+"/v1/runs/"+id+"/cancel", token, "")
+	require.Equal(t, http.StatusOK, status, run)
+	assert.Equal(t, "incomplete", run["status"])
+	assert.Equal(t, "cancelled", run["reason"])
+	assert.Len(t, fake.Generations(), 1, "one call sent in all")
 }

@@ -136,8 +136,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "serving %s on http://%s/\n", *dir, ln.Addr())
 	if fake != nil {
 		fakeURL := connect[len(connect)-1]
-		fmt.Fprintf(stdout, "demo: a fake Gemini API on %s answers with the offline scripted policy (any key will do; nothing leaves this machine)\n", fakeURL)
-		fmt.Fprintf(stdout, "demo: open http://%s/?endpoint=%s#run then choose Gemini, type any key, show the plan and send\n", ln.Addr(), url.QueryEscape(fakeURL))
+		fmt.Fprintf(stdout, "demo: a fake Gemini API on %s answers with the offline scripted policy (any key of 16 characters or more will do; nothing leaves this machine)\n", fakeURL)
+		fmt.Fprintf(stdout, "demo: open http://%s/?endpoint=%s#run then choose Gemini, type any key of 16 characters or more (a shorter one is refused as not a key), show the plan and send\n", ln.Addr(), url.QueryEscape(fakeURL))
 	}
 	go func() { done <- srv.Serve(ln) }()
 	select {

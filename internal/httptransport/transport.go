@@ -9,11 +9,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/secret"
@@ -32,6 +34,19 @@ func KeyFromEnv(getenv func(string) string) (key, variable string) {
 		}
 	}
 	return "", ""
+}
+
+// CheckKeyFromEnv refuses the environment's key (KeyFromEnv's) when it is
+// too short to be one (secret.CheckKey), naming its variable: a fragment
+// like a one-character placeholder is never sent, and never looked for in
+// what the lab writes.
+func CheckKeyFromEnv(getenv func(string) string) error {
+	key, variable := KeyFromEnv(getenv)
+	if secret.CheckKey(key) != nil {
+		return fmt.Errorf("%s is not an API key: it is %d long, a key at least %d characters (Gemini's are 39); set the key, or unset %s",
+			variable, utf8.RuneCountInString(key), secret.MinKey, variable)
+	}
+	return nil
 }
 
 // Transport posts generateContent requests with net/http. It sends only

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -9,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -27,8 +29,66 @@ const (
 // Scopes lists the scopes in the order they are shown.
 func Scopes() []string { return []string{ScopeRead, ScopeRun, ScopeLive} }
 
-// MinPepper is the shortest pepper accepted, in bytes.
-const MinPepper = 16
+// MinPepper is the shortest pepper accepted, in bytes, and MinPepperBits
+// the least entropy its characters must show (see CheckPepper).
+const (
+	MinPepper     = 32
+	MinPepperBits = 180
+)
+
+// MakePepper is the command that makes a good pepper, as every refusal
+// says.
+const MakePepper = "openssl rand -hex 32"
+
+// CheckPepper refuses a pepper that does not look random: shorter than
+// MinPepper bytes, a shorter string repeated, or with fewer than
+// MinPepperBits bits by its characters' counts (its length times the
+// Shannon entropy of its byte frequencies, an upper bound on what it can
+// hold). Sixteen "a"s hold nothing; 64 random hex digits (MakePepper)
+// show at least 200 bits, 32 random bytes in base64 at least 185, while
+// 32 hex digits can show at most 128 and a sentence of 43 letters about
+// 160.
+// It is the HMAC key of every stored token secret: a guessable one would
+// let a stolen database be searched for tokens.
+func CheckPepper(p []byte) error {
+	bits := pepperBits(p)
+	switch {
+	case len(p) < MinPepper:
+		return fmt.Errorf("the token pepper is %d bytes; it needs at least %d random-looking bytes (make one with: %s)", len(p), MinPepper, MakePepper)
+	case periodic(p):
+		return fmt.Errorf("the token pepper is a shorter string repeated, not random (make one with: %s)", MakePepper)
+	case bits < MinPepperBits:
+		return fmt.Errorf("the token pepper does not look random: its characters show about %.0f bits, under %d (make one with: %s)", bits, MinPepperBits, MakePepper)
+	}
+	return nil
+}
+
+// pepperBits is len(p) times the Shannon entropy of p's byte frequencies.
+func pepperBits(p []byte) float64 {
+	var counts [256]int
+	for _, c := range p {
+		counts[c]++
+	}
+	h := 0.0
+	for _, n := range counts {
+		if n > 0 {
+			f := float64(n) / float64(len(p))
+			h -= float64(n) * math.Log2(f)
+		}
+	}
+	return h
+}
+
+// periodic reports whether p is a shorter string repeated (the last
+// repetition may be cut short).
+func periodic(p []byte) bool {
+	for period := 1; period <= len(p)/2; period++ {
+		if bytes.Equal(p[period:], p[:len(p)-period]) {
+			return true
+		}
+	}
+	return false
+}
 
 // tokenPrefix starts every token, so one found in a log or a paste is
 // recognisable (and a secret scanner can be taught it).
@@ -45,8 +105,8 @@ const (
 // and the record to store, which keeps only the HMAC of the secret under
 // pepper. Daily allowances must be at least 1.
 func NewToken(pepper []byte, name string, scopes []string, dailyRequests, dailyLiveCalls int, now time.Time) (string, store.Token, error) {
-	if len(pepper) < MinPepper {
-		return "", store.Token{}, fmt.Errorf("the token pepper must be at least %d bytes", MinPepper)
+	if err := CheckPepper(pepper); err != nil {
+		return "", store.Token{}, err
 	}
 	if strings.TrimSpace(name) == "" || len(name) > 100 {
 		return "", store.Token{}, errors.New("a token needs a name of 1 to 100 bytes")

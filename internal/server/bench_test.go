@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -334,7 +335,7 @@ func BenchmarkServerKill9Restart(b *testing.B) {
 	require.NoError(b, build.Run())
 	for range b.N {
 		db := filepath.Join(dir, fmt.Sprintf("api-%d.db", time.Now().UnixNano()))
-		env := append(os.Environ(), "RAGAGENT_TOKEN_PEPPER=a pepper for the benchmark", "GOOGLE_API_KEY="+dummyKey, "GEMINI_API_KEY=")
+		env := append(os.Environ(), "RAGAGENT_TOKEN_PEPPER="+string(pepper), "GOOGLE_API_KEY="+dummyKey, "GEMINI_API_KEY=")
 		add := exec.Command(bin, "tokens", "add", "--db", db, "--name", "bench", "--scopes", "read,run,live", "--daily-live-calls", "100000")
 		add.Env = env
 		out, err := add.Output()
@@ -454,4 +455,66 @@ func awaitHTTP(b *testing.B, base, tok, id string) map[string]any {
 	}
 	b.Fatalf("run %s did not finish after the restart", id)
 	return nil
+}
+
+// Authenticated GETs against /healthz: 16 keep-alive clients for 3 s each,
+// GET /v1/runs/{id} of a finished run with the requests written one by one
+// as they are counted (UsageFlush 0, as every GET was before, and as the
+// Worker still does) and counted in memory (written every second, as
+// serve-api does), and /healthz (no token, no store) beside them, in one
+// run with the load average.
+func BenchmarkServerAuthenticatedGETs(b *testing.B) {
+	scenario(b)
+	const clients, span = 16, 3 * time.Second
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	rate := func(url, tok string) float64 {
+		var n atomic.Int64
+		stop := time.Now().Add(span)
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(stop) {
+					hr, _ := http.NewRequest("GET", url, nil)
+					if tok != "" {
+						hr.Header.Set("Authorization", "Bearer "+tok)
+					}
+					resp, err := client.Do(hr)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						b.Errorf("%s: %d", url, resp.StatusCode)
+						return
+					}
+					n.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		return float64(n.Load()) / span.Seconds()
+	}
+	for range b.N {
+		load0 := loadavg()
+		var figures []string
+		for _, mode := range []struct {
+			name  string
+			flush time.Duration
+		}{{"a write per GET", -1}, {"counted in memory", time.Second}, {"a write per GET, again", -1}, {"counted in memory, again", time.Second}} {
+			e := newEnv(b, options{usageFlush: mode.flush})
+			tok := e.token("bench", []string{"read", "run"}, 1<<30, 1)
+			id := e.start(tok, `{`+overwrite+`}`)
+			e.await(tok, id)
+			got := rate(e.base+"/v1/runs/"+id, tok)
+			health := rate(e.base+"/healthz", "")
+			b.ReportMetric(got, strings.NewReplacer(" ", "-", ",", "").Replace(mode.name)+"-GET/s")
+			figures = append(figures, fmt.Sprintf("%s: %.0f GETs/s (/healthz %.0f/s)", mode.name, got, health))
+			e.close()
+		}
+		b.Logf("%d clients, %s each: %s; load average %s -> %s", clients, span, strings.Join(figures, "; "), load0, loadavg())
+	}
 }

@@ -83,6 +83,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) *apiError {
 	if aerr != nil {
 		return aerr
 	}
+	release, aerr := s.acquireStream(run.TokenID)
+	if aerr != nil {
+		return aerr
+	}
+	defer release()
 	s.stream(w, r, run.ID, after)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,13 +38,15 @@ import (
 // dummyKey is the Gemini key every test server holds; no output may carry it.
 const dummyKey = "AIzaDUMMY-test-key-0123456789abcdef"
 
-var pepper = []byte("test pepper, sixteen bytes or more")
+// pepper is the tests' token pepper, as openssl rand -hex 32 makes one.
+var pepper = []byte("5d1c8e0f7a2b49e3a6f0c4d1b8e27f9a03c6e5b4d2f1a0987e6c5b4a3d2e1f0c")
 
 // contract is the OpenAPI document every request and response of the
 // tests is checked against.
 type contract struct {
 	doc    *openapi3.T
 	router routers.Router
+	codes  []string // ErrorBody's codes
 }
 
 var (
@@ -55,11 +58,22 @@ var (
 func loadContract(t testing.TB) contract {
 	t.Helper()
 	contractOnce.Do(func() {
-		// An event stream is text: validate it as a string (its events'
-		// data are checked one by one against the event schemas).
+		// An event stream is validated as its sequence of events
+		// (EventStream): id, event and data, the data decoded as JSON.
 		openapi3filter.RegisterBodyDecoder("text/event-stream", func(r io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
-			b, err := io.ReadAll(r)
-			return string(b), err
+			evs, err := readSSE(r, func(sse) bool { return false })
+			if err != nil {
+				return nil, err
+			}
+			out := make([]any, 0, len(evs))
+			for _, ev := range evs {
+				var data any
+				if err := json.Unmarshal([]byte(ev.data), &data); err != nil {
+					return nil, fmt.Errorf("event %s: data is not JSON: %w", ev.id, err)
+				}
+				out = append(out, map[string]any{"id": ev.id, "event": ev.event, "data": data})
+			}
+			return out, nil
 		})
 		doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
 		if err != nil {
@@ -70,8 +84,16 @@ func loadContract(t testing.TB) contract {
 			contractErr = err
 			return
 		}
-		router, err := gorillamux.NewRouter(doc)
-		theContract, contractErr = contract{doc: doc, router: router}, err
+		// Routes match any host: the servers are the default addresses,
+		// the tests' servers listen on free ports.
+		routed := *doc
+		routed.Servers = nil
+		router, err := gorillamux.NewRouter(&routed)
+		var codes []string
+		for _, c := range doc.Components.Schemas["ErrorBody"].Value.Properties["code"].Value.Enum {
+			codes = append(codes, c.(string))
+		}
+		theContract, contractErr = contract{doc: doc, router: router, codes: codes}, err
 	})
 	require.NoError(t, contractErr)
 	return theContract
@@ -109,6 +131,12 @@ type options struct {
 	noKey    bool
 	dbPath   string
 	packs    bool // the shipped packs besides the seed (python-3.11)
+	// wrap, if set, is the store the server gets, around the env's.
+	wrap func(store.Store) store.Store
+	// usageFlush is the server's UsageFlush (default 20 ms; -1: 0, each
+	// request written as it is counted).
+	usageFlush time.Duration
+	streams    int // StreamsPerToken (0: the default)
 }
 
 type clock struct {
@@ -154,13 +182,30 @@ func newEnv(t testing.TB, o options) *env {
 	if caps == (store.Caps{}) {
 		caps = store.Caps{Running: 4, RunningPerToken: 2, Queue: 8, QueuePerToken: 4}
 	}
-	e.srv, err = server.New(server.Config{Engine: e.engine, Store: e.store, Transport: transport, Endpoint: o.endpoint,
+	var st store.Store = e.store
+	if o.wrap != nil {
+		st = o.wrap(e.store)
+	}
+	flush := o.usageFlush
+	switch flush {
+	case 0:
+		flush = 20 * time.Millisecond
+	case -1:
+		flush = 0
+	}
+	e.srv, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
+		UsageFlush: flush, StreamsPerToken: o.streams,
 		Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
 		Heartbeat: 50 * time.Millisecond, Poll: 20 * time.Millisecond,
 		Log: slog.New(slog.NewTextHandler(e.log, nil))})
 	require.NoError(t, err)
 	require.NoError(t, e.srv.Start(context.Background()))
-	e.http = httptest.NewServer(e.srv.Handler())
+	// As serve-api serves it: Go's own refusals made the API's errors,
+	// headers capped at 16 KiB.
+	e.http = httptest.NewUnstartedServer(e.srv.Handler())
+	e.http.Listener = server.GuardListener(e.http.Listener)
+	e.http.Config.MaxHeaderBytes = 16 << 10
+	e.http.Start()
 	e.base = e.http.URL
 	t.Cleanup(e.close)
 	return e
@@ -262,9 +307,21 @@ func (e *env) check(hr *http.Request, r req, out response) {
 	vreq, _ := http.NewRequest(r.method, e.base+r.path, strings.NewReader(r.body))
 	vreq.Header = hr.Header.Clone()
 	route, params, err := e.c.router.FindRoute(vreq)
+	if errors.Is(err, routers.ErrMethodNotAllowed) {
+		// Another method than the path offers: the path's operations
+		// declare the 405 (method_not_allowed, with Allow).
+		assert.Equal(e.t, http.StatusMethodNotAllowed, out.status, "%s %s", r.method, r.path)
+		allowed := strings.Split(out.header.Get("Allow"), ", ")
+		vreq.Method = allowed[0]
+		route, params, err = e.c.router.FindRoute(vreq)
+		require.NoError(e.t, err, "Allow names a method of the path: %v", allowed)
+		r.valid = false
+	}
 	if err != nil {
-		// No such path or method in the document: still an Error body.
+		// No such path in the document: the API's 404.
+		assert.Equal(e.t, http.StatusNotFound, out.status, "%s %s", r.method, r.path)
 		e.c.schema(e.t, "Error", out.body)
+		assert.Equal(e.t, "not_found", out.code(e.t))
 		return
 	}
 	in := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route,
@@ -276,14 +333,10 @@ func (e *env) check(hr *http.Request, r req, out response) {
 		Options: &openapi3filter.Options{IncludeResponseStatus: true}}
 	rin.SetBodyBytes(out.body)
 	assert.NoError(e.t, openapi3filter.ValidateResponse(ctx, rin), "response to %s %s: %d %s", r.method, r.path, out.status, out.body)
-	if strings.HasPrefix(out.header.Get("Content-Type"), "text/event-stream") {
-		for _, ev := range parseSSE(e.t, out.body) {
-			e.c.schema(e.t, eventSchema[ev.event], []byte(ev.data))
-		}
+	if out.status >= 400 {
+		assert.Contains(e.t, e.c.codes, out.code(e.t), "the error code is declared")
 	}
 }
-
-var eventSchema = map[string]string{"queued": "QueuedEvent", "started": "StartedEvent", "step": "StepEvent", "end": "EndEvent"}
 
 type sse struct {
 	id    string

@@ -1,13 +1,19 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/internal/server"
 )
 
 // Every refusal, in the order the server checks (credentials, scope,
@@ -27,7 +33,7 @@ func TestRefusalsStoreNothing(t *testing.T) {
 	for name, tok := range e.tokens {
 		ids[name] = strings.Split(tok, "_")[1]
 	}
-	_, err := e.store.RevokeToken(context.Background(), ids["revoked"], e.clock.Now())
+	_, _, err := server.RevokeToken(context.Background(), e.store, ids["revoked"], e.clock.Now())
 	require.NoError(t, err)
 	forged := full[:len(full)-4] + "0000"
 	if forged == full {
@@ -98,6 +104,21 @@ func TestRefusalsStoreNothing(t *testing.T) {
 		{"no such path", req{method: "GET", path: "/v2/runs", token: full}, 404, "not_found"},
 		{"method", req{method: "DELETE", path: "/v1/runs", token: full}, 405, "method_not_allowed"},
 		{"method on a run", req{method: "DELETE", path: "/v1/runs/" + othersRun, token: full}, 405, "method_not_allowed"},
+		{"method on events", req{method: "POST", path: "/v1/runs/" + othersRun + "/events", token: full}, 405, "method_not_allowed"},
+		{"method on cancel", req{method: "GET", path: "/v1/runs/" + othersRun + "/cancel", token: full}, 405, "method_not_allowed"},
+		{"method on a recording", req{method: "PUT", path: "/v1/runs/" + othersRun + "/recording", token: full}, 405, "method_not_allowed"},
+		{"method on health", req{method: "POST", path: "/healthz"}, 405, "method_not_allowed"},
+		{"method on the document", req{method: "DELETE", path: "/openapi.json"}, 405, "method_not_allowed"},
+		{"query on a run", req{method: "GET", path: "/v1/runs/" + othersRun + "?verbose=1", token: full}, 400, "unknown_parameter"},
+		{"query on events", req{method: "GET", path: "/v1/runs/" + othersRun + "/events?from=3", token: full}, 400, "unknown_parameter"},
+		{"query on cancel", req{method: "POST", path: "/v1/runs/" + othersRun + "/cancel?force=1", token: full}, 400, "unknown_parameter"},
+		{"query on a recording", req{method: "GET", path: "/v1/runs/" + othersRun + "/recording?format=x", token: full}, 400, "unknown_parameter"},
+		{"query on health", req{method: "GET", path: "/healthz?deep=1"}, 400, "unknown_parameter"},
+		{"query on the document", req{method: "GET", path: "/openapi.json?v=2"}, 400, "unknown_parameter"},
+		{"malformed query on the list", req{method: "GET", path: "/v1/runs?limit=%zz", token: full}, 400, "invalid_parameter"},
+		{"malformed query on a run", req{method: "GET", path: "/v1/runs/" + othersRun + "?%zz", token: full}, 400, "invalid_parameter"},
+		{"a ; in the query", req{method: "GET", path: "/v1/runs?limit=2;cursor=1", token: full}, 400, "invalid_parameter"},
+		{"malformed query before credentials", req{method: "POST", path: "/v1/runs?%", body: q("")}, 400, "invalid_parameter"},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
@@ -152,4 +173,46 @@ func TestDailyRequestAllowance(t *testing.T) {
 	e.clock.Set(e.clock.Now().Add(12 * 3600e9))
 	r = e.do(req{method: "GET", path: "/v1/runs", token: tok, valid: true})
 	assert.Equal(t, http.StatusOK, r.status, "a new day")
+}
+
+// Refusals Go's HTTP layer makes before any handler (a request line or a
+// header it cannot parse, headers over MaxHeaderBytes, a transfer coding
+// it does not know) are the API's JSON errors, declared in the document,
+// on a connection then closed; they were plain text.
+func TestGoRefusalsAreTheAPIsErrors(t *testing.T) {
+	e := newEnv(t, options{})
+	big := strings.Repeat("x", 20<<10)
+	for _, row := range []struct {
+		name, raw    string
+		status       int
+		code         string
+		method, path string // what the answer is checked as
+	}{
+		{"a request line that is not one", "GARBAGE\r\n\r\n", 400, "malformed_request", "GET", "/healthz"},
+		{"a malformed header", "GET /healthz HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n", 400, "malformed_request", "GET", "/healthz"},
+		{"no Host", "GET /healthz HTTP/1.1\r\n\r\n", 400, "malformed_request", "GET", "/healthz"},
+		{"headers over 16 KiB", "GET /v1/runs HTTP/1.1\r\nHost: x\r\nX-Big: " + big + "\r\n\r\n", 431, "headers_too_large", "GET", "/v1/runs"},
+		{"an unknown transfer coding", "POST /v1/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400, "malformed_request", "POST", "/v1/runs"},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", e.http.Listener.Addr().String())
+			require.NoError(t, err)
+			defer conn.Close()
+			require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+			_, err = io.WriteString(conn, row.raw)
+			require.NoError(t, err)
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			require.NoError(t, err)
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			out := response{status: resp.StatusCode, header: resp.Header, body: body}
+			assert.Equal(t, row.status, out.status, string(body))
+			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+			assert.Equal(t, row.code, out.code(t), string(body))
+			assert.True(t, resp.Close, "the connection is closed")
+			hr, err := http.NewRequest(row.method, e.base+row.path, nil)
+			require.NoError(t, err)
+			e.check(hr, req{method: row.method, path: row.path}, out)
+		})
+	}
 }

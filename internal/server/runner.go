@@ -109,7 +109,7 @@ func (rn *runner) launch(run store.Run) {
 		defer stop()
 		watched := make(chan struct{})
 		go rn.watch(ctx, run.ID, stop, watched)
-		o := rn.execute(ctx, run)
+		o := rn.revokedOutcome(run, rn.execute(ctx, run))
 		stop()
 		<-watched
 		s := rn.s
@@ -195,6 +195,9 @@ func (rn *runner) execute(ctx context.Context, run store.Run) store.Outcome {
 				return fmt.Errorf("charging a live call: %w", err)
 			}
 			if !ok {
+				if now, found, err := s.store.Token(context.Background(), t.ID); err == nil && found && !now.RevokedAt.IsZero() {
+					return reason.New(reason.TokenRevoked, "the token was revoked; nothing more is sent")
+				}
 				return reason.New(reason.BatchRequestLimit, "the token's %d live model calls for today (UTC) are used; nothing was sent", t.DailyLiveCalls)
 			}
 			return nil
@@ -245,11 +248,15 @@ type (
 )
 
 func (s *Server) event(typ string, v any, r store.Run) store.NewEvent {
+	return newEvent(typ, v, s.clock())
+}
+
+func newEvent(typ string, v any, at time.Time) store.NewEvent {
 	data, err := marshal(v)
 	if err != nil { // the types above always encode
 		panic(err)
 	}
-	return store.NewEvent{Type: typ, Data: string(data), At: s.clock()}
+	return store.NewEvent{Type: typ, Data: string(data), At: at}
 }
 
 // admittedEvent is a new run's first event: queued, or started.
@@ -266,7 +273,37 @@ func (s *Server) startedEvent(r store.Run) store.NewEvent {
 }
 
 // endEvent is a run's last event, with its report.
-func (s *Server) endEvent(r store.Run) store.NewEvent {
-	return s.event(EventEnd, endEvent{RunID: r.ID, Status: r.Status, Reason: r.Reason,
-		Report: rawOrNull(r.Report), Error: rawOrNull(r.Error)}, r)
+func (s *Server) endEvent(r store.Run) store.NewEvent { return endEventAt(s.clock())(r) }
+
+// endEventAt makes end events stamped at.
+func endEventAt(at time.Time) store.EventFunc {
+	return func(r store.Run) store.NewEvent {
+		return newEvent(EventEnd, endEvent{RunID: r.ID, Status: r.Status, Reason: r.Reason,
+			Report: rawOrNull(r.Report), Error: rawOrNull(r.Error)}, at)
+	}
+}
+
+// RevokeToken revokes a token in st and ends what it started
+// (store.Store.RevokeToken, with the server's end events): its queued runs
+// at once, its running ones at their server's next poll of the store, and
+// no model call of theirs is charged or sent after it. ragagent tokens
+// revoke calls it from another process than the server's.
+func RevokeToken(ctx context.Context, st store.Store, id string, at time.Time) (store.Revoked, bool, error) {
+	return st.RevokeToken(ctx, id, at, endEventAt(at))
+}
+
+// revokedOutcome is o for a run whose token was revoked while it ran:
+// incomplete, token_revoked, when the run stopped for it (cancelled at the
+// revoke's request, or its next model call refused); o unchanged when the
+// run ended on its own, or its token is valid.
+func (rn *runner) revokedOutcome(run store.Run, o store.Outcome) store.Outcome {
+	if o.Reason != string(reason.Cancelled) && o.Reason != string(reason.TokenRevoked) {
+		return o
+	}
+	t, found, err := rn.s.store.Token(context.Background(), run.TokenID)
+	if err != nil || !found || t.RevokedAt.IsZero() {
+		return o
+	}
+	o.Status, o.Reason = store.Incomplete, string(reason.TokenRevoked)
+	return o
 }

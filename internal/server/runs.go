@@ -138,6 +138,15 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) *apiError {
 			return e
 		}
 	}
+	if spec.Stream {
+		// The stream's slot is taken before the run is admitted: a
+		// refused stream admits nothing.
+		release, aerr := s.acquireStream(t.ID)
+		if aerr != nil {
+			return aerr
+		}
+		defer release()
+	}
 	id, err := randomHex(10)
 	if err != nil {
 		return s.internal("naming the run", err)
@@ -149,6 +158,8 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) *apiError {
 			"the cap on running runs is reached (%d in all, %d per token); retry later or send strategy \"enqueue\"", s.caps.Running, s.caps.RunningPerToken))
 		e.retryAfter = 1
 		return e
+	case errors.Is(err, store.ErrRevoked):
+		return unauthorized
 	case errors.Is(err, store.ErrQueueFull):
 		e := refuse(http.StatusTooManyRequests, CodeQueueFull, fmt.Sprintf(
 			"the queue is full (%d in all, %d per token); retry later", s.caps.Queue, s.caps.QueuePerToken))

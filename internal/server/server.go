@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -36,7 +37,7 @@ type Config struct {
 	Transport gemini.Transport
 	// Endpoint is "" for the real API or a loopback fake.
 	Endpoint string
-	// Pepper keys the HMAC of token secrets (at least MinPepper bytes).
+	// Pepper keys the HMAC of token secrets (CheckPepper must accept it).
 	Pepper []byte
 	Caps   store.Caps
 	// Clock is the time source; nil means time.Now.
@@ -55,7 +56,18 @@ type Config struct {
 	// Go starts a run's goroutine; nil means the go statement. A Worker
 	// keeps its isolate alive until every run it started has ended.
 	Go func(run func())
+	// UsageFlush is how often the requests counted against the tokens'
+	// daily allowances are written (requestMeter); 0 writes each one as it
+	// is counted, as a Worker must (its program ends with its request).
+	UsageFlush time.Duration
+	// StreamsPerToken caps a token's open event streams in this process
+	// (default 8); one more is 429 too_many_streams.
+	StreamsPerToken int
 }
+
+// DefaultStreamsPerToken is a token's cap on open event streams when none
+// is configured.
+const DefaultStreamsPerToken = 8
 
 // DefaultCaps are the caps when none are configured.
 func DefaultCaps() store.Caps {
@@ -81,6 +93,12 @@ type Server struct {
 	hub    hub
 	runner runner
 
+	usageFlush      time.Duration
+	meter           requestMeter
+	stopFlush       chan struct{}
+	streamsPerToken int
+	streams         streams
+
 	mu      sync.Mutex
 	closing bool
 }
@@ -90,8 +108,8 @@ func New(c Config) (*Server, error) {
 	if (c.Engine == nil && c.OpenEngine == nil) || c.Store == nil {
 		return nil, errors.New("server: an engine (or a way to open one) and a store are required")
 	}
-	if len(c.Pepper) < MinPepper {
-		return nil, fmt.Errorf("server: the token pepper must be at least %d bytes", MinPepper)
+	if err := CheckPepper(c.Pepper); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	if c.Caps == (store.Caps{}) {
 		c.Caps = DefaultCaps()
@@ -127,6 +145,11 @@ func New(c Config) (*Server, error) {
 	if s.poll <= 0 {
 		s.poll = 5 * time.Second
 	}
+	s.usageFlush, s.streamsPerToken = c.UsageFlush, c.StreamsPerToken
+	if s.streamsPerToken <= 0 {
+		s.streamsPerToken = DefaultStreamsPerToken
+	}
+	s.stopFlush = make(chan struct{})
 	s.hub.waits = map[string]*waiters{}
 	s.runner = runner{s: s, active: map[string]*active{}}
 	return s, nil
@@ -144,6 +167,9 @@ func (s *Server) Start(ctx context.Context) error {
 		s.log.Info("run interrupted by a restart", "run", r.ID)
 	}
 	s.runner.promote()
+	if s.usageFlush > 0 {
+		go s.flushLoop(s.stopFlush)
+	}
 	return nil
 }
 
@@ -152,9 +178,13 @@ func (s *Server) Start(ctx context.Context) error {
 // interrupted by the next Start.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
+	first := !s.closing
 	s.closing = true
 	s.mu.Unlock()
-	return s.runner.wait(ctx)
+	if first {
+		close(s.stopFlush)
+	}
+	return errors.Join(s.runner.wait(ctx), s.Flush(ctx))
 }
 
 // engineOnce is the engine, or how to open it on first use.
@@ -196,7 +226,20 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusNotFound, CodeNotFound, "no such resource").write(w)
 	})
-	return s.logged(mux)
+	return s.logged(strictQuery(mux))
+}
+
+// strictQuery refuses a malformed query string (?limit=%zz, a ; separator)
+// before routing: url.Values would drop the pair without a word, and the
+// request would be served as if it had not been sent.
+func strictQuery(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			refuse(http.StatusBadRequest, CodeInvalidParameter, "the query string is malformed: "+err.Error()).write(w)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // only refuses every method but m (HEAD is not offered: a stream has no
@@ -259,7 +302,13 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request) *apiError, sc
 
 func (s *Server) chargeRequest(ctx context.Context, t store.Token) *apiError {
 	now := s.clock()
-	ok, err := s.store.Charge(ctx, t.ID, day(now), store.Requests, t.DailyRequests)
+	var ok bool
+	var err error
+	if s.usageFlush > 0 {
+		ok, err = s.meter.charge(ctx, s.store, t, day(now))
+	} else {
+		ok, err = s.store.Charge(ctx, t.ID, day(now), store.Requests, t.DailyRequests)
+	}
 	if err != nil {
 		return s.internal("charging a request", err)
 	}
@@ -280,10 +329,18 @@ func (s *Server) internal(what string, err error) *apiError {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	if aerr := noQuery(r); aerr != nil {
+		aerr.write(w)
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
+	if aerr := noQuery(r); aerr != nil {
+		aerr.write(w)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	w.Write(api.OpenAPI)

@@ -94,7 +94,7 @@ test("a scripted question runs over the Python pack", async () => {
 
 test("a Gemini run goes over the Python pack, its plan naming the pack", async () => {
   await page.check('input[name="policy"][value="gemini"]');
-  await page.fill("#run-key", "test-key-corpus");
+  await page.fill("#run-key", "test-key-corpus-0123");
   await page.click("#run-start");
   await page.waitForSelector("#run-plan:not([hidden])");
   assert.match(await page.textContent("#run-plan"), /python-3\.11 \(3 candidates per search\)/);

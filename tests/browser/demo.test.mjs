@@ -1,7 +1,8 @@
 // The README's way to try a live run without a key, followed in Chromium:
 // `make demo` runs `serve --demo`, which serves the page and the loopback
 // fake Gemini API (already allowed by the page's CSP) and prints the
-// address to open; there, choose Gemini, type any key, show the plan, send.
+// address to open; there, choose Gemini, type any key of 16 characters or
+// more, show the plan, send.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -46,7 +47,7 @@ test("make demo runs serve --demo, as the README says", () => {
   assert.match(readme, /make demo/);
 });
 
-test("a live run against the demo's fake, with any key", async () => {
+test("a live run against the demo's fake, with any placeholder key of 16 characters", async () => {
   const page = await browser.context.newPage();
   const errors = [];
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
@@ -55,7 +56,7 @@ test("a live run against the demo's fake, with any key", async () => {
   assert.equal(await page.evaluate(() => location.hash), "#run");
   await page.selectOption("#run-preset", "overwrite");
   await page.check('input[name="policy"][value="gemini"]');
-  await page.fill("#run-key", "demo");
+  await page.fill("#run-key", "demo-placeholder-key");
   await page.click("#run-start");
   await page.waitForSelector("#run-plan:not([hidden])");
   const fakeOrigin = new URL(new URL(serve.url).searchParams.get("endpoint")).origin;

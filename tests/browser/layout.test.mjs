@@ -34,7 +34,7 @@ before(async () => {
   await page.click('a[data-view="run"]');
   await page.selectOption("#run-preset", "serialize-and-save");
   await page.check('input[name="policy"][value="gemini"]');
-  await page.fill("#run-key", "layout-test-key");
+  await page.fill("#run-key", "layout-test-key-0123");
   await page.click("#run-start");
   await page.waitForSelector("#run-plan:not([hidden])");
   await page.click("#run-start");

@@ -85,3 +85,22 @@ test("screen withholds a download that holds the key in any form", async (t) => 
   const none = await withKey("", "http://127.0.0.1:9/x");
   assert.equal(none.screen(`{"q": "${KEY}"}`), null, "no key, nothing to withhold");
 });
+
+test("a key shorter than MIN_KEY characters is refused at entry: not a key, never sent, never looked for", async (t) => {
+  t.after(() => { delete globalThis.document; delete globalThis.sessionStorage; delete globalThis.fetch; });
+  const url = "http://127.0.0.1:9/v1beta/models/m:generateContent";
+  const short = await withKey(" x ", url);
+  assert.equal(short.MIN_KEY, 16);
+  assert.equal(short.hasKey(), false, "one character is no key");
+  assert.match(document.getElementById("key-status").textContent, /not an API key: a key has at least 16 characters/);
+  const seen = [];
+  replying(200, "{}", seen);
+  await assert.rejects(short.send({ url, body: "{}" }), (e) => e.kind === "URLError" && /nothing was sent/.test(e.message));
+  assert.equal(seen.length, 0, "nothing was sent");
+  assert.equal(short.screen(`{"x": "an x in every file"}`), null, "a download is never withheld for it");
+  const fifteen = await withKey(KEY.slice(0, 15), url);
+  assert.equal(fifteen.hasKey(), false);
+  const sixteen = await withKey(KEY.slice(0, 16), url);
+  assert.equal(sixteen.hasKey(), true);
+  assert.equal(document.getElementById("key-status").textContent, "", "a key clears the note");
+});

@@ -206,10 +206,91 @@ func (d *D1) Tokens(ctx context.Context) ([]Token, error) {
 	return out, nil
 }
 
-// RevokeToken revokes a valid token.
-func (d *D1) RevokeToken(ctx context.Context, id string, at time.Time) (bool, error) {
-	rows, err := d.one(ctx, `UPDATE tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL RETURNING id`, id, stamp(at))
-	return len(rows) == 1, err
+// RevokeToken revokes a valid token and ends what it started: the revoke,
+// the end of each queued run read just before (each with its end event,
+// under the condition that it is still queued), the cancel requests of the
+// running ones and their list, in one batch. A run admitted between that
+// read and the batch is ended by the next pass (none can be admitted
+// after it).
+func (d *D1) RevokeToken(ctx context.Context, id string, at time.Time, end EventFunc) (Revoked, bool, error) {
+	var out Revoked
+	stmts := []Statement{{SQL: revokeStmt, Args: []any{id, stamp(at)}}}
+	drops, queued, err := d.revokedDrops(ctx, id, at, end, `EXISTS (SELECT 1 FROM tokens WHERE id = ?5 AND revoked_at = ?6)`)
+	if err != nil {
+		return out, false, err
+	}
+	stmts = append(stmts, drops...)
+	stmts = append(stmts,
+		Statement{SQL: stopRevokedStmt, Args: []any{id, stamp(at)}},
+		Statement{SQL: runningOfStmt, Args: []any{id}})
+	rs, err := d.db.Batch(ctx, stmts)
+	if err != nil {
+		return out, false, err
+	}
+	if len(rs) != len(stmts) {
+		return out, false, fmt.Errorf("store: a batch of %d returned %d results", len(stmts), len(rs))
+	}
+	if len(rs[0]) == 0 {
+		return out, false, nil
+	}
+	out.Dropped = dropped(queued, rs[1:1+len(drops)])
+	for _, row := range rs[len(rs)-1] {
+		if len(row) == 1 {
+			out.Stopping = append(out.Stopping, text(row[0]))
+		}
+	}
+	for range promoteTries {
+		drops, queued, err := d.revokedDrops(ctx, id, at, end, `1`)
+		if err != nil || len(drops) == 0 {
+			return out, true, err
+		}
+		rs, err := d.db.Batch(ctx, drops)
+		if err != nil {
+			return out, true, err
+		}
+		out.Dropped = append(out.Dropped, dropped(queued, rs)...)
+	}
+	return out, true, fmt.Errorf("store: runs of token %s were still queued after %d passes", id, promoteTries)
+}
+
+// revokedDrops reads the token's queued runs and makes, for each, its end
+// event and its end (incomplete, token_revoked), both on condition that it
+// is still queued and that extra holds (SQL over ?5, the token, and ?6,
+// the revoke's time).
+func (d *D1) revokedDrops(ctx context.Context, id string, at time.Time, end EventFunc, extra string) ([]Statement, []Run, error) {
+	rows, err := d.one(ctx, `SELECT `+runColumns+` FROM runs WHERE token_id = ?1 AND status = 'queued' ORDER BY seq`, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	queued, err := runsOf(rows)
+	if err != nil {
+		return nil, nil, err
+	}
+	var stmts []Statement
+	for i := range queued {
+		r := &queued[i]
+		r.Status, r.Reason, r.FinishedAt, r.Position = Incomplete, TokenRevoked, at, 0
+		e := end(*r)
+		cond := `EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND status = 'queued') AND ` + extra
+		args := []any{r.ID, e.Type, e.Data, stamp(e.At), id, stamp(at)}
+		stmts = append(stmts,
+			stmt(guardedEventStmt+cond, args...),
+			stmt(`UPDATE runs SET status = 'incomplete', reason = '`+TokenRevoked+`', finished_at = ?6 WHERE id = ?1 AND `+cond+` RETURNING `+runColumns, args...))
+	}
+	return stmts, queued, nil
+}
+
+// dropped are the runs whose end (every second result of rs) applied.
+func dropped(queued []Run, rs []Rows) []Run {
+	var out []Run
+	for i := 1; i < len(rs); i += 2 {
+		if len(rs[i]) == 1 {
+			if r, err := runOf(rs[i][0]); err == nil {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 // Charge counts one use of m if fewer than limit were counted that day:
@@ -224,6 +305,19 @@ func (d *D1) Charge(ctx context.Context, tokenID, day string, m Meter, limit int
 	}
 	rows, err := d.one(ctx, q+` RETURNING 1`, tokenID, day, limit)
 	return len(rows) == 1, err
+}
+
+// AddRequests adds counted requests, in one batch.
+func (d *D1) AddRequests(ctx context.Context, counts []RequestCount) error {
+	stmts := make([]Statement, 0, len(counts))
+	for _, c := range counts {
+		stmts = append(stmts, Statement{SQL: addRequestsStmt, Args: []any{c.TokenID, c.Day, c.Requests}})
+	}
+	if len(stmts) == 0 {
+		return nil
+	}
+	_, err := d.db.Batch(ctx, stmts)
+	return err
 }
 
 // Usage is what the token used on day.
@@ -314,18 +408,16 @@ func (d *D1) Admit(ctx context.Context, n NewRun, c Caps, enqueue bool, first Ev
 		{SQL: admitStmt, Args: []any{n.ID, n.TokenID, n.Spec, stamp(n.At), c.Running, c.RunningPerToken, q, c.Queue, c.QueuePerToken}},
 		{SQL: admitEventStmt, Args: []any{n.ID, started.Type, queued.Type, started.Data, before, after, s, stamp(started.At)}},
 		{SQL: positionStmt, Args: []any{n.ID}},
+		{SQL: `SELECT 1 WHERE ` + revokedToken, Args: []any{n.TokenID}},
 	})
 	if err != nil {
 		return Run{}, err
 	}
-	if len(rs) != 3 {
-		return Run{}, fmt.Errorf("store: a batch of 3 returned %d results", len(rs))
+	if len(rs) != 4 {
+		return Run{}, fmt.Errorf("store: a batch of 4 returned %d results", len(rs))
 	}
 	if len(rs[0]) == 0 {
-		if enqueue {
-			return Run{}, ErrQueueFull
-		}
-		return Run{}, ErrAtCapacity
+		return Run{}, refusal(enqueue, len(rs[3]) == 1)
 	}
 	run, err := runOf(rs[0][0])
 	if err != nil {

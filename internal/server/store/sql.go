@@ -355,22 +355,65 @@ func (s *SQL) Tokens(ctx context.Context) ([]Token, error) {
 	return out, rows.Err()
 }
 
-// RevokeToken revokes a valid token.
-func (s *SQL) RevokeToken(ctx context.Context, id string, at time.Time) (bool, error) {
-	var n int64
+// revokeStmt revokes a valid token.
+const revokeStmt = `UPDATE tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL RETURNING id`
+
+// revokedToken is true when the token ?1 is revoked (an unknown token is
+// not).
+const revokedToken = `EXISTS (SELECT 1 FROM tokens WHERE id = ?1 AND revoked_at IS NOT NULL)`
+
+// dropRevokedStmt ends the queued runs of the token ?1 (revoked at ?2).
+const dropRevokedStmt = `UPDATE runs SET status = 'incomplete', reason = '` + TokenRevoked + `', finished_at = ?2
+WHERE token_id = ?1 AND status = 'queued'
+RETURNING ` + runColumns
+
+// stopRevokedStmt asks every running run of the token ?1 to stop.
+const stopRevokedStmt = `INSERT INTO cancels (run_id, at)
+SELECT id, ?2 FROM runs WHERE token_id = ?1 AND status = 'running' ORDER BY seq
+ON CONFLICT (run_id) DO NOTHING`
+
+const runningOfStmt = `SELECT id FROM runs WHERE token_id = ?1 AND status = 'running' ORDER BY seq`
+
+// RevokeToken revokes a valid token and ends what it started.
+func (s *SQL) RevokeToken(ctx context.Context, id string, at time.Time, end EventFunc) (Revoked, bool, error) {
+	var out Revoked
+	found := false
 	err := s.write(ctx, func(tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL`, id, stamp(at))
+		out, found = Revoked{}, false
+		err := tx.QueryRowContext(ctx, revokeStmt, id, stamp(at)).Scan(new(string))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		found = true
+		if out.Dropped, err = endAll(ctx, tx, end, dropRevokedStmt, id, stamp(at)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, stopRevokedStmt, id, stamp(at)); err != nil {
+			return err
+		}
+		running, err := tx.QueryContext(ctx, runningOfStmt, id)
+		if err != nil {
+			return err
+		}
+		defer running.Close()
+		for running.Next() {
+			var rid string
+			if err := running.Scan(&rid); err != nil {
+				return err
+			}
+			out.Stopping = append(out.Stopping, rid)
+		}
+		return running.Err()
 	})
-	return n == 1, err
+	return out, found, err
 }
 
 // chargeSQL is the upsert that counts one use of m on a day, only while
-// fewer than ?3 were counted (both stores run it; D1 adds RETURNING).
+// fewer than ?3 were counted and the token is not revoked (both stores run
+// it; D1 adds RETURNING).
 func chargeSQL(m Meter) (string, error) {
 	var col, first string
 	switch m {
@@ -381,8 +424,8 @@ func chargeSQL(m Meter) (string, error) {
 	default:
 		return "", fmt.Errorf("store: unknown meter %q", m)
 	}
-	return `INSERT INTO allowance (token_id, day, requests, live_calls) VALUES (?1, ?2, ` + first + `)
-			ON CONFLICT (token_id, day) DO UPDATE SET ` + col + ` = ` + col + ` + 1 WHERE ` + col + ` < ?3`, nil
+	return `INSERT INTO allowance (token_id, day, requests, live_calls) SELECT ?1, ?2, ` + first + ` WHERE NOT ` + revokedToken + `
+			ON CONFLICT (token_id, day) DO UPDATE SET ` + col + ` = ` + col + ` + 1 WHERE ` + col + ` < ?3 AND NOT ` + revokedToken, nil
 }
 
 // Charge counts one use of m if fewer than limit were counted that day.
@@ -404,6 +447,22 @@ func (s *SQL) Charge(ctx context.Context, tokenID, day string, m Meter, limit in
 		return err
 	})
 	return n == 1, err
+}
+
+// addRequestsStmt adds ?3 requests to a token's day.
+const addRequestsStmt = `INSERT INTO allowance (token_id, day, requests, live_calls) VALUES (?1, ?2, ?3, 0)
+			ON CONFLICT (token_id, day) DO UPDATE SET requests = requests + ?3`
+
+// AddRequests adds counted requests, in one transaction.
+func (s *SQL) AddRequests(ctx context.Context, counts []RequestCount) error {
+	return s.write(ctx, func(tx *wtx) error {
+		for _, c := range counts {
+			if _, err := tx.ExecContext(ctx, addRequestsStmt, c.TokenID, c.Day, c.Requests); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Usage is what the token used on day.
@@ -460,8 +519,19 @@ FROM (SELECT CASE
    AND (SELECT count(*) FROM runs WHERE status = 'queued' AND token_id = ?2) < ?9
   THEN 'queued'
   END AS status) AS d
-WHERE d.status IS NOT NULL
+WHERE d.status IS NOT NULL AND NOT EXISTS (SELECT 1 FROM tokens WHERE id = ?2 AND revoked_at IS NOT NULL)
 RETURNING ` + runColumns
+
+// refusal is why a run was not admitted.
+func refusal(enqueue, revoked bool) error {
+	switch {
+	case revoked:
+		return ErrRevoked
+	case enqueue:
+		return ErrQueueFull
+	}
+	return ErrAtCapacity
+}
 
 // Admit stores a run as running or queued, or refuses it.
 func (s *SQL) Admit(ctx context.Context, n NewRun, c Caps, enqueue bool, first EventFunc) (Run, error) {
@@ -475,10 +545,11 @@ func (s *SQL) Admit(ctx context.Context, n NewRun, c Caps, enqueue bool, first E
 		run, err = scanRun(tx.QueryRowContext(ctx, admitStmt, n.ID, n.TokenID, n.Spec, stamp(n.At),
 			c.Running, c.RunningPerToken, q, c.Queue, c.QueuePerToken))
 		if errors.Is(err, sql.ErrNoRows) {
-			if enqueue {
-				return ErrQueueFull
+			revoked := false
+			if err := tx.QueryRowContext(ctx, `SELECT `+revokedToken, n.TokenID).Scan(&revoked); err != nil {
+				return err
 			}
-			return ErrAtCapacity
+			return refusal(enqueue, revoked)
 		}
 		if err != nil {
 			return err
@@ -492,10 +563,12 @@ func (s *SQL) Admit(ctx context.Context, n NewRun, c Caps, enqueue bool, first E
 }
 
 // nextQueued is the seq of the oldest queued run whose token is under its
-// cap (?3), when the global cap (?2) allows one more running run.
+// cap (?3) and not revoked, when the global cap (?2) allows one more
+// running run.
 const nextQueued = `SELECT q.seq FROM runs q WHERE q.status = 'queued'
     AND (SELECT count(*) FROM runs WHERE status = 'running') < ?2
     AND (SELECT count(*) FROM runs r WHERE r.status = 'running' AND r.token_id = q.token_id) < ?3
+    AND NOT EXISTS (SELECT 1 FROM tokens t WHERE t.id = q.token_id AND t.revoked_at IS NOT NULL)
   ORDER BY q.seq LIMIT 1`
 
 const promoteStmt = `UPDATE runs SET status = 'running', started_at = ?1
@@ -548,31 +621,39 @@ func (s *SQL) transition(ctx context.Context, event EventFunc, stmt string, args
 func (s *SQL) Interrupt(ctx context.Context, at time.Time, end EventFunc) ([]Run, error) {
 	var out []Run
 	err := s.write(ctx, func(tx *wtx) error {
-		out = nil
-		rows, err := tx.QueryContext(ctx, `UPDATE runs SET status = 'incomplete', reason = 'interrupted', finished_at = ?1
+		var err error
+		out, err = endAll(ctx, tx, end, `UPDATE runs SET status = 'incomplete', reason = 'interrupted', finished_at = ?1
 			WHERE status = 'running' RETURNING `+runColumns, stamp(at))
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			r, err := scanRun(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			out = append(out, r)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		for _, r := range out {
-			if err := appendTx(ctx, tx, r.ID, end(r)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return err
 	})
 	return out, err
+}
+
+// endAll runs stmt, an UPDATE ending runs RETURNING their columns, and
+// appends each one's end event.
+func endAll(ctx context.Context, tx *wtx, end EventFunc, stmt string, args ...any) ([]Run, error) {
+	rows, err := tx.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		if err := appendTx(ctx, tx, r.ID, end(r)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 const appendStmt = `INSERT INTO events (run_id, seq, type, data, at)

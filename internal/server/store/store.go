@@ -47,6 +47,13 @@ const (
 	LiveCalls Meter = "live_calls" // Gemini attempts made for its runs
 )
 
+// RequestCount is a number of requests a token made on a day.
+type RequestCount struct {
+	TokenID  string
+	Day      string
+	Requests int
+}
+
 // Usage is what a token used on one day.
 type Usage struct {
 	Requests  int
@@ -138,7 +145,20 @@ var (
 	ErrAtCapacity = errors.New("store: at capacity")
 	// ErrQueueFull: the run would have queued, but the queue is full.
 	ErrQueueFull = errors.New("store: queue full")
+	// ErrRevoked: the run's token was revoked (after its request was
+	// authenticated).
+	ErrRevoked = errors.New("store: the token is revoked")
 )
+
+// TokenRevoked is the reason of a run its token's revocation ended.
+const TokenRevoked = "token_revoked"
+
+// Revoked is what revoking a token ended at once (its queued runs, with
+// their end events appended) and which running runs it asked to stop.
+type Revoked struct {
+	Dropped  []Run
+	Stopping []string
+}
 
 // Store is the server's persistence.
 type Store interface {
@@ -148,19 +168,30 @@ type Store interface {
 	Token(ctx context.Context, id string) (Token, bool, error)
 	// Tokens lists every token, oldest first.
 	Tokens(ctx context.Context) ([]Token, error)
-	// RevokeToken revokes a valid token; false when there is none to revoke.
-	RevokeToken(ctx context.Context, id string, at time.Time) (bool, error)
+	// RevokeToken revokes a valid token and ends what it started, in one
+	// transaction: its queued runs end incomplete with reason
+	// token_revoked, each appending end; its running runs get a cancel
+	// request (the process running each stops it at its next poll, and
+	// Charge already refuses their next model call). false, and nothing
+	// done, when there is no valid token to revoke. Once revoked, a token's
+	// runs are neither admitted nor started, and nothing is charged to it.
+	RevokeToken(ctx context.Context, id string, at time.Time, end EventFunc) (Revoked, bool, error)
 
 	// Charge counts one use of m for the token on day if fewer than limit
-	// were counted; false (nothing counted) otherwise. One statement.
+	// were counted and the token is not revoked; false (nothing counted)
+	// otherwise. One statement.
 	Charge(ctx context.Context, tokenID, day string, m Meter, limit int) (bool, error)
 	// Usage is what the token used on day.
 	Usage(ctx context.Context, tokenID, day string) (Usage, error)
+	// AddRequests adds counted requests to the tokens' days, all in one
+	// transaction (the server counts requests in memory and writes them
+	// in groups; the allowance was checked as they were counted).
+	AddRequests(ctx context.Context, counts []RequestCount) error
 
 	// Admit stores a run as running when the caps allow and no run that
 	// could start waits ahead of it; else, if enqueue, as queued when the
 	// queue has room; else it stores nothing and returns ErrAtCapacity or
-	// ErrQueueFull. The test and the insert are one statement; first is
+	// ErrQueueFull (ErrRevoked when the token is revoked). The test and the insert are one statement; first is
 	// appended in the same transaction.
 	Admit(ctx context.Context, n NewRun, c Caps, enqueue bool, first EventFunc) (Run, error)
 	// Promote starts the oldest queued run whose token is under its cap,

@@ -295,15 +295,90 @@ func TestTokensAreStoredAndRevoked(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, tok.Scopes, got.Scopes)
 		assert.True(t, got.RevokedAt.IsZero())
-		ok, err = s.RevokeToken(ctx, "t1", t0)
+		_, ok, err = s.RevokeToken(ctx, "t1", t0, ev("end"))
 		require.NoError(t, err)
 		assert.True(t, ok)
-		ok, err = s.RevokeToken(ctx, "t1", t0)
+		_, ok, err = s.RevokeToken(ctx, "t1", t0, ev("end"))
 		require.NoError(t, err)
 		assert.False(t, ok, "already revoked")
 		got, _, err = s.Token(ctx, "t1")
 		require.NoError(t, err)
 		assert.Equal(t, t0, got.RevokedAt)
+	})
+}
+
+// Revoking a token ends what it started, in one transaction: its queued
+// runs end (incomplete, token_revoked) with their end events, its running
+// ones get a cancel request; afterwards nothing is charged to it, none of
+// its runs is admitted or started, and another token's runs are untouched.
+func TestRevokeEndsTheTokensRuns(t *testing.T) {
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		caps := store.Caps{Running: 2, RunningPerToken: 1, Queue: 5, QueuePerToken: 5}
+		s := open("")
+		for _, id := range []string{"A", "B"} {
+			require.NoError(t, s.AddToken(ctx, store.Token{ID: id, Name: id, Hash: "h", Scopes: []string{"run"}, DailyRequests: 9, DailyLiveCalls: 9, CreatedAt: t0}))
+		}
+		for _, r := range []struct{ id, token, status string }{{"a1", "A", store.Running}, {"a2", "A", store.Queued}, {"a3", "A", store.Queued}, {"b1", "B", store.Running}, {"b2", "B", store.Queued}} {
+			run, err := admit(t, s, r.id, r.token, caps, true)
+			require.NoError(t, err)
+			require.Equal(t, r.status, run.Status, r.id)
+		}
+		ok, err := s.Charge(ctx, "A", "2026-11-29", store.LiveCalls, 9)
+		require.NoError(t, err)
+		require.True(t, ok)
+
+		revoked, ok, err := s.RevokeToken(ctx, "A", t0, ev("end"))
+		require.NoError(t, err)
+		require.True(t, ok)
+		var dropped []string
+		for _, r := range revoked.Dropped {
+			dropped = append(dropped, r.ID)
+			assert.Equal(t, store.Incomplete, r.Status)
+			assert.Equal(t, store.TokenRevoked, r.Reason)
+		}
+		assert.Equal(t, []string{"a2", "a3"}, dropped)
+		assert.Equal(t, []string{"a1"}, revoked.Stopping)
+		for _, id := range []string{"a2", "a3"} {
+			evs, err := s.Events(ctx, id, 0, 10)
+			require.NoError(t, err)
+			require.Len(t, evs, 2)
+			assert.Equal(t, "end", evs[1].Type)
+			assert.Contains(t, evs[1].Data, `"incomplete"`)
+		}
+		asked, err := s.CancelRequested(ctx, "a1")
+		require.NoError(t, err)
+		assert.True(t, asked, "the running run is asked to stop")
+		asked, err = s.CancelRequested(ctx, "b1")
+		require.NoError(t, err)
+		assert.False(t, asked, "another token's run is not")
+
+		ok, err = s.Charge(ctx, "A", "2026-11-29", store.LiveCalls, 9)
+		require.NoError(t, err)
+		assert.False(t, ok, "nothing more is charged to a revoked token")
+		ok, err = s.Charge(ctx, "A", "2026-11-30", store.Requests, 9)
+		require.NoError(t, err)
+		assert.False(t, ok, "not on a new day either")
+		ok, err = s.Charge(ctx, "B", "2026-11-29", store.LiveCalls, 9)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		_, err = admit(t, s, "a4", "A", caps, true)
+		assert.ErrorIs(t, err, store.ErrRevoked)
+
+		// a1 ends; the freed slot goes to B's queued run, never to A's.
+		_, ok, err = s.Finish(ctx, "a1", store.Outcome{Status: store.Incomplete, Reason: store.TokenRevoked, At: t0}, ev("end"))
+		require.NoError(t, err)
+		require.True(t, ok)
+		_, ok, err = s.Finish(ctx, "b1", store.Outcome{Status: store.Answered, At: t0}, ev("end"))
+		require.NoError(t, err)
+		require.True(t, ok)
+		run, ok, err := s.Promote(ctx, caps, t0, ev("started"))
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, "b2", run.ID)
+		_, ok, err = s.Promote(ctx, caps, t0, ev("started"))
+		require.NoError(t, err)
+		assert.False(t, ok)
 	})
 }
 
