@@ -18,7 +18,7 @@ import { readText } from "../shared/files.js";
 import { call, events } from "../engine/client.js";
 import { onRoute, replace, currentView } from "../shared/nav.js";
 import { state } from "../shared/state.js";
-import { onCorpus, choose, DOCUMENTS } from "../corpus/picker.js";
+import { onCorpus, onBusy, choose, DOCUMENTS } from "../corpus/picker.js";
 import { AUTHORED, FILE, encode, decode, parseSpec, runOrder, loadSpecs, saveSpecs, mergeSpecs, SpecError } from "./setup.js";
 import { metricsBlock, comparisonsBlock, questionsBlock } from "./results.js";
 
@@ -70,7 +70,7 @@ export function mount() {
   function gate() {
     let why = "";
     if (!state.info) why = "Waiting for the engine.";
-    else if (state.corpus.loading) why = "Waiting for the corpus to open.";
+    else if (state.corpus.loading) why = "Waiting while the corpus opens: an experiment now would run on the corpus before.";
     else if (!ex.builtins) why = ex.builtinsError || "Waiting for the engine's configurations.";
     else if (!checked().length) why = "Check at least one configuration.";
     else if (ex.casesText === null && !state.corpus.cases.length) why = "This corpus has no authored questions: choose a question set file.";
@@ -320,6 +320,7 @@ export function mount() {
     if (!ex.builtins) wanted = d;
     else apply(d);
   });
+  onBusy(gate);
   onCorpus(() => {
     $("#exp-corpus").textContent = state.corpus.info.manifest.title;
     describeCases();

@@ -15,7 +15,7 @@ import { hasKey, onChange as onKeyChange } from "../shared/key.js";
 import { onRoute, replace } from "../shared/nav.js";
 import { state } from "../shared/state.js";
 import { stepList, trialView } from "../trace/trial.js";
-import { onCorpus, passagesFor } from "../corpus/picker.js";
+import { onCorpus, onBusy, passagesFor } from "../corpus/picker.js";
 
 /** refusalText is the status line for a run the engine refused or could not run. */
 function refusalText(err) {
@@ -73,13 +73,17 @@ export function mount({ onRecorded }) {
         : h("p", { class: "help" }, "Live calls may incur charges on your key."));
   }
 
-  /** gate disables the button for a live policy without a key, and says why beside it. */
+  /** gate disables the button while a corpus opens (the run would go to
+   * the corpus before) and for a live policy without a key, and says why
+   * beside it. */
   function gate() {
     if (!state.info || flow.running()) return;
     const p = selectedPolicy();
+    const opening = state.corpus.loading;
     const blocked = Boolean(p && p.live && !hasKey());
-    $("#run-start").disabled = blocked || !state.info.policies.length;
-    $("#run-why").textContent = blocked ? "No key: paste a Gemini API key above to show the plan and send. Without one nothing is sent or recorded." : "";
+    $("#run-start").disabled = opening || blocked || !state.info.policies.length;
+    $("#run-why").textContent = opening ? "Waiting while the corpus chosen at the top of the page opens: a run now would go to the corpus before."
+      : blocked ? "No key: paste a Gemini API key above to show the plan and send. Without one nothing is sent or recorded." : "";
   }
 
   // runCorpus is the corpus of the run under way: its trace is exported
@@ -216,6 +220,7 @@ export function mount({ onRecorded }) {
   form.addEventListener("input", remember);
   form.addEventListener("change", remember);
   onKeyChange(gate);
+  onBusy(gate);
 
   // The chosen corpus (corpus/picker.js): its versions, its authored questions,
   // its name; a plan shown for another corpus is withdrawn.

@@ -88,6 +88,12 @@ function route(focus) {
  * whenever it changes (a link, back, forward). */
 export function start() {
   for (const h2 of document.querySelectorAll(".view h2")) h2.tabIndex = -1;
+  // The sticky tab bar's height, for the root's scroll padding (style.css):
+  // it wraps to two rows on a phone.
+  const bar = document.querySelector(".tabbar");
+  const measure = () => document.documentElement.style.setProperty("--tabbar-h", `${Math.ceil(bar.getBoundingClientRect().height)}px`);
+  measure();
+  if (typeof ResizeObserver === "function") new ResizeObserver(measure).observe(bar);
   window.addEventListener("hashchange", () => route(true));
   window.addEventListener("popstate", () => route(true));
   route(false);
