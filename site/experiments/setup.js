@@ -53,7 +53,7 @@ export function parseSpec(text) {
   }
   if (spec === null || typeof spec !== "object" || Array.isArray(spec)) throw new SpecError("the configuration must be a JSON object");
   if (typeof spec.name !== "string" || !spec.name.trim()) throw new SpecError("the configuration needs a name (a non-empty string)");
-  if (/[\u0000-\u001f\u007f\u2028\u2029]/.test(spec.name) || spec.name.length > 100) throw new SpecError("the configuration's name must be one line of at most 100 characters");
+  if (!/^[a-z0-9._-]{1,64}$/.test(spec.name)) throw new SpecError("the configuration's name must be 1 to 64 lower-case letters, digits, '.', '_' or '-'");
   return spec;
 }
 

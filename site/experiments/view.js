@@ -71,7 +71,8 @@ export function mount() {
     let why = "";
     if (!state.info) why = "Waiting for the engine.";
     else if (state.corpus.loading) why = "Waiting while the corpus opens: an experiment now would run on the corpus before.";
-    else if (!ex.builtins) why = ex.builtinsError || "Waiting for the engine's configurations.";
+    else if (ex.builtinsError) why = ex.builtinsError;
+    else if (!ex.builtins) why = "Waiting for the engine's configurations.";
     else if (!checked().length) why = "Check at least one configuration.";
     else if (ex.casesText === null && !state.corpus.cases.length) why = "This corpus has no authored questions: choose a question set file.";
     start.disabled = Boolean(why) || ex.running !== null;
@@ -93,13 +94,15 @@ export function mount() {
   /** renderConfigs lists the built-ins and the person's own, checking names (default: the engine's default selection). */
   function renderConfigs(names = null) {
     const box = clear($("#exp-configs"));
-    const want = new Set(names ?? (ex.builtins || []).filter((c) => c.default).map((c) => c.name));
+    // The default selection is every built-in: the engine lists only the
+    // offline, deterministic ones (DESIGN: --config all), seed first.
+    const want = new Set(names ?? (ex.builtins || []).map((c) => c.name));
     for (const c of ex.builtins || []) {
       const id = `exp-config-${c.name}`;
       box.append(h("li", {},
-        h("input", { type: "checkbox", name: "exp-config", id, value: c.name, checked: want.has(c.name), "aria-describedby": c.about ? `${id}-about` : null }),
+        h("input", { type: "checkbox", name: "exp-config", id, value: c.name, checked: want.has(c.name), "aria-describedby": c.description ? `${id}-about` : null }),
         " ", h("label", { for: id }, c.name),
-        c.about ? h("span", { class: "help", id: `${id}-about` }, ` ${c.about}`) : null));
+        c.description ? h("span", { class: "help", id: `${id}-about` }, ` ${c.description}`) : null));
     }
     ex.specs.forEach((s, i) => {
       const id = `exp-own-${i}`;
@@ -336,8 +339,9 @@ export function mount() {
       try {
         ex.builtins = await call("retrievalConfigs");
         const seed = ex.builtins.find((c) => c.name === "seed");
-        if (seed?.spec && !$("#exp-spec").value) $("#exp-spec").value = JSON.stringify({ ...seed.spec, name: "my-config" }, null, 2);
+        if (seed && !$("#exp-spec").value) $("#exp-spec").value = JSON.stringify({ ...seed, name: "my-config", description: undefined }, null, 2);
       } catch (err) {
+        ex.builtins = [];
         ex.builtinsError = `This engine offers no retrieval configurations (${err.message}).`;
       }
       renderConfigs();

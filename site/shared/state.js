@@ -56,7 +56,7 @@
  * The Experiments view's state (experiments/view.js).
  * @typedef {object} ExperimentState
  * @property {Array<object>|null} builtins  the engine's retrieval
- *   configurations ({name, spec, default, about}); null until asked
+ *   configurations ({name, description, tokenizer, ...}: the specs, in --list order); null until asked
  * @property {string} builtinsError  why they could not be had
  * @property {Array<object>} specs  the person's own configurations (JSON
  *   specs), kept in localStorage
