@@ -210,4 +210,3 @@ func FuzzParseCases(f *testing.F) {
 		}
 	})
 }
-
