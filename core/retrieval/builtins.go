@@ -21,8 +21,8 @@ func Builtins() []Spec {
 	fields.Description = "stemmed, plus the passage's title and its documented object name or URL anchor as weighted bm25 fields"
 	proximity := fields
 	proximity.Name = "proximity"
-	proximity.Proximity = &Proximity{Window: 8, Weight: 1, Depth: DefaultDepth}
-	proximity.Description = "fields, plus a boost for query terms near each other in the text (BM25TP over the top 50)"
+	proximity.Proximity = &Proximity{Window: 4, Weight: 1, Depth: DefaultDepth}
+	proximity.Description = "fields, plus a boost for query terms near each other in the text within 4 tokens (BM25TP over the top 50)"
 	rm3 := fields
 	rm3.Name = "rm3"
 	rm3.Expansion = &Expansion{Method: ExpansionRM3, Docs: 10, Terms: 10, Weight: 0.5}

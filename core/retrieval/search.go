@@ -26,15 +26,15 @@ const maxCachedTexts = 8192
 // (Vocabulary, Postings, DocTokens, Labels, Text), the very counts FTS5's
 // bm25 reads. Like store.Index it is not safe for concurrent use.
 type Base struct {
-	ix       *store.Index
-	n        int
-	verID    []int32          // each doc's version, numbered
-	verIDs   map[string]int32 // the numbers
-	textLen  []float64
-	textAvg  float64
+	ix      *store.Index
+	n       int
+	verID   []int32          // each doc's version, numbered
+	verIDs  map[string]int32 // the numbers
+	textLen []float64
+	textAvg float64
 
 	stemOf   map[string]string
-	stemmed  map[string][]string // stem -> vocabulary terms with that stem
+	vocab    []string // the index's vocabulary, sorted, read once
 	postings [2]map[string]*plist
 	fields   [2][2]*fieldIndex // [tokenizer][title, anchor]
 	texts    [2]map[int32][]string
@@ -366,10 +366,10 @@ func (bs *Base) textPostings(tok int, t string) (*plist, error) {
 		}
 		p = &plist{docs: docs, tf: tf}
 	} else {
-		if err := bs.stemGroups(); err != nil {
+		group, err := bs.stemGroup(t)
+		if err != nil {
 			return nil, err
 		}
-		group := bs.stemmed[t]
 		if len(group) == 1 {
 			docs, tf, err := bs.ix.Postings(group[0])
 			if err != nil {
@@ -403,21 +403,33 @@ func (bs *Base) textPostings(tok int, t string) (*plist, error) {
 	return p, nil
 }
 
-// stemGroups groups the vocabulary by stem, once.
-func (bs *Base) stemGroups() error {
-	if bs.stemmed != nil {
-		return nil
+// stemGroup is the vocabulary terms whose stem is st. A Snowball English
+// stem keeps all but at most its last two letters of its word (a suffix
+// replaced, "ability" to "abl", "cried" to "cri", "dying" to "die"), so
+// only the terms beginning with those letters are stemmed to find them:
+// a stemmed search never stems the whole vocabulary.
+func (bs *Base) stemGroup(st string) ([]string, error) {
+	if bs.vocab == nil {
+		vocab, err := bs.ix.Vocabulary()
+		if err != nil {
+			return nil, err
+		}
+		bs.vocab = vocab
+		if bs.vocab == nil {
+			bs.vocab = []string{}
+		}
 	}
-	vocab, err := bs.ix.Vocabulary()
-	if err != nil {
-		return err
+	prefix := st
+	if len(prefix) > 1 {
+		prefix = prefix[:max(1, len(prefix)-2)]
 	}
-	bs.stemmed = map[string][]string{}
-	for _, t := range vocab {
-		st := stemWord(t)
-		bs.stemmed[st] = append(bs.stemmed[st], t)
+	var group []string
+	for i := sort.SearchStrings(bs.vocab, prefix); i < len(bs.vocab) && strings.HasPrefix(bs.vocab[i], prefix); i++ {
+		if bs.stem(bs.vocab[i]) == st {
+			group = append(group, bs.vocab[i])
+		}
 	}
-	return nil
+	return group, nil
 }
 
 // field is the title (j 0) or anchor (j 1) field's index under a
