@@ -98,7 +98,7 @@ func (l *Library) Pack() *corpus.Pack { return l.pack }
 func Open(s *corpus.Snapshot) (*Library, error) {
 	docs := make([]store.Doc, len(s.Passages))
 	for i, p := range s.Passages {
-		docs[i] = store.Doc{Version: p.Version, Text: p.Text}
+		docs[i] = store.Doc{Version: p.Version, Text: p.Text, Title: p.Title, URL: p.URL}
 	}
 	ix, err := store.Open(docs)
 	if err != nil {
