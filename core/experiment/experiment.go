@@ -77,8 +77,9 @@ func Ideals(cases []*evaluate.Case, heads []corpus.Passage, k int) []int {
 // version, and finds the targets among them (heads are the passages by
 // index, as the searcher's hits name them; ideals from Ideals). A
 // question with no searchable term ranks nothing: a miss, not an error.
-// onCase, if set, sees each case as it is ranked.
-func Rank(cases []*evaluate.Case, heads []corpus.Passage, ideals []int, s Searcher, k int, onCase func()) ([]Ranking, error) {
+// onCase, if set, sees each case as it is ranked; an error from it stops
+// the ranking with that error (a cancelled experiment).
+func Rank(cases []*evaluate.Case, heads []corpus.Passage, ideals []int, s Searcher, k int, onCase func() error) ([]Ranking, error) {
 	if k < 1 || k > MaxK {
 		return nil, fmt.Errorf("experiment: k must be from 1 to %d, got %d", MaxK, k)
 	}
@@ -105,7 +106,9 @@ func Rank(cases []*evaluate.Case, heads []corpus.Passage, ideals []int, s Search
 		}
 		out[i] = r
 		if onCase != nil {
-			onCase()
+			if err := onCase(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil

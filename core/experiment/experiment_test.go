@@ -69,7 +69,7 @@ func TestRankAndMetricsByHand(t *testing.T) {
 	ideals := Ideals(cases, heads, k)
 	assert.Equal(t, []int{2, 2, 1, 1, 1, 1, 1, 1}, ideals, "passages of the case's version matching a target")
 	calls := 0
-	got, err := Rank(cases, heads, ideals, s, k, func() { calls++ })
+	got, err := Rank(cases, heads, ideals, s, k, func() error { calls++; return nil })
 	require.NoError(t, err)
 	assert.Equal(t, len(cases), calls)
 	ranks := make([]int, len(got))

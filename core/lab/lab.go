@@ -43,6 +43,7 @@ type Lab struct {
 	Subject string
 
 	tools *memo // what runs use: the library, serialised and memoised
+	rank  *ranking // shared by the copies WithCases makes
 }
 
 // Open validates the snapshot and cases and builds the index.
@@ -95,7 +96,7 @@ func open(lib *tools.Library, cases []byte) (*Lab, error) {
 	}
 	snap := lib.Snapshot()
 	l := &Lab{Snapshot: snap, Library: lib, Cases: cs, Pack: lib.Pack(), SearchK: agent.SearchK,
-		CasesSHA256: corpus.SHA256(string(cases)), tools: newMemo(lib)}
+		CasesSHA256: corpus.SHA256(string(cases)), tools: newMemo(lib), rank: &ranking{}}
 	if l.Pack != nil {
 		l.SearchK = l.Pack.Manifest.SearchK
 		if !PythonDocumentation(l.Pack.Manifest) {

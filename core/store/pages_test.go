@@ -25,3 +25,22 @@ func TestHasPages(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{"https://docs.python.org/3.12/library/json.html": true, "https://docs.python.org/3.12/library/pathlib.html": true}, found)
 }
+
+// TestHeadsAreThePassagesWithoutText: an image's heads are its passages,
+// in order, without their text.
+func TestHeadsAreThePassagesWithoutText(t *testing.T) {
+	snap, err := corpus.Parse(fixtures.Snapshot)
+	require.NoError(t, err)
+	data, err := Image(snap.Passages)
+	require.NoError(t, err)
+	ix, err := OpenImage(data)
+	require.NoError(t, err)
+	defer ix.Close()
+	heads, err := ix.Heads()
+	require.NoError(t, err)
+	require.Len(t, heads, len(snap.Passages))
+	for i, p := range snap.Passages {
+		p.Text = ""
+		assert.Equal(t, p, heads[i])
+	}
+}
