@@ -358,4 +358,3 @@ func summarize(corpusID string, k, cases int, answerable []*evaluate.Case, specs
 	}
 	return out
 }
-

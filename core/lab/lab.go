@@ -42,7 +42,7 @@ type Lab struct {
 	// (PythonDocumentation).
 	Subject string
 
-	tools *memo // what runs use: the library, serialised and memoised
+	tools *memo    // what runs use: the library, serialised and memoised
 	rank  *ranking // shared by the copies WithCases makes
 }
 
