@@ -98,7 +98,7 @@ func (l *Library) Pack() *corpus.Pack { return l.pack }
 func Open(s *corpus.Snapshot) (*Library, error) {
 	docs := make([]store.Doc, len(s.Passages))
 	for i, p := range s.Passages {
-		docs[i] = store.Doc{Version: p.Version, Text: p.Text}
+		docs[i] = store.Doc{Version: p.Version, Text: p.Text, Title: p.Title, URL: p.URL}
 	}
 	ix, err := store.Open(docs)
 	if err != nil {
@@ -141,10 +141,28 @@ func (l *Library) Has(sourceID string) (bool, error) {
 	return ok, err
 }
 
-// HasURLs reports which of urls some passage has.
+// HasURLs reports which of urls some passage has: a URL with a #fragment
+// as some passage's URL, one without (a page) as the page of some
+// passage's URL (the URL itself or it with a #fragment).
 func (l *Library) HasURLs(urls []string) (map[string]bool, error) {
+	var exact, pages []string
+	for _, u := range urls {
+		if strings.Contains(u, "#") {
+			exact = append(exact, u)
+		} else {
+			pages = append(pages, u)
+		}
+	}
 	if l.snapshot == nil {
-		return l.index.HasURLs(urls)
+		found, err := l.index.HasURLs(exact)
+		if err != nil {
+			return nil, err
+		}
+		onPage, err := l.index.HasPages(pages)
+		for p := range onPage {
+			found[p] = true
+		}
+		return found, err
 	}
 	found := map[string]bool{}
 	want := map[string]bool{}
@@ -152,8 +170,12 @@ func (l *Library) HasURLs(urls []string) (map[string]bool, error) {
 		want[u] = true
 	}
 	for _, p := range l.snapshot.Passages {
-		if want[p.URL] {
+		page, _, _ := strings.Cut(p.URL, "#")
+		if want[p.URL] && strings.Contains(p.URL, "#") {
 			found[p.URL] = true
+		}
+		if want[page] {
+			found[page] = true
 		}
 	}
 	return found, nil
