@@ -129,6 +129,14 @@ func exports() []export {
 			return c.AcceptCrossEncoder(context.Background(), s.text)
 		})},
 		{name: "rerankLive", do: job(rerankLive)},
+		{name: "retrievalConfigs", do: answer(func(c call, _ none) (any, error) { return c.RetrievalConfigs(), nil })},
+		{name: "retrieval", do: job(retrievalJob)},
+		{name: "questionSet", usage: "give {corpus, text}", do: answer(func(c call, q struct {
+			Corpus string `json:"corpus"`
+			Text   string `json:"text"`
+		}) (any, error) {
+			return c.ParseQuestionSet(q.Corpus, q.Text)
+		})},
 		{name: "rerankRecording", do: answer(func(c call, _ none) (any, error) {
 			if f := c.RerankRecording(); f != nil {
 				return engine.TextOf(f)
@@ -184,6 +192,36 @@ func runTrial(ctx context.Context, c call, s spec) (any, error) {
 		req.Transport = &jsbridge.Fetch{Call: post, Keyed: s.hasKey}
 	}
 	return c.Run(ctx, req)
+}
+
+// retrievalJob is retrieval({corpus, cases, configs, k}, {onProgress}):
+// `ragagent retrieval --json` for the page's Experiments view, its value
+// the command's bytes as text (RetrievalResult.JSON), so the download is
+// byte for byte what the command prints; onProgress(done, total, config)
+// sees each question ranked. cancel(id) stops it (reason cancelled).
+func retrievalJob(ctx context.Context, c call, s spec) (any, error) {
+	req, err := engine.ParseRetrievalRequest(s.text)
+	if err != nil {
+		return nil, err
+	}
+	on := jsbridge.Field(c.args.At(1), "onProgress")
+	// Ranking never waits on JS, so Go would not hand the worker's event
+	// loop back until it ends: every 50 ms it sleeps a millisecond, which
+	// lets the worker take a cancel(id) meanwhile.
+	last := time.Now()
+	req.OnCase = func(done, total int, config string) {
+		jsbridge.Notify(on, done, total, config)
+		if time.Since(last) > 50*time.Millisecond {
+			time.Sleep(time.Millisecond)
+			last = time.Now()
+		}
+	}
+	res, err := c.Retrieval(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	data, err := res.JSON()
+	return string(data), err
 }
 
 // rerankLive is rerankLive(spec, {post, store, onCase}): the development

@@ -53,6 +53,11 @@
 //	                             {id, result: Promise<{gemini, ledger, exchanges, ...}>}; spec is
 //	                             {price?, endpoint?, hasKey}; refused whole (RunRefused, code) before
 //	                             anything is reserved or sent when the plan has a refusal
+//	retrievalConfigs()           Promise<[spec]>: the built-in retrieval configurations, in --list order
+//	retrieval({corpus, cases, configs, k}, {onProgress})
+//	                             {id, result: Promise<text>}: `ragagent retrieval --json`'s bytes;
+//	                             onProgress(done, total, config) per question ranked
+//	questionSet({corpus, text})  Promise<[case]>: a question set read as retrieval reads it (invalid_cases)
 //	rerankRecording()            Promise<{exchanges, text} | null>: the latest live rerank's recording
 //	ledger(store)                Promise<{budget_usd, spent_usd, remaining_usd, entries}>
 //	setBudget(usd, store)        Promise<ledger state>

@@ -166,13 +166,18 @@ export function mount() {
     if (!file) return;
     showMessage("");
     try {
-      ex.casesText = await readText(file, state.info.constants.max_input_bytes);
+      const text = await readText(file, state.info.constants.max_input_bytes);
+      // The engine reads it now, as the experiment will: a malformed set
+      // is refused at once with its one-line invalid_cases reason.
+      ex.casesQuestions = await call("questionSet", [{ corpus: state.corpus.id, text }]);
+      ex.casesText = text;
       ex.casesName = file.name;
     } catch (err) {
       ex.casesText = null;
       ex.casesName = "";
+      ex.casesQuestions = null;
       fileInput.value = "";
-      showMessage(`${err.message}.`);
+      showMessage(err.code ? `${file.name}: ${err.message}` : `${err.message}.`);
     }
     describeCases();
     gate();
@@ -181,6 +186,7 @@ export function mount() {
 
   function useAuthored() {
     ex.casesText = null;
+    ex.casesQuestions = null;
     ex.casesName = "";
     fileInput.value = "";
     showMessage("");
@@ -203,7 +209,7 @@ export function mount() {
 
   /** questions maps each case id to its question, for the table (the authored set's, or the file's as the engine read it). */
   function questions(parsed) {
-    const list = parsed || (ex.casesText === null ? state.corpus.cases : []);
+    const list = parsed || (ex.casesText === null ? state.corpus.cases : ex.casesQuestions || []);
     return new Map(list.map((c) => [c.id, { question: c.question, version: c.version }]));
   }
 
@@ -232,7 +238,7 @@ export function mount() {
       if (ex.running.cancel) throw Object.assign(new Error("cancelled"), { code: "cancelled" });
       ex.text = text;
       ex.result = result;
-      ex.ran = { corpus: req.corpus, order, questions: questions(value.cases) };
+      ex.ran = { corpus: req.corpus, order, questions: questions(null) };
       const ms = Math.round(performance.now() - t0);
       status.textContent = `Done in ${ms} ms: ${plural(result.configs.length, "configuration")} on ${result.answerable} answerable of ${plural(result.cases, "question")}.`;
       showResult();
@@ -267,7 +273,12 @@ export function mount() {
     return Promise.all(ex.ran.order.map(async (config) => {
       const name = typeof config === "string" ? config : config.name;
       try {
-        const res = await call("search", [{ corpus: ex.ran.corpus, query: q.question, version: q.version, k: ex.result.k, config }]);
+        // The engine's search ranks as the seed does; another
+        // configuration's ranking is asked by name (or spec) where the
+        // search takes one, and its refusal is shown in its column.
+        const spec = { corpus: ex.ran.corpus, query: q.question, version: q.version, k: Math.min(ex.result.k, 10) };
+        if (name !== "seed") spec.config = config;
+        const res = await call("search", [spec]);
         return { config: name, hits: res.hits };
       } catch (err) {
         return { config: name, hits: [], error: err.message };

@@ -63,6 +63,7 @@
  * @property {string|null} casesText  the question set file's text, or null
  *   for the corpus's authored questions
  * @property {string} casesName  that file's name
+ * @property {Array<object>|null} casesQuestions  its cases as the engine read them
  * @property {null | {id: (number|null), cancel: boolean}} running  the
  *   experiment under way: the engine's job id once known, and whether
  *   Cancel came
@@ -108,7 +109,7 @@ export const state = Object.seal({
   rerankLive: flow(),
   crossEncoder: Object.seal({ host: null, plan: null, run: null, running: false }),
   corpus: Object.seal({ id: "seed", info: null, cases: [], shipped: [], documents: null, loading: false }),
-  experiments: Object.seal({ builtins: null, builtinsError: "", specs: [], casesText: null, casesName: "", running: null, text: null, result: null, ran: null }),
+  experiments: Object.seal({ builtins: null, builtinsError: "", specs: [], casesText: null, casesName: "", casesQuestions: null, running: null, text: null, result: null, ran: null }),
 });
 
 /** setInfo keeps load()'s result and what is derived from it. */
