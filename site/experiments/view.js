@@ -19,7 +19,7 @@ import { call, events } from "../engine/client.js";
 import { onRoute, replace, currentView } from "../shared/nav.js";
 import { state } from "../shared/state.js";
 import { onCorpus, onBusy, choose, DOCUMENTS } from "../corpus/picker.js";
-import { AUTHORED, FILE, encode, decode, parseSpec, runOrder, loadSpecs, saveSpecs, mergeSpecs, SpecError } from "./setup.js";
+import { AUTHORED, FILE, MAX_SPEC_CHARS, encode, decode, parseSpec, runOrder, loadSpecs, saveSpecs, mergeSpecs, SpecError } from "./setup.js";
 import { metricsBlock, comparisonsBlock, questionsBlock } from "./results.js";
 
 /** storage is localStorage, or null when the browser blocks it. */
@@ -342,6 +342,7 @@ export function mount() {
     remember();
   });
 
+  $("#exp-spec").maxLength = MAX_SPEC_CHARS;
   ex.specs = loadSpecs(storage());
   return {
     /** ready asks the engine for its configurations, then follows a link that waited. */
