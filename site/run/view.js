@@ -16,6 +16,8 @@ import { onRoute, replace } from "../shared/nav.js";
 import { state } from "../shared/state.js";
 import { stepList, trialView } from "../trace/trial.js";
 import { onCorpus, onBusy, passagesFor } from "../corpus/picker.js";
+import * as runs from "../shared/runs.js";
+import { outcome } from "../shared/trials.js";
 
 /** refusalText is the status line for a run the engine refused or could not run. */
 function refusalText(err) {
@@ -89,6 +91,26 @@ export function mount({ onRecorded }) {
   // runCorpus is the corpus of the run under way: its trace is exported
   // from that pack, whatever the picker shows by then.
   let runCorpus = state.corpus.id;
+  let runSpec = null;
+
+  /** keepRun keeps a finished run in this browser (shared/runs.js), a
+   * live one with its own exchanges as a recording; a browser that keeps
+   * nothing is told in the status line. */
+  async function keepRun(report, recordingText) {
+    const m = state.corpus.info?.manifest;
+    const corpus = report.corpus ? { id: report.corpus.id, title: report.corpus.title } : { id: runCorpus, title: m?.title || runCorpus };
+    const { hasKey: _, endpoint: __, ...spec } = runSpec;
+    try {
+      const kept = await runs.keep({
+        time: new Date().toISOString(), question: spec.question, corpus, config: report.retrieval?.name || "seed",
+        policy: spec.policy, mode: spec.mode, outcome: outcome(report), spec, report,
+        recording: recordingText ? runs.recordingOf(recordingText, report.id) : null,
+      });
+      return kept.dropped ? ` Kept in Runs (the oldest ${kept.dropped === 1 ? "run" : `${kept.dropped} runs`} dropped: this browser keeps ${runs.LIMIT}).` : " Kept in Runs.";
+    } catch (err) {
+      return ` Not kept in Runs: ${err.message || "this browser refused IndexedDB"}.`;
+    }
+  }
 
   /** options is how trialView shows a run made here: its recorded exchanges and export when it sent any. */
   function options(report, corpus) {
@@ -116,6 +138,7 @@ export function mount({ onRecorded }) {
     },
     starting(s) {
       runCorpus = s.corpus;
+      runSpec = s;
       steps = stepList(s.limits, { "aria-live": "polite" });
       clear(output).append(h("h3", {}, "Steps as they happen"), steps.el);
     },
@@ -129,9 +152,15 @@ export function mount({ onRecorded }) {
     },
     async finished(report) {
       clear(output).append(trialView(report, options(report, runCorpus)));
-      if (report.exchanges > 0) onRecorded((await call("recording")).trials);
-      if (report.key_refused) return `Key refused: the API answered HTTP ${report.key_refused.http_status}; this is a key problem, not a fixture result.`;
-      return report.result ? `Finished: ${report.result.status}, ${report.result.reason}.` : `Refused: ${report.error}.`;
+      let recorded = null;
+      if (report.exchanges > 0) {
+        const rec = await call("recording");
+        onRecorded(rec.trials);
+        recorded = rec.text;
+      }
+      const keptNote = await keepRun(report, recorded);
+      if (report.key_refused) return `Key refused: the API answered HTTP ${report.key_refused.http_status}; this is a key problem, not a fixture result.${keptNote}`;
+      return `${report.result ? `Finished: ${report.result.status}, ${report.result.reason}.` : `Refused: ${report.error}.`}${keptNote}`;
     },
     planFailed: refusalText,
     sendFailed: refusalText,

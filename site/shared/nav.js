@@ -2,14 +2,16 @@
 // what is shown, so every state worth sharing has a link and back and
 // forward work: #replay, #trace/<case>/<repeat> (or #trace/loaded/...),
 // #run?question=...&version=...&mode=...&policy=...&limits=..., #rerank/<case>,
-// #recordings, #corpus, #experiments?corpus=...&cases=...&configs=...&baseline=...&spec=...
+// #recordings, #corpus, #experiments?corpus=...&cases=...&configs=...&baseline=...&spec=...,
+// #runs?q=...&source=...&outcome=...&corpus=..., #compare/<a>/<b> (a trial
+// each: bundled:<id>, loaded:<id> or run:<key>)
 // It shows the view a link names (aria-current on its
 // tab, focus on its heading when the person navigated) and hands the rest
 // of the link to the view's route handler.
 
 import { $ } from "./dom.js";
 
-const VIEWS = ["replay", "trace", "run", "rerank", "recordings", "corpus", "experiments"];
+const VIEWS = ["replay", "trace", "run", "rerank", "recordings", "corpus", "experiments", "runs", "compare"];
 
 const listeners = [];
 const routes = new Map();
