@@ -104,6 +104,25 @@ func exports() []export {
 			data, err := c.ExportOTLP(context.Background(), r)
 			return string(data), err
 		})},
+		{name: "exportRunOTLP", usage: "give {corpus, run, recording?, recorded_at, trial: {id, repeat}}", do: answer(func(c call, o struct {
+			Run        json.RawMessage `json:"run"`
+			Recording  *string         `json:"recording"`
+			RecordedAt string          `json:"recorded_at"`
+			Trial      struct {
+				ID     string `json:"id"`
+				Repeat int    `json:"repeat"`
+			} `json:"trial"`
+		}) (any, error) {
+			run, err := c.RunParser("hasKey").ParseText(string(o.Run))
+			if err != nil {
+				return nil, err
+			}
+			file, err := parseRecording(o.Recording)
+			return fail(err, func() (any, error) {
+				data, err := c.ExportRun(context.Background(), engine.RunExport{Run: run, File: file, ID: o.Trial.ID, Repeat: o.Trial.Repeat, RecordedAt: o.RecordedAt})
+				return string(data), err
+			})
+		})},
 		{name: "recording", do: answer(func(c call, _ none) (any, error) { return engine.TextOf(c.Recording()) })},
 		{name: "rerank", do: answer(func(c call, o struct {
 			Gemini       *string `json:"gemini"`

@@ -62,6 +62,9 @@
 //	ledger(store)                Promise<{budget_usd, spent_usd, remaining_usd, entries}>
 //	setBudget(usd, store)        Promise<ledger state>
 //	recording()                  Promise<{trials, text}>: the session's recorded runs
+//	exportRunOTLP({corpus, run, recording?, recorded_at, trial: {id, repeat}})
+//	                             Promise<OTLP/JSON text>: a run the page kept (run is its spec): a scripted
+//	                             one made again, a live one replayed from its own recording (engine.ExportRun)
 //	warm(rounds, round)          Promise<{rounds, elapsed_ms}>: repeats start-up on throwaway labs
 //	                             (1 to 50 rounds a call) so the browser caches optimised code (warm.go)
 //	exit()                       releases the API and ends the program

@@ -113,7 +113,7 @@ export function mount({ onRecorded }) {
   }
 
   /** options is how trialView shows a run made here: its recorded exchanges and export when it sent any. */
-  function options(report, corpus) {
+  function options(report, corpus, spec) {
     const sent = report.exchanges > 0;
     let exchanges = null;
     return {
@@ -121,7 +121,9 @@ export function mount({ onRecorded }) {
       constants: state.info.constants,
       source: sent ? "session" : null,
       exchanges: sent ? () => (exchanges ??= call("exchanges", [{ source: "session", trial: report.id }])) : null,
-      exportTrace: sent ? async () => download("", await call("exportOTLP", [{ source: "session", trial: report.id, corpus }]), `ragagent-trace-${report.id}.otlp.json`) : null,
+      // A run that sent nothing (scripted) is made again by the engine to export it.
+      exportTrace: async () => download("", await (sent ? call("exportOTLP", [{ source: "session", trial: report.id, corpus }])
+        : call("exportRunOTLP", [{ corpus, run: spec, recorded_at: new Date().toISOString(), trial: { id: report.id, repeat: report.repeat } }])), `ragagent-trace-${report.id}.otlp.json`),
     };
   }
 
@@ -151,7 +153,7 @@ export function mount({ onRecorded }) {
       status.textContent = `Running… ${e.step.call ? `model call ${e.step.call}` : "retrieval"} ${e.step.outcome}`;
     },
     async finished(report) {
-      clear(output).append(trialView(report, options(report, runCorpus)));
+      clear(output).append(trialView(report, options(report, runCorpus, runSpec)));
       let recorded = null;
       if (report.exchanges > 0) {
         const rec = await call("recording");

@@ -134,7 +134,7 @@ export function mount({ openTrace }) {
     status.textContent = "Exporting…";
     try {
       const text = r.run
-        ? await call("exportRunOTLP", [{ corpus: r.corpus.id, recording: r.run.recording, run: r.run.spec, recorded_at: r.time, trial: r.t }])
+        ? await call("exportRunOTLP", [{ corpus: r.corpus.id, recording: r.run.recording, run: r.run.spec, recorded_at: r.time, trial: { id: r.t.id, repeat: r.t.repeat } }])
         : await call("exportOTLP", [{ source: r.source, trial: r.t.id }]);
       download("", text, `ragagent-trace-${r.t.id}.otlp.json`);
       status.textContent = "Downloaded: OpenTelemetry spans with OpenInference attributes.";

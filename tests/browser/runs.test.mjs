@@ -76,6 +76,11 @@ async function axeClean(what) {
 test("runs made in the page are kept across a reload, listed with time, question, corpus, configuration and outcome", async () => {
   assert.match(await scripted("overwrite", "agent"), /Kept in Runs/);
   assert.match(await scripted("overwrite", "fixed"), /Kept in Runs/);
+  // A scripted run's trace exports too (the engine makes it again).
+  const dl = page.waitForEvent("download");
+  await page.click("#run-output button.export");
+  const otlp = JSON.parse(readFileSync(await (await dl).path(), "utf8"));
+  assert.ok(otlp.resourceSpans[0].scopeSpans[0].spans.some((sp) => sp.name.startsWith("fixed run: overwrite")));
   await page.reload();
   await page.waitForFunction(() => document.body.dataset.replay === "done", null, { timeout: 120000 });
   await showRuns("#runs?source=runs");
