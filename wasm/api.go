@@ -16,6 +16,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/builder"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/jsbridge"
 )
 
@@ -49,8 +50,13 @@ func exports() []export {
 		}) (any, error) {
 			file, err := parseRecording(o.Recording)
 			return fail(err, func() (any, error) {
-				return c.Replay(context.Background(), engine.ReplayRequest{File: file, Case: o.Case,
+				rep, err := c.Replay(context.Background(), engine.ReplayRequest{File: file, Case: o.Case,
 					OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }})
+				if err != nil {
+					return nil, err
+				}
+				// The trace shows each candidate's score.
+				return rep, c.CandidateScores("", rep.Trials)
 			})
 		})},
 		{name: "packs", do: answer(func(c call, _ none) (any, error) { return c.Packs(), nil })},
@@ -210,7 +216,13 @@ func runTrial(ctx context.Context, c call, s spec) (any, error) {
 		}
 		req.Transport = &jsbridge.Fetch{Call: post, Keyed: s.hasKey}
 	}
-	return c.Run(ctx, req)
+	tr, err := c.Run(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	// The trace shows each candidate's score.
+	trials := []report.Trial{tr}
+	return trials[0], c.CandidateScores(req.Corpus, trials)
 }
 
 // retrievalJob is retrieval({corpus, cases, configs, k}, {onProgress}):

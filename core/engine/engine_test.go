@@ -878,3 +878,37 @@ func TestExportRunKeptOutside(t *testing.T) {
 	_, err = e.ExportRun(context.Background(), engine.RunExport{Run: engine.RunRequest{Task: want, Policy: engine.Gemini}})
 	assert.ErrorContains(t, err, "from its recording")
 }
+
+// A trace's candidates carry the scores the pack's ranking gave them,
+// the same as a diagnostic search of the query (the model never saw
+// them); a read has none.
+func TestCandidateScores(t *testing.T) {
+	e := open(t, 5)
+	want := task(t, e, "serialize-and-save", agent.Agent)
+	tr, err := e.Run(context.Background(), engine.RunRequest{Task: want, Policy: engine.Scripted})
+	require.NoError(t, err)
+	require.Nil(t, tr.Scores, "a run has no scores until asked")
+	trials := []report.Trial{tr}
+	require.NoError(t, e.CandidateScores("", trials))
+	got := trials[0]
+	require.Len(t, got.Scores, len(got.Result.Observations))
+	assert.Equal(t, engine.BM25Kind, got.ScoreKind)
+	searches := 0
+	for i, o := range got.Result.Observations {
+		sr, ok := o.Search()
+		if !ok {
+			assert.Nil(t, got.Scores[i], "a read has no scores")
+			continue
+		}
+		searches++
+		res, err := e.Search(engine.SearchRequest{Query: sr.Query, Version: got.Result.Version})
+		require.NoError(t, err)
+		require.Len(t, got.Scores[i], len(sr.Candidates))
+		for j, c := range sr.Candidates {
+			require.NotNil(t, got.Scores[i][j], c.SourceID)
+			assert.Equal(t, res.Hits[j].SourceID, c.SourceID)
+			assert.Equal(t, res.Hits[j].Score, *got.Scores[i][j])
+		}
+	}
+	assert.Positive(t, searches)
+}

@@ -10,7 +10,7 @@
 // through a function the caller passes.
 
 import { h, append, badge, clear, meter, copyButton, outcomeBadge, external, breakable } from "../shared/dom.js";
-import { usd, seconds, plural, DASH } from "../shared/format.js";
+import { usd, seconds, plural, score, DASH } from "../shared/format.js";
 import { waterfall, outcomeBars } from "../shared/charts.js";
 import { PRICE_HEADS, priceRows } from "../shared/prices.js";
 
@@ -156,15 +156,21 @@ function highlight(el, text, quotes) {
   el.append(document.createTextNode(text.slice(pos)));
 }
 
-function observationBlock(obs, corpus) {
+/** observationBlock is a step's observation: a search's candidates (with
+ * the score the pack's ranking gave each, from the engine, when it is
+ * known: the model saw only the ranks) or the passage read. */
+function observationBlock(obs, corpus, scores = null, scoreKind = "") {
   if (!obs) return null;
   if (obs.tool === "search") {
     const cands = obs.result.candidates;
+    const scored = Array.isArray(scores) && scores.some((x) => typeof x === "number");
     return h("div", { class: "obs" },
       h("p", {}, "Candidates (metadata only, not evidence):"),
       cands.length
-        ? h("ol", { class: "cands" }, cands.map((c) => h("li", {}, h("code", {}, c.source_id), ` · ${versionLabel(c.version, corpus)} · rank ${c.rank}`)))
-        : h("p", {}, "none"));
+        ? h("ol", { class: "cands" }, cands.map((c, i) => h("li", { dataset: { source: c.source_id } }, h("code", {}, c.source_id), ` · ${versionLabel(c.version, corpus)} · rank ${c.rank}`,
+          scored ? [" · ", h("span", { class: "score", title: typeof scores[i] === "number" ? String(scores[i]) : null }, typeof scores[i] === "number" ? `score ${score(scores[i])}` : "score not found again")] : null)))
+        : h("p", {}, "none"),
+      scored && scoreKind ? h("p", { class: "help" }, `Scores: ${scoreKind}; the model saw only the ranks.`) : null);
   }
   return h("div", { class: "obs" }, h("p", {}, "Passage read (validated against its receipt):"), passageBlock(obs.result, [], corpus));
 }
@@ -274,7 +280,7 @@ function stepItem(step, obs, limits, earlierReads, extra = {}) {
     details.append(h("p", { class: "why" }, `Searched again after reading ${earlierReads.join(", ")}.`));
   }
   if (step.detail) details.append(h("p", { class: "detail" }, step.detail));
-  details.append(observationBlock(obs, extra.corpus) || "", counters(step.usage, limits) || "");
+  details.append(observationBlock(obs, extra.corpus, extra.scores, extra.scoreKind) || "", counters(step.usage, limits) || "");
   if (step.tokens) details.append(h("p", { class: "tokens" }, `Tokens: ${tokensText(step.tokens)}${extra.usd !== null && extra.usd !== undefined ? ` · estimated ${usd(extra.usd)}` : ""}${step.model_version ? ` · model ${step.model_version}` : ""}`));
   if (extra.time?.model_ms !== null && extra.time?.model_ms !== undefined) details.append(h("p", { class: "tokens" }, `Model latency ${seconds(extra.time.model_ms)}`));
   if (step.call && extra.exchanges) details.append(exchangeBox(step.call, extra.exchanges));
@@ -363,7 +369,9 @@ function header(t, o) {
 
 function stepsOf(t, o) {
   const r = t.result;
-  const list = stepList(r.limits, {}, (i) => ({ time: t.timing?.steps[i], usd: t.cost?.steps_usd[i], exchanges: o.exchanges, corpus: t.corpus }));
+  const steps = r.steps || [];
+  const list = stepList(r.limits, {}, (i) => ({ time: t.timing?.steps[i], usd: t.cost?.steps_usd[i], exchanges: o.exchanges, corpus: t.corpus,
+    scores: steps[i] && steps[i].observation >= 0 ? t.scores?.[steps[i].observation] : null, scoreKind: t.score_kind }));
   for (const step of r.steps || []) list.add(step, step.observation >= 0 ? r.observations[step.observation] : null);
   return list.el;
 }

@@ -195,3 +195,19 @@ test("the store keeps the newest 100 and drops the oldest", async () => {
   assert.equal(kept.newest, kept.want);
   assert.deepEqual(problems, []);
 });
+
+test("a trace shows each candidate's score beside it, the engine's search's for the same query", async () => {
+  await page.evaluate(() => { location.hash = "#trace/serialize-and-save/1"; });
+  await page.waitForSelector("#trial-serialize-and-save-agent-1 .cands li .score");
+  const first = await page.$eval("#trial-serialize-and-save-agent-1 .step-box", (box) => ({
+    query: box.querySelector(".arg")?.textContent,
+    cands: [...box.querySelectorAll(".cands li")].map((li) => ({ id: li.dataset.source, score: li.querySelector(".score")?.getAttribute("title") })),
+  }));
+  assert.ok(first.cands.length > 0);
+  const want = await page.evaluate(async (q) => (await window.ragagentPage.call("search", [{ query: q, version: "3.12" }])).hits, first.query);
+  first.cands.forEach((c, i) => {
+    assert.equal(c.id, want[i].source_id);
+    assert.equal(Number(c.score), want[i].score);
+  });
+  assert.match(await page.textContent("#trial-serialize-and-save-agent-1"), /bm25 \(lower is better\); the model saw only the ranks/);
+});
