@@ -106,10 +106,7 @@ func (p RunParser) Parse(o *pyjson.Object) (RunRequest, error) {
 			return RunRequest{}, reason.New(UnknownField, "unknown field %q", k)
 		}
 	}
-	packs := p.Packs
-	if packs == nil {
-		packs = []PackSummary{seedSummary()}
-	}
+	packs := p.Corpora()
 	field := func(k string, def any) any {
 		if v, ok := o.Get(k); ok {
 			return v
@@ -178,6 +175,17 @@ func (p RunParser) Parse(o *pyjson.Object) (RunRequest, error) {
 		return RunRequest{}, reason.New(InvalidField, "trial goes with the replay policy")
 	}
 	return req, nil
+}
+
+// Corpora are the packs a request may name, the seed first: the parser's
+// Packs, or the seed alone when it was given none (a front end that opens
+// its engine only once a run starts). The server lists these, so what it
+// lists is what it runs.
+func (p RunParser) Corpora() []PackSummary {
+	if p.Packs == nil {
+		return []PackSummary{seedSummary()}
+	}
+	return p.Packs
 }
 
 // Policies are the policies a request to this parser may name: the ones
