@@ -199,7 +199,9 @@ func (p RunParser) Policies() []Policy {
 }
 
 // replayPolicy is offered where a front end holds a recording.
-func replayPolicy() Policy { return Policy{Name: Replay, Label: "A recorded trial (offline, nothing sent)"} }
+func replayPolicy() Policy {
+	return Policy{Name: Replay, Label: "A recorded trial (offline, nothing sent)"}
+}
 
 // Spec is a parsed request as JSON, every default filled in, in runFields'
 // order (the endpoint and trial only when set): what a server stores with
