@@ -48,7 +48,7 @@ func cmdServeAPI(args []string, stdout, stderr io.Writer) int {
 // connections, running runs given a grace period (a run still running when
 // the process exits is marked interrupted at the next start).
 func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve-api", "--db FILE [--addr HOST:PORT] [--max-running N] [--max-running-per-token N] [--queue N] [--queue-per-token N] [--endpoint URL]", stderr)
+	fs := newFlags("serve-api", "--db FILE [--addr HOST:PORT] [--pack DIR]... [--max-running N] [--max-running-per-token N] [--queue N] [--queue-per-token N] [--endpoint URL]", stderr)
 	db := fs.String("db", "", "the SQLite `file` keeping tokens, runs, events and recordings (created when missing)")
 	addr := fs.String("addr", "127.0.0.1:8090", "`host:port` to listen on (port 0 picks a free one)")
 	caps := server.DefaultCaps()
@@ -59,6 +59,12 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	endpoint := fs.String("endpoint", "", "a loopback fake Gemini `URL` for testing (default: the real API)")
 	grace := fs.Duration("grace", 20*time.Second, "how long a shutdown waits for running runs")
 	streamsPerToken := fs.Int("streams-per-token", server.DefaultStreamsPerToken, "event streams a token may hold open at once")
+	var packDirs []string
+	fs.Func("pack", "offer this pack `folder` (or its manifest.json) besides the shipped ones (repeatable)", func(dir string) error {
+		packDirs = append(packDirs, dir)
+		return nil
+	})
+	in := addInputFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -69,9 +75,30 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *db == "" {
 		return fail(exitUsage, "--db FILE is required")
 	}
+	if err := in.check(); err != nil {
+		return fail(exitUsage, "%v", err)
+	}
 	pepper, err := pepperFromEnv()
 	if err != nil {
 		return fail(exitUsage, "%v", err)
+	}
+	// The corpora runs may name: the seed and the packs the command ships.
+	e, err := engine.Open(engine.Options{Packs: knownPacks()})
+	if err != nil {
+		return fail(exitError, "%v", err)
+	}
+	defer e.Close()
+	// The operator's packs, each read, checked and opened before the
+	// database is touched: a broken pack stops the start, not a run, and
+	// leaves nothing behind.
+	for _, dir := range packDirs {
+		id, err := openCorpus(e, in, dir)
+		if err != nil {
+			return fail(exitUsage, "--pack %s: %v", dir, err)
+		}
+		if err := e.VerifyPack(id); err != nil {
+			return fail(exitUsage, "--pack %s: %v", dir, err)
+		}
 	}
 	// One server at a time: a second one's recovery would end the first's
 	// running runs as interrupted while the first went on with them.
@@ -88,12 +115,6 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(exitError, "%v", err)
 	}
 	defer st.Close()
-	// The corpora runs may name: the seed and the packs the command ships.
-	e, err := engine.Open(engine.Options{Packs: knownPacks()})
-	if err != nil {
-		return fail(exitError, "%v", err)
-	}
-	defer e.Close()
 	key, variable := httptransport.KeyFromEnv(os.Getenv)
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	srv, err := server.New(server.Config{Engine: e, Store: st, Transport: httptransport.New(key), Endpoint: *endpoint,

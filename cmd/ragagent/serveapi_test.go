@@ -274,3 +274,51 @@ func TestSecondServerOnOneDatabaseRefusesAndTouchesNothing(t *testing.T) {
 	assert.Equal(t, "cancelled", run["reason"])
 	assert.Len(t, fake.Generations(), 1, "one call sent in all")
 }
+
+// kitchenPack builds a two-passage pack with corpus build and returns its folder.
+func kitchenPack(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	require.NoError(t, os.MkdirAll(docs, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(docs, "a.md"), []byte("# Kettles\n\nA kettle boils water in about three minutes.\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(docs, "b.txt"), []byte("Teapots keep tea warm.\n"), 0o644))
+	out := filepath.Join(dir, "pack")
+	code, _, stderr := ragagent("corpus", "build", "--from", docs, "--out", out, "--id", "kitchen", "--title", "Kitchen notes",
+		"--version", "1.0", "--base-url", "https://notes.example.org/", "--licence", "CC0", "--attribution", "me")
+	require.Equal(t, exitOK, code, stderr)
+	return out
+}
+
+// serve-api --pack offers the operator's pack: GET /v1/corpora lists it with
+// its versions, and a run on it searches its default version; a folder
+// that is not a pack stops the start with one line naming it.
+func TestServeAPIOffersTheOperatorsPacks(t *testing.T) {
+	t.Setenv("GOOGLE_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	t.Setenv(pepperVariable, testPepper)
+	db := filepath.Join(t.TempDir(), "api.db")
+	code, token, errOut := ragagent("tokens", "add", "--db", db, "--name", "ci")
+	require.Equal(t, exitOK, code, errOut)
+	token = strings.TrimSpace(token)
+	pack := kitchenPack(t)
+
+	_, base, stderr := startServeAPI(t, db, "--pack", pack)
+	status, list := apiCall(t, "GET", base+"/v1/corpora", token, "")
+	require.Equal(t, http.StatusOK, status, stderr.String())
+	var ids []any
+	for _, c := range list["corpora"].([]any) {
+		ids = append(ids, c.(map[string]any)["id"])
+	}
+	assert.Equal(t, []any{"seed", "kitchen", "python-3.11", "sqlite-3.40"}, ids)
+	status, run := apiCall(t, "POST", base+"/v1/runs", token, `{"question": "How long does a kettle take to boil?", "corpus": "kitchen", "mode": "fixed"}`)
+	require.Equal(t, http.StatusAccepted, status, "%v", run)
+	assert.Equal(t, "1.0", run["request"].(map[string]any)["version"])
+
+	other := filepath.Join(t.TempDir(), "other.db")
+	code, _, errOut = ragagent("serve-api", "--db", other, "--addr", "127.0.0.1:0", "--pack", filepath.Dir(pack))
+	assert.Equal(t, exitUsage, code)
+	assert.NoFileExists(t, other, "a broken pack is refused before the database is made")
+	assert.Contains(t, errOut, "--pack "+filepath.Dir(pack)+":")
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %s", errOut)
+}

@@ -106,10 +106,7 @@ func (p RunParser) Parse(o *pyjson.Object) (RunRequest, error) {
 			return RunRequest{}, reason.New(UnknownField, "unknown field %q", k)
 		}
 	}
-	packs := p.Packs
-	if packs == nil {
-		packs = []PackSummary{seedSummary()}
-	}
+	packs := p.Corpora()
 	field := func(k string, def any) any {
 		if v, ok := o.Get(k); ok {
 			return v
@@ -180,6 +177,17 @@ func (p RunParser) Parse(o *pyjson.Object) (RunRequest, error) {
 	return req, nil
 }
 
+// Corpora are the packs a request may name, the seed first: the parser's
+// Packs, or the seed alone when it was given none (a front end that opens
+// its engine only once a run starts). The server lists these, so what it
+// lists is what it runs.
+func (p RunParser) Corpora() []PackSummary {
+	if p.Packs == nil {
+		return []PackSummary{seedSummary()}
+	}
+	return p.Packs
+}
+
 // Policies are the policies a request to this parser may name: the ones
 // every front end offers, and replay where there is a recording.
 func (p RunParser) Policies() []Policy {
@@ -191,7 +199,9 @@ func (p RunParser) Policies() []Policy {
 }
 
 // replayPolicy is offered where a front end holds a recording.
-func replayPolicy() Policy { return Policy{Name: Replay, Label: "A recorded trial (offline, nothing sent)"} }
+func replayPolicy() Policy {
+	return Policy{Name: Replay, Label: "A recorded trial (offline, nothing sent)"}
+}
 
 // Spec is a parsed request as JSON, every default filled in, in runFields'
 // order (the endpoint and trial only when set): what a server stores with

@@ -326,24 +326,6 @@ func (e RunStatus) Valid() bool {
 	}
 }
 
-// Defines values for RunCreateCorpus.
-const (
-	RunCreateCorpusPython311 RunCreateCorpus = "python-3.11"
-	RunCreateCorpusSeed      RunCreateCorpus = "seed"
-)
-
-// Valid indicates whether the value is a known member of the RunCreateCorpus enum.
-func (e RunCreateCorpus) Valid() bool {
-	switch e {
-	case RunCreateCorpusPython311:
-		return true
-	case RunCreateCorpusSeed:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for RunCreateMode.
 const (
 	RunCreateModeAgent RunCreateMode = "agent"
@@ -410,24 +392,6 @@ func (e RunCreateStrategy) Valid() bool {
 	case RunCreateStrategyEnqueue:
 		return true
 	case RunCreateStrategyReject:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for RunSpecCorpus.
-const (
-	RunSpecCorpusPython311 RunSpecCorpus = "python-3.11"
-	RunSpecCorpusSeed      RunSpecCorpus = "seed"
-)
-
-// Valid indicates whether the value is a known member of the RunSpecCorpus enum.
-func (e RunSpecCorpus) Valid() bool {
-	switch e {
-	case RunSpecCorpusPython311:
-		return true
-	case RunSpecCorpusSeed:
 		return true
 	default:
 		return false
@@ -591,6 +555,32 @@ func (e StepOutcome) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// Corpus A corpus pack a run may name.
+type Corpus struct {
+	// DefaultVersion The version a run searches when it names none.
+	DefaultVersion string `json:"default_version"`
+
+	// Id What a run's corpus names.
+	Id       string `json:"id"`
+	Language string `json:"language"`
+	Passages int    `json:"passages"`
+
+	// SearchK How many passages one search returns to the agent.
+	SearchK int `json:"search_k"`
+
+	// Title The pack's title, as its manifest gives it.
+	Title string `json:"title"`
+
+	// Versions The versions a run's version may name.
+	Versions []string `json:"versions"`
+}
+
+// CorpusList defines model for CorpusList.
+type CorpusList struct {
+	// Corpora The seed first, then by id.
+	Corpora []Corpus `json:"corpora"`
 }
 
 // EndEvent event: end, the last event of every run.
@@ -800,8 +790,8 @@ type RunStatus string
 
 // RunCreate defines model for RunCreate.
 type RunCreate struct {
-	// Corpus The corpus pack searched: seed (the four published passages) or python-3.11 (the Python 3.11 documentation, 12,352 passages), where the server offers it (the native server offers both; the Cloudflare Worker offers seed alone). Another value, or a pack this server does not offer, is unknown_corpus.
-	Corpus *RunCreateCorpus `json:"corpus,omitempty"`
+	// Corpus The corpus pack searched: its id, one of the packs this server offers as GET /v1/corpora lists them (the native server: seed, the packs it ships and those given with --pack; the Cloudflare Worker: seed). Another value is unknown_corpus.
+	Corpus *string `json:"corpus,omitempty"`
 
 	// Limits null or absent: the defaults (invalid_limits).
 	Limits *LimitsInput `json:"limits,omitempty"`
@@ -824,12 +814,9 @@ type RunCreate struct {
 	// Stream true: the response is the run's event stream (text/event-stream, scope read too) instead of 202.
 	Stream *bool `json:"stream,omitempty"`
 
-	// Version The Python version searched (invalid_version); absent, the corpus's default version (3.12 for seed, 3.11 for python-3.11).
+	// Version The pack's version searched, one of its versions (invalid_version); absent, the pack's default version (GET /v1/corpora lists both; the seed's is 3.12).
 	Version *string `json:"version,omitempty"`
 }
-
-// RunCreateCorpus The corpus pack searched: seed (the four published passages) or python-3.11 (the Python 3.11 documentation, 12,352 passages), where the server offers it (the native server offers both; the Cloudflare Worker offers seed alone). Another value, or a pack this server does not offer, is unknown_corpus.
-type RunCreateCorpus string
 
 // RunCreateMode agent: the policy chooses searches and reads; fixed: one search of the question, every candidate read (invalid_mode).
 type RunCreateMode string
@@ -852,7 +839,7 @@ type RunList struct {
 
 // RunSpec The run's request as admitted, every default filled in.
 type RunSpec struct {
-	Corpus       RunSpecCorpus       `json:"corpus"`
+	Corpus       string              `json:"corpus"`
 	Limits       Limits              `json:"limits"`
 	Mode         RunSpecMode         `json:"mode"`
 	OnDisconnect RunSpecOnDisconnect `json:"on_disconnect"`
@@ -862,9 +849,6 @@ type RunSpec struct {
 	Stream       bool                `json:"stream"`
 	Version      string              `json:"version"`
 }
-
-// RunSpecCorpus defines model for RunSpec.Corpus.
-type RunSpecCorpus string
 
 // RunSpecMode defines model for RunSpec.Mode.
 type RunSpecMode string
@@ -1221,6 +1205,13 @@ type ClientInterface interface {
 	// Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListCorpora The corpora
+	//
+	// The corpus packs a run may name, with their versions and defaults: what this server runs. Any scope may list them; each request counts against the token's daily requests.
+	//
+	// Corresponds with GET /v1/corpora (the `ListCorpora` operationId).
+	ListCorpora(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListRuns List the token's runs
 	//
 	// Newest first, without reports.
@@ -1295,6 +1286,23 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 // Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
 func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOpenAPIRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCorpora The corpora
+//
+// The corpus packs a run may name, with their versions and defaults: what this server runs. Any scope may list them; each request counts against the token's daily requests.
+//
+// Corresponds with GET /v1/corpora (the `ListCorpora` operationId).
+func (c *Client) ListCorpora(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCorporaRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -1465,6 +1473,33 @@ func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/openapi.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListCorporaRequest constructs an http.Request for the ListCorpora method
+func NewListCorporaRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/corpora")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -1797,6 +1832,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
 
+	// ListCorporaWithResponse The corpora
+	//
+	// The corpus packs a run may name, with their versions and defaults: what this server runs. Any scope may list them; each request counts against the token's daily requests.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/corpora (the `ListCorpora` operationId).
+	ListCorporaWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListCorporaResponse, error)
+
 	// ListRunsWithResponse List the token's runs
 	//
 	// Newest first, without reports.
@@ -1993,6 +2037,117 @@ func (r GetOpenAPIResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOpenAPIResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCorporaResponse401Headers the declared response headers of an HTTP 401 response for ListCorpora
+type ListCorporaResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListCorporaResponse405Headers the declared response headers of an HTTP 405 response for ListCorpora
+type ListCorporaResponse405Headers struct {
+	Allow *string
+}
+
+// ListCorporaResponse429Headers the declared response headers of an HTTP 429 response for ListCorpora
+type ListCorporaResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListCorporaResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CorpusList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooMany
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListCorporaResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListCorporaResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCorporaResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCorporaResponse) GetJSON200() *CorpusList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCorporaResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCorporaResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListCorporaResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r ListCorporaResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCorporaResponse) GetJSON429() *TooMany {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r ListCorporaResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCorporaResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCorporaResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCorporaResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCorporaResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCorporaResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2761,6 +2916,21 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 	return ParseGetOpenAPIResponse(rsp)
 }
 
+// ListCorporaWithResponse The corpora
+//
+// The corpus packs a run may name, with their versions and defaults: what this server runs. Any scope may list them; each request counts against the token's daily requests.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/corpora (the `ListCorpora` operationId).
+func (c *ClientWithResponses) ListCorporaWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListCorporaResponse, error) {
+	rsp, err := c.ListCorpora(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCorporaResponse(rsp)
+}
+
 // ListRunsWithResponse List the token's runs
 //
 // Newest first, without reports.
@@ -2981,6 +3151,114 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 			headers.Allow = &value
 		}
 		response.Headers405 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCorporaResponse parses an HTTP response from a ListCorporaWithResponse call
+func ParseListCorporaResponse(rsp *http.Response) (*ListCorporaResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCorporaResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CorpusList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooMany
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListCorporaResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListCorporaResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCorporaResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

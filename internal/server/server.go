@@ -218,6 +218,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", s.only("GET", s.healthz))
 	mux.HandleFunc("/openapi.json", s.only("GET", s.openapi))
+	mux.HandleFunc("/v1/corpora", s.only("GET", s.authed(s.listCorpora, ScopeRead, ScopeRun, ScopeLive)))
 	mux.HandleFunc("/v1/runs", s.runsRoute)
 	mux.HandleFunc("/v1/runs/{id}", s.only("GET", s.authed(s.getRun, ScopeRead)))
 	mux.HandleFunc("/v1/runs/{id}/events", s.only("GET", s.authed(s.events, ScopeRead)))
