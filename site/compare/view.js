@@ -8,12 +8,11 @@
 // answer, its citations, the outcome) is marked, in words as well as
 // colour. The pair is the link: #compare/bundled:<trial>/run:<key>.
 
-import { $, h, clear, option, badge } from "../shared/dom.js";
+import { $, h, clear, option, badge, table } from "../shared/dom.js";
 import { go, replace, onRoute, currentView } from "../shared/nav.js";
 import { state } from "../shared/state.js";
 import * as runs from "../shared/runs.js";
 import { align, FIELDS, factText, endingFacts, outcome } from "../shared/trials.js";
-import { table } from "../shared/dom.js";
 
 /** label is a trial's name in the selectors. */
 function label(t) {
@@ -33,7 +32,6 @@ export function mount() {
   const selB = $("#cmp-b");
   const status = $("#cmp-status");
   const out = $("#cmp-result");
-  let kept = []; // the runs kept in this browser, newest first
   let wanted = null; // a link's pair, until the trials it names are known
   let started = false;
 
@@ -42,7 +40,7 @@ export function mount() {
     const m = new Map();
     for (const t of state.bundled?.trials || []) m.set(`bundled:${t.id}`, { t, name: `Recorded: ${label(t)}` });
     for (const t of state.loaded?.trials || []) m.set(`loaded:${t.id}`, { t, name: `Loaded: ${label(t)}` });
-    for (const r of kept) m.set(`run:${r.key}`, { t: r.report, name: `Your run ${runLabel(r)}`, run: r });
+    for (const r of state.runs.kept) m.set(`run:${r.key}`, { t: r.report, name: `Your run ${runLabel(r)}`, run: r });
     return m;
   }
 
@@ -58,11 +56,7 @@ export function mount() {
   }
 
   async function refresh() {
-    try {
-      kept = await runs.list();
-    } catch {
-      kept = [];
-    }
+    await runs.load();
     const a = selA.value || wanted?.a;
     const b = selB.value || wanted?.b;
     fill(selA, a);

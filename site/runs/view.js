@@ -28,8 +28,6 @@ export function mount({ openTrace }) {
   const list = $("#runs-list");
   const detail = $("#runs-detail");
   const compare = $("#runs-compare");
-  let kept = [];
-  let storeError = "";
   let started = false;
   const texts = new WeakMap(); // a report's search text, made once
 
@@ -51,7 +49,7 @@ export function mount({ openTrace }) {
 
   /** rows is every run and recorded trial, as {ref, source, time, question, corpus, config, outcome, t, run}. */
   function rows() {
-    const out = kept.map((r) => ({ ref: `run:${r.key}`, source: "runs", time: r.time, question: r.question, corpus: r.corpus, config: r.config, policy: r.policy, mode: r.mode, t: r.report, run: r }));
+    const out = state.runs.kept.map((r) => ({ ref: `run:${r.key}`, source: "runs", time: r.time, question: r.question, corpus: r.corpus, config: r.config, policy: r.policy, mode: r.mode, t: r.report, run: r }));
     const recorded = (src, rep) => (rep?.trials || []).map((t) => ({ ref: `${src}:${t.id}`, source: src, time: null, question: t.result?.question || "", corpus: t.corpus || { id: "seed", title: "" }, config: t.retrieval?.name || "seed", policy: "recorded", mode: t.mode, t }));
     return [...out, ...recorded("bundled", state.bundled), ...recorded("loaded", state.loaded)];
   }
@@ -95,8 +93,8 @@ export function mount({ openTrace }) {
         h("td", { class: "runs-actions" }, actions));
     });
     const mine = shown.filter((r) => r.source === "runs").length;
-    const note = storeError ? `This browser keeps no runs here (${storeError}). ` : "";
-    status.textContent = `${note}${plural(shown.length, "trial")} shown (${mine} of your ${plural(kept.length, "kept run")}, ${shown.length - mine} recorded).`;
+    const note = state.runs.error ? `This browser keeps no runs here (${state.runs.error}). ` : "";
+    status.textContent = `${note}${plural(shown.length, "trial")} shown (${mine} of your ${plural(state.runs.kept.length, "kept run")}, ${shown.length - mine} recorded).`;
     clear(list).append(shown.length ? table("Your runs and the recorded trials", heads, trs, "runs-table") : h("p", { class: "help" }, "Nothing matches these filters."));
     gateCompare();
     document.body.dataset.runs = "listed";
@@ -162,13 +160,7 @@ export function mount({ openTrace }) {
   }
 
   async function refresh() {
-    try {
-      kept = await runs.list();
-      storeError = "";
-    } catch (err) {
-      kept = [];
-      storeError = err.message || "IndexedDB refused";
-    }
+    await runs.load();
     if (started) render();
   }
 

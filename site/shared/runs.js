@@ -11,6 +11,8 @@
 /** LIMIT is how many runs this browser keeps (the oldest go first). */
 export const LIMIT = 100;
 
+import { state } from "./state.js";
+
 const DB = "ragagent-runs";
 const STORE = "runs";
 const listeners = [];
@@ -86,6 +88,18 @@ export async function list() {
   const db = await open();
   const all = await done(db.transaction(STORE).objectStore(STORE).getAll());
   return all.reverse();
+}
+
+/** load reads every kept run into state.runs (newest first), or why it could not. */
+export async function load() {
+  try {
+    state.runs.kept = await list();
+    state.runs.error = "";
+  } catch (err) {
+    state.runs.kept = [];
+    state.runs.error = err?.message || "this browser refused IndexedDB";
+  }
+  return state.runs.kept;
 }
 
 /** get is one kept run, or null. */

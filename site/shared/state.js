@@ -50,6 +50,10 @@
  *   Experiments views use (corpus/picker.js)
  * @property {ExperimentState} experiments  the Experiments view's question
  *   set, configurations and last result (experiments/view.js)
+ * @property {{kept: Array<object>, error: string}} runs  the runs kept in
+ *   this browser, newest first, as shared/runs.js last read them, and why
+ *   none could be read (IndexedDB refused); the Runs and Compare views
+ *   list them
  */
 
 /**
@@ -109,6 +113,7 @@ export const state = Object.seal({
   rerankLive: flow(),
   crossEncoder: Object.seal({ host: null, plan: null, run: null, running: false }),
   corpus: Object.seal({ id: "seed", info: null, cases: [], shipped: [], documents: null, loading: false }),
+  runs: Object.seal({ kept: [], error: "" }),
   experiments: Object.seal({ builtins: null, builtinsError: "", specs: [], casesText: null, casesName: "", casesQuestions: null, running: null, text: null, result: null, ran: null }),
 });
 
