@@ -34,7 +34,7 @@ func TestRetrievalOnTheSeed(t *testing.T) {
 	assert.Equal(t, 10, res.K)
 	assert.Equal(t, 4, res.Cases)
 	assert.Equal(t, 3, res.Answerable)
-	builtins := e.RetrievalConfigs()
+	builtins := engine.RetrievalConfigs()
 	require.Len(t, res.Configs, len(builtins))
 	assert.Equal(t, "seed", res.Configs[0].Name)
 	assert.Len(t, res.Comparisons, (len(builtins)-1)*5)
