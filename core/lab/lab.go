@@ -9,6 +9,8 @@ package lab
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +53,7 @@ type Lab struct {
 	// shared is what the lab and its views under other configurations
 	// share: the index's lock and the views made so far.
 	shared *shared
+	rank   *ranking // what experiments keep, shared by the copies WithCases makes
 }
 
 type shared struct {
@@ -123,7 +126,9 @@ func OpenPack(manifest, passages, cases []byte, hash tools.Hasher) (*Lab, error)
 const noCases = `{"format": "` + evaluate.CasesFormat + `", "cases": []}`
 
 // open checks the cases against the library's passages: every target id
-// and URL must name a passage.
+// and URL must name a passage (a page-level URL some passage of its page),
+// and every case's version be one of the pack's; a case that names no
+// version takes the pack's default.
 func open(lib *tools.Library, cases []byte) (*Lab, error) {
 	if cases == nil {
 		cases = []byte(noCases)
@@ -133,33 +138,14 @@ func open(lib *tools.Library, cases []byte) (*Lab, error) {
 		lib.Close()
 		return nil, err
 	}
-	var urls []string
-	for _, c := range cs.Cases {
-		urls = append(urls, c.TargetURLs...)
-	}
-	found, err := lib.HasURLs(urls)
-	if err != nil {
+	if err := CheckCases(lib, cs); err != nil {
 		lib.Close()
 		return nil, err
-	}
-	for _, c := range cs.Cases {
-		for _, s := range c.Sources {
-			if ok, err := lib.Has(s); !ok || err != nil {
-				lib.Close()
-				return nil, fmt.Errorf("cases: case %q targets %q, which is not in the snapshot", c.ID, s)
-			}
-		}
-		for _, u := range c.TargetURLs {
-			if !found[u] {
-				lib.Close()
-				return nil, fmt.Errorf("cases: case %q targets %s, which no passage has as its URL", c.ID, u)
-			}
-		}
 	}
 	snap := lib.Snapshot()
 	sh := &shared{views: map[string]*Lab{}}
 	l := &Lab{Snapshot: snap, Library: lib, Cases: cs, Pack: lib.Pack(), SearchK: agent.SearchK,
-		CasesSHA256: corpus.SHA256(string(cases)), Retrieval: lib.Retrieval(), tools: newMemo(lib, &sh.mu), shared: sh}
+		CasesSHA256: corpus.SHA256(string(cases)), Retrieval: lib.Retrieval(), tools: newMemo(lib, &sh.mu), shared: sh, rank: &ranking{}}
 	if l.Pack != nil {
 		l.SearchK = l.Pack.Manifest.SearchK
 		if !PythonDocumentation(l.Pack.Manifest) {
@@ -181,6 +167,67 @@ func open(lib *tools.Library, cases []byte) (*Lab, error) {
 		}
 	}
 	return l, nil
+}
+
+// CheckCases gives the cases that name no version the pack's default and
+// checks them against the library: each version is one of the pack's,
+// each source id and target URL some passage's (a page-level URL, some
+// passage of that page's). A refusal is reason.InvalidCases, naming the
+// case and the field.
+func CheckCases(lib *tools.Library, cs *evaluate.Cases) error {
+	versions := map[string]bool{}
+	if p := lib.Pack(); p != nil {
+		cs.WithVersion(p.Manifest.DefaultVersion)
+		for _, v := range p.Manifest.Versions {
+			versions[v] = true
+		}
+	} else {
+		for _, p := range lib.Snapshot().Passages {
+			versions[p.Version] = true
+		}
+	}
+	var urls []string
+	for _, c := range cs.Cases {
+		urls = append(urls, c.TargetURLs...)
+	}
+	found, err := lib.HasURLs(urls)
+	if err != nil {
+		return err
+	}
+	for i, c := range cs.Cases {
+		where := fmt.Sprintf("case %d (%q)", i+1, c.ID)
+		if c.Version == "" {
+			return reason.New(reason.InvalidCases, "%s: version: absent, and the corpus has no default version", where)
+		}
+		if !versions[c.Version] {
+			return reason.New(reason.InvalidCases, "%s: version: %s is not one of the corpus's versions (%s)", where, c.Version, strings.Join(sortedKeys(versions), ", "))
+		}
+		for _, s := range c.Sources {
+			if ok, err := lib.Has(s); err != nil {
+				return err
+			} else if !ok {
+				return reason.New(reason.InvalidCases, "%s: sources: %q is no passage's source id", where, s)
+			}
+		}
+		for _, u := range c.TargetURLs {
+			if !found[u] {
+				if evaluate.PageLevel(u) {
+					return reason.New(reason.InvalidCases, "%s: target_urls: no passage is on the page %s", where, u)
+				}
+				return reason.New(reason.InvalidCases, "%s: target_urls: no passage has the URL %s", where, u)
+			}
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // PythonDocumentation reports whether a pack is Python's own documentation,

@@ -194,10 +194,28 @@ func (l *Library) Has(sourceID string) (bool, error) {
 	return ok, err
 }
 
-// HasURLs reports which of urls some passage has.
+// HasURLs reports which of urls some passage has: a URL with a #fragment
+// as some passage's URL, one without (a page) as the page of some
+// passage's URL (the URL itself or it with a #fragment).
 func (l *Library) HasURLs(urls []string) (map[string]bool, error) {
+	var exact, pages []string
+	for _, u := range urls {
+		if strings.Contains(u, "#") {
+			exact = append(exact, u)
+		} else {
+			pages = append(pages, u)
+		}
+	}
 	if l.snapshot == nil {
-		return l.index.HasURLs(urls)
+		found, err := l.index.HasURLs(exact)
+		if err != nil {
+			return nil, err
+		}
+		onPage, err := l.index.HasPages(pages)
+		for p := range onPage {
+			found[p] = true
+		}
+		return found, err
 	}
 	found := map[string]bool{}
 	want := map[string]bool{}
@@ -205,8 +223,12 @@ func (l *Library) HasURLs(urls []string) (map[string]bool, error) {
 		want[u] = true
 	}
 	for _, p := range l.snapshot.Passages {
-		if want[p.URL] {
+		page, _, _ := strings.Cut(p.URL, "#")
+		if want[p.URL] && strings.Contains(p.URL, "#") {
 			found[p.URL] = true
+		}
+		if want[page] {
+			found[page] = true
 		}
 	}
 	return found, nil
