@@ -187,6 +187,8 @@ func (e *Engine) ScriptedReport(ctx context.Context, f *recording.File) (*report
 	if err != nil {
 		return nil, err
 	}
-	start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) { return policy.Scripted{}, nil, nil }
+	start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) {
+		return policy.Scripted{TermKey: e.lab.Retrieval.TermKey}, nil, nil
+	}
 	return e.lab.RunBatch(ctx, plan, start, nil, nil, nil)
 }

@@ -115,7 +115,9 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 			return nil, err
 		}
 		total, done := len(plan.Trials()), 0
-		start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) { return policy.Scripted{}, nil, nil }
+		start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) {
+			return policy.Scripted{TermKey: l.Retrieval.TermKey}, nil, nil
+		}
 		rep, err = l.RunBatch(ctx, plan, start, e.clock, nil, func(tr report.Trial) {
 			done++
 			if req.OnTrial != nil {

@@ -190,7 +190,7 @@ func (e *Engine) Run(ctx context.Context, req RunRequest) (report.Trial, error) 
 	case Scripted:
 		tr, _ := e.begin(l, req.Task)
 		tr.Model = string(Scripted)
-		return l.Trial(ctx, tr, req.Task, policy.Scripted{}, opts)
+		return l.Trial(ctx, tr, req.Task, policy.Scripted{TermKey: l.Retrieval.TermKey}, opts)
 	case Replay:
 		if req.Trial == nil {
 			return report.Trial{}, errors.New("run: a replay run needs a recorded trial")
