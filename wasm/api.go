@@ -154,7 +154,7 @@ func exports() []export {
 			return c.AcceptCrossEncoder(context.Background(), s.text)
 		})},
 		{name: "rerankLive", do: job(rerankLive)},
-		{name: "retrievalConfigs", do: answer(func(c call, _ none) (any, error) { return c.RetrievalConfigs(), nil })},
+		{name: "retrievalConfigs", do: answer(func(c call, _ none) (any, error) { return engine.RetrievalConfigs(), nil })},
 		{name: "retrieval", do: job(retrievalJob)},
 		{name: "questionSet", usage: "give {corpus, text}", do: answer(func(c call, q struct {
 			Corpus string `json:"corpus"`

@@ -138,7 +138,7 @@ func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
 // (none given: all).
 func configRefs(e *engine.Engine, in inputs, values []string) ([]engine.ConfigRef, error) {
 	names := []string{engine.AllConfigs}
-	for _, s := range e.RetrievalConfigs() {
+	for _, s := range engine.RetrievalConfigs() {
 		names = append(names, s.Name)
 	}
 	var refs []engine.ConfigRef
@@ -182,7 +182,7 @@ func checkMinimums(res *engine.RetrievalResult, gates []minimum, stderr io.Write
 
 // listConfigs prints the built-ins: name and what it does, or their specs.
 func listConfigs(e *engine.Engine, asJSON bool, stdout, stderr io.Writer) int {
-	specs := e.RetrievalConfigs()
+	specs := engine.RetrievalConfigs()
 	if asJSON {
 		return writeJSON(stdout, stderr, "retrieval", map[string]any{"configs": specs})
 	}

@@ -18,7 +18,13 @@ import (
 // when none are named), repeated, on each path, under one set of limits.
 type BatchRequest struct {
 	// Corpus is the pack whose cases run ("" is the seed).
-	Corpus   string
+	Corpus string
+	// Config is the retrieval configuration the trials search under (""
+	// is the pack's default); the recording names it.
+	Config string
+	// CaseSet is a question set's text to plan instead of the pack's own
+	// cases (nil: the pack's); Cases picks among its ids.
+	CaseSet  []byte
 	Cases    []string
 	Repeats  int
 	Modes    []agent.Mode
@@ -66,9 +72,14 @@ const BatchNote = "Nothing is sent without --execute-approved. No retries; redir
 // PlanBatch checks a batch request and builds its plan; an error is one
 // line about what is wrong.
 func (e *Engine) PlanBatch(req BatchRequest) (*BatchPlan, error) {
-	l, err := e.labFor(req.Corpus)
+	l, err := e.labUnder(req.Corpus, req.Config)
 	if err != nil {
 		return nil, err
+	}
+	if req.CaseSet != nil {
+		if l, err = l.WithCases(req.CaseSet); err != nil {
+			return nil, err
+		}
 	}
 	plan, err := l.Plan(req.Cases, req.Repeats, req.Modes, req.Limits)
 	if err != nil {
@@ -176,6 +187,8 @@ func (e *Engine) ScriptedReport(ctx context.Context, f *recording.File) (*report
 	if err != nil {
 		return nil, err
 	}
-	start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) { return policy.Scripted{}, nil, nil }
+	start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) {
+		return policy.Scripted{TermKey: e.lab.Retrieval.TermKey}, nil, nil
+	}
 	return e.lab.RunBatch(ctx, plan, start, nil, nil, nil)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/retrieval"
 	"github.com/ragagentlab/ragagent/core/stats"
-	"github.com/ragagentlab/ragagent/core/store"
 )
 
 // The metrics of a retrieval experiment, in the order they are shown.
@@ -182,11 +181,6 @@ type Comparison struct {
 	PValue     float64    `json:"p_value"`
 }
 
-// RetrievalConfigs are the built-in configurations, in `--list` order
-// (seed first): every one offline and deterministic, what AllConfigs
-// runs.
-func (e *Engine) RetrievalConfigs() []retrieval.Spec { return retrieval.Builtins() }
-
 // resolveConfigs turns the request's references into specs, in order:
 // AllConfigs adds every built-in not already named; a name repeated with
 // the same settings counts once, two different configurations under one
@@ -283,16 +277,12 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 	}
 	rankings := make([][]experiment.Ranking, len(specs))
 	total, done := len(answerable)*len(specs), 0
-	err = l.Ranking(func(ix *store.Index, heads []corpus.Passage, state any) (any, error) {
-		base, _ := state.(*retrieval.Base)
-		if base == nil {
-			base = retrieval.NewBase(ix)
-		}
+	err = l.Ranking(func(base *retrieval.Base, heads []corpus.Passage) error {
 		ideals := experiment.Ideals(answerable, heads, k)
 		for i, spec := range specs {
 			s, err := base.Open(spec)
 			if err != nil {
-				return base, err
+				return err
 			}
 			rankings[i], err = experiment.Rank(answerable, heads, ideals, s, k, func() error {
 				done++
@@ -302,10 +292,10 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 				return ctx.Err()
 			})
 			if err != nil {
-				return base, fmt.Errorf("configuration %s: %w", spec.Name, err)
+				return fmt.Errorf("configuration %s: %w", spec.Name, err)
 			}
 		}
-		return base, nil
+		return nil
 	})
 	if err != nil {
 		if ctx.Err() != nil {

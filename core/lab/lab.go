@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
@@ -20,6 +21,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/report"
+	"github.com/ragagentlab/ragagent/core/retrieval"
 	"github.com/ragagentlab/ragagent/core/tools"
 )
 
@@ -42,8 +44,54 @@ type Lab struct {
 	// (PythonDocumentation).
 	Subject string
 
-	tools *memo    // what runs use: the library, serialised and memoised
-	rank  *ranking // shared by the copies WithCases makes
+	// Retrieval is the configuration the lab's searches rank by: the
+	// pack's default (its manifest's retrieval_config, seed when it names
+	// none) or the one Under chose.
+	Retrieval retrieval.Spec
+
+	tools *memo // what runs use: the library, serialised and memoised
+	// shared is what the lab and its views under other configurations
+	// share: the index's lock and the views made so far.
+	shared *shared
+	rank   *ranking // what experiments keep, shared by the copies WithCases makes
+}
+
+type shared struct {
+	mu    sync.Mutex
+	views map[string]*Lab // by spec digest
+}
+
+// Under is the lab searching under another retrieval configuration (the
+// same index, cases and subject; its own memo of searches; SearchK the
+// spec's k or the pack's): made once per configuration and kept, never to
+// be closed (closing the lab closes it).
+func (l *Lab) Under(spec retrieval.Spec) (*Lab, error) {
+	sum := spec.SHA256()
+	if sum == l.Retrieval.SHA256() {
+		return l, nil
+	}
+	l.shared.mu.Lock()
+	defer l.shared.mu.Unlock()
+	if v, ok := l.shared.views[sum]; ok {
+		return v, nil
+	}
+	lib, err := l.Library.Under(spec)
+	if err != nil {
+		return nil, err
+	}
+	v := *l
+	v.Library, v.Retrieval, v.tools = lib, spec, newMemo(lib, &l.shared.mu)
+	v.SearchK = spec.SearchK(l.packK())
+	l.shared.views[sum] = &v
+	return &v, nil
+}
+
+// packK is the pack's own agent search k.
+func (l *Lab) packK() int {
+	if l.Pack != nil {
+		return l.Pack.Manifest.SearchK
+	}
+	return agent.SearchK
 }
 
 // Open validates the snapshot and cases and builds the index.
@@ -95,12 +143,27 @@ func open(lib *tools.Library, cases []byte) (*Lab, error) {
 		return nil, err
 	}
 	snap := lib.Snapshot()
+	sh := &shared{views: map[string]*Lab{}}
 	l := &Lab{Snapshot: snap, Library: lib, Cases: cs, Pack: lib.Pack(), SearchK: agent.SearchK,
-		CasesSHA256: corpus.SHA256(string(cases)), tools: newMemo(lib), rank: &ranking{}}
+		CasesSHA256: corpus.SHA256(string(cases)), Retrieval: lib.Retrieval(), tools: newMemo(lib, &sh.mu), shared: sh, rank: &ranking{}}
 	if l.Pack != nil {
 		l.SearchK = l.Pack.Manifest.SearchK
 		if !PythonDocumentation(l.Pack.Manifest) {
 			l.Subject = l.Pack.Manifest.Title
+		}
+		if name := l.Pack.Manifest.RetrievalConfig; name != "" && name != retrieval.Seed {
+			spec, err := retrieval.Lookup(name)
+			if err != nil {
+				lib.Close()
+				return nil, fmt.Errorf("pack %s: retrieval_config: %w", l.Pack.Manifest.ID, err)
+			}
+			view, err := lib.Under(spec)
+			if err != nil {
+				lib.Close()
+				return nil, fmt.Errorf("pack %s: retrieval_config: %w", l.Pack.Manifest.ID, err)
+			}
+			l.Library, l.Retrieval, l.tools = view, spec, newMemo(view, &sh.mu)
+			l.SearchK = spec.SearchK(l.Pack.Manifest.SearchK)
 		}
 	}
 	return l, nil
@@ -220,11 +283,48 @@ func (l *Lab) Replay(ctx context.Context, f *recording.File, onTrial func(report
 	return rep, nil
 }
 
-// ReplayTrial replays one trial. Its elapsed time is the recorded one.
+// RetrievalRecord is the lab's configuration as a recording names it: nil
+// for seed (an absent field), so a seed run's recording is what it was
+// before configurations existed.
+func (l *Lab) RetrievalRecord() *recording.Retrieval {
+	if l.Retrieval.Name == "" || (l.Retrieval.Name == retrieval.Seed && l.Retrieval.IsSeed()) {
+		return nil
+	}
+	return &recording.Retrieval{Name: l.Retrieval.Name, SpecSHA256: l.Retrieval.SHA256()}
+}
+
+// Recorded is the configuration a recorded trial's searches ranked by:
+// seed when it names none, else the built-in of its name whose digest it
+// recorded; another is refused with config_mismatch (a recording made
+// under a configuration this build does not have, or has changed).
+func Recorded(r *recording.Retrieval) (retrieval.Spec, error) {
+	if r == nil {
+		return retrieval.Lookup(retrieval.Seed)
+	}
+	spec, err := retrieval.Lookup(r.Name)
+	if err != nil {
+		return retrieval.Spec{}, reason.New(reason.ConfigMismatch, "the trial was recorded under retrieval configuration %q, which is not a built-in here", r.Name)
+	}
+	if got := spec.SHA256(); got != r.SpecSHA256 {
+		return retrieval.Spec{}, reason.New(reason.ConfigMismatch, "the trial was recorded under retrieval configuration %q with settings of sha256 %s; this build's %q has %s", r.Name, r.SpecSHA256, r.Name, got)
+	}
+	return spec, nil
+}
+
+// ReplayTrial replays one trial under the retrieval configuration it was
+// recorded under (Recorded), whatever the lab's own. Its elapsed time is
+// the recorded one.
 func (l *Lab) ReplayTrial(ctx context.Context, t recording.Trial) (report.Trial, error) {
 	mode, _ := t.Mode.(string)
 	tr := report.Trial{ID: t.ID, CaseID: t.CaseID, Split: t.Split, Repeat: t.Repeat, Mode: mode,
 		Exchanges: len(t.Exchanges), ElapsedSeconds: t.ElapsedSeconds}
+	spec, err := Recorded(t.Retrieval)
+	if err != nil {
+		return Refused(tr, err)
+	}
+	if l, err = l.Under(spec); err != nil {
+		return Refused(tr, err)
+	}
 	task, err := agent.TaskFromJSON(t.Question, t.Version, t.Mode, t.Limits)
 	if err != nil {
 		return Refused(tr, err)

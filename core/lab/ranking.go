@@ -5,36 +5,30 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/evaluate"
-	"github.com/ragagentlab/ragagent/core/store"
+	"github.com/ragagentlab/ragagent/core/retrieval"
 )
 
-// ranking is what experiments over the lab's index keep between them: the
-// passages' heads, read once, and state the caller hangs on the lab (a
-// retrieval base whose postings later experiments reuse).
+// ranking is what experiments over the lab's index keep between them:
+// the passages' heads, read once.
 type ranking struct {
 	once  sync.Once
 	heads []corpus.Passage
 	err   error
-	state any
 }
 
-// Ranking runs fn with the lab's index, its passages' heads (source id,
-// version, URL, title; an image's without text) in index order, and the
-// state a previous call left (nil at first; fn returns the state to keep).
-// The runs' searches and reads wait meanwhile: the index is one SQLite
-// connection.
-func (l *Lab) Ranking(fn func(ix *store.Index, heads []corpus.Passage, state any) (any, error)) error {
+// Ranking runs fn with the retrieval base every configuration over the
+// lab's index opens from (tools.Library.RetrievalBase) and the passages'
+// heads (source id, version, URL, title; an image's without text) in
+// index order. The runs' searches and reads wait meanwhile: the index is
+// one SQLite connection.
+func (l *Lab) Ranking(fn func(base *retrieval.Base, heads []corpus.Passage) error) error {
 	l.tools.mu.Lock()
 	defer l.tools.mu.Unlock()
 	l.rank.once.Do(func() { l.rank.heads, l.rank.err = l.Library.Heads() })
 	if l.rank.err != nil {
 		return l.rank.err
 	}
-	state, err := fn(l.Library.Index(), l.rank.heads, l.rank.state)
-	if err == nil {
-		l.rank.state = state
-	}
-	return err
+	return fn(l.Library.RetrievalBase(), l.rank.heads)
 }
 
 // WithCases is the lab with another question set (a --cases file): the

@@ -59,7 +59,7 @@ func TestRules(t *testing.T) {
 	// The opening searches of a question (the content words, then with
 	// their forms), the first issuing ids.
 	open := func(question string, ids ...string) []agent.Observation {
-		o := openingQueries(analyse(question, "3.11", agent.PythonSubject))
+		o := openingQueries(analyse(question, "3.11", agent.PythonSubject), asWritten)
 		require.Len(t, o, 2)
 		return []agent.Observation{searched(o[0], ids...), searched(o[1])}
 	}
@@ -194,6 +194,45 @@ func TestAnalyse(t *testing.T) {
 	assert.Equal(t, []string{"often", "descale"}, q.content)
 	assert.Equal(t, []string{"descale"}, q.names, "descale is not a common English word")
 }
+
+// A letter joined to a word by a hyphen is part of the name it is written
+// in and kept as a content term; a letter on its own is not.
+func TestAnalyseKeepsJoinedLetters(t *testing.T) {
+	for _, row := range []struct {
+		question string
+		content  []string
+	}{
+		{"What does the = specifier do inside an f-string expression?", []string{"specifier", "inside", "f", "string", "expression"}},
+		{"How do I label the x-axis of a plot?", []string{"label", "x", "axis", "plot"}},
+		{"How do I send an e-mail with an attachment?", []string{"send", "e", "mail", "attachment"}},
+		{"Can I write \"F-strings\" over several lines?", []string{"write", "f", "strings", "over", "several", "lines"}},
+		{"What is the axis-x value?", []string{"axis", "x", "value"}},
+		{"Is a b c a list?", []string{"list"}},
+		{"What does a-b mean in a 3-d array?", []string{"mean", "array"}},
+	} {
+		assert.Equal(t, row.content, analyse(row.question, "3.11", agent.PythonSubject).content, row.question)
+	}
+}
+
+// The second opening search adds the words' other forms only when the
+// search matches them apart from the words: under a stemming search
+// (strings is string) it would find nothing new and is not made; a form
+// with a key of its own is still searched.
+func TestOpeningQueriesUnderTheSearchsTokenizer(t *testing.T) {
+	stems := func(t string) string { return strings.TrimSuffix(t, "s") }
+	q := analyse("What does the = specifier do inside an f-string expression?", "3.11", agent.PythonSubject)
+	assert.Equal(t, []string{"specifier inside f string expression", "specifier inside f string expression strings expressions"},
+		openingQueries(q, asWritten))
+	assert.Equal(t, []string{"specifier inside f string expression"}, openingQueries(q, stems))
+	q = analyse("How do I loop over a dictionary's keys and values?", "3.11", agent.PythonSubject)
+	assert.Equal(t, []string{"loop over dictionary keys values", "loop over dictionary keys values dictionaries"},
+		openingQueries(q, stems), "dictionaries is not dictionary under this key")
+	d := Scripted{TermKey: stems}.Next(prompt("", agent.Agent, "What does the = specifier do inside an f-string expression?",
+		searched("specifier inside f string expression", "a")))
+	assert.Equal(t, agent.Read, d.Action, "no other-forms search under a stemming search: the candidate is read")
+}
+
+func asWritten(t string) string { return t }
 
 func TestCarriesLiteral(t *testing.T) {
 	for _, row := range []struct {

@@ -35,7 +35,9 @@ const maxCitations = 6
 //     words, single letters, the corpus subject's names ("python" for
 //     Python's documentation) and the version's numbers;
 //  2. search them again with their other forms (key/keys), when some have
-//     one, since a literal index matches words as written;
+//     one the search matches apart from the word itself (TermKey): a
+//     literal index matches words as written, a stemming one finds both
+//     forms already, and a search that can find nothing new is not made;
 //  3. read the unread candidates while the read allowance lasts and the
 //     byte allowance has room for a passage as large as the largest read
 //     so far: every candidate of those opening searches (the evidence the
@@ -72,6 +74,12 @@ type Scripted struct {
 	// MinCoverage is the share of content terms an answer must cover; zero
 	// means DefaultMinCoverage.
 	MinCoverage float64
+	// TermKey is how the search tool matches a term, as a model's tool
+	// description would say it: two terms with one key find the same
+	// passages (retrieval.Spec.TermKey: the term itself under the seed's
+	// tokenizer, its stem under a stemming one). Nil means words as
+	// written, the seed's search.
+	TermKey func(term string) string
 }
 
 // Decide proposes the next decision for the prompt. It never fails: an
@@ -90,10 +98,14 @@ func (s Scripted) Next(p model.Prompt) agent.Decision {
 	if threshold <= 0 {
 		threshold = DefaultMinCoverage
 	}
-	return decide(st, threshold)
+	key := s.TermKey
+	if key == nil {
+		key = func(t string) string { return t }
+	}
+	return decide(st, threshold, key)
 }
 
-func decide(st *state, minCoverage float64) agent.Decision {
+func decide(st *state, minCoverage float64, key func(string) string) agent.Decision {
 	q := analyse(st.question, st.version, st.subject)
 	if len(q.content) == 0 {
 		return stop("The question has no searchable words, so there is nothing to look up.")
@@ -107,7 +119,7 @@ func decide(st *state, minCoverage float64) agent.Decision {
 	canAct := st.limits["model_calls"]-st.usage["model_calls"]-1 >= 1
 	canRead := canAct && st.readFits()
 	canSearch := canRead && st.limits["model_calls"]-st.usage["model_calls"]-2 >= 1 && st.usage["searches"] < st.limits["searches"]
-	opening := openingQueries(q)
+	opening := openingQueries(q, key)
 	if len(st.queries) == 0 && !canSearch {
 		return stop("No search and read are allowed before the call limit, so nothing can be read.")
 	}
@@ -151,11 +163,12 @@ func decide(st *state, minCoverage float64) agent.Decision {
 }
 
 // openingQueries are the searches a run starts with: the question's content
-// words, then, when some of them have another form (key/keys), the words
-// with those forms, since a literal index matches words as written.
-func openingQueries(q terms) []string {
+// words, then, when some of them have another form (key/keys) that the
+// search matches apart from the words (key), the words with those forms,
+// since a literal index matches words as written.
+func openingQueries(q terms, key func(string) string) []string {
 	out := []string{strings.Join(q.content, " ")}
-	if f := withForms(q); len(f) > len(q.content) {
+	if f := withForms(q, key); len(f) > len(q.content) {
 		out = append(out, strings.Join(f, " "))
 	}
 	return out

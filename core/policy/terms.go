@@ -90,10 +90,11 @@ func analyse(question, version, subject string) terms {
 		skip[t] = true
 	}
 	names := nameTerms(question, true)
+	joined := joinedLetters(question)
 	all := store.Terms(question)
 	var q terms
 	for _, t := range all {
-		if skip[t] || isFunctionWord(t) || (len(t) == 1 && !isDigits(t)) {
+		if skip[t] || isFunctionWord(t) || (len(t) == 1 && !isDigits(t) && !joined[t]) {
 			continue
 		}
 		q.content = append(q.content, t)
@@ -113,6 +114,49 @@ func analyse(question, version, subject string) terms {
 		q.literals = append(q.literals, lit)
 	}
 	return q
+}
+
+// joinedLetters are the single letters text joins to a word by a hyphen
+// (f-string, x-axis, e-mail, A-record), lower-cased: part of the name they
+// are written in, so kept as content where a letter on its own (the =
+// specifier, "a" or "I") is not. A search of "string" alone misses what
+// distinguishes an f-string from a string.
+func joinedLetters(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, chunk := range strings.Fields(text) {
+		parts := strings.Split(chunk, "-")
+		for i, p := range parts {
+			runs := asciiRuns(p)
+			// The letter ends this part (f- of f-string) or begins it
+			// (-x of axis-x), and the word on the other side of the
+			// hyphen is two letters or more.
+			if i+1 < len(parts) && len(runs) > 0 && single(runs[len(runs)-1]) && strings.HasSuffix(p, runs[len(runs)-1]) &&
+				word(asciiRuns(parts[i+1]), true) && isLetter(parts[i+1][0]) {
+				out[strings.ToLower(runs[len(runs)-1])] = true
+			}
+			if i > 0 && len(runs) > 0 && single(runs[0]) && strings.HasPrefix(p, runs[0]) &&
+				word(asciiRuns(parts[i-1]), false) && isLetter(parts[i-1][len(parts[i-1])-1]) {
+				out[strings.ToLower(runs[0])] = true
+			}
+		}
+	}
+	return out
+}
+
+// single reports whether an ASCII run is one letter.
+func single(run string) bool { return len(run) == 1 && isLetter(run[0]) }
+
+// word reports whether the first (or last) of runs is a word of two
+// letters or more.
+func word(runs []string, first bool) bool {
+	if len(runs) == 0 {
+		return false
+	}
+	r := runs[len(runs)-1]
+	if first {
+		r = runs[0]
+	}
+	return len(r) >= 2 && isLetter(r[0])
 }
 
 // nameTerms are the terms text writes as names rather than as ordinary
@@ -289,15 +333,21 @@ func forms(t string) []string {
 
 // withForms is q's content terms followed by the other forms (forms) of
 // each that is not a name (a name is written as it is: Path, json.dumps),
-// when not among them already.
-func withForms(q terms) []string {
+// when the search matches none of the terms so far in the same key (key:
+// under a stemming search, strings is string and adds nothing).
+func withForms(q terms, key func(string) string) []string {
 	out := append([]string{}, q.content...)
+	keys := map[string]bool{}
+	for _, t := range out {
+		keys[key(t)] = true
+	}
 	for _, t := range q.content {
 		if q.isName(t) {
 			continue
 		}
 		for _, f := range forms(t) {
-			if !contains(out, f) {
+			if k := key(f); !keys[k] {
+				keys[k] = true
 				out = append(out, f)
 			}
 		}

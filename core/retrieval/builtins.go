@@ -8,6 +8,12 @@ import (
 // manifest names none.
 const Seed = "seed"
 
+// General is the built-in a pack of documents nobody measured gets as its
+// default (`corpus build`): the best measured on the Python pack's
+// development cases, which also held on two question sets nobody tuned on
+// (docs/retrieval.md).
+const General = "proximity"
+
 // Builtins are the offline, deterministic built-in configurations, in
 // `--list` order, seed first (a fresh slice each call). What each does and
 // what it measured is in docs/retrieval.md.

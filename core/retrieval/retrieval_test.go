@@ -177,8 +177,8 @@ func TestParse(t *testing.T) {
 	s, err := retrieval.Parse([]byte(`{"name": "p", "proximity": {}, "expansion": {"terms": 5}}`))
 	require.NoError(t, err)
 	assert.Equal(t, retrieval.Spec{Name: "p", Tokenizer: "seed", StopWords: "none", Fields: retrieval.Fields{Text: 1},
-		Proximity: &retrieval.Proximity{Window: 8, Weight: 1, Depth: 50},
-		Expansion: &retrieval.Expansion{Method: "rm3", Docs: 10, Terms: 5, Weight: 0.5},
+		Proximity:   &retrieval.Proximity{Window: 8, Weight: 1, Depth: 50},
+		Expansion:   &retrieval.Expansion{Method: "rm3", Docs: 10, Terms: 5, Weight: 0.5},
 		SecondStage: retrieval.SecondStage{Method: "none"}}, s)
 	s, err = retrieval.Parse([]byte(`{"name": "q", "fields": {"title": 2}, "proximity": null}`))
 	require.NoError(t, err)

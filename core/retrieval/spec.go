@@ -342,6 +342,18 @@ func (s Spec) IsSeed() bool {
 		s.Proximity == nil && s.Expansion == nil && s.Fusion == nil && s.SecondStage.Method == StageNone
 }
 
+// TermKey is the form a query term (a lower-case [a-z0-9]+ token) is
+// matched in under s: the term itself under the seed's tokenizer, its
+// Snowball stem under the stemmed one. Two terms with one key find the
+// same passages, so a reader searching a word's other forms (key/keys)
+// learns nothing new when they share it (core/policy).
+func (s Spec) TermKey(t string) string {
+	if s.Tokenizer == TokenizerStemmed {
+		return stemWord(t)
+	}
+	return t
+}
+
 // SearchK is the agent's search depth under s for a pack whose search_k
 // is packK.
 func (s Spec) SearchK(packK int) int {

@@ -268,6 +268,18 @@ func (ix *Index) SearchSnippets(query string, k int, version string) ([]Hit, err
 	if err != nil || len(hits) == 0 {
 		return hits, err
 	}
+	return ix.Snippets(query, hits)
+}
+
+// Snippets fills each hit's Snippet as SearchSnippets does, for hits of
+// any ranking (a retrieval configuration's): the best window of its text
+// for the query's literal terms; a hit holding none of them (found
+// through a stem or another field) gets none.
+func (ix *Index) Snippets(query string, hits []Hit) ([]Hit, error) {
+	if len(hits) == 0 || len(Terms(query)) == 0 {
+		return hits, nil
+	}
+	var err error
 	if err := ix.snippetTable(); err != nil {
 		return nil, err
 	}
