@@ -162,7 +162,7 @@ function sideBySide(result, j, lists) {
     const body = l.error
       ? h("p", { class: "error" }, l.error)
       : l.hits.length
-        ? h("ol", { class: "exp-hits" }, l.hits.map((hit) => h("li", { class: hit.rank === rank ? "exp-match" : null, dataset: { source: hit.source_id } },
+        ? h("ol", { class: "exp-hits" }, l.hits.map((hit) => h("li", { class: hit.rank === rank ? "exp-match" : null, dataset: { source: hit.source_id, url: hit.url || "" } },
           h("code", {}, hit.source_id), hit.rank === rank ? [" ", badge("first match", "pass")] : null,
           hit.title ? h("span", { class: "cell-detail" }, hit.title) : null)))
         : h("p", { class: "help" }, "No passage matched the query.");

@@ -273,11 +273,10 @@ export function mount() {
     return Promise.all(ex.ran.order.map(async (config) => {
       const name = typeof config === "string" ? config : config.name;
       try {
-        // The engine's search ranks as the seed does; another
-        // configuration's ranking is asked by name (or spec) where the
-        // search takes one, and its refusal is shown in its column.
-        const spec = { corpus: ex.ran.corpus, query: q.question, version: q.version, k: Math.min(ex.result.k, 10) };
-        if (name !== "seed") spec.config = config;
+        // The engine's search under the configuration, by name or spec
+        // (the pack's default could be another), to the experiment's depth
+        // (at most 10 shown); a refusal is shown in its column.
+        const spec = { corpus: ex.ran.corpus, query: q.question, version: q.version, k: Math.min(ex.result.k, 10), config };
         const res = await call("search", [spec]);
         return { config: name, hits: res.hits };
       } catch (err) {

@@ -74,6 +74,45 @@ test("a question set uploaded, run and downloaded: the bytes of ragagent retriev
   assert.equal(await page.$$eval(".exp-q tbody tr[data-case]", (r) => r.length), result.answerable);
 });
 
+/** targets reads the small set's target URLs by case id. */
+function targets() {
+  const out = new Map();
+  for (const line of readFileSync(SET, "utf8").split("\n")) {
+    const [id, , urls] = line.split("\t");
+    if (!id || id.startsWith("#") || id === "id" || !urls) continue;
+    out.set(id, urls === "-" ? [] : urls.split(" "));
+  }
+  return out;
+}
+
+/** matches is a target's rule: with a #fragment that URL only, without one every passage of its page. */
+const matches = (target, url) => (target.includes("#") ? url === target : url.split("#")[0] === target);
+
+test("each question opens every configuration's top results side by side, ranked as the experiment ranked them", async () => {
+  // The experiment just run (the small set, every built-in), as the view holds it.
+  const result = await page.evaluate(async () => (await import("/shared/state.js")).state.experiments.result);
+  const want = targets();
+  for (const [j, c] of result.configs[0].cases.entries()) {
+    const row = `.exp-q tbody tr[data-case="${c.id}"]`;
+    await page.click(`${row} .exp-open`);
+    await page.waitForSelector(`#exp-q-${j} .exp-side`);
+    const cols = await page.$$eval(`#exp-q-${j} .exp-col`, (cs) => cs.map((col) => ({
+      config: col.dataset.config,
+      error: col.querySelector(".error")?.textContent || "",
+      hits: [...col.querySelectorAll(".exp-hits li")].map((li) => ({ url: li.dataset.url, first: li.classList.contains("exp-match") })),
+    })));
+    assert.deepEqual(cols.map((x) => x.config), result.configs.map((x) => x.name));
+    cols.forEach((col, i) => {
+      assert.equal(col.error, "", `${c.id} under ${col.config}`);
+      const rank = result.configs[i].cases[j].rank;
+      const first = col.hits.findIndex((hit) => want.get(c.id).some((t) => matches(t, hit.url)));
+      assert.equal(first === -1 ? null : first + 1, rank, `${c.id} under ${col.config}: the first matching hit is at the experiment's rank`);
+      assert.equal(col.hits.findIndex((hit) => hit.first), first, "and it is the one marked");
+    });
+    await page.click(`${row} .exp-open`);
+  }
+});
+
 test("the chosen baseline is the download's a", async () => {
   await page.selectOption("#exp-baseline", "fields");
   await page.getByRole("button", { name: "Run experiment", exact: true }).click();
