@@ -21,6 +21,7 @@ import { state } from "../shared/state.js";
 import { onCorpus, onBusy, choose, DOCUMENTS } from "../corpus/picker.js";
 import { AUTHORED, FILE, MAX_SPEC_CHARS, encode, decode, parseSpec, runOrder, loadSpecs, saveSpecs, mergeSpecs, SpecError } from "./setup.js";
 import { metricsBlock, comparisonsBlock, questionsBlock } from "./results.js";
+import { agentBlock } from "./agent.js";
 
 /** storage is localStorage, or null when the browser blocks it. */
 function storage() {
@@ -77,6 +78,45 @@ export function mount() {
     else if (ex.casesText === null && !state.corpus.cases.length) why = "This corpus has no authored questions: choose a question set file.";
     start.disabled = Boolean(why) || ex.running !== null;
     $("#exp-why").textContent = ex.running ? "" : why;
+    // The agent experiment needs the same question set, no configuration.
+    const agentWhy = why === "Check at least one configuration." ? "" : why;
+    $("#exp-agent-run").disabled = Boolean(agentWhy) || ex.agentRunning;
+    $("#exp-agent-why").textContent = ex.agentRunning ? "" : agentWhy;
+  }
+
+  /** runAgent runs the engine's eval over the question set: the scripted policy on both paths. */
+  async function runAgent() {
+    const box = $("#exp-agent-results");
+    const st = $("#exp-agent-status");
+    const pr = $("#exp-agent-progress");
+    const req = { corpus: state.corpus.id, policy: "scripted" };
+    if (ex.casesText !== null) req.cases = ex.casesText;
+    ex.agentRunning = true;
+    gate();
+    clear(box);
+    pr.hidden = false;
+    pr.removeAttribute("value");
+    st.textContent = `Running the scripted policy on both paths over ${ex.casesText !== null ? ex.casesName : "the authored questions"}…`;
+    document.body.dataset.agentExperiment = "running";
+    const t0 = performance.now();
+    try {
+      const result = await call("eval", [req, events("trial", "done", "total", "trial")], (e) => {
+        if (e.event !== "trial" || !e.total) return;
+        pr.max = e.total;
+        pr.value = e.done;
+        st.textContent = `Trial ${e.done} of ${e.total} (${e.trial})…`;
+      });
+      st.textContent = `Done in ${Math.round(performance.now() - t0)} ms: ${plural(result.summary.trials, "trial")} on ${result.corpus}.`;
+      box.append(agentBlock(result));
+      document.body.dataset.agentExperiment = "done";
+    } catch (err) {
+      st.textContent = `The agent experiment did not run: ${err.code ? `${err.code}: ` : ""}${err.message}`;
+      document.body.dataset.agentExperiment = "failed";
+    } finally {
+      ex.agentRunning = false;
+      pr.hidden = true;
+      gate();
+    }
   }
 
   function describeCases() {
@@ -325,6 +365,7 @@ export function mount() {
   $("#exp-spec-add").addEventListener("click", addSpec);
   $("#exp-link").addEventListener("click", copyLink);
   cancel.addEventListener("click", stop);
+  $("#exp-agent-run").addEventListener("click", runAgent);
   save.addEventListener("click", saveResult);
 
   onRoute("experiments", (segs, query) => {

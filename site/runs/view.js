@@ -183,11 +183,14 @@ export function mount({ openTrace }) {
   });
   runs.onChange(refresh);
   $("#runs-limit").textContent = String(runs.LIMIT);
+  // The search box is bounded as the Run view's question is (the engine's constant).
+  const bound = () => { if (state.info) $("#runs-q").maxLength = state.info.constants.max_question_chars; };
 
   return {
     /** ready lists once the recorded trials are replayed. */
     async ready() {
       started = true;
+      bound();
       await refresh();
     },
     refresh,

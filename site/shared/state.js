@@ -75,6 +75,7 @@
  *   (what the download saves)
  * @property {object|null} result  that result parsed
  * @property {object|null} ran  what it was run on: {corpus, order, questions}
+ * @property {boolean} agentRunning  an agent experiment (the engine's eval) is under way
  */
 
 /**
@@ -114,7 +115,7 @@ export const state = Object.seal({
   crossEncoder: Object.seal({ host: null, plan: null, run: null, running: false }),
   corpus: Object.seal({ id: "seed", info: null, cases: [], shipped: [], documents: null, loading: false }),
   runs: Object.seal({ kept: [], error: "" }),
-  experiments: Object.seal({ builtins: null, builtinsError: "", specs: [], casesText: null, casesName: "", casesQuestions: null, running: null, text: null, result: null, ran: null }),
+  experiments: Object.seal({ builtins: null, builtinsError: "", specs: [], casesText: null, casesName: "", casesQuestions: null, running: null, text: null, result: null, ran: null, agentRunning: false }),
 });
 
 /** setInfo keeps load()'s result and what is derived from it. */
