@@ -147,14 +147,14 @@ func exports() []export {
 			return nil, nil
 		})},
 		{name: "ledger", do: answer(func(c call, _ *none) (any, error) {
-			st, err := storeOf(c.args.At(0))
+			st, err := jsbridge.StoreOf(c.args.At(0))
 			if err != nil {
 				return nil, err
 			}
 			return c.Ledger(st)
 		})},
 		{name: "setBudget", usage: "the budget must be a number of US dollars", do: answer(func(c call, usd *float64) (any, error) {
-			st, err := storeOf(c.args.At(1))
+			st, err := jsbridge.StoreOf(c.args.At(1))
 			if err != nil {
 				return nil, err
 			}
@@ -163,16 +163,7 @@ func exports() []export {
 		{name: "warm", usage: fmt.Sprintf("rounds must be from 1 to %d", maxWarmRounds), do: answer(func(c call, rounds *int) (any, error) {
 			return warm(*rounds, c.args.Int(1))
 		})},
-		{name: "exit", do: func(a *adapter, _ *export, _ jsbridge.Args) any {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			select {
-			case <-a.exit:
-			default:
-				close(a.exit)
-			}
-			return nil
-		}},
+		{name: "exit", do: func(a *adapter, _ *export, _ jsbridge.Args) any { a.stop.Do(func() { close(a.exit) }); return nil }},
 	}
 }
 
@@ -231,7 +222,7 @@ func liveRerank(c call, s *spec, hooks js.Value) (engine.LiveRerankRequest, erro
 	if st := jsbridge.Field(hooks, "store"); st.Type() == js.TypeObject {
 		hooks = st
 	}
-	req.Ledger, err = storeOf(hooks)
+	req.Ledger, err = jsbridge.StoreOf(hooks)
 	return req, err
 }
 
@@ -372,6 +363,7 @@ type adapter struct {
 	engine *engine.Engine
 	funcs  []js.Func
 	exit   chan struct{}
+	stop   sync.Once
 }
 
 func newAdapter() *adapter { return &adapter{exit: make(chan struct{})} }
