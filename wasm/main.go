@@ -71,8 +71,8 @@
 // post(endpoint, body, {signal, timeoutMs}) is the shell's fetch (see
 // jsbridge.Fetch): the API key never crosses into this module.
 //
-// store is the spending ledger's storage in the shell, {load(), save(text)}
-// (see shellStore): only the ledger's text crosses.
+// store is the spending ledger's storage in the shell, {load(), update(apply)}
+// (see jsbridge.Store): only the ledger's text crosses.
 package main
 
 import "syscall/js"
