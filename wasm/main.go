@@ -2,8 +2,11 @@
 
 // Command wasm is the core compiled for the browser (and node): it exports
 // one API object to JS and stays alive until the API's exit() is called.
-// It and worker/ (the server edition on Cloudflare Workers) are the only
-// packages that import syscall/js (internal/layout holds the rule).
+// It, worker/ (the server edition on Cloudflare Workers) and the bridge
+// they share (internal/jsbridge) are the only packages that import
+// syscall/js (internal/layout holds the rule). Each export is one row of
+// exports (api.go): its name, its typed request decoded from the JS
+// argument as JSON, and the engine call.
 //
 // The API object, set as globalThis.ragagent (and passed to
 // globalThis.ragagentReady(api) when that is a function):
@@ -54,15 +57,22 @@
 //	ledger(store)                Promise<{budget_usd, spent_usd, remaining_usd, entries}>
 //	setBudget(usd, store)        Promise<ledger state>
 //	recording()                  Promise<{trials, text}>: the session's recorded runs
+//	exchanges({source, trial})   Promise<{source, trial, model, endpoint, config, exchanges}>: a recorded
+//	                             trial's model exchanges (source bundled, loaded or session)
+//	exportOTLP({source, trial?, corpus?})
+//	                             Promise<string>: the source's trials (or one) as OTLP/JSON
+//	crossEncoderPlan(manifest?)  Promise<plan>: a fresh cross-encoder scoring's plan (the published model,
+//	                             or a test host's manifest text)
+//	acceptCrossEncoder(payload)  Promise<run>: a fresh scoring's payload through the acceptance contract
 //	warm(rounds, round)          Promise<{rounds, elapsed_ms}>: repeats start-up on throwaway labs
 //	                             (1 to 50 rounds a call) so the browser caches optimised code (warm.go)
 //	exit()                       releases the API and ends the program
 //
 // post(endpoint, body, {signal, timeoutMs}) is the shell's fetch (see
-// fetchTransport): the API key never crosses into this module.
+// jsbridge.Fetch): the API key never crosses into this module.
 //
-// store is the spending ledger's storage in the shell, {load(), save(text)}
-// (see shellStore): only the ledger's text crosses.
+// store is the spending ledger's storage in the shell, {load(), update(apply)}
+// (see jsbridge.Store): only the ledger's text crosses.
 package main
 
 import "syscall/js"

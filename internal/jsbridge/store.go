@@ -1,6 +1,6 @@
 //go:build js && wasm
 
-package main
+package jsbridge
 
 import (
 	"context"
@@ -11,9 +11,10 @@ import (
 	"github.com/ragagentlab/ragagent/core/budget"
 )
 
-// shellStore is the spending ledger's budget.Store in the page. The shell
-// (worker.js) keeps the ledger's text in the browser's IndexedDB and hands
-// the engine two functions:
+// Store is the spending ledger's budget.Store in the page (for wasm/'s
+// ledger, setBudget, rerankPlan and rerankLive). The shell (worker.js)
+// keeps the ledger's text in the browser's IndexedDB and hands the engine
+// two functions:
 //
 //	load()         Promise<string | null>  the saved ledger, null when none was saved
 //	update(apply)  Promise<any>            one change, no other tab's in between
@@ -34,29 +35,30 @@ import (
 // be abandoned by a Stop (the ledger would lose the outcome of a request
 // already sent), and a Go timer, even stopped, keeps a node process
 // waiting for it under js/wasm.
-type shellStore struct {
+type Store struct {
 	load, update js.Value
 }
 
-var _ budget.Store = shellStore{}
+var _ budget.Store = Store{}
 
-// storeOf reads {load, update} from a hooks object.
-func storeOf(v js.Value) (shellStore, error) {
-	s := shellStore{load: field(v, "load"), update: field(v, "update")}
-	if s.load.Type() != js.TypeFunction || s.update.Type() != js.TypeFunction {
-		return shellStore{}, errors.New("the ledger needs a store: {load(), update(apply)}, each returning a Promise")
+// StoreOf reads {load, update} from a hooks object.
+func StoreOf(v js.Value) (Store, error) {
+	s := Store{load: Field(v, "load"), update: Field(v, "update")}
+	if !IsFunc(s.load) || !IsFunc(s.update) {
+		return Store{}, errors.New("the ledger needs a store: {load(), update(apply)}, each returning a Promise")
 	}
 	return s, nil
 }
 
 // Load asks the shell for the saved ledger.
-func (s shellStore) Load() ([]byte, bool, error) {
-	v, rejected, err := await(context.Background(), s.load)
+func (s Store) Load() ([]byte, bool, error) {
+	v, err := Await(context.Background(), s.load)
+	var rej *Rejection
 	switch {
+	case errors.As(err, &rej):
+		return nil, false, fmt.Errorf("the page's ledger store could not load it: %s", rej.Message)
 	case err != nil:
 		return nil, false, fmt.Errorf("the page's ledger store: %w", err)
-	case rejected:
-		return nil, false, fmt.Errorf("the page's ledger store could not load it: %s", errorMessage(v))
 	}
 	return ledgerText(v)
 }
@@ -75,14 +77,14 @@ func ledgerText(v js.Value) ([]byte, bool, error) {
 // Update makes one change as one step: the shell reads the latest text
 // and calls back here to apply the change, then writes the result.
 // apply's own error is returned as it is (nothing is written).
-func (s shellStore) Update(apply func(old []byte, exists bool) ([]byte, error)) error {
+func (s Store) Update(apply func(old []byte, exists bool) ([]byte, error)) error {
 	applied := false
 	var applyErr error
 	// The shell calls it inside its transaction; apply only decodes and
 	// encodes, so it never blocks the event loop.
 	fn := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		applied = true
-		old, exists, err := ledgerText(arg(args, 0))
+		old, exists, err := ledgerText(Args(args).At(0))
 		var data []byte
 		if err == nil {
 			data, err = apply(old, exists)
@@ -93,14 +95,15 @@ func (s shellStore) Update(apply func(old []byte, exists bool) ([]byte, error)) 
 		return string(data)
 	})
 	defer fn.Release()
-	v, rejected, err := await(context.Background(), s.update, fn)
+	_, err := Await(context.Background(), s.update, fn)
+	var rej *Rejection
 	switch {
-	case err != nil:
-		return fmt.Errorf("the page's ledger store: %w", err)
 	case applyErr != nil:
 		return applyErr
-	case rejected:
-		return fmt.Errorf("the page's ledger store could not update it: %s", errorMessage(v))
+	case errors.As(err, &rej):
+		return fmt.Errorf("the page's ledger store could not update it: %s", rej.Message)
+	case err != nil:
+		return fmt.Errorf("the page's ledger store: %w", err)
 	case !applied:
 		return errors.New("the page's ledger store did not apply the change")
 	}
