@@ -17,6 +17,9 @@ export * from "./assert.js";
 /** SITE is the built page beside this module (site/, made by make wasm). */
 export const SITE = fileURLToPath(new URL("../site/", import.meta.url));
 
+// PRICE_HINT ends each shipped price's source: how this front end changes it.
+const PRICE_HINT = "the shipped list price (the command line's --price changes it)";
+
 // The compiled module per main.wasm path: compiling is most of a first
 // start, and the bytes do not change while a process runs.
 const compiled = new Map();
@@ -65,7 +68,7 @@ async function start(site) {
   delete globalThis.ragagentReady;
   let info;
   try {
-    info = await api.load();
+    info = await api.load({ priceHint: PRICE_HINT });
   } catch (err) {
     api.exit();
     throw fromEngine(err);

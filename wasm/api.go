@@ -12,7 +12,9 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 )
 
 // apiVersion names the API's shape; the shell checks it.
@@ -43,7 +45,10 @@ func (a *adapter) object() js.Value {
 	})
 	withEngine := a.withEngine
 	api.Set("version", apiVersion)
-	export("load", func([]js.Value) any { return promise(a.load) })
+	export("load", func(args []js.Value) any {
+		hint := stringField(arg(args, 0), "priceHint")
+		return promise(func() (any, error) { return a.load(hint) })
+	})
 	export("corpus", func([]js.Value) any {
 		return withEngine(func(e *engine.Engine) (any, error) { return e.Passages(), nil })
 	})
@@ -113,7 +118,8 @@ func (a *adapter) object() js.Value {
 			return e.PlanRun(req)
 		})
 	})
-	export("run", func(args []js.Value) any { return a.run(arg(args, 0), arg(args, 1)) })
+	export("run", func(args []js.Value) any { return a.run(arg(args, 0), arg(args, 1), nil) })
+	export("runOutput", func(args []js.Value) any { return a.run(arg(args, 0), arg(args, 1), runOutput) })
 	export("cancel", func(args []js.Value) any {
 		id := arg(args, 0)
 		e, err := a.loaded()
@@ -275,12 +281,18 @@ type loadResult struct {
 }
 
 // load validates the corpus and cases and builds the FTS5 index, once.
-func (a *adapter) load() (any, error) {
+// hint, if given, is how this front end changes a shipped price (the node
+// module's differs from the page's); it is fixed by the first load.
+func (a *adapter) load(hint *string) (any, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	started := time.Now()
 	if a.engine == nil {
-		prices, err := engine.PriceTable(priceHint, "")
+		h := priceHint
+		if hint != nil {
+			h = *hint
+		}
+		prices, err := engine.PriceTable(h, "")
 		if err != nil {
 			return nil, err
 		}
@@ -294,10 +306,10 @@ func (a *adapter) load() (any, error) {
 }
 
 // run starts a run and returns {id, result}: result is a Promise of the
-// trial report; cancel(id) stops it. hooks.onStep sees each step as it is
-// final; hooks.post is the shell's fetch for live policies; spec.hasKey
-// says whether the shell holds a key.
-func (a *adapter) run(spec, hooks js.Value) any {
+// trial report (or, with shape, of shape's value); cancel(id) stops it.
+// hooks.onStep sees each step as it is final; hooks.post is the shell's
+// fetch for live policies; spec.hasKey says whether the shell holds a key.
+func (a *adapter) run(spec, hooks js.Value, shape func(*engine.Engine, engine.RunRequest, report.Trial) (any, error)) any {
 	text := fromJS(spec)
 	hasKey := boolField(spec, "hasKey")
 	onStep, post := field(hooks, "onStep"), field(hooks, "post")
@@ -320,8 +332,22 @@ func (a *adapter) run(spec, hooks js.Value) any {
 			}
 			req.Transport = &fetchTransport{post: post, hasKey: hasKey}
 		}
-		return e.Run(ctx, req)
+		tr, err := e.Run(ctx, req)
+		if err != nil || shape == nil {
+			return tr, err
+		}
+		return shape(e, req, tr)
 	})
+}
+
+// runOutput is runOutput()'s value: what `ragagent run --json` prints
+// (engine.RunOutput, the node module's run), or, as there, an error
+// with the reason code when the task was refused before it started.
+func runOutput(e *engine.Engine, req engine.RunRequest, tr report.Trial) (any, error) {
+	if tr.Result == nil {
+		return nil, reason.New(*tr.Error, "%s", tr.ErrorDetail)
+	}
+	return e.Output(string(req.Policy), nil, tr), nil
 }
 
 // liveRerank decodes a live rerank's spec ({price?, endpoint?, hasKey})

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"syscall/js"
 
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
 )
@@ -101,6 +102,10 @@ func jsError(err error) js.Value {
 	var pe *recording.ParseError
 	if errors.As(err, &pe) {
 		e.Set("name", "RecordingError")
+	}
+	var nc *engine.NoCaseError
+	if errors.As(err, &nc) {
+		e.Set("name", "NoCase")
 	}
 	return e
 }

@@ -9,8 +9,9 @@
 // globalThis.ragagentReady(api) when that is a function):
 //
 //	version                      "ragagent-wasm/1"
-//	load()                       Promise<{passages, cases, versions, limits, modes, policies, open_ms}>
-//	                             validates the corpus and builds the FTS5 index (once)
+//	load({priceHint}?)           Promise<{passages, cases, versions, limits, modes, policies, open_ms}>
+//	                             validates the corpus and builds the FTS5 index (once); priceHint
+//	                             replaces the page's "change it in the price fields" in each price's source
 //	corpus()                     Promise<passages with bytes> (the seed's)
 //	packs()                      Promise<[{manifest, open}]>: the corpus packs, the seed first
 //	packInfo(id)                 Promise<{manifest, search_k, cases, pages, text_bytes, passage_bytes, open_ms}>
@@ -33,12 +34,15 @@
 //	                             Promise<{trials, summary, exchanges, exchanges_used, elapsed_ms, ...}>;
 //	                             recording is ragagent-recording/1 text (default: the bundled comparison);
 //	                             onTrial(done, total, id) reports progress; a malformed file rejects with
-//	                             an Error named RecordingError
+//	                             an Error named RecordingError, a case no trial has with one named NoCase
 //	policies()                   Promise<[{name, label, live}]>
 //	plan(spec)                   Promise<{model, endpoint, allowance, caps, limits, worst_case_requests, ...}>
 //	run(spec, {onStep, post})    {id, result: Promise<trial report>}; spec is {corpus, question, version,
 //	                             mode, limits, policy, hasKey, endpoint}; a refused task rejects with an Error
 //	                             named RunRefused whose code is the reason
+//	runOutput(spec, {onStep, post})
+//	                             as run, its result what `ragagent run --json` prints ({policy, recording,
+//	                             result, tokens, note}: engine.RunOutput); a refused task rejects (RunRefused)
 //	cancel(id)                   stops a run (it ends incomplete, reason cancelled); true if it was running
 //	rerank({gemini?, crossEncoder?})
 //	                             Promise<{coverage, gemini, cross_encoder, sources, elapsed_ms, ...}>: the

@@ -62,10 +62,10 @@ export async function fakeGemini() {
 
 /**
  * withoutPriceHint drops the front end's hint from each price's source
- * ("; change it in the price fields" in the engine the page and the node
- * module load, "; override with --price" on the command line's run and
- * eval): the one thing each front end says in its own words.
+ * ("; override with --price" on the command line's run and eval, none on
+ * its replay, the node module's own sentence in its engine): the one
+ * thing each front end says in its own words.
  */
 export function withoutPriceHint(value) {
-  return JSON.parse(JSON.stringify(value, (k, v) => (k === "source" && typeof v === "string" ? v.replace(/; (change it in the price fields|override with --price)$/, "") : v)));
+  return JSON.parse(JSON.stringify(value, (k, v) => (k === "source" && typeof v === "string" ? v.replace(/; (change it in the price fields|override with --price|the shipped list price \(the command line's --price changes it\))$/, "") : v)));
 }
