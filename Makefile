@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: lint-api all build wasm site-packs vendor worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder bench-node crossencode tiny-cross-encoder clean chromium
+.PHONY: lint-api all build wasm site-packs vendor worker migrations serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder bench-node crossencode tiny-cross-encoder clean chromium
 
 all: build wasm
 
@@ -62,6 +62,11 @@ worker:
 	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o worker/build/assets
 	cp worker/build/assets/wasm_exec.js worker/worker.mjs worker/build/ && rm -rf worker/build/assets
 	@echo "worker/build/app.wasm: $$(wc -c < worker/build/app.wasm) bytes, $$(gzip -9 -n -c worker/build/app.wasm | wc -c) gzip -9"
+
+# The Worker's D1 migration, generated from the store's schema (the one
+# source): TestWorkerMigrationIsTheSchema fails when the two drift.
+migrations:
+	$(GO) test ./internal/server -run '^TestWorkerMigrationIsTheSchema$$' -count=1 -update
 
 # The Worker on this machine (wrangler dev, offline, a local D1 in
 # worker/.wrangler/state): secrets from worker/.dev.vars.
@@ -142,7 +147,7 @@ lint-api: node_modules/.package-lock.json
 
 vet:
 	$(GO) vet ./...
-	GOOS=js GOARCH=wasm $(GO) vet ./wasm ./worker
+	GOOS=js GOARCH=wasm $(GO) vet ./wasm ./worker ./internal/jsbridge
 
 # Natively, and the API tests against the local Worker (TestWorker:
 # wrangler dev, offline, started once; skipped with a message when wrangler
@@ -153,7 +158,7 @@ test-go: worker node_modules/.package-lock.json
 # The core's own suites again, compiled to WASM (with the engine's flags)
 # and run under node.
 test-wasm:
-	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./core/... ./wasm
+	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./core/... ./wasm ./internal/jsbridge
 
 # The node tests, the node module's among them (tests/node/lab*.test.mjs:
 # against the command line's --json, and its packed tarball installed

@@ -40,8 +40,8 @@ export class LabError extends Error {
 /**
  * fromEngine maps an engine rejection (wasm/bridge.go's jsError) to a
  * LabError: RunRefused carries its reason code; RecordingError is an
- * invalid recording; NoCase (or, from an engine built before it had the
- * name, its sentence) an unknown case.
+ * invalid recording; the engine's sentence for a case filter that keeps
+ * no trial (engine.NoCaseError's) an unknown case.
  */
 export function fromEngine(err) {
   if (err instanceof LabError) return err;
@@ -50,6 +50,6 @@ export function fromEngine(err) {
     return new LabError(err.code, message, { detail: err.detail, cause: err });
   }
   if (err?.name === "RecordingError") return new LabError(CODES.INVALID_RECORDING, message, { cause: err });
-  if (err?.name === "NoCase" || /^no trial has case /.test(message)) return new LabError(CODES.UNKNOWN_CASE, message, { cause: err });
+  if (/^no trial has case /.test(message)) return new LabError(CODES.UNKNOWN_CASE, message, { cause: err });
   return new LabError(CODES.ENGINE_ERROR, message, { cause: err });
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
+	"github.com/ragagentlab/ragagent/internal/jsbridge"
 	"github.com/ragagentlab/ragagent/internal/server"
 	"github.com/ragagentlab/ragagent/internal/server/store"
 )
@@ -42,8 +43,9 @@ import (
 // program sees as its global context (syumai/workers' wasm_exec.js gives
 // each program its own): env (the bindings and secrets), binding (where
 // syumai/workers sets handleRequest and this program sets settled), d1
-// and gemini (the helpers the store and the transport await), and isolate
-// (state the isolate's programs share: schemaReady).
+// and gemini (the helpers the store and the transport await through
+// internal/jsbridge), and isolate (state the isolate's programs share:
+// schemaReady).
 var jsContext = js.Global().Get("context")
 
 func getenv(name string) string {
@@ -81,7 +83,7 @@ type app struct {
 
 	mu      sync.Mutex
 	running int
-	waiting []js.Value // resolve functions of settled promises
+	idle    chan struct{} // closed when running drops to 0
 }
 
 func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -99,6 +101,9 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // goRun runs a run, counted until it ends.
 func (a *app) goRun(run func()) {
 	a.mu.Lock()
+	if a.running == 0 {
+		a.idle = make(chan struct{})
+	}
 	a.running++
 	a.mu.Unlock()
 	go func() {
@@ -111,28 +116,24 @@ func (a *app) done() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.running--; a.running == 0 {
-		for _, resolve := range a.waiting {
-			resolve.Invoke()
-		}
-		a.waiting = nil
+		close(a.idle)
 	}
 }
 
 // settled is a promise that resolves when no run is under way.
 func (a *app) settled() js.Value {
-	var cb js.Func
-	cb = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		defer cb.Release()
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if a.running == 0 {
-			args[0].Invoke()
-		} else {
-			a.waiting = append(a.waiting, args[0])
+	a.mu.Lock()
+	idle := a.idle
+	if a.running == 0 {
+		idle = nil
+	}
+	a.mu.Unlock()
+	return jsbridge.Promise(func() (any, error) {
+		if idle != nil {
+			<-idle
 		}
-		return nil
+		return nil, nil
 	})
-	return js.Global().Get("Promise").New(cb)
 }
 
 // stale is how long a run may be running before a Worker takes the

@@ -5,7 +5,7 @@
 // shared by the isolate's requests had one request's cancel wait on
 // another's fetch, and Workers cancelled it ("Promise will never
 // complete"). The two helpers the Go side awaits (D1 batches, Gemini
-// requests) are each one async function. wasm_exec.js is syumai/workers'
+// requests) are each one async function (internal/jsbridge.Await). wasm_exec.js is syumai/workers'
 // (Go's, with a per-program `context`).
 import "./wasm_exec.js";
 import mod from "./app.wasm";
@@ -21,10 +21,11 @@ async function d1(db, stmts) {
   return results.map((r) => (r.results ?? []).map((row) => Object.values(row)));
 }
 
-// gemini posts one generateContent request: only Content-Type and
+// gemini posts one generateContent request as internal/jsbridge's Fetch
+// calls it (body a string, opts {signal, key, cap}): only Content-Type and
 // x-goog-api-key, no redirect followed, at most cap bytes of body read
 // (one more tells the caller it was over), aborted with signal.
-async function gemini(url, key, body, cap, signal) {
+async function gemini(url, body, { signal, key, cap }) {
   const res = await fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json", "x-goog-api-key": key },

@@ -126,7 +126,7 @@ test("close releases the engine's timers: node exits at once after a live run", 
     const lab = await openLab();
     const out = await lab.run({ question: ${JSON.stringify(OVERWRITE)}, policy: "gemini", endpoint: ${JSON.stringify(fake.endpoint)}, env: { GOOGLE_API_KEY: ${JSON.stringify(KEY)} } });
     await lab.close();
-    console.log(out.result.status);`;
+    console.log(out.result.status === "answered" ? "answered" : JSON.stringify([out.result.reason, out.result.detail]));`;
   const { execFile } = await import("node:child_process");
   const began = performance.now();
   const stdout = await new Promise((resolve, reject) => {
