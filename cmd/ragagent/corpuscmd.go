@@ -38,6 +38,7 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Language, "language", "en", "the documents' language (a BCP 47 tag)")
 	fs.StringVar(&o.Version, "version", "", "the version every passage belongs to, like 3.11")
 	fs.IntVar(&o.SearchK, "search-k", engine.DefaultSearchK, fmt.Sprintf("candidates per agent search (1-%d)", engine.MaxSearchK))
+	fs.StringVar(&o.RetrievalConfig, "config", engine.DefaultBuildConfig, "the pack's default retrieval configuration, a built-in's `name` (ragagent retrieval --list; seed is the seed's literal search)")
 	fs.StringVar(&o.Licence, "licence", "", "the documents' licence")
 	fs.StringVar(&o.Attribution, "attribution", "", "the attribution the licence asks for")
 	fs.StringVar(&o.Source, "source", "", "where the documents came from (default: the --from folder)")
@@ -182,13 +183,22 @@ func cmdCorpusInfo(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// retrievalNote says where a pack's configuration comes from.
+func retrievalNote(named string) string {
+	if named == "" {
+		return " (the manifest names none)"
+	}
+	return " (the manifest's default; --config chooses another)"
+}
+
 func printPackInfo(w io.Writer, info *engine.PackInfo) {
 	m := info.Manifest
 	fmt.Fprintf(w, "%s: %s\n", m.ID, m.Title)
 	rows := [][2]string{
 		{"language", m.Language},
 		{"versions", strings.Join(m.Versions, ", ") + " (default " + m.DefaultVersion + ")"},
-		{"search k", fmt.Sprintf("%d candidates per agent search", m.SearchK)},
+		{"search k", fmt.Sprintf("%d candidates per agent search", info.SearchK)},
+		{"retrieval", info.RetrievalConfig + retrievalNote(m.RetrievalConfig)},
 		{"passages", fmt.Sprintf("%d from %d pages; text %d bytes; passage bytes min %d, median %d, max %d",
 			m.Passages, info.Pages, info.TextBytes, info.Sizes.Min, info.Sizes.Median, info.Sizes.Max)},
 		{"file", fmt.Sprintf("%s (%s, %d bytes", m.PassagesFile, m.PassagesEncoding, m.PassagesBytes) + compressedNote(info) + ")"},

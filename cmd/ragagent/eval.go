@@ -25,6 +25,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	output := fs.String("output", "eval-recording.json", "with gemini, the ragagent-recording/1 `file` every attempt is saved to; never overwritten")
 	mflags := addModelFlags(fs, "200")
 	in := addInputFlag(fs)
+	config := fs.String("config", "", configHelp)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -47,6 +48,10 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	if name != engine.Gemini && *execute {
 		return fail(exitUsage, fmt.Errorf("--execute-approved goes with --policy gemini"))
 	}
+	cfg, err := in.config(*config)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
 	e, corpusID, err := s.open(in)
 	if err != nil {
 		return fail(exitError, err)
@@ -58,16 +63,16 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	var res *engine.EvalResult
 	switch name {
 	case engine.Scripted:
-		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Policy: engine.Scripted, Limits: s.limits, OnTrial: progress})
+		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Config: cfg, Policy: engine.Scripted, Limits: s.limits, OnTrial: progress})
 	case engine.Replay:
 		f, rerr := in.recording(file)
 		if rerr != nil {
 			return fail(exitError, rerr)
 		}
-		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Policy: engine.Replay, File: f, OnTrial: progress})
+		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Config: cfg, Policy: engine.Replay, File: f, OnTrial: progress})
 	case engine.Gemini:
 		var code int
-		if res, code = evalLive(ctx, e, corpusID, s, *execute, *output, *asJSON, stdout, stderr); res == nil {
+		if res, code = evalLive(ctx, e, corpusID, cfg, s, *execute, *output, *asJSON, stdout, stderr); res == nil {
 			return code
 		}
 	}
@@ -85,9 +90,9 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 // evalLive plans the pack's cases as a live batch (one run per case and
 // path); with approval it runs them, saving every attempt to output. A nil
 // result comes with the exit code.
-func evalLive(ctx context.Context, e *engine.Engine, corpusID string, s settings, execute bool, output string, asJSON bool, stdout, stderr io.Writer) (*engine.EvalResult, int) {
+func evalLive(ctx context.Context, e *engine.Engine, corpusID, cfg string, s settings, execute bool, output string, asJSON bool, stdout, stderr io.Writer) (*engine.EvalResult, int) {
 	key, variable := httptransport.KeyFromEnv(os.Getenv)
-	lp, err := e.PlanBatch(engine.BatchRequest{Corpus: corpusID, Repeats: 1, Modes: []agent.Mode{agent.Fixed, agent.Agent},
+	lp, err := e.PlanBatch(engine.BatchRequest{Corpus: corpusID, Config: cfg, Repeats: 1, Modes: []agent.Mode{agent.Fixed, agent.Agent},
 		Limits: s.limits, Endpoint: s.endpoint, Transport: httptransport.New(key), KeySource: variable})
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/recording"
@@ -95,4 +96,25 @@ func (in inputs) recording(path string) (*recording.File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, nil
+}
+
+// configHelp is --config's help on search, run and eval.
+const configHelp = "the retrieval configuration to search under: a built-in's `name` (seed, stemmed, fields, proximity, rm3) or a JSON file of one (default: the corpus's, see corpus info)"
+
+// config reads a --config value: "" (the corpus's default), a built-in's
+// name, or the path of a configuration's JSON file (a value with a path
+// separator or ending in .json), read within the cap and passed on as its
+// text.
+func (in inputs) config(value string) (string, error) {
+	if value == "" || !(strings.ContainsAny(value, `/\`) || strings.HasSuffix(value, ".json")) {
+		return value, nil
+	}
+	data, err := in.read(value)
+	if err != nil {
+		return "", fmt.Errorf("--config: %w", err)
+	}
+	if _, err := engine.ParseConfig(string(data)); err != nil {
+		return "", fmt.Errorf("--config %s: %w", value, err)
+	}
+	return string(data), nil
 }

@@ -35,6 +35,7 @@ func commands() map[string]command {
 		"rerank":           {"rerank frozen hybrid candidates by coverage, Gemini listwise and cross-encoder (replayed, or --live)", cmdRerank},
 		"corpus":           {"build a corpus pack from a folder of documents (corpus build), or describe one (corpus info PACK)", cmdCorpus},
 		"search":           {"search a corpus pack as the agent does, with bm25 scores and highlighted snippets", cmdSearch},
+		"retrieval":        {"compare retrieval configurations on a question set: recall, MRR and nDCG with 95% intervals, paired differences", cmdRetrieval},
 		"eval":             {"run a pack's authored cases on both paths (scripted, replayed or live Gemini) and grade them", cmdEval},
 		"serve-api":        {"serve the authenticated runs API (api/openapi.json) with its state in SQLite", cmdServeAPI},
 		"tokens":           {"add, list or revoke the API server's bearer tokens", cmdTokens},

@@ -15,6 +15,7 @@ import (
 type progress struct {
 	w     io.Writer
 	verb  string
+	noun  string // what is counted ("" is documents)
 	tty   bool
 	now   func() time.Time
 	last  time.Time
@@ -29,6 +30,20 @@ const (
 
 func newProgress(w io.Writer, verb string) *progress {
 	return &progress{w: w, verb: verb, tty: isTerminal(w), now: time.Now}
+}
+
+// newCounter is a progress counting something other than documents.
+func newCounter(w io.Writer, verb, noun string) *progress {
+	p := newProgress(w, verb)
+	p.noun = noun
+	return p
+}
+
+func (p *progress) unit() string {
+	if p.noun == "" {
+		return "documents"
+	}
+	return p.noun
 }
 
 // isTerminal reports whether w is a terminal (a character device: a
@@ -56,11 +71,11 @@ func (p *progress) step(done, total int) {
 	}
 	p.last = now
 	if p.tty {
-		fmt.Fprintf(p.w, "\r%s %d/%d documents", p.verb, done, total)
+		fmt.Fprintf(p.w, "\r%s %d/%d %s", p.verb, done, total, p.unit())
 		p.drawn = true
 		return
 	}
-	fmt.Fprintf(p.w, "%s %d/%d documents\n", p.verb, done, total)
+	fmt.Fprintf(p.w, "%s %d/%d %s\n", p.verb, done, total, p.unit())
 }
 
 // done ends the terminal's line.

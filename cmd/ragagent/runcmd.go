@@ -32,6 +32,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	record := fs.String("record", "", "with gemini, the recording `file` (default ragagent-run-<time>.json); never overwritten")
 	mflags := addModelFlags(fs, "12")
 	in := addInputFlag(fs)
+	config := fs.String("config", "", configHelp)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -95,6 +96,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", file, err)) // only a replayed trial can be missing
+	}
+	if req.Config, err = in.config(*config); err != nil {
+		return usage("%v", err)
 	}
 	var recorded *string
 	if name == engine.Gemini {

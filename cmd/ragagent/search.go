@@ -27,11 +27,12 @@ type searchResult struct {
 }
 
 func cmdSearch(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("search", "[--corpus PACK] [--version V] [--limit N] [--json] [--max-input-bytes N] QUERY", stderr)
+	fs := newFlags("search", "[--corpus PACK] [--version V] [--limit N] [--config NAME|FILE] [--json] [--max-input-bytes N] QUERY", stderr)
 	corpusName := fs.String("corpus", "seed", corpusHelp)
 	version := fs.String("version", "", "the version to search, like 3.11 (default: the corpus's default version)")
 	limit := fs.Int("limit", 0, fmt.Sprintf("how many results, 1-%d (default: the corpus's agent search k)", engine.MaxSearchK))
 	asJSON := fs.Bool("json", false, `print {"results": [{rank, source_id, url, version, score, snippet}]}`)
+	config := fs.String("config", "", configHelp)
 	in := addInputFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flagErrHelp) {
@@ -74,7 +75,11 @@ func cmdSearch(args []string, stdout, stderr io.Writer) int {
 	if v == "" {
 		v = pack.Manifest.DefaultVersion
 	}
-	res, err := e.Search(engine.SearchRequest{Corpus: id, Query: query, Version: v, K: *limit})
+	cfg, err := in.config(*config)
+	if err != nil {
+		return fail(err)
+	}
+	res, err := e.Search(engine.SearchRequest{Corpus: id, Query: query, Version: v, K: *limit, Config: cfg})
 	if code, ok := reason.Of(err); ok && code == reason.InvalidQuery {
 		return usage("the query has no searchable terms (runs of a-z and 0-9)")
 	}

@@ -89,6 +89,9 @@ type Options struct {
 	PageExt string
 	// MaxBytes caps a passage's text; 0 means DefaultMaxBytes.
 	MaxBytes int
+	// RetrievalConfig is the pack's default retrieval configuration (a
+	// built-in's name); "" writes none, which means seed.
+	RetrievalConfig string
 }
 
 func (o *Options) check() error {
@@ -330,5 +333,5 @@ func (o Options) Manifest(passages []corpus.Passage, file []byte, encoding, file
 		Versions: versions, DefaultVersion: o.Version, SearchK: o.SearchK, Licence: o.Licence,
 		Attribution: o.Attribution, Source: o.Source, MadeBy: o.MadeBy, Passages: len(passages),
 		PassagesSHA256: corpus.SHA256(string(file)), PassagesEncoding: encoding, PassagesFile: fileName,
-		PassagesBytes: len(file), CompressedBytes: compressedBytes}
+		PassagesBytes: len(file), CompressedBytes: compressedBytes, RetrievalConfig: o.RetrievalConfig}
 }

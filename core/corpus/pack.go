@@ -63,6 +63,12 @@ type Manifest struct {
 	// CompressedBytes is the size of PassagesFile when it is compressed,
 	// so a loader can show a download's progress.
 	CompressedBytes int `json:"compressed_bytes,omitempty"`
+	// RetrievalConfig names the pack's default retrieval configuration (a
+	// built-in of core/retrieval, checked when the pack opens): what the
+	// agent's search and `ragagent search` rank by unless told otherwise.
+	// Absent means "seed", the seed's literal search, so every pack built
+	// before configurations existed keeps its ranking.
+	RetrievalConfig string `json:"retrieval_config,omitempty"`
 }
 
 var (
@@ -137,6 +143,9 @@ func (m *Manifest) Validate() error {
 	}
 	if m.PassagesBytes < 1 || m.CompressedBytes < 0 {
 		return bad("passages_bytes must be at least 1 and compressed_bytes not negative")
+	}
+	if m.RetrievalConfig != "" && (!ValidSourceID(m.RetrievalConfig) || len(m.RetrievalConfig) > 64) {
+		return bad("retrieval_config %q must name a retrieval configuration: 1-64 lower-case letters, digits, '.', '_' or '-'", m.RetrievalConfig)
 	}
 	return nil
 }

@@ -18,7 +18,10 @@ import (
 // when none are named), repeated, on each path, under one set of limits.
 type BatchRequest struct {
 	// Corpus is the pack whose cases run ("" is the seed).
-	Corpus   string
+	Corpus string
+	// Config is the retrieval configuration the trials search under (""
+	// is the pack's default); the recording names it.
+	Config   string
 	Cases    []string
 	Repeats  int
 	Modes    []agent.Mode
@@ -66,7 +69,7 @@ const BatchNote = "Nothing is sent without --execute-approved. No retries; redir
 // PlanBatch checks a batch request and builds its plan; an error is one
 // line about what is wrong.
 func (e *Engine) PlanBatch(req BatchRequest) (*BatchPlan, error) {
-	l, err := e.labFor(req.Corpus)
+	l, err := e.labUnder(req.Corpus, req.Config)
 	if err != nil {
 		return nil, err
 	}

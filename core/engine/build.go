@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"compress/gzip"
+	"github.com/ragagentlab/ragagent/core/retrieval"
 
 	"github.com/ragagentlab/ragagent/core/builder"
 	"github.com/ragagentlab/ragagent/core/corpus"
@@ -60,6 +61,14 @@ type BuiltCorpus struct {
 // (BuildPack). A build with no readable document is an error, and the
 // result then holds only why each document was left out.
 func BuildCorpus(req CorpusBuild) (*BuiltCorpus, error) {
+	if name := req.RetrievalConfig; name != "" {
+		if _, err := retrieval.Lookup(name); err != nil {
+			return nil, err
+		}
+		if name == retrieval.Seed {
+			req.RetrievalConfig = "" // absent means seed: the manifest is what it was
+		}
+	}
 	res, err := builder.Build(req.Documents, req.Options, req.OnDocument)
 	if err != nil {
 		if res != nil {

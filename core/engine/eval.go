@@ -21,6 +21,11 @@ import (
 // BatchPlan.Eval).
 type EvalRequest struct {
 	Corpus string
+	// Config is the retrieval configuration the runs search under (a
+	// built-in's name or a configuration's JSON; "" is the pack's
+	// default). A Replay eval's trials replay under their recorded one,
+	// and one recorded under another than Config is refused.
+	Config string
 	Policy PolicyName // Scripted or Replay
 	// File is the recording a Replay eval answers from.
 	File *recording.File
@@ -72,9 +77,16 @@ type PathCounts struct {
 // Eval runs every authored case of a pack once on each path (scripted) or
 // replays a recording made over it, and grades each trial.
 func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error) {
-	l, err := e.labFor(req.Corpus)
+	l, err := e.labUnder(req.Corpus, req.Config)
 	if err != nil {
 		return nil, err
+	}
+	if req.Policy == Replay && req.File != nil {
+		for _, t := range req.File.Trials {
+			if err := checkRecorded(req.Config, t); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if len(l.Cases.Cases) == 0 {
 		return nil, fmt.Errorf("eval: pack %s has no authored cases", l.Pack.Manifest.ID)

@@ -196,12 +196,15 @@ func (e *Engine) Pack(id string) (*PackSummary, error) {
 // PackInfo is an opened pack: its manifest, its authored cases and what
 // its passages are like.
 type PackInfo struct {
-	Manifest  *corpus.Manifest `json:"manifest"`
-	SearchK   int              `json:"search_k"`
-	Cases     int              `json:"cases"`
-	Pages     int              `json:"pages"` // distinct URLs without their fragment
-	TextBytes int              `json:"text_bytes"`
-	Sizes     Sizes            `json:"passage_bytes"`
+	Manifest *corpus.Manifest `json:"manifest"`
+	SearchK  int              `json:"search_k"`
+	// RetrievalConfig is the configuration the pack's searches rank by
+	// unless told otherwise (its manifest's, seed when it names none).
+	RetrievalConfig string `json:"retrieval_config"`
+	Cases           int    `json:"cases"`
+	Pages           int    `json:"pages"` // distinct URLs without their fragment
+	TextBytes       int    `json:"text_bytes"`
+	Sizes           Sizes  `json:"passage_bytes"`
 	// OpenMS is how long opening the pack took (0 for the seed, opened
 	// with the engine).
 	OpenMS float64 `json:"open_ms"`
@@ -221,7 +224,7 @@ func (e *Engine) PackInfo(id string) (*PackInfo, error) {
 		return nil, err
 	}
 	p, _ := e.packs.entry(id)
-	info := &PackInfo{Manifest: l.Pack.Manifest, SearchK: l.SearchK, Cases: len(l.Cases.Cases), OpenMS: p.openMS}
+	info := &PackInfo{Manifest: l.Pack.Manifest, SearchK: l.SearchK, RetrievalConfig: l.Retrieval.Name, Cases: len(l.Cases.Cases), OpenMS: p.openMS}
 	st := l.Library.Stats()
 	sizes := append([]int(nil), st.Bytes...)
 	sort.Ints(sizes)

@@ -53,6 +53,10 @@ func Policies() []Policy {
 type RunRequest struct {
 	// Corpus is the pack the run searches and reads ("" is the seed).
 	Corpus string
+	// Config is the retrieval configuration the run searches under (a
+	// built-in's name or a configuration's JSON; "" is the pack's
+	// default, or for a replay the recorded trial's).
+	Config string
 	Task   agent.Task
 	Policy PolicyName
 	// Endpoint is "" for the real API or a loopback test double (Gemini).
@@ -178,7 +182,7 @@ func WorstCaseUSD(r price.Rate, requests int) float64 {
 // refused before it starts is reported with its code and no result.
 func (e *Engine) Run(ctx context.Context, req RunRequest) (report.Trial, error) {
 	opts := lab.TrialOptions{Clock: e.clock, OnStep: req.OnStep}
-	l, err := e.labFor(req.Corpus)
+	l, err := e.labUnder(req.Corpus, req.Config)
 	if err != nil {
 		return report.Trial{}, err
 	}
@@ -192,8 +196,18 @@ func (e *Engine) Run(ctx context.Context, req RunRequest) (report.Trial, error) 
 			return report.Trial{}, errors.New("run: a replay run needs a recorded trial")
 		}
 		tr, _ := e.begin(l, req.Task)
+		if err := checkRecorded(req.Config, *req.Trial); err != nil {
+			return lab.Refused(tr, err)
+		}
+		spec, err := lab.Recorded(req.Trial.Retrieval)
+		if err != nil {
+			return lab.Refused(tr, err)
+		}
+		if l, err = l.Under(spec); err != nil {
+			return lab.Refused(tr, err)
+		}
 		replayer := recording.NewReplayer(*req.Trial)
-		tr, err := l.Trial(ctx, tr, req.Task, replayer, opts)
+		tr, err = l.Trial(ctx, tr, req.Task, replayer, opts)
 		tr.Exchanges, tr.ExchangesUsed = len(req.Trial.Exchanges), replayer.Used()
 		return tr, err
 	case Gemini:
@@ -230,7 +244,9 @@ func (e *Engine) runLive(ctx context.Context, l *lab.Lab, req RunRequest, opts l
 		}
 	}
 	tr, _ := e.begin(l, req.Task)
-	client, live, err := e.startLive(rec, trialRecord(tr, req.Task), LiveModel{Model: gemini.Model, Transport: req.Transport, Endpoint: endpoint,
+	record := trialRecord(tr, req.Task)
+	record.Retrieval = l.RetrievalRecord()
+	client, live, err := e.startLive(rec, record, LiveModel{Model: gemini.Model, Transport: req.Transport, Endpoint: endpoint,
 		Allowance: req.Allowance, BeforeSend: req.BeforeSend})
 	if err != nil {
 		return report.Trial{}, err

@@ -21,15 +21,21 @@ type SearchRequest struct {
 	Version string `json:"version"`
 	// K is how many results, 1..MaxSearchK; 0 means the pack's agent k.
 	K int `json:"k"`
+	// Config is the retrieval configuration to rank by: a built-in's name
+	// or a configuration's JSON; "" is the pack's default.
+	Config string `json:"config,omitempty"`
 }
 
 // SearchResult is a scored search: the hits best first, the FTS5
 // expression the query became and how long it took.
 type SearchResult struct {
-	Corpus    string  `json:"corpus"`
-	Query     string  `json:"query"`
-	Version   string  `json:"version"`
-	K         int     `json:"k"`
+	Corpus  string `json:"corpus"`
+	Query   string `json:"query"`
+	Version string `json:"version"`
+	K       int    `json:"k"`
+	// Retrieval names the configuration the hits are ranked by when it
+	// is not seed.
+	Retrieval string  `json:"retrieval,omitempty"`
 	Hits      []Hit   `json:"hits"`
 	Terms     string  `json:"terms"`
 	ElapsedMS float64 `json:"elapsed_ms"`
@@ -62,7 +68,7 @@ const (
 // Search runs a scored search over a pack's index with the agent's
 // literal semantics.
 func (e *Engine) Search(req SearchRequest) (*SearchResult, error) {
-	l, err := e.labFor(req.Corpus)
+	l, err := e.labUnder(req.Corpus, req.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +88,11 @@ func (e *Engine) Search(req SearchRequest) (*SearchResult, error) {
 		out[i] = Hit{SourceID: h.SourceID, Rank: h.Rank, Version: h.Version, Bytes: h.Bytes, TextSHA256: h.TextSHA256,
 			Score: h.Score, URL: h.URL, Title: h.Title, Snippet: h.Snippet}
 	}
-	return &SearchResult{Corpus: l.Pack.Manifest.ID, Query: req.Query, Version: req.Version, K: req.K, Hits: out,
+	var config string
+	if r := l.RetrievalRecord(); r != nil {
+		config = r.Name
+	}
+	return &SearchResult{Corpus: l.Pack.Manifest.ID, Query: req.Query, Version: req.Version, K: req.K, Hits: out, Retrieval: config,
 		Terms: store.MatchExpression(store.Terms(req.Query)), ElapsedMS: e.since(started)}, nil
 }
 

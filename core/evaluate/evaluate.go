@@ -7,113 +7,14 @@ package evaluate
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/ragagentlab/ragagent/core/agent"
-	"github.com/ragagentlab/ragagent/core/corpus"
-	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/reason"
 )
 
-// CasesFormat is the cases file's format tag.
-const CasesFormat = "ragagent-cases/1"
-
 // Scope says what the checks do and do not establish.
 const Scope = "Source targets, answer patterns and explicit abstention on authored fixtures; human semantic review is separate."
-
-// Case is one authored question with its grading labels.
-type Case struct {
-	ID       string   `json:"id"`
-	Split    string   `json:"split"`
-	Question string   `json:"question"`
-	Version  string   `json:"version"`
-	Sources  []string `json:"sources"`
-	// TargetURLs are target passages named by URL (for a pack whose ids a
-	// case author does not pick): each must be read, and cited in an
-	// answer, by some passage with that URL (a passage split in parts
-	// shares its URL).
-	TargetURLs        []string `json:"target_urls,omitempty"`
-	AnswerPatterns    []string `json:"answer_patterns"`
-	ForbiddenPatterns []string `json:"forbidden_patterns"`
-	Note              string   `json:"note,omitempty"`
-
-	answer, forbidden []*regexp.Regexp
-}
-
-// Cases is a validated cases file.
-type Cases struct {
-	Format string `json:"format"`
-	Cases  []Case `json:"cases"`
-	byID   map[string]int
-}
-
-// ParseCases reads and validates a cases file. Patterns are RE2 syntax,
-// matched case-insensitively (Python's re.I), with Python's Unicode meaning
-// for \s \w \d and their negations (see compilePattern); a pattern RE2
-// would match differently from Python (\b, back-references, look-arounds)
-// is refused when the file loads, never matched differently.
-func ParseCases(data []byte) (*Cases, error) {
-	var cs Cases
-	if err := jsonfile.Decode(data, &cs); err != nil {
-		return nil, fmt.Errorf("cases: not a valid cases file: %w", err)
-	}
-	if cs.Format != CasesFormat {
-		return nil, fmt.Errorf("cases: format is %q, want %q", cs.Format, CasesFormat)
-	}
-	cs.byID = map[string]int{}
-	for i := range cs.Cases {
-		c := &cs.Cases[i]
-		where := fmt.Sprintf("cases: case %d (%q)", i+1, c.ID)
-		if c.ID == "" {
-			return nil, fmt.Errorf("%s: id is empty", where)
-		}
-		if _, dup := cs.byID[c.ID]; dup {
-			return nil, fmt.Errorf("%s: id repeats", where)
-		}
-		if c.Split != "development" && c.Split != "held-out" {
-			return nil, fmt.Errorf("%s: split %q is not development or held-out", where, c.Split)
-		}
-		if !corpus.ValidVersion(c.Version) {
-			return nil, fmt.Errorf("%s: version %q is not of the form 3.12", where, c.Version)
-		}
-		for _, u := range c.TargetURLs {
-			if !corpus.ValidURL(u) {
-				return nil, fmt.Errorf("%s: target URL %q is not an absolute https URL", where, u)
-			}
-		}
-		var err error
-		if c.answer, err = compile(c.AnswerPatterns); err != nil {
-			return nil, fmt.Errorf("%s: answer pattern: %w", where, err)
-		}
-		if c.forbidden, err = compile(c.ForbiddenPatterns); err != nil {
-			return nil, fmt.Errorf("%s: forbidden pattern: %w", where, err)
-		}
-		cs.byID[c.ID] = i
-	}
-	return &cs, nil
-}
-
-func compile(patterns []string) ([]*regexp.Regexp, error) {
-	out := make([]*regexp.Regexp, len(patterns))
-	for i, p := range patterns {
-		re, err := compilePattern(p)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = re
-	}
-	return out, nil
-}
-
-// Case returns the case with the given id.
-func (cs *Cases) Case(id string) (*Case, bool) {
-	i, ok := cs.byID[id]
-	if !ok {
-		return nil, false
-	}
-	return &cs.Cases[i], true
-}
 
 // Outcome is a trial's grade.
 type Outcome string
@@ -168,7 +69,7 @@ func Grade(c *Case, r *agent.Result) Checks {
 			if !read[rr.SourceID] {
 				readOrder = append(readOrder, rr.SourceID)
 			}
-			read[rr.SourceID], read[rr.URL] = true, true
+			mark(read, rr.SourceID, rr.URL)
 		}
 		if sr, ok := o.Search(); ok {
 			queries = append(queries, sr.Query)
@@ -180,15 +81,15 @@ func Grade(c *Case, r *agent.Result) Checks {
 		if !cited[c.SourceID] {
 			citedOrder = append(citedOrder, c.SourceID)
 		}
-		cited[c.SourceID], cited[c.URL] = true, true
+		mark(cited, c.SourceID, c.URL)
 	}
 	var checks Checks
 	if targets := c.targets(); len(targets) > 0 {
-		missing := missingFrom(targets, read)
+		missing := c.missingFrom(read)
 		retrieval := len(missing) == 0
 		checks.RetrievalTargetsRead = &retrieval
 		checks.RetrievalReason = retrievalWhy(targets, missing, readOrder)
-		checks.AnswerReason = c.answerWhy(r, targets, missingFrom(targets, cited), citedOrder)
+		checks.AnswerReason = c.answerWhy(r, targets, c.missingFrom(cited), citedOrder)
 	} else {
 		checks.RetrievalReason = Why{reason.NoTargets, "The case has no target source: the corpus cannot answer it, so only an explicit stop passes."}
 		checks.AnswerReason = abstentionWhy(r)
@@ -221,15 +122,33 @@ func (c *Case) targets() []string {
 	return append(append([]string(nil), c.Sources...), c.TargetURLs...)
 }
 
-// missingFrom lists the targets not in set, in the case's order.
-func missingFrom(sources []string, set map[string]bool) []string {
+// missingFrom lists the case's targets no passage in set meets, in the
+// case's order: set holds the passages' source ids and URLs, and each
+// URL's page (without its #fragment) after a pagePrefix, which a
+// page-level target URL matches.
+func (c *Case) missingFrom(set map[string]bool) []string {
 	var out []string
-	for _, s := range sources {
+	for _, s := range c.Sources {
 		if !set[s] {
 			out = append(out, s)
 		}
 	}
+	for _, u := range c.TargetURLs {
+		if PageLevel(u) && !set[pagePrefix+u] || !PageLevel(u) && !set[u] {
+			out = append(out, u)
+		}
+	}
 	return out
+}
+
+// pagePrefix marks a page in a set of ids and URLs (a URL cannot start
+// with a control character).
+const pagePrefix = "\x00page:"
+
+// mark puts a passage's source id, URL and page in set.
+func mark(set map[string]bool, sourceID, url string) {
+	page, _, _ := strings.Cut(url, "#")
+	set[sourceID], set[url], set[pagePrefix+page] = true, true, true
 }
 
 func retrievalWhy(targets, missing, read []string) Why {

@@ -116,22 +116,6 @@ func TestTrajectory(t *testing.T) {
 	assert.False(t, got.Trajectory.WithinLimits, "5 reads exceed the 4 allowed")
 }
 
-func TestParseCasesRefusals(t *testing.T) {
-	for _, c := range []struct{ name, text, want string }{
-		{"format", `{"format": "x", "cases": []}`, "format is"},
-		{"bad pattern", `{"format": "ragagent-cases/1", "cases": [{"id": "a", "split": "development", "version": "3.12", "answer_patterns": ["(?=x)"]}]}`, "answer pattern"},
-		{"bad split", `{"format": "ragagent-cases/1", "cases": [{"id": "a", "split": "test", "version": "3.12"}]}`, "split"},
-		{"repeated id", `{"format": "ragagent-cases/1", "cases": [{"id": "a", "split": "development", "version": "3.12"}, {"id": "a", "split": "development", "version": "3.12"}]}`, "repeats"},
-		{"bad version", `{"format": "ragagent-cases/1", "cases": [{"id": "a", "split": "development", "version": "3"}]}`, "version"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseCases([]byte(c.text))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), c.want)
-		})
-	}
-}
-
 // TestPatternsFollowPythonUnicodeClasses: every row's expectation is what
 // CPython's re.search(pattern, text, re.I) returns.
 func TestPatternsFollowPythonUnicodeClasses(t *testing.T) {

@@ -25,6 +25,8 @@ type Plan struct {
 	Repeats int
 	Modes   []agent.Mode
 	Limits  agent.Limits
+	// Retrieval is the lab's configuration as the recording names it.
+	Retrieval *recording.Retrieval
 }
 
 // PlannedTrial is one run of a plan.
@@ -34,6 +36,9 @@ type PlannedTrial struct {
 	Split  string
 	Repeat int
 	Task   agent.Task
+	// Retrieval is the configuration the trial's searches rank by, as its
+	// recording names it (nil for seed).
+	Retrieval *recording.Retrieval
 }
 
 // Plan builds a plan over the named cases (all, in file order, when none
@@ -59,7 +64,7 @@ func (l *Lab) Plan(caseIDs []string, repeats int, modes []agent.Mode, limits age
 		}
 		seen[m] = true
 	}
-	p := &Plan{Repeats: repeats, Modes: modes, Limits: limits}
+	p := &Plan{Repeats: repeats, Modes: modes, Limits: limits, Retrieval: l.RetrievalRecord()}
 	if len(caseIDs) == 0 {
 		for i := range l.Cases.Cases {
 			p.Cases = append(p.Cases, &l.Cases.Cases[i])
@@ -92,7 +97,8 @@ func (p *Plan) Trials() []PlannedTrial {
 			for _, m := range p.Paths() {
 				out = append(out, PlannedTrial{
 					ID: fmt.Sprintf("%s-%s-%d", c.ID, m, r), CaseID: c.ID, Split: c.Split, Repeat: r,
-					Task: agent.Task{Question: c.Question, Version: c.Version, Mode: m, Limits: p.Limits},
+					Task:      agent.Task{Question: c.Question, Version: c.Version, Mode: m, Limits: p.Limits},
+					Retrieval: p.Retrieval,
 				})
 			}
 		}
@@ -135,7 +141,8 @@ func CallsAtMost(t agent.Task) int {
 // Record is the planned trial as a recording's trial (no exchanges yet).
 func (pt PlannedTrial) Record() recording.Trial {
 	return recording.Trial{ID: pt.ID, CaseID: pt.CaseID, Split: pt.Split, Repeat: pt.Repeat,
-		Question: pt.Task.Question, Version: pt.Task.Version, Mode: string(pt.Task.Mode), Limits: pyjson.ValueOf(pt.Task.Limits)}
+		Question: pt.Task.Question, Version: pt.Task.Version, Mode: string(pt.Task.Mode), Limits: pyjson.ValueOf(pt.Task.Limits),
+		Retrieval: pt.Retrieval}
 }
 
 // Start supplies the model for one trial and a function to call when it

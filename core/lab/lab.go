@@ -9,6 +9,9 @@ package lab
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
@@ -18,6 +21,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/report"
+	"github.com/ragagentlab/ragagent/core/retrieval"
 	"github.com/ragagentlab/ragagent/core/tools"
 )
 
@@ -40,7 +44,54 @@ type Lab struct {
 	// (PythonDocumentation).
 	Subject string
 
+	// Retrieval is the configuration the lab's searches rank by: the
+	// pack's default (its manifest's retrieval_config, seed when it names
+	// none) or the one Under chose.
+	Retrieval retrieval.Spec
+
 	tools *memo // what runs use: the library, serialised and memoised
+	// shared is what the lab and its views under other configurations
+	// share: the index's lock and the views made so far.
+	shared *shared
+	rank   *ranking // what experiments keep, shared by the copies WithCases makes
+}
+
+type shared struct {
+	mu    sync.Mutex
+	views map[string]*Lab // by spec digest
+}
+
+// Under is the lab searching under another retrieval configuration (the
+// same index, cases and subject; its own memo of searches; SearchK the
+// spec's k or the pack's): made once per configuration and kept, never to
+// be closed (closing the lab closes it).
+func (l *Lab) Under(spec retrieval.Spec) (*Lab, error) {
+	sum := spec.SHA256()
+	if sum == l.Retrieval.SHA256() {
+		return l, nil
+	}
+	l.shared.mu.Lock()
+	defer l.shared.mu.Unlock()
+	if v, ok := l.shared.views[sum]; ok {
+		return v, nil
+	}
+	lib, err := l.Library.Under(spec)
+	if err != nil {
+		return nil, err
+	}
+	v := *l
+	v.Library, v.Retrieval, v.tools = lib, spec, newMemo(lib, &l.shared.mu)
+	v.SearchK = spec.SearchK(l.packK())
+	l.shared.views[sum] = &v
+	return &v, nil
+}
+
+// packK is the pack's own agent search k.
+func (l *Lab) packK() int {
+	if l.Pack != nil {
+		return l.Pack.Manifest.SearchK
+	}
+	return agent.SearchK
 }
 
 // Open validates the snapshot and cases and builds the index.
@@ -75,7 +126,9 @@ func OpenPack(manifest, passages, cases []byte, hash tools.Hasher) (*Lab, error)
 const noCases = `{"format": "` + evaluate.CasesFormat + `", "cases": []}`
 
 // open checks the cases against the library's passages: every target id
-// and URL must name a passage.
+// and URL must name a passage (a page-level URL some passage of its page),
+// and every case's version be one of the pack's; a case that names no
+// version takes the pack's default.
 func open(lib *tools.Library, cases []byte) (*Lab, error) {
 	if cases == nil {
 		cases = []byte(noCases)
@@ -85,39 +138,96 @@ func open(lib *tools.Library, cases []byte) (*Lab, error) {
 		lib.Close()
 		return nil, err
 	}
+	if err := CheckCases(lib, cs); err != nil {
+		lib.Close()
+		return nil, err
+	}
+	snap := lib.Snapshot()
+	sh := &shared{views: map[string]*Lab{}}
+	l := &Lab{Snapshot: snap, Library: lib, Cases: cs, Pack: lib.Pack(), SearchK: agent.SearchK,
+		CasesSHA256: corpus.SHA256(string(cases)), Retrieval: lib.Retrieval(), tools: newMemo(lib, &sh.mu), shared: sh, rank: &ranking{}}
+	if l.Pack != nil {
+		l.SearchK = l.Pack.Manifest.SearchK
+		if !PythonDocumentation(l.Pack.Manifest) {
+			l.Subject = l.Pack.Manifest.Title
+		}
+		if name := l.Pack.Manifest.RetrievalConfig; name != "" && name != retrieval.Seed {
+			spec, err := retrieval.Lookup(name)
+			if err != nil {
+				lib.Close()
+				return nil, fmt.Errorf("pack %s: retrieval_config: %w", l.Pack.Manifest.ID, err)
+			}
+			view, err := lib.Under(spec)
+			if err != nil {
+				lib.Close()
+				return nil, fmt.Errorf("pack %s: retrieval_config: %w", l.Pack.Manifest.ID, err)
+			}
+			l.Library, l.Retrieval, l.tools = view, spec, newMemo(view, &sh.mu)
+			l.SearchK = spec.SearchK(l.Pack.Manifest.SearchK)
+		}
+	}
+	return l, nil
+}
+
+// CheckCases gives the cases that name no version the pack's default and
+// checks them against the library: each version is one of the pack's,
+// each source id and target URL some passage's (a page-level URL, some
+// passage of that page's). A refusal is reason.InvalidCases, naming the
+// case and the field.
+func CheckCases(lib *tools.Library, cs *evaluate.Cases) error {
+	versions := map[string]bool{}
+	if p := lib.Pack(); p != nil {
+		cs.WithVersion(p.Manifest.DefaultVersion)
+		for _, v := range p.Manifest.Versions {
+			versions[v] = true
+		}
+	} else {
+		for _, p := range lib.Snapshot().Passages {
+			versions[p.Version] = true
+		}
+	}
 	var urls []string
 	for _, c := range cs.Cases {
 		urls = append(urls, c.TargetURLs...)
 	}
 	found, err := lib.HasURLs(urls)
 	if err != nil {
-		lib.Close()
-		return nil, err
+		return err
 	}
-	for _, c := range cs.Cases {
+	for i, c := range cs.Cases {
+		where := fmt.Sprintf("case %d (%q)", i+1, c.ID)
+		if c.Version == "" {
+			return reason.New(reason.InvalidCases, "%s: version: absent, and the corpus has no default version", where)
+		}
+		if !versions[c.Version] {
+			return reason.New(reason.InvalidCases, "%s: version: %s is not one of the corpus's versions (%s)", where, c.Version, strings.Join(sortedKeys(versions), ", "))
+		}
 		for _, s := range c.Sources {
-			if ok, err := lib.Has(s); !ok || err != nil {
-				lib.Close()
-				return nil, fmt.Errorf("cases: case %q targets %q, which is not in the snapshot", c.ID, s)
+			if ok, err := lib.Has(s); err != nil {
+				return err
+			} else if !ok {
+				return reason.New(reason.InvalidCases, "%s: sources: %q is no passage's source id", where, s)
 			}
 		}
 		for _, u := range c.TargetURLs {
 			if !found[u] {
-				lib.Close()
-				return nil, fmt.Errorf("cases: case %q targets %s, which no passage has as its URL", c.ID, u)
+				if evaluate.PageLevel(u) {
+					return reason.New(reason.InvalidCases, "%s: target_urls: no passage is on the page %s", where, u)
+				}
+				return reason.New(reason.InvalidCases, "%s: target_urls: no passage has the URL %s", where, u)
 			}
 		}
 	}
-	snap := lib.Snapshot()
-	l := &Lab{Snapshot: snap, Library: lib, Cases: cs, Pack: lib.Pack(), SearchK: agent.SearchK,
-		CasesSHA256: corpus.SHA256(string(cases)), tools: newMemo(lib)}
-	if l.Pack != nil {
-		l.SearchK = l.Pack.Manifest.SearchK
-		if !PythonDocumentation(l.Pack.Manifest) {
-			l.Subject = l.Pack.Manifest.Title
-		}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	return l, nil
+	sort.Strings(out)
+	return out
 }
 
 // PythonDocumentation reports whether a pack is Python's own documentation,
@@ -173,11 +283,48 @@ func (l *Lab) Replay(ctx context.Context, f *recording.File, onTrial func(report
 	return rep, nil
 }
 
-// ReplayTrial replays one trial. Its elapsed time is the recorded one.
+// RetrievalRecord is the lab's configuration as a recording names it: nil
+// for seed (an absent field), so a seed run's recording is what it was
+// before configurations existed.
+func (l *Lab) RetrievalRecord() *recording.Retrieval {
+	if l.Retrieval.Name == "" || (l.Retrieval.Name == retrieval.Seed && l.Retrieval.IsSeed()) {
+		return nil
+	}
+	return &recording.Retrieval{Name: l.Retrieval.Name, SpecSHA256: l.Retrieval.SHA256()}
+}
+
+// Recorded is the configuration a recorded trial's searches ranked by:
+// seed when it names none, else the built-in of its name whose digest it
+// recorded; another is refused with config_mismatch (a recording made
+// under a configuration this build does not have, or has changed).
+func Recorded(r *recording.Retrieval) (retrieval.Spec, error) {
+	if r == nil {
+		return retrieval.Lookup(retrieval.Seed)
+	}
+	spec, err := retrieval.Lookup(r.Name)
+	if err != nil {
+		return retrieval.Spec{}, reason.New(reason.ConfigMismatch, "the trial was recorded under retrieval configuration %q, which is not a built-in here", r.Name)
+	}
+	if got := spec.SHA256(); got != r.SpecSHA256 {
+		return retrieval.Spec{}, reason.New(reason.ConfigMismatch, "the trial was recorded under retrieval configuration %q with settings of sha256 %s; this build's %q has %s", r.Name, r.SpecSHA256, r.Name, got)
+	}
+	return spec, nil
+}
+
+// ReplayTrial replays one trial under the retrieval configuration it was
+// recorded under (Recorded), whatever the lab's own. Its elapsed time is
+// the recorded one.
 func (l *Lab) ReplayTrial(ctx context.Context, t recording.Trial) (report.Trial, error) {
 	mode, _ := t.Mode.(string)
 	tr := report.Trial{ID: t.ID, CaseID: t.CaseID, Split: t.Split, Repeat: t.Repeat, Mode: mode,
 		Exchanges: len(t.Exchanges), ElapsedSeconds: t.ElapsedSeconds}
+	spec, err := Recorded(t.Retrieval)
+	if err != nil {
+		return Refused(tr, err)
+	}
+	if l, err = l.Under(spec); err != nil {
+		return Refused(tr, err)
+	}
 	task, err := agent.TaskFromJSON(t.Question, t.Version, t.Mode, t.Limits)
 	if err != nil {
 		return Refused(tr, err)

@@ -15,7 +15,9 @@ import (
 type memo struct {
 	lib *tools.Library
 
-	mu       sync.Mutex
+	// mu is shared by every memo over the same index (a lab and its views
+	// under other configurations, see Lab.Under).
+	mu       *sync.Mutex
 	searches map[searchKey][]tools.Handle
 }
 
@@ -24,8 +26,8 @@ type searchKey struct {
 	k              int
 }
 
-func newMemo(lib *tools.Library) *memo {
-	return &memo{lib: lib, searches: map[searchKey][]tools.Handle{}}
+func newMemo(lib *tools.Library, mu *sync.Mutex) *memo {
+	return &memo{lib: lib, mu: mu, searches: map[searchKey][]tools.Handle{}}
 }
 
 // Search returns the library's result, computed once per query, k and

@@ -41,6 +41,17 @@ type Trial struct {
 	Limits         any        `json:"limits"`
 	Exchanges      []Exchange `json:"exchanges"`
 	ElapsedSeconds *float64   `json:"elapsed_seconds,omitempty"`
+	// Retrieval names the retrieval configuration the run's searches
+	// ranked by; absent means "seed", so every recording made before
+	// configurations existed replays as it was made.
+	Retrieval *Retrieval `json:"retrieval,omitempty"`
+}
+
+// Retrieval is a recorded run's retrieval configuration: its name and the
+// sha256 of its canonical settings (core/retrieval's Spec.SHA256).
+type Retrieval struct {
+	Name       string `json:"name"`
+	SpecSHA256 string `json:"spec_sha256"`
 }
 
 // Exchange is one model request with either its response or the error kind

@@ -24,6 +24,7 @@ type scorer struct {
 
 	rows    int64
 	norm    []float64 // per passage: k1 * ((1 - b) + b * tokens / avgdl)
+	tokens  []uint64  // per passage: FTS5's token count
 	bytes   []uint64
 	version []uint64
 	// versions are the image's version strings; version indexes them.
@@ -61,7 +62,7 @@ type posting struct {
 
 func newScorer(ix *Index, d *docArrays, totalTokens uint64) *scorer {
 	rows := len(d.tokens)
-	s := &scorer{ix: ix, rows: int64(rows), bytes: d.bytes, version: d.version, versions: d.versions, pages: d.pages,
+	s := &scorer{ix: ix, rows: int64(rows), tokens: d.tokens, bytes: d.bytes, version: d.version, versions: d.versions, pages: d.pages,
 		norm: make([]float64, rows), terms: map[string]*posting{},
 		acc: make([]float64, rows), stamp: make([]uint32, rows)}
 	// fts5Bm25Function: avgdl = (double)nToken / (double)nRow, then per row

@@ -19,6 +19,11 @@ import (
 type Doc struct {
 	Version string
 	Text    string
+	// Title and URL are kept beside the index, not indexed (so bm25's
+	// statistics stay the text's alone), for retrieval configurations that
+	// weigh them as fields of their own (see Labels).
+	Title string
+	URL   string
 }
 
 // Hit is one ranked match.
@@ -46,6 +51,12 @@ type Index struct {
 	// img its scorer and passage reader (nil for an index built by Open).
 	image string
 	img   *scorer
+	// versions, titles and urls are an index built by Open's docs'
+	// versions, titles and URLs (nil for an image, which holds them).
+	versions, titles, urls []string
+	// vocab and vocabRow read an index built by Open's own FTS5
+	// vocabulary (Postings, Vocabulary), prepared on first use.
+	vocab, vocabRow *sqlite3.Stmt
 }
 
 // ErrNoTerms reports a query with no [a-z0-9] token; there is nothing to match.
@@ -60,6 +71,11 @@ func Open(docs []Doc) (*Index, error) {
 		return nil, fmt.Errorf("store: open sqlite: %w", err)
 	}
 	ix := &Index{conn: conn, docs: len(docs)}
+	for _, d := range docs {
+		ix.versions = append(ix.versions, d.Version)
+		ix.titles = append(ix.titles, d.Title)
+		ix.urls = append(ix.urls, d.URL)
+	}
 	if err := ix.build(docs); err != nil {
 		conn.Close()
 		return nil, err
@@ -112,7 +128,8 @@ func (ix *Index) Close() error {
 	if ix.img != nil {
 		imgErr = ix.img.close()
 	}
-	err := errors.Join(imgErr, ix.filtered.Close(), ix.all.Close(), ix.snippet.Close(), ix.readText.Close(), ix.conn.Close())
+	err := errors.Join(imgErr, ix.filtered.Close(), ix.all.Close(), ix.snippet.Close(), ix.readText.Close(),
+		ix.vocab.Close(), ix.vocabRow.Close(), ix.conn.Close())
 	if ix.image != "" {
 		memdb.Delete(ix.image)
 	}
@@ -251,6 +268,18 @@ func (ix *Index) SearchSnippets(query string, k int, version string) ([]Hit, err
 	if err != nil || len(hits) == 0 {
 		return hits, err
 	}
+	return ix.Snippets(query, hits)
+}
+
+// Snippets fills each hit's Snippet as SearchSnippets does, for hits of
+// any ranking (a retrieval configuration's): the best window of its text
+// for the query's literal terms; a hit holding none of them (found
+// through a stem or another field) gets none.
+func (ix *Index) Snippets(query string, hits []Hit) ([]Hit, error) {
+	if len(hits) == 0 || len(Terms(query)) == 0 {
+		return hits, nil
+	}
+	var err error
 	if err := ix.snippetTable(); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/retrieval"
 	"github.com/ragagentlab/ragagent/core/store"
 )
 
@@ -40,6 +41,58 @@ type Library struct {
 	snapshot *corpus.Snapshot // nil for an image pack
 	index    *store.Index
 	pack     *corpus.Pack // nil for a bare snapshot
+	// spec is the retrieval configuration searches rank by (seed unless
+	// Under chose another), searcher its ranking and base what the
+	// configurations over the index share.
+	spec     retrieval.Spec
+	searcher searcher
+	base     *retrieval.Base
+}
+
+// searcher is a ranking: *store.Index itself (seed) or a
+// *retrieval.Searcher.
+type searcher interface {
+	Search(query string, k int, version string) ([]store.Hit, error)
+}
+
+// Under is the library searching under spec (the same index and passages;
+// its searches ranked by spec): not safe for use at the same time as the
+// library it came from, whose index it shares, and never to be closed
+// (closing the first closes both). A spec that cannot run here is refused
+// (retrieval.Open).
+func (l *Library) Under(spec retrieval.Spec) (*Library, error) {
+	if l.base == nil {
+		l.base = retrieval.NewBase(l.index)
+	}
+	s, err := l.base.Open(spec)
+	if err != nil {
+		return nil, err
+	}
+	view := *l
+	view.spec, view.searcher = spec, s
+	return &view, nil
+}
+
+// Retrieval is the configuration the library's searches rank by.
+func (l *Library) Retrieval() retrieval.Spec {
+	if l.spec.Name == "" {
+		return seedSpec()
+	}
+	return l.spec
+}
+
+func seedSpec() retrieval.Spec {
+	s, _ := retrieval.Lookup(retrieval.Seed)
+	return s
+}
+
+// search is the library's ranking: the seed's (the index) unless Under
+// chose another.
+func (l *Library) search(query string, k int, version string) ([]store.Hit, error) {
+	if l.searcher == nil {
+		return l.index.Search(query, k, version)
+	}
+	return l.searcher.Search(query, k, version)
 }
 
 // Hasher is a sha256 implementation giving lower-case hex; nil means Go's.
@@ -98,7 +151,7 @@ func (l *Library) Pack() *corpus.Pack { return l.pack }
 func Open(s *corpus.Snapshot) (*Library, error) {
 	docs := make([]store.Doc, len(s.Passages))
 	for i, p := range s.Passages {
-		docs[i] = store.Doc{Version: p.Version, Text: p.Text}
+		docs[i] = store.Doc{Version: p.Version, Text: p.Text, Title: p.Title, URL: p.URL}
 	}
 	ix, err := store.Open(docs)
 	if err != nil {
@@ -141,10 +194,28 @@ func (l *Library) Has(sourceID string) (bool, error) {
 	return ok, err
 }
 
-// HasURLs reports which of urls some passage has.
+// HasURLs reports which of urls some passage has: a URL with a #fragment
+// as some passage's URL, one without (a page) as the page of some
+// passage's URL (the URL itself or it with a #fragment).
 func (l *Library) HasURLs(urls []string) (map[string]bool, error) {
+	var exact, pages []string
+	for _, u := range urls {
+		if strings.Contains(u, "#") {
+			exact = append(exact, u)
+		} else {
+			pages = append(pages, u)
+		}
+	}
 	if l.snapshot == nil {
-		return l.index.HasURLs(urls)
+		found, err := l.index.HasURLs(exact)
+		if err != nil {
+			return nil, err
+		}
+		onPage, err := l.index.HasPages(pages)
+		for p := range onPage {
+			found[p] = true
+		}
+		return found, err
 	}
 	found := map[string]bool{}
 	want := map[string]bool{}
@@ -152,8 +223,12 @@ func (l *Library) HasURLs(urls []string) (map[string]bool, error) {
 		want[u] = true
 	}
 	for _, p := range l.snapshot.Passages {
-		if want[p.URL] {
+		page, _, _ := strings.Cut(p.URL, "#")
+		if want[p.URL] && strings.Contains(p.URL, "#") {
 			found[p.URL] = true
+		}
+		if want[page] {
+			found[page] = true
 		}
 	}
 	return found, nil
@@ -219,14 +294,21 @@ type Scored struct {
 
 // Explain runs a search and keeps the scores (the agent never sees them).
 func (l *Library) Explain(query string, k int, version string) ([]Scored, error) {
-	hits, err := l.index.Search(query, k, version)
+	hits, err := l.search(query, k, version)
 	return l.scored(hits, err, false)
 }
 
 // ExplainSnippets is Explain with each hit's URL, title and highlighted
 // snippet: what a person searching the corpus sees.
 func (l *Library) ExplainSnippets(query string, k int, version string) ([]Scored, error) {
-	hits, err := l.index.SearchSnippets(query, k, version)
+	if l.searcher == nil || l.Retrieval().IsSeed() {
+		hits, err := l.index.SearchSnippets(query, k, version)
+		return l.scored(hits, err, true)
+	}
+	hits, err := l.search(query, k, version)
+	if err == nil {
+		hits, err = l.index.Snippets(query, hits)
+	}
 	return l.scored(hits, err, true)
 }
 

@@ -29,7 +29,7 @@ func TestCoreLayout(t *testing.T) {
 	}
 	belowController := map[string]bool{"model": true, "gemini": true, "recording": true, "rerank": true, "pyjson": true,
 		"reason": true, "corpus": true, "store": true, "tools": true, "price": true, "budget": true, "jsonfile": true,
-		"builder": true, "secret": true, "reranklab": true}
+		"builder": true, "secret": true, "reranklab": true, "retrieval": true}
 	const module = "github.com/ragagentlab/ragagent/"
 	root := filepath.Join("..", "..", "core")
 	seen := 0

@@ -1,0 +1,350 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/evaluate"
+	"github.com/ragagentlab/ragagent/core/experiment"
+	"github.com/ragagentlab/ragagent/core/jsonfile"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/retrieval"
+	"github.com/ragagentlab/ragagent/core/stats"
+)
+
+// The metrics of a retrieval experiment, in the order they are shown.
+const (
+	Recall1  = experiment.Recall1
+	Recall5  = experiment.Recall5
+	Recall10 = experiment.Recall10
+	MRR10    = experiment.MRR10
+	NDCG10   = experiment.NDCG10
+)
+
+// RetrievalMetrics lists the metrics in order.
+func RetrievalMetrics() []string { return experiment.Metrics() }
+
+// The depth a retrieval experiment ranks by default, and its cap.
+const (
+	DefaultRetrievalK = experiment.DefaultK
+	MaxRetrievalK     = experiment.MaxK
+)
+
+// AllConfigs names every offline, deterministic built-in configuration
+// (RetrievalConfigs order, seed first).
+const AllConfigs = "all"
+
+// ConfigRef names a configuration for an experiment: a built-in's name
+// (or AllConfigs), or a configuration of one's own as its JSON spec. Its
+// JSON form is a string (the name) or an object (the spec).
+type ConfigRef struct {
+	Name string
+	Spec []byte
+}
+
+// MarshalJSON is the name as a string, or the spec object.
+func (c ConfigRef) MarshalJSON() ([]byte, error) {
+	if c.Spec != nil {
+		return c.Spec, nil
+	}
+	return json.Marshal(c.Name)
+}
+
+// UnmarshalJSON reads a name (a string) or a spec (an object).
+func (c *ConfigRef) UnmarshalJSON(data []byte) error {
+	trimmed := bytes.TrimSpace(data)
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '"':
+		return json.Unmarshal(trimmed, &c.Name)
+	case len(trimmed) > 0 && trimmed[0] == '{':
+		c.Spec = append([]byte(nil), trimmed...)
+		return nil
+	}
+	return reason.New(reason.InvalidConfig, "a configuration is a built-in's name (a string) or a spec (an object), not %s", clipJSON(trimmed))
+}
+
+func clipJSON(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "…"
+	}
+	return string(b)
+}
+
+// RetrievalRequest is `ragagent retrieval`: a question set's answerable
+// cases ranked under each configuration, the first the baseline. Its
+// JSON form is what the page and the node API send ({corpus, cases,
+// configs, k}; see ParseRetrievalRequest).
+type RetrievalRequest struct {
+	// Corpus is the pack ("" is the seed).
+	Corpus string `json:"corpus"`
+	// Cases is the question set's text (ragagent-cases/1 JSON or TSV);
+	// empty means the pack's own cases.
+	Cases string `json:"cases,omitempty"`
+	// Configs are the configurations, the first the baseline; none means
+	// AllConfigs.
+	Configs []ConfigRef `json:"configs,omitempty"`
+	// K is how many passages each case's ranking holds (1..MaxRetrievalK);
+	// 0 means DefaultRetrievalK, whatever the agent's own search depth.
+	K int `json:"k,omitempty"`
+	// OnCase, if set, sees each case ranked: done of total (cases times
+	// configurations) and the configuration's name.
+	OnCase func(done, total int, config string) `json:"-"`
+}
+
+// ParseRetrievalRequest reads a front end's experiment request, JSON
+// {corpus, cases, configs, k}, strictly (unknown keys refused).
+func ParseRetrievalRequest(text string) (RetrievalRequest, error) {
+	var req RetrievalRequest
+	if err := jsonfile.Decode([]byte(text), &req); err != nil {
+		if _, ok := reason.Of(err); ok {
+			return req, err
+		}
+		return req, fmt.Errorf("retrieval: the request is not {corpus, cases, configs, k}: %v", err)
+	}
+	return req, nil
+}
+
+// RetrievalResult is `ragagent retrieval --json`, exactly DESIGN's
+// object: the corpus, the depth ranked, the cases and how many are
+// answerable, each configuration's metrics and per-case ranks, and each
+// configuration after the first compared with it on every metric.
+type RetrievalResult struct {
+	Corpus      string         `json:"corpus"`
+	K           int            `json:"k"`
+	Cases       int            `json:"cases"`
+	Answerable  int            `json:"answerable"`
+	Configs     []ConfigResult `json:"configs"`
+	Comparisons []Comparison   `json:"comparisons"`
+}
+
+// ConfigResult is one configuration: its name and spec, its metrics and
+// the rank of each answerable case, in the set's order.
+type ConfigResult struct {
+	Name    string         `json:"name"`
+	Spec    retrieval.Spec `json:"spec"`
+	Metrics Metrics        `json:"metrics"`
+	Cases   []CaseRank     `json:"cases"`
+}
+
+// Metrics are a configuration's five metrics, in DESIGN's order.
+type Metrics struct {
+	Recall1  Estimate `json:"recall@1"`
+	Recall5  Estimate `json:"recall@5"`
+	Recall10 Estimate `json:"recall@10"`
+	MRR10    Estimate `json:"mrr@10"`
+	NDCG10   Estimate `json:"ndcg@10"`
+}
+
+// Get is the metric called name (one of RetrievalMetrics).
+func (m *Metrics) Get(name string) (*Estimate, bool) {
+	switch name {
+	case Recall1:
+		return &m.Recall1, true
+	case Recall5:
+		return &m.Recall5, true
+	case Recall10:
+		return &m.Recall10, true
+	case MRR10:
+		return &m.MRR10, true
+	case NDCG10:
+		return &m.NDCG10, true
+	}
+	return nil, false
+}
+
+// Estimate is a metric's value (unrounded) and its 95% interval.
+type Estimate struct {
+	Value float64    `json:"value"`
+	CI95  [2]float64 `json:"ci95"`
+}
+
+// CaseRank is one answerable case's rank: the 1-based rank of the first
+// passage matching a target within k, or null.
+type CaseRank struct {
+	ID   string `json:"id"`
+	Rank *int   `json:"rank"`
+}
+
+// Comparison is configuration B against the baseline A on one metric:
+// B minus A, its 95% interval from paired resamples and the two-sided
+// p-value from the same resamples.
+type Comparison struct {
+	A          string     `json:"a"`
+	B          string     `json:"b"`
+	Metric     string     `json:"metric"`
+	Difference float64    `json:"difference"`
+	CI95       [2]float64 `json:"ci95"`
+	PValue     float64    `json:"p_value"`
+}
+
+// resolveConfigs turns the request's references into specs, in order:
+// AllConfigs adds every built-in not already named; a name repeated with
+// the same settings counts once, two different configurations under one
+// name are refused (comparisons are by name).
+func resolveConfigs(refs []ConfigRef) ([]retrieval.Spec, error) {
+	if len(refs) == 0 {
+		refs = []ConfigRef{{Name: AllConfigs}}
+	}
+	var out []retrieval.Spec
+	byName := map[string]string{}
+	add := func(s retrieval.Spec, explicit bool) error {
+		if sum, dup := byName[s.Name]; dup {
+			if sum != s.SHA256() && explicit {
+				return reason.New(reason.InvalidConfig, "two different configurations are called %q; rename one (comparisons are by name)", s.Name)
+			}
+			return nil
+		}
+		byName[s.Name] = s.SHA256()
+		out = append(out, s)
+		return nil
+	}
+	for _, r := range refs {
+		switch {
+		case r.Spec != nil:
+			s, err := retrieval.Parse(r.Spec)
+			if err != nil {
+				return nil, err
+			}
+			if err := add(s, true); err != nil {
+				return nil, err
+			}
+		case r.Name == AllConfigs:
+			for _, s := range retrieval.Builtins() {
+				if err := add(s, false); err != nil {
+					return nil, err
+				}
+			}
+		default:
+			s, err := retrieval.Lookup(r.Name)
+			if err != nil {
+				return nil, err
+			}
+			if err := add(s, true); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, s := range out {
+		if err := s.Runnable(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Retrieval ranks a question set's answerable cases under each
+// configuration and compares each with the first: recall@1/5/10, mrr@10
+// and nDCG@10 with 95% intervals from the seeded resampling of
+// core/stats, and paired differences. Everything is checked (the set,
+// every configuration) before anything is ranked. The index is the
+// pack's, held from the runs while it ranks.
+func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*RetrievalResult, error) {
+	k := req.K
+	if k == 0 {
+		k = DefaultRetrievalK
+	}
+	if k < 1 || k > MaxRetrievalK {
+		return nil, fmt.Errorf("retrieval: k must be from 1 to %d, got %d", MaxRetrievalK, req.K)
+	}
+	specs, err := resolveConfigs(req.Configs)
+	if err != nil {
+		return nil, err
+	}
+	l, err := e.labFor(req.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	if req.Cases != "" {
+		if l, err = l.WithCases([]byte(req.Cases)); err != nil {
+			return nil, err
+		}
+	}
+	var answerable []*evaluate.Case
+	for i := range l.Cases.Cases {
+		if c := &l.Cases.Cases[i]; c.Answerable() {
+			answerable = append(answerable, c)
+		}
+	}
+	if len(answerable) == 0 {
+		if len(l.Cases.Cases) == 0 {
+			return nil, reason.New(reason.InvalidCases, "pack %s has no cases of its own; give a question set", l.Pack.Manifest.ID)
+		}
+		return nil, reason.New(reason.InvalidCases, "the question set has no answerable case (every one names no target), so there is nothing to rank")
+	}
+	rankings := make([][]experiment.Ranking, len(specs))
+	total, done := len(answerable)*len(specs), 0
+	err = l.Ranking(func(base *retrieval.Base, heads []corpus.Passage) error {
+		ideals := experiment.Ideals(answerable, heads, k)
+		for i, spec := range specs {
+			s, err := base.Open(spec)
+			if err != nil {
+				return err
+			}
+			rankings[i], err = experiment.Rank(answerable, heads, ideals, s, k, func() error {
+				done++
+				if req.OnCase != nil {
+					req.OnCase(done, total, spec.Name)
+				}
+				return ctx.Err()
+			})
+			if err != nil {
+				return fmt.Errorf("configuration %s: %w", spec.Name, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, reason.New(reason.Cancelled, "the experiment was stopped")
+		}
+		return nil, err
+	}
+	return summarize(l.Pack.Manifest.ID, k, len(l.Cases.Cases), answerable, specs, rankings), nil
+}
+
+// summarize is the experiment's result: each configuration's metrics with
+// intervals from one resampling of the answerable cases (the same draws
+// for every configuration and metric, so each comparison is paired).
+func summarize(corpusID string, k, cases int, answerable []*evaluate.Case, specs []retrieval.Spec, rankings [][]experiment.Ranking) *RetrievalResult {
+	metrics := experiment.Metrics()
+	series := make([][]float64, 0, len(specs)*len(metrics))
+	for _, rs := range rankings {
+		for _, m := range metrics {
+			xs := make([]float64, len(rs))
+			for i, r := range rs {
+				xs[i] = r.Value(m)
+			}
+			series = append(series, xs)
+		}
+	}
+	bs := stats.Resample(series, stats.Resamples, stats.Seed1, stats.Seed2)
+	out := &RetrievalResult{Corpus: corpusID, K: k, Cases: cases, Answerable: len(answerable), Configs: []ConfigResult{}, Comparisons: []Comparison{}}
+	for c, spec := range specs {
+		cr := ConfigResult{Name: spec.Name, Spec: spec, Cases: make([]CaseRank, len(answerable))}
+		for j, m := range metrics {
+			s := c*len(metrics) + j
+			est, _ := cr.Metrics.Get(m)
+			*est = Estimate{Value: stats.Mean(series[s]), CI95: bs.CI95(s)}
+		}
+		for i, r := range rankings[c] {
+			cr.Cases[i].ID = answerable[i].ID
+			if r.Rank > 0 {
+				rank := r.Rank
+				cr.Cases[i].Rank = &rank
+			}
+		}
+		out.Configs = append(out.Configs, cr)
+	}
+	for c := 1; c < len(specs); c++ {
+		for j, m := range metrics {
+			a, b := j, c*len(metrics)+j
+			d := bs.Paired(a, b, stats.Mean(series[a]), stats.Mean(series[b]))
+			out.Comparisons = append(out.Comparisons, Comparison{A: specs[0].Name, B: specs[c].Name, Metric: m,
+				Difference: d.Difference, CI95: d.CI95, PValue: d.PValue})
+		}
+	}
+	return out
+}

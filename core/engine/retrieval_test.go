@@ -1,0 +1,110 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/fixtures/packs"
+)
+
+func packEngine(t testing.TB) *engine.Engine {
+	t.Helper()
+	sources, err := packs.Sources()
+	require.NoError(t, err)
+	e, err := engine.Open(engine.Options{Packs: sources})
+	require.NoError(t, err)
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// TestRetrievalOnTheSeed: the seed pack's own cases under every built-in:
+// DESIGN's shape, the answerable cases only in file order, a comparison
+// per configuration after the first and metric, the same bytes twice.
+func TestRetrievalOnTheSeed(t *testing.T) {
+	e := packEngine(t)
+	res, err := e.Retrieval(context.Background(), engine.RetrievalRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, "seed", res.Corpus)
+	assert.Equal(t, 10, res.K)
+	assert.Equal(t, 4, res.Cases)
+	assert.Equal(t, 3, res.Answerable)
+	builtins := engine.RetrievalConfigs()
+	require.Len(t, res.Configs, len(builtins))
+	assert.Equal(t, "seed", res.Configs[0].Name)
+	assert.Len(t, res.Comparisons, (len(builtins)-1)*5)
+	for _, c := range res.Configs {
+		var ids []string
+		for _, r := range c.Cases {
+			ids = append(ids, r.ID)
+		}
+		assert.Equal(t, []string{"overwrite", "serialize-and-save", "newline-version"}, ids)
+	}
+	first, err := json.Marshal(res)
+	require.NoError(t, err)
+	again, err := e.Retrieval(context.Background(), engine.RetrievalRequest{})
+	require.NoError(t, err)
+	second, err := json.Marshal(again)
+	require.NoError(t, err)
+	assert.Equal(t, string(first), string(second))
+}
+
+func TestRetrievalRefusals(t *testing.T) {
+	e := packEngine(t)
+	for _, c := range []struct {
+		name string
+		req  engine.RetrievalRequest
+		code reason.Code
+	}{
+		{"unknown config", engine.RetrievalRequest{Configs: []engine.ConfigRef{{Name: "nope"}}}, reason.UnknownConfig},
+		{"bad spec", engine.RetrievalRequest{Configs: []engine.ConfigRef{{Spec: []byte(`{"name": "x", "tokenizer": "nope"}`)}}}, reason.InvalidConfig},
+		{"model stage", engine.RetrievalRequest{Configs: []engine.ConfigRef{{Spec: []byte(`{"name": "x", "second_stage": {"method": "cross-encoder"}}`)}}}, reason.UnknownConfig},
+		{"name clash", engine.RetrievalRequest{Configs: []engine.ConfigRef{{Name: "seed"}, {Spec: []byte(`{"name": "seed", "tokenizer": "stemmed"}`)}}}, reason.InvalidConfig},
+		{"bad cases", engine.RetrievalRequest{Cases: "a\tq?\n"}, reason.InvalidCases},
+		{"no answerable", engine.RetrievalRequest{Cases: "a\tq?\t-\n"}, reason.InvalidCases},
+		{"target elsewhere", engine.RetrievalRequest{Cases: "a\tq?\thttps://x.org/a.html\n"}, reason.InvalidCases},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := e.Retrieval(context.Background(), c.req)
+			require.Error(t, err)
+			code, _ := reason.Of(err)
+			assert.Equal(t, c.code, code, "%v", err)
+		})
+	}
+	_, err := e.Retrieval(context.Background(), engine.RetrievalRequest{K: 101})
+	assert.ErrorContains(t, err, "k must be from 1 to 100")
+}
+
+func TestParseRetrievalRequest(t *testing.T) {
+	req, err := engine.ParseRetrievalRequest(`{"corpus": "python-3.11", "cases": "a\tq\t-\n", "configs": ["seed", {"name": "mine", "tokenizer": "stemmed"}], "k": 5}`)
+	require.NoError(t, err)
+	assert.Equal(t, "python-3.11", req.Corpus)
+	assert.Equal(t, 5, req.K)
+	require.Len(t, req.Configs, 2)
+	assert.Equal(t, "seed", req.Configs[0].Name)
+	assert.JSONEq(t, `{"name": "mine", "tokenizer": "stemmed"}`, string(req.Configs[1].Spec))
+	_, err = engine.ParseRetrievalRequest(`{"corpus": "seed", "config": ["seed"]}`)
+	assert.ErrorContains(t, err, `unknown field "config"`)
+	_, err = engine.ParseRetrievalRequest(`{"configs": [3]}`)
+	code, _ := reason.Of(err)
+	assert.Equal(t, reason.InvalidConfig, code, "%v", err)
+}
+
+func TestRetrievalOnThePythonPack(t *testing.T) {
+	e := packEngine(t)
+	res, err := e.Retrieval(context.Background(), engine.RetrievalRequest{Corpus: "python-3.11"})
+	require.NoError(t, err)
+	assert.Equal(t, 39, res.Cases)
+	assert.Equal(t, 34, res.Answerable)
+	for _, c := range res.Configs {
+		t.Logf("%-10s r@1 %.3f r@5 %.3f r@10 %.3f mrr %.3f ndcg %.3f", c.Name, c.Metrics.Recall1.Value, c.Metrics.Recall5.Value, c.Metrics.Recall10.Value, c.Metrics.MRR10.Value, c.Metrics.NDCG10.Value)
+	}
+	for _, c := range res.Comparisons {
+		t.Logf("%s-%s %s %.3f %v p=%.4f", c.B, c.A, c.Metric, c.Difference, c.CI95, c.PValue)
+	}
+}

@@ -1,0 +1,52 @@
+package lab
+
+import (
+	"sync"
+
+	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/evaluate"
+	"github.com/ragagentlab/ragagent/core/retrieval"
+)
+
+// ranking is what experiments over the lab's index keep between them:
+// the passages' heads, read once.
+type ranking struct {
+	once  sync.Once
+	heads []corpus.Passage
+	err   error
+}
+
+// Ranking runs fn with the retrieval base every configuration over the
+// lab's index opens from (tools.Library.RetrievalBase) and the passages'
+// heads (source id, version, URL, title; an image's without text) in
+// index order. The runs' searches and reads wait meanwhile: the index is
+// one SQLite connection.
+func (l *Lab) Ranking(fn func(base *retrieval.Base, heads []corpus.Passage) error) error {
+	l.tools.mu.Lock()
+	defer l.tools.mu.Unlock()
+	l.rank.once.Do(func() { l.rank.heads, l.rank.err = l.Library.Heads() })
+	if l.rank.err != nil {
+		return l.rank.err
+	}
+	return fn(l.Library.RetrievalBase(), l.rank.heads)
+}
+
+// WithCases is the lab with another question set (a --cases file): the
+// cases parsed and checked against the pack (CheckCases) with the runs
+// held off, in a copy that shares the index, which only the original's
+// Close releases.
+func (l *Lab) WithCases(data []byte) (*Lab, error) {
+	cs, err := evaluate.ParseCases(data)
+	if err != nil {
+		return nil, err
+	}
+	l.tools.mu.Lock()
+	err = CheckCases(l.Library, cs)
+	l.tools.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	c := *l
+	c.Cases, c.CasesSHA256 = cs, corpus.SHA256(string(data))
+	return &c, nil
+}
