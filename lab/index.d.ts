@@ -146,6 +146,10 @@ export declare class Lab {
   readonly openMs: number;
   replay(options?: ReplayOptions): Promise<Replayed>;
   run(options: RunOptions): Promise<RunOutput>;
+  /** `ragagent eval --json`: the pack's authored cases on both paths (scripted, or replay of a recording made over the pack). */
+  eval(options?: { corpus?: string; policy?: "scripted" | "replay"; recording?: string; config?: string | Record<string, unknown>; onTrial?: (done: number, total: number, id: string) => void }): Promise<Evaluated>;
+  /** `ragagent retrieval --json`: a question set ranked under each configuration, the first the baseline. */
+  retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void }): Promise<Compared>;
   /** The session's recording (every live run of this lab) as ragagent-recording/1 text. */
   recording(): Promise<{ trials: number; exchanges: number; text: string }>;
   /** The pack ids a corpus may name: the engine's and those shipped beside it. */
@@ -177,6 +181,15 @@ export declare function citationProblems(value: Trials): string[];
 export declare function assertCitations(value: Trials): void;
 export declare function unanswerableProblems(value: { trials: Trial[] } | { cases: Array<{ id: string; mode: string; checks: Checks | null; question?: string }> }): string[];
 export declare function assertUnanswerableDeclined(value: { trials: Trial[] } | { cases: Array<{ id: string; mode: string; checks: Checks | null; question?: string }> }): void;
+
+/** `ragagent eval --json`. */
+export interface Evaluated {
+  corpus: string;
+  search_k: number;
+  policy: string;
+  cases: Array<{ id: string; mode: string; question: string; target_read: boolean | null; outcome: string; reason: string; checks: Checks | null; usage?: Usage }>;
+  summary: { fixed: Tally; agent: Tally; target_read: { fixed: number; agent: number }; answerable_cases: number; unanswerable_cases: number; trials: number };
+}
 
 export interface Metric { value: number; ci95: [number, number] }
 /** `ragagent retrieval --json`, as far as metricProblems reads it. */

@@ -161,6 +161,46 @@ export class Lab {
   }
 
   /**
+   * eval grades a pack's authored cases on both paths and returns what
+   * `ragagent eval --json` prints: policy "scripted" (the default) or
+   * "replay" with recording (a recording's text made over the pack);
+   * config a configuration's name or spec (default: the pack's).
+   *
+   * @param {{corpus?: string, policy?: "scripted" | "replay", recording?: string, config?: string | object, cases?: string, onTrial?: Function}} [options]
+   */
+  async eval({ corpus, policy = "scripted", recording, config, cases, onTrial } = {}) {
+    const api = this.#open();
+    if (cases !== undefined) {
+      throw new LabError(CODES.INVALID_ARGUMENT, "eval: a question set (cases) is not graded by the engine's eval yet (ragagent eval has no --cases either); retrieval() ranks one");
+    }
+    const opts = { corpus: corpus === undefined ? "seed" : await this.#corpus(corpus), policy };
+    if (recording !== undefined) opts.recording = recording;
+    if (config !== undefined) opts.config = config;
+    return call(() => api.eval(opts, onTrial));
+  }
+
+  /**
+   * retrieval ranks a question set's answerable cases under each
+   * configuration and returns what `ragagent retrieval --json` prints:
+   * cases the set's text (ragagent-cases/1 JSON or the TSV; default the
+   * pack's own), configs names (["all"], the default) or specs, the first
+   * the baseline; k the depth ranked (default 10).
+   *
+   * @param {{corpus?: string, cases?: string, configs?: Array<string | object>, k?: number, onCase?: Function}} [options]
+   */
+  async retrieval({ corpus, cases, configs, k, onCase } = {}) {
+    const api = this.#open();
+    if (cases !== undefined && typeof cases !== "string") {
+      throw new LabError(CODES.INVALID_ARGUMENT, "retrieval: cases must be the question set's text (a string)");
+    }
+    const req = { corpus: corpus === undefined ? "seed" : await this.#corpus(corpus) };
+    if (cases !== undefined) req.cases = cases;
+    if (configs !== undefined) req.configs = configs;
+    if (k !== undefined) req.k = k;
+    return call(() => api.retrieval(req, onCase));
+  }
+
+  /**
    * recording is the session's recording (every live run of this lab) as
    * ragagent-recording/1 text, with how many trials and exchanges it holds.
    *

@@ -107,6 +107,19 @@ func exports() []export {
 			return tr, err
 		})},
 		{name: "runOutput", do: job(runOutput)},
+		{name: "eval", do: answer(func(c call, o struct {
+			Corpus    string            `json:"corpus"`
+			Policy    string            `json:"policy"`
+			Recording *string           `json:"recording"`
+			Config    *engine.ConfigRef `json:"config"`
+		}) (any, error) {
+			return evalCases(c, o.Corpus, o.Policy, o.Recording, o.Config)
+		})},
+		{name: "retrieval", do: answer(func(c call, s spec) (any, error) {
+			req, err := engine.ParseRetrievalRequest(s.text)
+			req.OnCase = func(done, total int, config string) { jsbridge.Notify(c.args.At(1), done, total, config) }
+			return fail(err, func() (any, error) { return c.Retrieval(context.Background(), req) })
+		})},
 		{name: "cancel", do: func(a *adapter, _ *export, args jsbridge.Args) any {
 			e, err := a.loaded()
 			id := args.At(0)
@@ -212,6 +225,36 @@ func runOutput(ctx context.Context, c call, s spec) (any, error) {
 		return nil, reason.New(*tr.Error, "%s", tr.ErrorDetail)
 	}
 	return c.Output(string(req.Policy), nil, tr), nil
+}
+
+// evalCases is eval({corpus, policy, recording?, config?},
+// onTrial?): what `ragagent eval --json` prints, the pack's authored cases
+// on both paths with the scripted policy or replayed from a recording made
+// over the pack; onTrial(done, total, id) reports each trial.
+func evalCases(c call, corpus, policy string, rec *string, config *engine.ConfigRef) (any, error) {
+	req := engine.EvalRequest{Corpus: corpus, Policy: engine.PolicyName(cmp.Or(policy, string(engine.Scripted))),
+		OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }}
+	if config != nil {
+		req.Config = config.Name
+		if config.Spec != nil {
+			req.Config = string(config.Spec)
+		}
+	}
+	switch req.Policy {
+	case engine.Scripted:
+	case engine.Replay:
+		f, err := parseRecording(rec)
+		if err != nil {
+			return nil, err
+		}
+		if f == nil {
+			return nil, errors.New("eval: policy replay needs the recording's text")
+		}
+		req.File = f
+	default:
+		return nil, reason.New(engine.InvalidPolicy, "eval: policy %q is not scripted or replay", policy)
+	}
+	return c.Eval(context.Background(), req)
 }
 
 // rerankLive is rerankLive(spec, {post, store, onCase}): the development

@@ -46,6 +46,11 @@
 //	runOutput(spec, {onStep, post})
 //	                             as run, its result what `ragagent run --json` prints ({policy, recording,
 //	                             result, tokens, note}: engine.RunOutput); a refused task rejects (RunRefused)
+//	eval({corpus, policy, recording?, config?}, onTrial?)
+//	                             Promise<what ragagent eval --json prints>: the pack's cases on both paths,
+//	                             policy scripted (default) or replay (recording: text made over the pack)
+//	retrieval({corpus, cases?, configs?, k?}, onCase?)
+//	                             Promise<what ragagent retrieval --json prints> (engine.Retrieval)
 //	cancel(id)                   stops a run (it ends incomplete, reason cancelled); true if it was running
 //	rerank({gemini?, crossEncoder?})
 //	                             Promise<{coverage, gemini, cross_encoder, sources, elapsed_ms, ...}>: the
