@@ -142,6 +142,9 @@ export class Lab {
     let key = null;
     if (policy === "gemini") {
       key = keyFromEnv(env);
+      if (record !== undefined && (await stat(record).catch(() => null)) !== null) {
+        throw new LabError(CODES.INVALID_ARGUMENT, `run: ${record} exists: a recording is never overwritten; nothing was sent`);
+      }
       spec.hasKey = true;
       hooks.post = livePost(key, this.info.limits?.response_bytes);
     } else if (record !== undefined) {
@@ -154,7 +157,11 @@ export class Lab {
     if (key !== null && record !== undefined) {
       const { text } = await call(() => api.recording());
       screenKey(text, key, record);
-      await writeFile(record, text, { flag: "wx", mode: 0o600 });
+      try {
+        await writeFile(record, text, { flag: "wx", mode: 0o600 });
+      } catch (err) {
+        throw new LabError(CODES.INVALID_ARGUMENT, `run: the recording was not written to ${record}: ${err.message}`, { cause: err });
+      }
       out.recording = record;
     }
     return out;

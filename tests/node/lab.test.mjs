@@ -110,7 +110,7 @@ test("a Gemini run against the loopback fake returns what ragagent run --policy 
   const replayed = await lab.replay({ recording: text });
   assert.equal(replayed.trials.at(-1).result.answer, got.result.answer);
   await assert.rejects(lab.run({ question: OVERWRITE, policy: "gemini", endpoint: fake.endpoint, record, env: { GOOGLE_API_KEY: KEY } }),
-    /EEXIST/, "a recording is never overwritten");
+    (err) => err.code === "invalid_argument" && /exists: a recording is never overwritten; nothing was sent/.test(err.message), "a recording is never overwritten");
 });
 
 test("a live run only goes to the Gemini API or loopback", async () => {
