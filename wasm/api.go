@@ -16,7 +16,9 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/builder"
 	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/jsbridge"
 )
 
@@ -36,7 +38,23 @@ const priceHint = "change it in the price fields"
 // other arguments.
 func exports() []export {
 	return []export{
-		{name: "load", do: func(a *adapter, _ *export, _ jsbridge.Args) any { return jsbridge.Promise(a.load) }},
+		{name: "load", do: func(a *adapter, x *export, args jsbridge.Args) any {
+			// load({priceHint}?): the hint is how this front end changes a
+			// shipped price (the node module's differs from the page's).
+			o := &struct {
+				PriceHint *string `json:"priceHint"`
+			}{}
+			var bad error
+			if t := args.At(0).Type(); t != js.TypeUndefined && t != js.TypeNull {
+				bad = x.decode(args, o)
+			}
+			return jsbridge.Promise(func() (any, error) {
+				if bad != nil {
+					return nil, bad
+				}
+				return a.load(o.PriceHint)
+			})
+		}},
 		{name: "corpus", do: answer(func(c call, _ *none) (any, error) { return c.Passages(), nil })},
 		{name: "search", do: answer(func(c call, s *spec) (any, error) {
 			req, err := engine.ParseSearchSpec(s.text)
@@ -100,7 +118,27 @@ func exports() []export {
 			req.Transport = &jsbridge.Fetch{Keyed: s.hasKey}
 			return c.PlanRun(req)
 		})},
-		{name: "run", do: job(runTrial)},
+		{name: "run", do: job(func(ctx context.Context, c call, s *spec) (any, error) {
+			_, tr, err := runTrial(ctx, c, s)
+			return tr, err
+		})},
+		{name: "runOutput", do: job(runOutput)},
+		{name: "eval", do: answer(func(c call, o *struct {
+			Corpus    string            `json:"corpus"`
+			Policy    string            `json:"policy"`
+			Recording *string           `json:"recording"`
+			Config    *engine.ConfigRef `json:"config"`
+		}) (any, error) {
+			return evalCases(c, o.Corpus, o.Policy, o.Recording, o.Config)
+		})},
+		{name: "retrieval", do: answer(func(c call, s *spec) (any, error) {
+			req, err := engine.ParseRetrievalRequest(s.text)
+			if err != nil {
+				return nil, err
+			}
+			req.OnCase = func(done, total int, config string) { jsbridge.Notify(c.args.At(1), done, total, config) }
+			return c.Retrieval(context.Background(), req)
+		})},
 		{name: "cancel", do: func(a *adapter, _ *export, args jsbridge.Args) any {
 			e, err := a.loaded()
 			id := args.At(0)
@@ -170,10 +208,10 @@ func exports() []export {
 // runTrial is run(spec, {onStep, post}): hooks.onStep sees each step as it
 // is final; hooks.post is the shell's fetch for live policies; spec.hasKey
 // says whether the shell holds a key.
-func runTrial(ctx context.Context, c call, s *spec) (any, error) {
+func runTrial(ctx context.Context, c call, s *spec) (engine.RunRequest, report.Trial, error) {
 	req, err := c.RunParser("hasKey").ParseText(s.text)
 	if err != nil {
-		return nil, err
+		return req, report.Trial{}, err
 	}
 	hooks := c.args.At(1)
 	// A throwing onStep must not end the run: progress is a courtesy.
@@ -187,11 +225,56 @@ func runTrial(ctx context.Context, c call, s *spec) (any, error) {
 	if req.Policy == engine.Gemini {
 		post := jsbridge.Field(hooks, "post")
 		if !jsbridge.IsFunc(post) {
-			return nil, fmt.Errorf("run: policy %s calls the network and needs hooks.post", req.Policy)
+			return req, report.Trial{}, fmt.Errorf("run: policy %s calls the network and needs hooks.post", req.Policy)
 		}
 		req.Transport = &jsbridge.Fetch{Call: post, Keyed: s.hasKey}
 	}
-	return c.Run(ctx, req)
+	tr, err := c.Run(ctx, req)
+	return req, tr, err
+}
+
+// runOutput is runOutput(spec, {onStep, post}): run, its value what
+// `ragagent run --json` prints (engine.RunOutput, the node module's run),
+// and, as there, a task refused before it started an error with its code.
+func runOutput(ctx context.Context, c call, s *spec) (any, error) {
+	req, tr, err := runTrial(ctx, c, s)
+	if err != nil {
+		return nil, err
+	}
+	if tr.Result == nil {
+		return nil, reason.New(*tr.Error, "%s", tr.ErrorDetail)
+	}
+	return c.Output(string(req.Policy), nil, tr), nil
+}
+
+// evalCases is eval({corpus, policy, recording?, config?},
+// onTrial?): what `ragagent eval --json` prints, the pack's authored cases
+// on both paths with the scripted policy or replayed from a recording made
+// over the pack; onTrial(done, total, id) reports each trial.
+func evalCases(c call, corpus, policy string, rec *string, config *engine.ConfigRef) (any, error) {
+	req := engine.EvalRequest{Corpus: corpus, Policy: engine.PolicyName(cmp.Or(policy, string(engine.Scripted))),
+		OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }}
+	if config != nil {
+		req.Config = config.Name
+		if config.Spec != nil {
+			req.Config = string(config.Spec)
+		}
+	}
+	switch req.Policy {
+	case engine.Scripted:
+	case engine.Replay:
+		f, err := parseRecording(rec)
+		if err != nil {
+			return nil, err
+		}
+		if f == nil {
+			return nil, errors.New("eval: policy replay needs the recording's text")
+		}
+		req.File = f
+	default:
+		return nil, reason.New(engine.InvalidPolicy, "eval: policy %q is not scripted or replay", policy)
+	}
+	return c.Eval(context.Background(), req)
 }
 
 // rerankLive is rerankLive(spec, {post, store, onCase}): the development
@@ -407,12 +490,18 @@ type loadResult struct {
 }
 
 // load validates the corpus and cases and builds the FTS5 index, once.
-func (a *adapter) load() (any, error) {
+// hint, if given, is how this front end changes a shipped price; the
+// first load fixes it.
+func (a *adapter) load(hint *string) (any, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	started := time.Now()
 	if a.engine == nil {
-		prices, err := engine.PriceTable(priceHint, "")
+		h := priceHint
+		if hint != nil {
+			h = *hint
+		}
+		prices, err := engine.PriceTable(h, "")
 		if err != nil {
 			return nil, err
 		}

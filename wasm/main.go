@@ -12,8 +12,9 @@
 // globalThis.ragagentReady(api) when that is a function):
 //
 //	version                      "ragagent-wasm/1"
-//	load()                       Promise<{passages, cases, versions, limits, modes, policies, open_ms}>
-//	                             validates the corpus and builds the FTS5 index (once)
+//	load({priceHint}?)           Promise<{passages, cases, versions, limits, modes, policies, open_ms}>
+//	                             validates the corpus and builds the FTS5 index (once); priceHint
+//	                             replaces the page's "change it in the price fields" in each price's source
 //	corpus()                     Promise<passages with bytes> (the seed's)
 //	packs()                      Promise<[{manifest, open}]>: the corpus packs, the seed first
 //	packInfo(id)                 Promise<{manifest, search_k, cases, pages, text_bytes, passage_bytes, open_ms}>
@@ -42,6 +43,14 @@
 //	run(spec, {onStep, post})    {id, result: Promise<trial report>}; spec is {corpus, question, version,
 //	                             mode, limits, policy, hasKey, endpoint}; a refused task rejects with an Error
 //	                             named RunRefused whose code is the reason
+//	runOutput(spec, {onStep, post})
+//	                             as run, its result what `ragagent run --json` prints ({policy, recording,
+//	                             result, tokens, note}: engine.RunOutput); a refused task rejects (RunRefused)
+//	eval({corpus, policy, recording?, config?}, onTrial?)
+//	                             Promise<what ragagent eval --json prints>: the pack's cases on both paths,
+//	                             policy scripted (default) or replay (recording: text made over the pack)
+//	retrieval({corpus, cases?, configs?, k?}, onCase?)
+//	                             Promise<what ragagent retrieval --json prints> (engine.Retrieval)
 //	cancel(id)                   stops a run (it ends incomplete, reason cancelled); true if it was running
 //	rerank({gemini?, crossEncoder?})
 //	                             Promise<{coverage, gemini, cross_encoder, sources, elapsed_ms, ...}>: the
