@@ -146,8 +146,8 @@ export declare class Lab {
   readonly openMs: number;
   replay(options?: ReplayOptions): Promise<Replayed>;
   run(options: RunOptions): Promise<RunOutput>;
-  /** `ragagent eval --json`: the pack's authored cases on both paths (scripted, or replay of a recording made over the pack). */
-  eval(options?: { corpus?: string; policy?: "scripted" | "replay"; recording?: string; config?: string | Record<string, unknown>; onTrial?: (done: number, total: number, id: string) => void }): Promise<Evaluated>;
+  /** `ragagent eval --json`: the pack's authored cases (or the question set `cases` holds, as `--cases`) on both paths (scripted, or replay of a recording made over the pack). */
+  eval(options?: { corpus?: string; policy?: "scripted" | "replay"; recording?: string; config?: string | Record<string, unknown>; cases?: string; onTrial?: (done: number, total: number, id: string) => void }): Promise<Evaluated>;
   /** `ragagent retrieval --json`: a question set ranked under each configuration, the first the baseline. */
   retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void }): Promise<Compared>;
   /** The session's recording (every live run of this lab) as ragagent-recording/1 text. */

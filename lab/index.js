@@ -171,16 +171,19 @@ export class Lab {
    * eval grades a pack's authored cases on both paths and returns what
    * `ragagent eval --json` prints: policy "scripted" (the default) or
    * "replay" with recording (a recording's text made over the pack);
-   * config a configuration's name or spec (default: the pack's).
+   * config a configuration's name or spec (default: the pack's); cases a
+   * question set's text (ragagent-cases/1 JSON or the TSV) graded instead
+   * of the pack's own, as `ragagent eval --cases FILE`.
    *
    * @param {{corpus?: string, policy?: "scripted" | "replay", recording?: string, config?: string | object, cases?: string, onTrial?: Function}} [options]
    */
   async eval({ corpus, policy = "scripted", recording, config, cases, onTrial } = {}) {
     const api = this.#open();
-    if (cases !== undefined) {
-      throw new LabError(CODES.INVALID_ARGUMENT, "eval: a question set (cases) is not graded by the engine's eval yet (ragagent eval has no --cases either); retrieval() ranks one");
+    if (cases !== undefined && typeof cases !== "string") {
+      throw new LabError(CODES.INVALID_ARGUMENT, "eval: cases must be the question set's text (a string)");
     }
     const opts = { corpus: corpus === undefined ? "seed" : await this.#corpus(corpus), policy };
+    if (cases !== undefined) opts.cases = cases;
     if (recording !== undefined) opts.recording = recording;
     if (config !== undefined) opts.config = config;
     return call(() => api.eval(opts, onTrial));
@@ -204,7 +207,10 @@ export class Lab {
     if (cases !== undefined) req.cases = cases;
     if (configs !== undefined) req.configs = configs;
     if (k !== undefined) req.k = k;
-    return call(() => api.retrieval(req, onCase));
+    // The engine's retrieval is a job whose value is the command's bytes
+    // (the page downloads them as they are); here they are parsed.
+    const text = await call(() => api.retrieval(req, { onProgress: onCase }).result);
+    return JSON.parse(text);
   }
 
   /**

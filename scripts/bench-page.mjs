@@ -2,8 +2,11 @@
 // sizes; the shell's first paint; cold and repeat-visit engine-ready time in
 // headless Chromium (median of RUNS, default 5); the background warm-up that
 // primes the code cache; replay-all in the browser and in node; FTS5 search
-// latency in WASM against native Go. It prints a Markdown table for
-// docs/page.md. Every time is on the page's clock (from navigation start).
+// latency in WASM against native Go; an experiment (every built-in
+// retrieval configuration over the Python pack's 40-question natural set,
+// fixtures/cases/python-3.11-natural.json) in Chromium's worker against
+// `ragagent retrieval --json` natively, the same bytes out. It prints a
+// Markdown table for docs/page.md. Every time is on the page's clock (from navigation start).
 //
 // SITE=dir measures another build of the site (for a before/after table);
 // pages without the warm-up (older builds) are measured the same way.
@@ -141,6 +144,56 @@ async function browserFigures(url) {
   return f;
 }
 
+// The experiment: the set every built-in configuration ranks, the pack it
+// ranks on, and the picker's option for it.
+const EXP_SET = path.join(root, "fixtures", "cases", "python-3.11-natural.json");
+const EXP_CORPUS = "python-3.11";
+const EXP_RUNS = Number(process.env.EXP_RUNS || 3);
+
+/** experimentFigures runs the experiment in the page's worker EXP_RUNS
+ * times after the pack is open (the pack's opening timed apart), each
+ * result's bytes kept to compare with the command's. */
+async function experimentFigures(url) {
+  const b = await launch();
+  try {
+    const page = await b.context.newPage();
+    await page.goto(`${url}#experiments`);
+    await page.waitForFunction(() => document.body.dataset.replay === "done", null, { timeout: 300000 });
+    const t0 = Date.now();
+    await page.selectOption("#corpus-choice", EXP_CORPUS);
+    await page.waitForFunction(() => document.body.dataset.corpus === "ready" && document.querySelector("#exp-corpus").textContent.startsWith("Python"), null, { timeout: 300000 });
+    const open = Date.now() - t0;
+    const cases = readFileSync(EXP_SET, "utf8");
+    const times = [];
+    let text = "";
+    for (let i = 0; i < EXP_RUNS; i++) {
+      const r = await page.evaluate(async ({ corpus, cases }) => {
+        const t = performance.now();
+        const v = await window.ragagentPage.call("retrieval", [{ corpus, cases, configs: ["all"] }]);
+        return { ms: performance.now() - t, text: typeof v === "string" ? v : v.json };
+      }, { corpus: EXP_CORPUS, cases });
+      times.push(r.ms);
+      text = r.text;
+    }
+    return { open, times, text };
+  } finally {
+    await b.close();
+  }
+}
+
+/** experimentNative times `ragagent retrieval --json` on the same set (process start and pack open included). */
+function experimentNative() {
+  const bin = goBinary("./cmd/ragagent");
+  const times = [];
+  let text = "";
+  for (let i = 0; i < EXP_RUNS; i++) {
+    const t = performance.now();
+    text = execFileSync(bin, ["retrieval", "--corpus", EXP_CORPUS, "--cases", EXP_SET, "--json"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    times.push(performance.now() - t);
+  }
+  return { times, text };
+}
+
 async function nodeFigures() {
   const { api, timings } = await startEngine(SITE);
   const t0 = performance.now();
@@ -166,8 +219,23 @@ const url = `${site.url}/`;
 const wasm = path.join(SITE, "main.wasm");
 const raw = size(wasm), gz = size(`${wasm}.gz`), br = size(`${wasm}.br`);
 const sec = sections(wasm);
-const chrome = await browserFigures(url);
+const chrome = process.env.EXPERIMENT_ONLY ? null : await browserFigures(url);
+const expPage = await experimentFigures(url);
 site.stop();
+const expNative = experimentNative();
+const expCases = JSON.parse(readFileSync(EXP_SET, "utf8")).cases.length;
+const expConfigs = JSON.parse(expNative.text).configs.length;
+const expLines = [
+  `| experiment: ${expConfigs} built-in configurations over ${expCases} questions (${path.relative(root, EXP_SET)}), Chromium worker, pack open, median of ${EXP_RUNS} | ${ms(median(expPage.times))} ${runs(expPage.times)} |`,
+  `| the same, \`ragagent retrieval --json\` natively (process start and pack open included), median of ${EXP_RUNS} | ${ms(median(expNative.times))} ${runs(expNative.times)} |`,
+  `| ratio page / native: the page's first experiment (its searchers' statistics built then) / the median after it | ${(expPage.times[0] / median(expNative.times)).toFixed(1)}x / ${(median(expPage.times.slice(1)) / median(expNative.times)).toFixed(1)}x (aim: within 10x) |`,
+  `| the page's result and the command's, byte for byte | ${expPage.text === expNative.text ? "equal" : "DIFFERENT"} |`,
+  `| opening the Python pack in the page before it (fetch, gunzip, index) | ${ms(expPage.open)} |`,
+];
+if (!chrome) {
+  console.log([`| figure | value |`, `| --- | --- |`, ...expLines, `| machine load average before / after | ${loadBefore} / ${loadavg()} |`].join("\n"));
+  process.exit(0);
+}
 const node = await nodeFigures();
 const native = nativeFigures();
 const loadAfter = loadavg();
@@ -200,6 +268,7 @@ const lines = [
   `| search as the page asks it (FTS5, terms explained, snippets), WASM in Chromium (repeat visit), median of ${chrome.searches.length} | ${median(chrome.searches).toFixed(2)} ms |`,
   `| the same search, WASM in node, median | ${node.search.toFixed(2)} ms |`,
   `| FTS5 query with scores only, native Go | ${native.Search.toFixed(3)} ms |`,
+  ...expLines,
   `| machine load average before / after | ${loadBefore} / ${loadAfter} |`,
 ];
 console.log(lines.join("\n"));

@@ -1,7 +1,7 @@
 // app.js is the page's entry: it wires the modules together. The engine
 // runs in a worker (engine/: client.js is its client); each view is a
 // folder of its own modules (replay/, trace/, run/, rerank/, recordings/,
-// corpus/), its view.js exporting mount; what several views use is in
+// corpus/, experiments/, runs/, compare/), its view.js exporting mount; what several views use is in
 // shared/, where key.js alone holds the Gemini key and state.js owns the
 // page's state. Everything that comes from a recording, a passage or a
 // model is inserted as text, never as HTML (shared/dom.js).
@@ -16,6 +16,9 @@ import { showProgress, showStartFailure, primeCodeCache, whenIdle } from "./engi
 import * as corpusPicker from "./corpus/picker.js";
 import * as documents from "./corpus/documents.js";
 import * as corpusView from "./corpus/view.js";
+import * as experimentsView from "./experiments/view.js";
+import * as runsView from "./runs/view.js";
+import * as compareView from "./compare/view.js";
 import * as recordingsView from "./recordings/view.js";
 import * as replayView from "./replay/view.js";
 import * as rerankView from "./rerank/view.js";
@@ -33,11 +36,14 @@ const replay = replayView.mount({ openTrace: trace.open });
 // The published outcomes, at once: a small static file, no engine needed.
 fetch("published.json").then((r) => (r.ok ? r.json() : Promise.reject(new Error(`published.json: HTTP ${r.status}`))))
   .then(replay.showPublished).catch(() => { document.body.dataset.published = "failed"; });
-const recordings = recordingsView.mount({ openTrace: trace.open, enableLoaded: trace.enableLoaded });
+const runs = runsView.mount({ openTrace: trace.open });
+const compare = compareView.mount();
+const recordings = recordingsView.mount({ openTrace: trace.open, enableLoaded: (...a) => { trace.enableLoaded(...a); runs.refresh(); compare.refresh(); } });
 const run = runView.mount({ onRecorded: recordings.setCount });
 const rerank = rerankView.mount();
 const corpus = corpusView.mount();
 const docs = documents.mount();
+const experiments = experimentsView.mount();
 
 // One key box serves the Run and Rerank views: it moves to the view shown.
 nav.onView((name) => {
@@ -61,10 +67,12 @@ ready.then((info) => {
   run.ready(info);
   rerank.ready(info);
   // The corpus picker opens the corpus chosen last time beside the replay.
-  corpusPicker.ready().then(docs.ready).catch(showStartFailure);
+  corpusPicker.ready().then(docs.ready).then(experiments.ready).catch(showStartFailure);
   return replay.replay();
 }).then(() => {
   trace.ready();
+  runs.ready();
+  compare.ready();
   whenIdle(primeCodeCache);
 }).catch(showStartFailure);
 

@@ -71,8 +71,13 @@ func exports() []export {
 			if err != nil {
 				return nil, err
 			}
-			return c.Replay(context.Background(), engine.ReplayRequest{File: file, Case: o.Case,
+			rep, err := c.Replay(context.Background(), engine.ReplayRequest{File: file, Case: o.Case,
 				OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }})
+			if err != nil {
+				return nil, err
+			}
+			// The trace shows each candidate's score.
+			return rep, c.CandidateScores("", rep.Trials)
 		})},
 		{name: "packs", do: answer(func(c call, _ *none) (any, error) { return c.Packs(), nil })},
 		{name: "packInfo", usage: "give a pack id", do: answer(func(c call, id *string) (any, error) { return c.PackInfo(*id) })},
@@ -119,8 +124,13 @@ func exports() []export {
 			return c.PlanRun(req)
 		})},
 		{name: "run", do: job(func(ctx context.Context, c call, s *spec) (any, error) {
-			_, tr, err := runTrial(ctx, c, s)
-			return tr, err
+			req, tr, err := runTrial(ctx, c, s)
+			if err != nil {
+				return nil, err
+			}
+			// The trace shows each candidate's score.
+			trials := []report.Trial{tr}
+			return trials[0], c.CandidateScores(req.Corpus, trials)
 		})},
 		{name: "runOutput", do: job(runOutput)},
 		{name: "eval", do: answer(func(c call, o *struct {
@@ -128,16 +138,9 @@ func exports() []export {
 			Policy    string            `json:"policy"`
 			Recording *string           `json:"recording"`
 			Config    *engine.ConfigRef `json:"config"`
+			Cases     *string           `json:"cases"`
 		}) (any, error) {
-			return evalCases(c, o.Corpus, o.Policy, o.Recording, o.Config)
-		})},
-		{name: "retrieval", do: answer(func(c call, s *spec) (any, error) {
-			req, err := engine.ParseRetrievalRequest(s.text)
-			if err != nil {
-				return nil, err
-			}
-			req.OnCase = func(done, total int, config string) { jsbridge.Notify(c.args.At(1), done, total, config) }
-			return c.Retrieval(context.Background(), req)
+			return evalCases(c, o.Corpus, o.Policy, o.Recording, o.Config, o.Cases)
 		})},
 		{name: "cancel", do: func(a *adapter, _ *export, args jsbridge.Args) any {
 			e, err := a.loaded()
@@ -147,6 +150,26 @@ func exports() []export {
 		{name: "exchanges", do: answer(func(c call, r *engine.ExchangesRequest) (any, error) { return c.Exchanges(*r) })},
 		{name: "exportOTLP", do: answer(func(c call, r *engine.ExportRequest) (any, error) {
 			data, err := c.ExportOTLP(context.Background(), *r)
+			return string(data), err
+		})},
+		{name: "exportRunOTLP", usage: "give {corpus, run, recording?, recorded_at, trial: {id, repeat}}", do: answer(func(c call, o *struct {
+			Run        json.RawMessage `json:"run"`
+			Recording  *string         `json:"recording"`
+			RecordedAt string          `json:"recorded_at"`
+			Trial      struct {
+				ID     string `json:"id"`
+				Repeat int    `json:"repeat"`
+			} `json:"trial"`
+		}) (any, error) {
+			run, err := c.RunParser("hasKey").ParseText(string(o.Run))
+			if err != nil {
+				return nil, err
+			}
+			file, err := parseRecording(o.Recording)
+			if err != nil {
+				return nil, err
+			}
+			data, err := c.ExportRun(context.Background(), engine.RunExport{Run: run, File: file, ID: o.Trial.ID, Repeat: o.Trial.Repeat, RecordedAt: o.RecordedAt})
 			return string(data), err
 		})},
 		{name: "recording", do: answer(func(c call, _ *none) (any, error) { return engine.TextOf(c.Recording()) })},
@@ -178,6 +201,14 @@ func exports() []export {
 			return c.AcceptCrossEncoder(context.Background(), s.text)
 		})},
 		{name: "rerankLive", do: job(rerankLive)},
+		{name: "retrievalConfigs", do: answer(func(c call, _ *none) (any, error) { return engine.RetrievalConfigs(), nil })},
+		{name: "retrieval", do: job(retrievalJob)},
+		{name: "questionSet", usage: "give {corpus, text}", do: answer(func(c call, q *struct {
+			Corpus string `json:"corpus"`
+			Text   string `json:"text"`
+		}) (any, error) {
+			return c.ParseQuestionSet(q.Corpus, q.Text)
+		})},
 		{name: "rerankRecording", do: answer(func(c call, _ *none) (any, error) {
 			if f := c.RerankRecording(); f != nil {
 				return engine.TextOf(f)
@@ -247,13 +278,17 @@ func runOutput(ctx context.Context, c call, s *spec) (any, error) {
 	return c.Output(string(req.Policy), nil, tr), nil
 }
 
-// evalCases is eval({corpus, policy, recording?, config?},
+// evalCases is eval({corpus, policy, recording?, config?, cases?},
 // onTrial?): what `ragagent eval --json` prints, the pack's authored cases
+// (or the question set cases holds)
 // on both paths with the scripted policy or replayed from a recording made
 // over the pack; onTrial(done, total, id) reports each trial.
-func evalCases(c call, corpus, policy string, rec *string, config *engine.ConfigRef) (any, error) {
+func evalCases(c call, corpus, policy string, rec *string, config *engine.ConfigRef, cases *string) (any, error) {
 	req := engine.EvalRequest{Corpus: corpus, Policy: engine.PolicyName(cmp.Or(policy, string(engine.Scripted))),
 		OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }}
+	if cases != nil {
+		req.Cases = []byte(*cases)
+	}
 	if config != nil {
 		req.Config = config.Name
 		if config.Spec != nil {
@@ -275,6 +310,37 @@ func evalCases(c call, corpus, policy string, rec *string, config *engine.Config
 		return nil, reason.New(engine.InvalidPolicy, "eval: policy %q is not scripted or replay", policy)
 	}
 	return c.Eval(context.Background(), req)
+}
+
+// retrievalJob is retrieval({corpus, cases, configs, k}, {onProgress}):
+// `ragagent retrieval --json`, its value the command's bytes as text
+// (RetrievalResult.JSON), so the page's download is byte for byte what
+// the command prints (the node module parses it); onProgress(done, total,
+// config) sees each question ranked. cancel(id) stops it (reason
+// cancelled).
+func retrievalJob(ctx context.Context, c call, s *spec) (any, error) {
+	req, err := engine.ParseRetrievalRequest(s.text)
+	if err != nil {
+		return nil, err
+	}
+	on := jsbridge.Field(c.args.At(1), "onProgress")
+	// Ranking never waits on JS, so Go would not hand the worker's event
+	// loop back until it ends: every 50 ms it sleeps a millisecond, which
+	// lets the worker take a cancel(id) meanwhile.
+	last := time.Now()
+	req.OnCase = func(done, total int, config string) {
+		jsbridge.Notify(on, done, total, config)
+		if time.Since(last) > 50*time.Millisecond {
+			time.Sleep(time.Millisecond)
+			last = time.Now()
+		}
+	}
+	res, err := c.Retrieval(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	data, err := res.JSON()
+	return string(data), err
 }
 
 // rerankLive is rerankLive(spec, {post, store, onCase}): the development

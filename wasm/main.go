@@ -46,11 +46,9 @@
 //	runOutput(spec, {onStep, post})
 //	                             as run, its result what `ragagent run --json` prints ({policy, recording,
 //	                             result, tokens, note}: engine.RunOutput); a refused task rejects (RunRefused)
-//	eval({corpus, policy, recording?, config?}, onTrial?)
+//	eval({corpus, policy, recording?, config?, cases?}, onTrial?)
 //	                             Promise<what ragagent eval --json prints>: the pack's cases on both paths,
 //	                             policy scripted (default) or replay (recording: text made over the pack)
-//	retrieval({corpus, cases?, configs?, k?}, onCase?)
-//	                             Promise<what ragagent retrieval --json prints> (engine.Retrieval)
 //	cancel(id)                   stops a run (it ends incomplete, reason cancelled); true if it was running
 //	rerank({gemini?, crossEncoder?})
 //	                             Promise<{coverage, gemini, cross_encoder, sources, elapsed_ms, ...}>: the
@@ -62,6 +60,11 @@
 //	                             {id, result: Promise<{gemini, ledger, exchanges, ...}>}; spec is
 //	                             {price?, endpoint?, hasKey}; refused whole (RunRefused, code) before
 //	                             anything is reserved or sent when the plan has a refusal
+//	retrievalConfigs()           Promise<[spec]>: the built-in retrieval configurations, in --list order
+//	retrieval({corpus, cases, configs, k}, {onProgress})
+//	                             {id, result: Promise<text>}: `ragagent retrieval --json`'s bytes;
+//	                             onProgress(done, total, config) per question ranked
+//	questionSet({corpus, text})  Promise<[case]>: a question set read as retrieval reads it (invalid_cases)
 //	rerankRecording()            Promise<{exchanges, text} | null>: the latest live rerank's recording
 //	ledger(store)                Promise<{budget_usd, spent_usd, remaining_usd, entries}>
 //	setBudget(usd, store)        Promise<ledger state>
@@ -73,6 +76,9 @@
 //	crossEncoderPlan(manifest?)  Promise<plan>: a fresh cross-encoder scoring's plan (the published model,
 //	                             or a test host's manifest text)
 //	acceptCrossEncoder(payload)  Promise<run>: a fresh scoring's payload through the acceptance contract
+//	exportRunOTLP({corpus, run, recording?, recorded_at, trial: {id, repeat}})
+//	                             Promise<OTLP/JSON text>: a run the page kept (run is its spec): a scripted
+//	                             one made again, a live one replayed from its own recording (engine.ExportRun)
 //	warm(rounds, round)          Promise<{rounds, elapsed_ms}>: repeats start-up on throwaway labs
 //	                             (1 to 50 rounds a call) so the browser caches optimised code (warm.go)
 //	exit()                       releases the API and ends the program

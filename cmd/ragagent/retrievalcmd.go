@@ -119,8 +119,13 @@ func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if *asJSON {
-		if code := writeJSON(stdout, stderr, "retrieval", res); code != exitOK {
-			return code
+		// The page's download writes the same bytes (RetrievalResult.JSON).
+		data, err := res.JSON()
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := stdout.Write(data); err != nil {
+			return fail(err)
 		}
 	} else {
 		printRetrieval(stdout, res)

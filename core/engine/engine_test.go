@@ -843,3 +843,72 @@ func TestSessionRecordingReplaysAndExportsFromMemory(t *testing.T) {
 	assert.NotContains(t, string(out), "invalid_limits")
 	assert.Contains(t, string(out), string(tr.Result.Reason))
 }
+
+// A run kept outside the engine exports as OTLP: a scripted one made
+// again (the same steps, not counted among the session's runs), a live
+// one replayed from its own recording; a live run without its recording
+// is refused.
+func TestExportRunKeptOutside(t *testing.T) {
+	e := open(t, 20)
+	want := task(t, e, "serialize-and-save", agent.Agent)
+	tr, err := e.Run(context.Background(), engine.RunRequest{Task: want, Policy: engine.Scripted})
+	require.NoError(t, err)
+	require.NotNil(t, tr.Result)
+	out, err := e.ExportRun(context.Background(), engine.RunExport{Run: engine.RunRequest{Task: want, Policy: engine.Scripted}, ID: tr.ID, Repeat: tr.Repeat, RecordedAt: "2026-12-02T10:00:00Z"})
+	require.NoError(t, err)
+	text := string(out)
+	assert.Equal(t, 1, strings.Count(text, `"stringValue": "AGENT"`))
+	assert.Equal(t, tr.Result.Usage.ModelCalls, strings.Count(text, `"stringValue": "LLM"`), "a span per scripted decision")
+	assert.Equal(t, tr.Result.Usage.Searches, strings.Count(text, `"stringValue": "RETRIEVER"`))
+	assert.Contains(t, text, `"key": "retrieval.documents.0.document.score"`)
+	assert.Contains(t, text, `"stringValue": "ragagent"`, "the scripted rules are the provider")
+	assert.Contains(t, text, tr.ID)
+	assert.Contains(t, text, string(tr.Result.Reason))
+	again, err := e.Run(context.Background(), engine.RunRequest{Task: want, Policy: engine.Scripted})
+	require.NoError(t, err)
+	assert.Equal(t, tr.Repeat+1, again.Repeat, "the export is not counted as a run")
+
+	live, err := e.Run(context.Background(), engine.RunRequest{Task: want, Policy: engine.Gemini, Transport: &inProcess{key: true}})
+	require.NoError(t, err)
+	out, err = e.ExportRun(context.Background(), engine.RunExport{Run: engine.RunRequest{Task: want, Policy: engine.Gemini}, File: e.Recording()})
+	require.NoError(t, err)
+	assert.Equal(t, live.Result.Usage.ModelCalls, strings.Count(string(out), `"stringValue": "LLM"`))
+	assert.NotContains(t, string(out), "ragagent.refused")
+
+	_, err = e.ExportRun(context.Background(), engine.RunExport{Run: engine.RunRequest{Task: want, Policy: engine.Gemini}})
+	assert.ErrorContains(t, err, "from its recording")
+}
+
+// A trace's candidates carry the scores the pack's ranking gave them,
+// the same as a diagnostic search of the query (the model never saw
+// them); a read has none.
+func TestCandidateScores(t *testing.T) {
+	e := open(t, 5)
+	want := task(t, e, "serialize-and-save", agent.Agent)
+	tr, err := e.Run(context.Background(), engine.RunRequest{Task: want, Policy: engine.Scripted})
+	require.NoError(t, err)
+	require.Nil(t, tr.Scores, "a run has no scores until asked")
+	trials := []report.Trial{tr}
+	require.NoError(t, e.CandidateScores("", trials))
+	got := trials[0]
+	require.Len(t, got.Scores, len(got.Result.Observations))
+	assert.Equal(t, engine.BM25Kind, got.ScoreKind)
+	searches := 0
+	for i, o := range got.Result.Observations {
+		sr, ok := o.Search()
+		if !ok {
+			assert.Nil(t, got.Scores[i], "a read has no scores")
+			continue
+		}
+		searches++
+		res, err := e.Search(engine.SearchRequest{Query: sr.Query, Version: got.Result.Version})
+		require.NoError(t, err)
+		require.Len(t, got.Scores[i], len(sr.Candidates))
+		for j, c := range sr.Candidates {
+			require.NotNil(t, got.Scores[i][j], c.SourceID)
+			assert.Equal(t, res.Hits[j].SourceID, c.SourceID)
+			assert.Equal(t, res.Hits[j].Score, *got.Scores[i][j])
+		}
+	}
+	assert.Positive(t, searches)
+}

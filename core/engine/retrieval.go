@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/evaluate"
@@ -347,4 +348,46 @@ func summarize(corpusID string, k, cases int, answerable []*evaluate.Case, specs
 		}
 	}
 	return out
+}
+
+// JSON is the result as `ragagent retrieval --json` prints it: indented
+// two spaces, nothing HTML-escaped, a final newline. The command line and
+// the page's download (the wasm export) both write these bytes, so a
+// download equals the command's output for the same input.
+func (r *RetrievalResult) JSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// ParseQuestionSet reads a question set's text as an experiment would
+// (ragagent-cases/1 or TSV, bounded, each refusal one invalid_cases line
+// naming the case and field) and returns its cases, a case without a
+// version given the pack's default: what the page shows beside each
+// question's ranks, and its early check of a file a person chose.
+func (e *Engine) ParseQuestionSet(corpusID, text string) ([]evaluate.Case, error) {
+	l, err := e.labFor(corpusID)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil, reason.New(reason.InvalidCases, "the question set is empty")
+	}
+	cs, err := evaluate.ParseCases([]byte(text))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]evaluate.Case, len(cs.Cases))
+	for i, c := range cs.Cases {
+		if c.Version == "" {
+			c.Version = l.Pack.Manifest.DefaultVersion
+		}
+		out[i] = c
+	}
+	return out, nil
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/fixtures/packs"
 )
@@ -171,4 +173,59 @@ func BenchmarkRetrievalPython(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A question's search under a configuration (the Experiments view's side
+// by side, ParseSearchSpec's config: a name or a spec) ranks as the
+// experiment did: the first hit matching a target is at the case's rank,
+// under every built-in and a spec given whole; a config of the wrong type
+// is invalid_config. On the Python pack, where the configurations rank
+// differently.
+func TestSearchUnderAConfigurationRanksAsTheExperiment(t *testing.T) {
+	e := packEngine(t)
+	res, err := e.Retrieval(context.Background(), engine.RetrievalRequest{Corpus: "python-3.11"})
+	require.NoError(t, err)
+	cases, err := e.PackCases("python-3.11")
+	require.NoError(t, err)
+	byID := map[string]evaluate.Case{}
+	for _, c := range cases {
+		byID[c.ID] = c
+	}
+	fields, err := engine.ParseConfig("fields")
+	require.NoError(t, err)
+	spec, err := json.Marshal(fields)
+	require.NoError(t, err)
+	asks := map[string]string{}
+	for _, c := range res.Configs {
+		name, _ := json.Marshal(c.Name)
+		asks[c.Name] = string(name)
+	}
+	asks["fields as a spec"] = string(spec)
+	for label, config := range asks {
+		want := res.Configs[0]
+		for _, c := range res.Configs {
+			if c.Name == label || (label == "fields as a spec" && c.Name == "fields") {
+				want = c
+			}
+		}
+		for _, rc := range want.Cases {
+			c := byID[rc.ID]
+			q, _ := json.Marshal(c.Question)
+			req, err := engine.ParseSearchSpec(`{"corpus": "python-3.11", "query": ` + string(q) + `, "version": "` + c.Version + `", "k": 10, "config": ` + config + `}`)
+			require.NoError(t, err)
+			found, err := e.Search(req)
+			require.NoError(t, err, label)
+			var first *int
+			for _, h := range found.Hits {
+				if c.Matches(corpus.Passage{SourceID: h.SourceID, URL: h.URL}) {
+					first = &h.Rank
+					break
+				}
+			}
+			assert.Equal(t, rc.Rank, first, "%s under %s", rc.ID, label)
+		}
+	}
+	_, err = engine.ParseSearchSpec(`{"query": "x", "config": 3}`)
+	code, _ := reason.Of(err)
+	assert.Equal(t, reason.InvalidConfig, code)
 }

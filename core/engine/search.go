@@ -5,6 +5,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/pyjson"
+	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/store"
 )
 
@@ -97,7 +98,8 @@ func (e *Engine) Search(req SearchRequest) (*SearchResult, error) {
 }
 
 // ParseSearchSpec reads a front end's search, JSON {corpus, query, version,
-// k}: an absent corpus is the seed, an absent k the pack's agent k; a given k must be a whole number 1..MaxSearchK.
+// k, config}: an absent corpus is the seed, an absent k the pack's agent k; a given k must be a whole number 1..MaxSearchK;
+// config a built-in's name or a configuration's spec (an object), absent the pack's default.
 func ParseSearchSpec(text string) (SearchRequest, error) {
 	v, err := pyjson.Decode(text)
 	if err != nil {
@@ -108,6 +110,15 @@ func ParseSearchSpec(text string) (SearchRequest, error) {
 	req.Corpus, _ = get(o, "corpus").(string)
 	req.Query, _ = get(o, "query").(string)
 	req.Version, _ = get(o, "version").(string)
+	switch c := get(o, "config").(type) {
+	case nil:
+	case string:
+		req.Config = c
+	case *pyjson.Object:
+		req.Config = pyjson.Dumps(c, pyjson.Options{})
+	default:
+		return SearchRequest{}, reason.New(reason.InvalidConfig, "search: config is a built-in's name (a string) or a spec (an object)")
+	}
 	if k := get(o, "k"); k != nil {
 		n, _ := k.(pyjson.Number)
 		i, whole := n.Int()

@@ -9,6 +9,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/otlp"
+	"github.com/ragagentlab/ragagent/core/policy"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/report"
@@ -190,4 +191,57 @@ func documents(l *lab.Lab, query, version string, cands []agent.Candidate) []otl
 		out[i] = d
 	}
 	return out
+}
+
+// RunExport is a run kept outside the engine (the page keeps its runs in
+// the browser, so a later session can export one the engine never saw):
+// the run as it was asked, and a live run's own recording. A scripted run
+// is made again (the policy is deterministic on the same pack), a live one
+// replayed from its recording, and either exported as OTLP/JSON as a
+// recorded trial is.
+type RunExport struct {
+	Run RunRequest
+	// File is a live run's recording (its one trial); nil for a scripted run.
+	File *recording.File
+	// ID and Repeat are the kept trial's, so the export names it as the
+	// page does; RecordedAt is when it ran (RFC 3339), the spans' start.
+	ID         string
+	Repeat     int
+	RecordedAt string
+}
+
+// ExportRun exports a kept run as OTLP/JSON (core/otlp): a live run's
+// recording replayed over its pack, or a scripted run made again with
+// the scripted policy, without counting it among the session's runs.
+func (e *Engine) ExportRun(ctx context.Context, req RunExport) ([]byte, error) {
+	l, err := e.labFor(req.Run.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	if req.File != nil {
+		rep, err := l.Replay(ctx, req.File, nil)
+		if err != nil {
+			return nil, err
+		}
+		return otlpOf(l, req.File, rep.Trials)
+	}
+	if req.Run.Policy != Scripted {
+		return nil, fmt.Errorf("export: a %s run is exported from its recording, and none was given", req.Run.Policy)
+	}
+	if err := req.Run.Task.Validate(); err != nil {
+		return nil, err
+	}
+	tr := report.Trial{ID: req.ID, Repeat: max(req.Repeat, 1), Mode: string(req.Run.Task.Mode), Model: string(Scripted)}
+	if tr.ID == "" {
+		tr.ID = "run-" + string(req.Run.Task.Mode)
+	}
+	if c, known := caseFor(l, req.Run.Task); known {
+		tr.CaseID, tr.Split = c.ID, c.Split
+	}
+	tr, err = l.Trial(ctx, tr, req.Run.Task, policy.Scripted{}, lab.TrialOptions{})
+	if err != nil {
+		return nil, err
+	}
+	f := &recording.File{Model: string(Scripted), Endpoint: "", Config: nil, RecordedAt: req.RecordedAt, Trials: []recording.Trial{trialRecord(tr, req.Run.Task)}}
+	return otlpOf(l, f, []report.Trial{tr})
 }

@@ -260,7 +260,12 @@ func llmSpan(in Input, t recording.Trial, id ids, parent string, s agent.Step, a
 	if s.ModelVersion != "" {
 		modelName = s.ModelVersion
 	}
-	sp.Attributes = []keyValue{str("openinference.span.kind", "LLM"), str("llm.model_name", modelName), str("llm.provider", "google"),
+	// A scripted run's decisions are the offline rules', not a provider's.
+	provider := "google"
+	if in.File.Model == "scripted" {
+		provider = "ragagent"
+	}
+	sp.Attributes = []keyValue{str("openinference.span.kind", "LLM"), str("llm.model_name", modelName), str("llm.provider", provider),
 		integer("ragagent.call", s.Call), str("ragagent.timing", label)}
 	var ex *recording.Exchange
 	if s.Call <= len(t.Exchanges) {

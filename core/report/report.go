@@ -43,6 +43,12 @@ type Trial struct {
 	Config     any         `json:"config,omitempty"`
 	Cost       *TrialCost  `json:"cost,omitempty"`
 	KeyRefused *KeyRefusal `json:"key_refused,omitempty"`
+	// Scores are, per observation, the scores of a search's candidates as
+	// the pack ranks them (nil for a read, and for a candidate not found
+	// again), and ScoreKind how to read them; set only for a trace viewer
+	// (engine.CandidateScores), never shown to the model.
+	Scores    [][]*float64 `json:"scores,omitempty"`
+	ScoreKind string       `json:"score_kind,omitempty"`
 }
 
 // CorpusRef names the pack a trial ran over: its id and its title (the

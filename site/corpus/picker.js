@@ -15,13 +15,28 @@ import { state } from "../shared/state.js";
 export const SEED = "seed";
 export const DOCUMENTS = "documents";
 const CHOICE_KEY = "ragagent.corpus";
+/** DOCUMENTS_TITLE is the title the engine gives a pack of your documents. */
+const DOCUMENTS_TITLE = "Your documents";
 
 const listeners = [];
+const busyListeners = [];
 let choosing = 0;
 
 /** onCorpus calls fn(state.corpus) each time a corpus is ready to use. */
 export function onCorpus(fn) {
   listeners.push(fn);
+}
+
+/** onBusy calls fn(loading) each time a corpus starts or stops opening, so
+ * a view disables what would run on the corpus before (a run started while
+ * a pack opens would go to the previous one). */
+export function onBusy(fn) {
+  busyListeners.push(fn);
+}
+
+function busy(loading) {
+  state.corpus.loading = loading;
+  for (const fn of busyListeners) fn(loading);
 }
 
 function remembered() {
@@ -32,22 +47,30 @@ function remember(id) {
   try { localStorage.setItem(CHOICE_KEY, id); } catch { /* storage blocked: the choice lasts this visit */ }
 }
 
-/** describe is a pack's option label: what it is and what choosing it costs. */
+/** describe is what choosing a pack costs: its passages and its download. */
 function describe(m) {
   const size = m.compressed_bytes || m.passages_bytes;
-  return `${m.title} (${m.passages.toLocaleString("en")} passages, ${mb(size)} MB to download once)`;
+  return `${m.title}: ${m.passages.toLocaleString("en")} passages, ${mb(size)} MB to download once`;
 }
 
+// seedTitle is the seed pack's manifest title, the picker's first option.
+let seedTitle = "The seed";
+
+/** renderOptions lists the corpora, each option's text its pack's title
+ * (DESIGN: outside checks pick a pack by it), and says what each shipped
+ * pack costs in the help line beside the picker. */
 function renderOptions() {
   const c = state.corpus;
   const docs = c.documents;
   const sel = clear($("#corpus-choice"));
-  sel.append(option(SEED, "The seed: four pinned Python passages (the recordings' corpus)"));
-  for (const m of c.shipped) sel.append(option(m.id, describe(m)));
-  const mine = option(DOCUMENTS, docs ? `Your documents (${plural(docs.files.length, "file")}, ${plural(docs.passages, "passage")})` : "Your documents (none yet: add them in the Corpus view)");
+  sel.append(option(SEED, seedTitle));
+  for (const m of c.shipped) sel.append(option(m.id, m.title));
+  const mine = option(DOCUMENTS, DOCUMENTS_TITLE);
   mine.disabled = !docs;
   sel.append(mine);
   sel.value = c.id;
+  $("#corpus-sizes").textContent = [...c.shipped.map(describe),
+    docs ? `${DOCUMENTS_TITLE}: ${plural(docs.files.length, "file")}, ${plural(docs.passages, "passage")}, kept in this browser` : `${DOCUMENTS_TITLE}: none yet (add them in the Corpus view)`].join("; ") + ".";
 }
 
 function status(text, kind = "") {
@@ -106,7 +129,7 @@ export async function choose(id) {
   const c = state.corpus;
   const sel = $("#corpus-choice");
   const bar = $("#corpus-progress");
-  c.loading = true;
+  busy(true);
   document.body.dataset.corpus = "loading";
   status(`Opening ${title(id)}…`);
   const t0 = performance.now();
@@ -139,6 +162,7 @@ export async function choose(id) {
     status(id === SEED ? "" : `${info.manifest.title}: ${plural(info.manifest.passages, "passage")}, ready in ${ms} ms${note}.`);
     state.timings.corpus = { id, ms, note: note.trim(), ...worker };
     document.body.dataset.corpus = "ready";
+    busy(false);
     for (const fn of listeners) fn(c);
   } catch (err) {
     if (seq !== choosing) return;
@@ -147,7 +171,7 @@ export async function choose(id) {
     status(`Could not open ${title(id)}: ${err.message}`, "error");
     document.body.dataset.corpus = "failed";
   } finally {
-    if (seq === choosing) c.loading = false;
+    if (seq === choosing && c.loading) busy(false);
   }
 }
 
@@ -178,6 +202,7 @@ export async function ready() {
     c.shipped = [];
   }
   c.documents = await call("docsStored").catch(() => null);
+  seedTitle = (await call("packInfo", [SEED]).catch(() => null))?.manifest.title || seedTitle;
   renderOptions();
   const sel = $("#corpus-choice");
   sel.disabled = false;

@@ -8,7 +8,7 @@
 
 import { $ } from "../shared/dom.js";
 import { mb } from "../shared/format.js";
-import { call } from "./client.js";
+import { call, events } from "./client.js";
 import { state } from "../shared/state.js";
 
 const WARM_KEY = "ragagent.warmed";
@@ -98,10 +98,17 @@ export function whenIdle(fn) {
 
 /** primeCodeCache has the worker repeat the start-up work in the
  * background, once per engine build, so the next visit starts from the
- * browser's cache of optimised code (see warmUp in worker.js). It is
- * announced while it runs and skipped under Save-Data. */
+ * browser's cache of optimised code (see warmUp in worker.js). The worker
+ * pauses it whenever the page asks it for something else; its notice
+ * (one short line, its place kept from the start so nothing moves) says
+ * how far it is and whether it is paused, never a guessed length, and
+ * what it took at the end. It is skipped under Save-Data. */
 export async function primeCodeCache() {
   const note = $("#warm-status");
+  const say = (text, stage) => {
+    note.textContent = text;
+    if (stage) document.body.dataset.warm = stage;
+  };
   let warmed = null;
   try {
     warmed = localStorage.getItem(WARM_KEY);
@@ -109,25 +116,25 @@ export async function primeCodeCache() {
     warmed = state.engineTag; // storage blocked: it could not be remembered, so it would cost every visit; skip
   }
   if (navigator.connection?.saveData) {
-    document.body.dataset.warm = "skipped";
-    note.textContent = "Save-Data is on: the background warm-up that speeds up the next visit is skipped.";
-    note.hidden = false;
+    say("Save-Data is on: warm-up skipped.", "skipped");
     return;
   }
   if (!state.engineTag || warmed === state.engineTag) {
     document.body.dataset.warm = "skipped";
     return;
   }
-  document.body.dataset.warm = "running";
-  note.textContent = "Warming up for your next visit: the engine repeats its start-up in the background (about 10 s of the worker's time, once per engine build); the page stays usable.";
-  note.hidden = false;
+  say("Warming up for your next visit: 0%", "running");
+  const onEvent = (e) => {
+    if (e.event !== "warm") return;
+    const pct = Math.floor((100 * e.done) / e.total);
+    if (e.stage === "paused") say(`Warm-up paused (page busy): ${pct}%`, "paused");
+    else say(`Warming up for your next visit: ${pct}%`, "running");
+  };
   try {
-    state.timings.warm = await call("warmUp");
+    state.timings.warm = await call("warmUp", [events("warm")], onEvent);
     try { localStorage.setItem(WARM_KEY, state.engineTag); } catch { /* as above */ }
-    document.body.dataset.warm = "done";
-    note.textContent = `Warm-up done in ${(state.timings.warm.elapsed_ms / 1000).toFixed(1)} s: the next visit starts faster.`;
+    say(`Warm-up done: ${(state.timings.warm.elapsed_ms / 1000).toFixed(1)} s of engine time.`, "done");
   } catch {
-    document.body.dataset.warm = "failed";
-    note.textContent = "The background warm-up stopped; the next visit will start as this one did.";
+    say("Warm-up stopped; no harm done.", "failed");
   }
 }

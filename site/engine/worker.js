@@ -79,21 +79,46 @@ async function boot() {
 }
 
 // warmUp repeats the engine's start-up on throwaway labs in the background,
-// WARM_ROUNDS rounds in slices, yielding between slices so the page's own
-// calls wait at most one slice. The browser keeps compiled WASM across
-// visits only for code V8 optimised, and V8 optimises only code that ran
-// often: this makes the start-up code hot once, so the next visit starts
-// from cached optimised code (wasm/warm.go; measured in docs/page.md).
+// WARM_ROUNDS rounds in slices, yielding between slices. It never stands
+// in the way of what the person asked for: before each slice it waits
+// until no other call has been in flight for WARM_IDLE_MS (so a pack
+// opening, a search or a run has the worker to itself, and a call that
+// arrives during a slice waits at most that slice), reporting
+// event({stage: "paused" | "running", done, total}) as it pauses and goes
+// on. The browser keeps compiled WASM across visits only for code V8
+// optimised, and V8 optimises only code that ran often: this makes the
+// start-up code hot once, so the next visit starts from cached optimised
+// code (wasm/warm.go; measured in docs/page.md).
 const WARM_ROUNDS = 100;
 const WARM_SLICE = 2;
+const WARM_IDLE_MS = 750;
 
-async function warmUp(api) {
+// busy counts the page's calls in flight other than the warm-up's own;
+// idleSince is when the last of them ended.
+let busy = 0;
+let idleSince = 0;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const workerBusy = () => busy > 0 || performance.now() - idleSince < WARM_IDLE_MS;
+
+async function warmUp(api, event = () => {}) {
   let ms = 0;
+  let pausedMs = 0;
+  let pauses = 0;
+  const t0 = performance.now();
   for (let done = 0; done < WARM_ROUNDS; done += WARM_SLICE) {
+    if (workerBusy()) {
+      pauses++;
+      event({ stage: "paused", done, total: WARM_ROUNDS });
+      const p0 = performance.now();
+      while (workerBusy()) await sleep(100);
+      pausedMs += performance.now() - p0;
+    }
+    event({ stage: "running", done, total: WARM_ROUNDS });
     ms += (await api.warm(WARM_SLICE, done)).elapsed_ms;
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await sleep(0);
   }
-  return { rounds: WARM_ROUNDS, elapsed_ms: ms };
+  event({ stage: "running", done: WARM_ROUNDS, total: WARM_ROUNDS });
+  return { rounds: WARM_ROUNDS, elapsed_ms: ms, wall_ms: performance.now() - t0, paused_ms: pausedMs, pauses };
 }
 
 // The engine's linear memory (Go's heap and SQLite's), for the
@@ -296,10 +321,17 @@ self.onmessage = async (event) => {
     return;
   }
   const { id, op, args } = msg;
+  const counted = op !== "warmUp";
+  if (counted) busy++;
   try {
     const value = await call(id, op, args || []);
     self.postMessage({ id, ok: true, value });
   } catch (err) {
     self.postMessage({ id, ok: false, error: errorOf(err) });
+  } finally {
+    if (counted) {
+      busy--;
+      idleSince = performance.now();
+    }
   }
 };

@@ -5,7 +5,7 @@
 // case, path, outcome, stop reason and text; the outcomes per path as a
 // table and as stacked bars. Each row links to its trace.
 
-import { $, h, clear, option, badge, outcomeBadge, stackRow } from "../shared/dom.js";
+import { $, h, clear, option, badge, outcomeBadge, stackRow, breakable } from "../shared/dom.js";
 import { DASH } from "../shared/format.js";
 import { call, events } from "../engine/client.js";
 import { link } from "../shared/nav.js";
@@ -28,7 +28,7 @@ function publishedRow(p) {
     h("td", {}, p.mode),
     h("td", {}, p.retrieval_targets_read === null ? "No target" : String(p.retrieval_targets_read)),
     h("td", {}, outcomeBadge(p.outcome)),
-    h("td", {}, h("code", {}, p.reason)),
+    h("td", {}, h("code", {}, breakable(p.reason))),
     h("td", { class: "num" }, p.model_calls),
     h("td", {}, h("span", { "aria-hidden": "true" }, DASH), h("span", { class: "sr-only" }, "Trace after the replay")),
     h("td", { class: "verified" }, badge("published", "none")));

@@ -15,7 +15,9 @@ import { hasKey, onChange as onKeyChange } from "../shared/key.js";
 import { onRoute, replace } from "../shared/nav.js";
 import { state } from "../shared/state.js";
 import { stepList, trialView } from "../trace/trial.js";
-import { onCorpus, passagesFor } from "../corpus/picker.js";
+import { onCorpus, onBusy, passagesFor } from "../corpus/picker.js";
+import * as runs from "../shared/runs.js";
+import { outcome } from "../shared/trials.js";
 
 /** refusalText is the status line for a run the engine refused or could not run. */
 function refusalText(err) {
@@ -73,21 +75,45 @@ export function mount({ onRecorded }) {
         : h("p", { class: "help" }, "Live calls may incur charges on your key."));
   }
 
-  /** gate disables the button for a live policy without a key, and says why beside it. */
+  /** gate disables the button while a corpus opens (the run would go to
+   * the corpus before) and for a live policy without a key, and says why
+   * beside it. */
   function gate() {
     if (!state.info || flow.running()) return;
     const p = selectedPolicy();
+    const opening = state.corpus.loading;
     const blocked = Boolean(p && p.live && !hasKey());
-    $("#run-start").disabled = blocked || !state.info.policies.length;
-    $("#run-why").textContent = blocked ? "No key: paste a Gemini API key above to show the plan and send. Without one nothing is sent or recorded." : "";
+    $("#run-start").disabled = opening || blocked || !state.info.policies.length;
+    $("#run-why").textContent = opening ? "Waiting while the corpus chosen at the top of the page opens: a run now would go to the corpus before."
+      : blocked ? "No key: paste a Gemini API key above to show the plan and send. Without one nothing is sent or recorded." : "";
   }
 
   // runCorpus is the corpus of the run under way: its trace is exported
   // from that pack, whatever the picker shows by then.
   let runCorpus = state.corpus.id;
+  let runSpec = null;
+
+  /** keepRun keeps a finished run in this browser (shared/runs.js), a
+   * live one with its own exchanges as a recording; a browser that keeps
+   * nothing is told in the status line. */
+  async function keepRun(report, recordingText) {
+    const m = state.corpus.info?.manifest;
+    const corpus = report.corpus ? { id: report.corpus.id, title: report.corpus.title } : { id: runCorpus, title: m?.title || runCorpus };
+    const { hasKey: _, endpoint: __, ...spec } = runSpec;
+    try {
+      const kept = await runs.keep({
+        time: new Date().toISOString(), question: spec.question, corpus, config: report.retrieval?.name || "seed",
+        policy: spec.policy, mode: spec.mode, outcome: outcome(report), spec, report,
+        recording: recordingText ? runs.recordingOf(recordingText, report.id) : null,
+      });
+      return kept.dropped ? ` Kept in Runs (the oldest ${kept.dropped === 1 ? "run" : `${kept.dropped} runs`} dropped: this browser keeps ${runs.LIMIT}).` : " Kept in Runs.";
+    } catch (err) {
+      return ` Not kept in Runs: ${err.message || "this browser refused IndexedDB"}.`;
+    }
+  }
 
   /** options is how trialView shows a run made here: its recorded exchanges and export when it sent any. */
-  function options(report, corpus) {
+  function options(report, corpus, spec) {
     const sent = report.exchanges > 0;
     let exchanges = null;
     return {
@@ -95,7 +121,9 @@ export function mount({ onRecorded }) {
       constants: state.info.constants,
       source: sent ? "session" : null,
       exchanges: sent ? () => (exchanges ??= call("exchanges", [{ source: "session", trial: report.id }])) : null,
-      exportTrace: sent ? async () => download("", await call("exportOTLP", [{ source: "session", trial: report.id, corpus }]), `ragagent-trace-${report.id}.otlp.json`) : null,
+      // A run that sent nothing (scripted) is made again by the engine to export it.
+      exportTrace: async () => download("", await (sent ? call("exportOTLP", [{ source: "session", trial: report.id, corpus }])
+        : call("exportRunOTLP", [{ corpus, run: spec, recorded_at: new Date().toISOString(), trial: { id: report.id, repeat: report.repeat } }])), `ragagent-trace-${report.id}.otlp.json`),
     };
   }
 
@@ -112,6 +140,7 @@ export function mount({ onRecorded }) {
     },
     starting(s) {
       runCorpus = s.corpus;
+      runSpec = s;
       steps = stepList(s.limits, { "aria-live": "polite" });
       clear(output).append(h("h3", {}, "Steps as they happen"), steps.el);
     },
@@ -124,10 +153,16 @@ export function mount({ onRecorded }) {
       status.textContent = `Running… ${e.step.call ? `model call ${e.step.call}` : "retrieval"} ${e.step.outcome}`;
     },
     async finished(report) {
-      clear(output).append(trialView(report, options(report, runCorpus)));
-      if (report.exchanges > 0) onRecorded((await call("recording")).trials);
-      if (report.key_refused) return `Key refused: the API answered HTTP ${report.key_refused.http_status}; this is a key problem, not a fixture result.`;
-      return report.result ? `Finished: ${report.result.status}, ${report.result.reason}.` : `Refused: ${report.error}.`;
+      clear(output).append(trialView(report, options(report, runCorpus, runSpec)));
+      let recorded = null;
+      if (report.exchanges > 0) {
+        const rec = await call("recording");
+        onRecorded(rec.trials);
+        recorded = rec.text;
+      }
+      const keptNote = await keepRun(report, recorded);
+      if (report.key_refused) return `Key refused: the API answered HTTP ${report.key_refused.http_status}; this is a key problem, not a fixture result.${keptNote}`;
+      return `${report.result ? `Finished: ${report.result.status}, ${report.result.reason}.` : `Refused: ${report.error}.`}${keptNote}`;
     },
     planFailed: refusalText,
     sendFailed: refusalText,
@@ -216,6 +251,7 @@ export function mount({ onRecorded }) {
   form.addEventListener("input", remember);
   form.addEventListener("change", remember);
   onKeyChange(gate);
+  onBusy(gate);
 
   // The chosen corpus (corpus/picker.js): its versions, its authored questions,
   // its name; a plan shown for another corpus is withdrawn.

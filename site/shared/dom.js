@@ -43,6 +43,13 @@ export function external(href, ...children) {
   return h("a", { href, rel: "noopener noreferrer", target: "_blank" }, ...children);
 }
 
+/** breakable is a reason code (citation_contract_passed) as text with a
+ * line-break opportunity after each underscore, so a narrow column wraps
+ * it instead of clipping it. */
+export function breakable(text) {
+  return String(text).split(/(?<=_)/).flatMap((part, i) => (i ? [h("wbr"), part] : [part]));
+}
+
 /** $ is the first element matching a selector. */
 export const $ = (sel) => document.querySelector(sel);
 

@@ -2,13 +2,16 @@
 // what is shown, so every state worth sharing has a link and back and
 // forward work: #replay, #trace/<case>/<repeat> (or #trace/loaded/...),
 // #run?question=...&version=...&mode=...&policy=...&limits=..., #rerank/<case>,
-// #recordings, #corpus. It shows the view a link names (aria-current on its
+// #recordings, #corpus, #experiments?corpus=...&cases=...&configs=...&baseline=...&spec=...,
+// #runs?q=...&source=...&outcome=...&corpus=..., #compare/<a>/<b> (a trial
+// each: bundled:<id>, loaded:<id> or run:<key>)
+// It shows the view a link names (aria-current on its
 // tab, focus on its heading when the person navigated) and hands the rest
 // of the link to the view's route handler.
 
 import { $ } from "./dom.js";
 
-const VIEWS = ["replay", "trace", "run", "rerank", "recordings", "corpus"];
+const VIEWS = ["replay", "trace", "run", "rerank", "recordings", "corpus", "experiments", "runs", "compare"];
 
 const listeners = [];
 const routes = new Map();
@@ -87,6 +90,12 @@ function route(focus) {
  * whenever it changes (a link, back, forward). */
 export function start() {
   for (const h2 of document.querySelectorAll(".view h2")) h2.tabIndex = -1;
+  // The sticky tab bar's height, for the root's scroll padding (style.css):
+  // it wraps to two rows on a phone.
+  const bar = document.querySelector(".tabbar");
+  const measure = () => document.documentElement.style.setProperty("--tabbar-h", `${Math.ceil(bar.getBoundingClientRect().height)}px`);
+  measure();
+  if (typeof ResizeObserver === "function") new ResizeObserver(measure).observe(bar);
   window.addEventListener("hashchange", () => route(true));
   window.addEventListener("popstate", () => route(true));
   route(false);

@@ -46,8 +46,36 @@
  *   the cross-encoder in this browser (crossencoder.js): where its files
  *   come from, the engine's plan (model and calls), the last accepted
  *   scoring, and whether one is running
- * @property {CorpusState} corpus  the corpus the Corpus and Run views use
- *   (corpus/picker.js)
+ * @property {CorpusState} corpus  the corpus the Corpus, Run and
+ *   Experiments views use (corpus/picker.js)
+ * @property {ExperimentState} experiments  the Experiments view's question
+ *   set, configurations and last result (experiments/view.js)
+ * @property {{kept: Array<object>, error: string}} runs  the runs kept in
+ *   this browser, newest first, as shared/runs.js last read them, and why
+ *   none could be read (IndexedDB refused); the Runs and Compare views
+ *   list them
+ */
+
+/**
+ * The Experiments view's state (experiments/view.js).
+ * @typedef {object} ExperimentState
+ * @property {Array<object>|null} builtins  the engine's retrieval
+ *   configurations ({name, description, tokenizer, ...}: the specs, in --list order); null until asked
+ * @property {string} builtinsError  why they could not be had
+ * @property {Array<object>} specs  the person's own configurations (JSON
+ *   specs), kept in localStorage
+ * @property {string|null} casesText  the question set file's text, or null
+ *   for the corpus's authored questions
+ * @property {string} casesName  that file's name
+ * @property {Array<object>|null} casesQuestions  its cases as the engine read them
+ * @property {null | {id: (number|null), cancel: boolean}} running  the
+ *   experiment under way: the engine's job id once known, and whether
+ *   Cancel came
+ * @property {string|null} text  the last result as the engine wrote it
+ *   (what the download saves)
+ * @property {object|null} result  that result parsed
+ * @property {object|null} ran  what it was run on: {corpus, order, questions}
+ * @property {boolean} agentRunning  an agent experiment (the engine's eval) is under way
  */
 
 /**
@@ -86,6 +114,8 @@ export const state = Object.seal({
   rerankLive: flow(),
   crossEncoder: Object.seal({ host: null, plan: null, run: null, running: false }),
   corpus: Object.seal({ id: "seed", info: null, cases: [], shipped: [], documents: null, loading: false }),
+  runs: Object.seal({ kept: [], error: "" }),
+  experiments: Object.seal({ builtins: null, builtinsError: "", specs: [], casesText: null, casesName: "", casesQuestions: null, running: null, text: null, result: null, ran: null, agentRunning: false }),
 });
 
 /** setInfo keeps load()'s result and what is derived from it. */

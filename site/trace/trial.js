@@ -9,8 +9,8 @@
 // keep no state; anything fetched (a trial's exchanges, its export) comes
 // through a function the caller passes.
 
-import { h, badge, clear, meter, copyButton, outcomeBadge, external } from "../shared/dom.js";
-import { usd, seconds, plural, DASH } from "../shared/format.js";
+import { h, append, badge, clear, meter, copyButton, outcomeBadge, external, breakable } from "../shared/dom.js";
+import { usd, seconds, plural, score, DASH } from "../shared/format.js";
 import { waterfall, outcomeBars } from "../shared/charts.js";
 import { PRICE_HEADS, priceRows } from "../shared/prices.js";
 
@@ -35,6 +35,21 @@ export function reasonOf(t) {
   return DASH;
 }
 
+/** outcomeWhy is a failing or incomplete trial's outcome in a few words
+ * beside its badge, so a fail next to a stop reason that reads as success
+ * (citation_contract_passed) says what the check wanted. */
+export function outcomeWhy(t) {
+  const c = t.checks;
+  if (!c || c.outcome === "pass") return null;
+  const code = c.answer_reason?.code;
+  let text = "";
+  if (code === "abstention_expected") text = t.result?.status === "answered" ? "answered where only a stop passes" : "ran out where only a stop passes";
+  else if (c.outcome === "incomplete") text = "ended without an answer";
+  else if (t.result?.status === "failed") text = "the run failed";
+  else if (t.result?.status === "answered") text = "answered, but the answer check was not met";
+  return text ? h("span", { class: "outcome-why" }, text) : null;
+}
+
 /** trialRow is a trial's row in a trials table; its Trace link (to href) calls onTrace(t). */
 export function trialRow(t, onTrace, href = "#trace") {
   const traceLink = h("a", {
@@ -46,8 +61,8 @@ export function trialRow(t, onTrace, href = "#trace") {
     h("th", { scope: "row" }, `${t.case_id || t.id} / ${t.repeat}`),
     h("td", {}, t.mode),
     h("td", {}, retrievalText(t.checks)),
-    h("td", {}, outcomeBadge(outcomeOf(t))),
-    h("td", {}, h("code", {}, reasonOf(t))),
+    h("td", {}, outcomeBadge(outcomeOf(t)), outcomeWhy(t)),
+    h("td", {}, h("code", {}, breakable(reasonOf(t)))),
     h("td", { class: "num" }, t.result ? t.result.usage.model_calls : DASH),
     h("td", {}, traceLink));
 }
@@ -92,13 +107,29 @@ function tokensLine(t) {
   return h("p", { class: "tokens" }, `Tokens: ${t.prompt} prompt, ${t.candidates} output${t.thoughts ? `, ${t.thoughts} thinking` : ""}, ${t.total} total`);
 }
 
+/** versionLabel names a passage's or a run's version: "Python 3.11" for
+ * a corpus of Python's documentation (the subject its model was told
+ * about, report.CorpusRef), "version 1.0" for any other or an unknown one. */
+export function versionLabel(version, corpus) {
+  return corpus?.subject === "Python documentation" ? `Python ${version}` : `version ${version}`;
+}
+
+/** codeText writes text into el with each `inline code` span as a <code>
+ * element (an unmatched backtick stays as it is). */
+export function codeText(el, text) {
+  const parts = String(text).split("`");
+  if (parts.length % 2 === 0) return append(el, [text]);
+  parts.forEach((part, i) => el.append(i % 2 ? h("code", {}, part) : document.createTextNode(part)));
+  return el;
+}
+
 /** passageBlock shows a passage with its receipt; quotes are highlighted. */
-function passageBlock(p, quotes = []) {
+function passageBlock(p, quotes = [], corpus = null) {
   const text = h("p", { class: "passage-text" });
   highlight(text, p.text, quotes);
   return h("div", { class: "passage" },
     h("p", { class: "passage-meta" },
-      h("code", {}, p.source_id), ` (Python ${p.version}) · `,
+      h("code", {}, p.source_id), ` (${versionLabel(p.version, corpus)}) · `,
       external(p.url, p.url)),
     text,
     h("p", { class: "sha" }, "sha256 ", h("code", {}, p.text_sha256)));
@@ -125,17 +156,23 @@ function highlight(el, text, quotes) {
   el.append(document.createTextNode(text.slice(pos)));
 }
 
-function observationBlock(obs) {
+/** observationBlock is a step's observation: a search's candidates (with
+ * the score the pack's ranking gave each, from the engine, when it is
+ * known: the model saw only the ranks) or the passage read. */
+function observationBlock(obs, corpus, scores = null, scoreKind = "") {
   if (!obs) return null;
   if (obs.tool === "search") {
     const cands = obs.result.candidates;
+    const scored = Array.isArray(scores) && scores.some((x) => typeof x === "number");
     return h("div", { class: "obs" },
       h("p", {}, "Candidates (metadata only, not evidence):"),
       cands.length
-        ? h("ol", { class: "cands" }, cands.map((c) => h("li", {}, h("code", {}, c.source_id), ` · Python ${c.version} · rank ${c.rank}`)))
-        : h("p", {}, "none"));
+        ? h("ol", { class: "cands" }, cands.map((c, i) => h("li", { dataset: { source: c.source_id } }, h("code", {}, c.source_id), ` · ${versionLabel(c.version, corpus)} · rank ${c.rank}`,
+          scored ? [" · ", h("span", { class: "score", title: typeof scores[i] === "number" ? String(scores[i]) : null }, typeof scores[i] === "number" ? `score ${score(scores[i])}` : "score not found again")] : null)))
+        : h("p", {}, "none"),
+      scored && scoreKind ? h("p", { class: "help" }, `Scores: ${scoreKind}; the model saw only the ranks.`) : null);
   }
-  return h("div", { class: "obs" }, h("p", {}, "Passage read (validated against its receipt):"), passageBlock(obs.result));
+  return h("div", { class: "obs" }, h("p", {}, "Passage read (validated against its receipt):"), passageBlock(obs.result, [], corpus));
 }
 
 /** pretty indents a JSON text for reading (the text itself if it is not JSON). */
@@ -157,6 +194,32 @@ function pane(title, text, cls) {
     h("pre", { class: "body", tabindex: 0 }, pretty(text)));
 }
 
+/** userMessages shows each user turn of a request whose text is JSON (the
+ * agent's state) parsed and indented, as the request pane shows it as one
+ * escaped string. */
+function userMessages(request) {
+  let body;
+  try {
+    body = JSON.parse(request);
+  } catch {
+    return null;
+  }
+  const turns = (body?.contents || []).filter((c) => c.role === "user").flatMap((c) => (c.parts || []).map((p) => p.text)).filter((t) => typeof t === "string");
+  const shown = turns.map((text) => {
+    try {
+      const v = JSON.parse(text);
+      return v !== null && typeof v === "object" ? JSON.stringify(v, null, 2) : null;
+    } catch {
+      return null;
+    }
+  }).filter(Boolean);
+  if (!shown.length) return null;
+  return h("details", { class: "pane user-message", open: true },
+    h("summary", {}, shown.length === 1 ? "User message, parsed" : `User messages (${shown.length}), parsed`),
+    h("p", { class: "help" }, "The text of the request's user turn is itself JSON (what the agent knows so far); here it is parsed and indented."),
+    shown.map((text) => h("pre", { class: "body", tabindex: 0 }, text)));
+}
+
 /** exchangeBox is a model call's request and reply, fetched when first opened. */
 function exchangeBox(call, exchanges) {
   const box = h("details", { class: "exchange", dataset: { call } }, h("summary", {}, `Request and reply of model call ${call}`));
@@ -174,7 +237,7 @@ function exchangeBox(call, exchanges) {
       const reply = ex.error
         ? h("div", { class: "pane reply error" }, h("p", {}, `No reply: ${ex.error}${ex.http_status ? ` (HTTP ${ex.http_status})` : ""}. The body of a failed attempt is not recorded.`))
         : pane("Raw reply, as recorded", ex.response, "reply");
-      clear(body).append(pane("Request body, as sent", ex.request, "request"), reply,
+      clear(body).append(pane("Request body, as sent", ex.request, "request"), userMessages(ex.request), reply,
         ex.sent_at ? h("p", { class: "help" }, `Sent at ${ex.sent_at}.`) : "");
     } catch (err) {
       clear(body).append(h("p", { class: "error" }, `Could not load the exchange: ${err.message}`));
@@ -217,7 +280,7 @@ function stepItem(step, obs, limits, earlierReads, extra = {}) {
     details.append(h("p", { class: "why" }, `Searched again after reading ${earlierReads.join(", ")}.`));
   }
   if (step.detail) details.append(h("p", { class: "detail" }, step.detail));
-  details.append(observationBlock(obs) || "", counters(step.usage, limits) || "");
+  details.append(observationBlock(obs, extra.corpus, extra.scores, extra.scoreKind) || "", counters(step.usage, limits) || "");
   if (step.tokens) details.append(h("p", { class: "tokens" }, `Tokens: ${tokensText(step.tokens)}${extra.usd !== null && extra.usd !== undefined ? ` · estimated ${usd(extra.usd)}` : ""}${step.model_version ? ` · model ${step.model_version}` : ""}`));
   if (extra.time?.model_ms !== null && extra.time?.model_ms !== undefined) details.append(h("p", { class: "tokens" }, `Model latency ${seconds(extra.time.model_ms)}`));
   if (step.call && extra.exchanges) details.append(exchangeBox(step.call, extra.exchanges));
@@ -306,7 +369,9 @@ function header(t, o) {
 
 function stepsOf(t, o) {
   const r = t.result;
-  const list = stepList(r.limits, {}, (i) => ({ time: t.timing?.steps[i], usd: t.cost?.steps_usd[i], exchanges: o.exchanges }));
+  const steps = r.steps || [];
+  const list = stepList(r.limits, {}, (i) => ({ time: t.timing?.steps[i], usd: t.cost?.steps_usd[i], exchanges: o.exchanges, corpus: t.corpus,
+    scores: steps[i] && steps[i].observation >= 0 ? t.scores?.[steps[i].observation] : null, scoreKind: t.score_kind }));
   for (const step of r.steps || []) list.add(step, step.observation >= 0 ? r.observations[step.observation] : null);
   return list.el;
 }
@@ -346,7 +411,7 @@ function ending(t, passages) {
   }
   box.append(h("p", { class: "final" }, "Ended ", badge(r.status), " ", h("strong", {}, r.reason), r.detail ? ` — ${r.detail}` : ""));
   if (r.status === "answered") {
-    box.append(h("h4", {}, "Answer"), h("p", { class: "answer" }, r.answer));
+    box.append(h("h4", {}, "Answer"), codeText(h("p", { class: "answer" }), r.answer));
     const byPassage = new Map();
     for (const c of r.citations) {
       if (!byPassage.has(c.source_id)) byPassage.set(c.source_id, []);
@@ -355,7 +420,7 @@ function ending(t, passages) {
     box.append(h("h4", {}, "Citations, highlighted in the passages they quote"));
     for (const [id, quotes] of byPassage) {
       const p = passages.get(id);
-      if (p) box.append(passageBlock(p, quotes));
+      if (p) box.append(passageBlock(p, quotes, t.corpus));
       else box.append(h("p", {}, h("code", {}, id), ": ", quotes.join(" · ")));
     }
   }
@@ -381,7 +446,7 @@ export function trialView(t, o) {
   art.append(h(o.headingLevel || "h3", {}, title));
   if (r) {
     art.append(h("p", { class: "question" }, h("span", { class: "label" }, "Question: "), r.question),
-      h("p", { class: "help" }, `Python ${r.version} · limits: ${Object.entries(r.limits).map(([k, v]) => `${k.replace("_", " ")} ${v}`).join(", ")}`),
+      h("p", { class: "help" }, `${t.corpus && t.corpus.subject !== "Python documentation" ? `${t.corpus.title}, ` : ""}${versionLabel(r.version, t.corpus)} · limits: ${Object.entries(r.limits).map(([k, v]) => `${k.replace("_", " ")} ${v}`).join(", ")}`),
       header(t, o),
       stepsOf(t, o));
   }

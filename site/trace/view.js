@@ -72,8 +72,12 @@ export function mount() {
     show(source, caseID, repeat);
     if (navigate) {
       go("trace", segments(source, caseID, repeat));
+      // Scrolled to its start (below the sticky tab bar: the root's scroll
+      // padding), then focused where it is: focus alone may scroll a tall
+      // trial past its heading.
       const target = focusID ? document.getElementById(`trial-${focusID}`) : pair.firstElementChild;
-      target?.focus();
+      target?.scrollIntoView({ block: "start" });
+      target?.focus({ preventScroll: true });
     }
   }
 

@@ -57,6 +57,6 @@ test("under Save-Data the warm-up is skipped, and the page says so", async () =>
   assert.equal(await page.evaluate(() => localStorage.getItem("ragagent.warmed")), null, "nothing remembered: a later visit without Save-Data still warms");
   const note = page.locator("#warm-status");
   assert.ok(await note.isVisible());
-  assert.match(await note.textContent(), /^Save-Data is on: the background warm-up that speeds up the next visit is skipped\.$/);
+  assert.match(await note.textContent(), /^Save-Data is on: warm-up skipped\.$/);
   assert.deepEqual(problems, []);
 });

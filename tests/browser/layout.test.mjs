@@ -13,7 +13,7 @@ import { root, serveSite, launch, startFake } from "./harness.mjs";
 
 const SHOTS = path.join(root, "tests", "browser", "screenshots");
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-const VIEWS = ["replay", "trace", "run", "rerank", "recordings", "corpus"];
+const VIEWS = ["replay", "trace", "run", "rerank", "recordings", "corpus", "experiments", "runs", "compare"];
 
 let site, fake, browser, page, problems;
 

@@ -69,7 +69,8 @@ const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), 
 
 async function rows(selector) {
   return page.$$eval(`${selector} tbody tr`, (trs) => trs.filter((tr) => !tr.hidden).map((tr) =>
-    [...tr.cells].slice(0, 6).map((c) => c.textContent.trim()).join("|")));
+    // A failing row's few words of why (defects.test.mjs holds them) are not the record's.
+    [...tr.cells].slice(0, 6).map((c) => { const k = c.cloneNode(true); k.querySelector(".outcome-why")?.remove(); return k.textContent.trim(); }).join("|")));
 }
 
 test("the engine starts in a worker and the replay table is the published one", async () => {

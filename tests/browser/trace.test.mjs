@@ -110,7 +110,7 @@ test("a model call's exact request and recorded reply, the five meters, tokens, 
   const recorded = RECORDING.trials.find((t) => t.id === "serialize-and-save-agent-1");
   await page.click(`${agent} .exchange[data-call="2"] summary`);
   await page.waitForSelector(`${agent} .exchange[data-call="2"] .request pre`);
-  const [request, reply] = await page.$$eval(`${agent} .exchange[data-call="2"] pre`, (ps) => ps.map((p) => p.textContent));
+  const [request, reply] = await page.$$eval(`${agent} .exchange[data-call="2"] :is(.request, .reply) pre`, (ps) => ps.map((p) => p.textContent));
   assert.deepEqual(JSON.parse(request), recorded.exchanges[1].request, "the request as recorded");
   assert.deepEqual(JSON.parse(reply), recorded.exchanges[1].response, "the reply as recorded");
   const summary = await page.textContent(`${agent} .exchange[data-call="2"] .request summary`);

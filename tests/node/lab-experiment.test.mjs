@@ -37,10 +37,12 @@ test("a metric check reads retrieval's value", async () => {
   assert.throws(() => assertMetric(got, { metric: "mrr@10", min: 1.01 }), /seed: mrr@10 is \d\.\d{3} \(95% CI \d\.\d{3} to \d\.\d{3}, 4 answerable cases\), below 1\.01/);
 });
 
-test("eval returns what ragagent eval --json prints", async () => {
+test("eval returns what ragagent eval --json prints, on the pack's cases and on a question set", async () => {
   const got = await lab.eval({ corpus: "seed" });
   const want = await ragagent(["eval", "--corpus", "seed", "--json"]);
   assert.deepEqual(withoutPriceHint(got), withoutPriceHint(want));
+  const set = await lab.eval({ corpus: "python-3.11", cases: readFileSync(SMALL, "utf8") });
+  assert.deepEqual(withoutPriceHint(set), withoutPriceHint(await ragagent(["eval", "--corpus", "python-3.11", "--cases", SMALL, "--json"])));
   // The scripted policy declines the case the documents cannot answer.
   assert.ok(got.summary.unanswerable_cases > 0);
   assertUnanswerableDeclined(got);
@@ -55,5 +57,6 @@ test("a malformed question set, an unknown or invalid configuration reject with 
   for (const [opts, code] of cases) {
     await assert.rejects(lab.retrieval({ corpus: "python-3.11", ...opts }), (err) => { assert.equal(err.code, code, JSON.stringify(opts)); return true; });
   }
-  await assert.rejects(lab.eval({ cases: "x" }), (err) => err.code === "invalid_argument" && /retrieval\(\) ranks one/.test(err.message));
+  await assert.rejects(lab.eval({ corpus: "python-3.11", cases: "id\tquestion\ttarget_urls\nx\t\t-\n" }), (err) => err.code === "invalid_cases");
+  await assert.rejects(lab.eval({ cases: 7 }), (err) => err.code === "invalid_argument");
 });

@@ -49,7 +49,7 @@ test("the page's modules are the expected ones", () => {
     assert.ok(files.includes(f), f);
   }
   const views = files.filter((f) => f.endsWith("/view.js"));
-  assert.deepEqual(views, ["corpus/view.js", "recordings/view.js", "replay/view.js", "rerank/view.js", "run/view.js", "trace/view.js"]);
+  assert.deepEqual(views, ["compare/view.js", "corpus/view.js", "experiments/view.js", "recordings/view.js", "replay/view.js", "rerank/view.js", "run/view.js", "runs/view.js", "trace/view.js"]);
   for (const v of views) assert.match(source[v], /^export function mount\(/m, `${v} exports mount`);
 });
 

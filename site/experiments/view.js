@@ -1,0 +1,407 @@
+// experiments/view.js is the Experiments view (#experiments): the corpus
+// chosen in the picker at the top of the page, a question set (the pack's
+// authored cases, or a file through the input labelled "Question set",
+// bounded as every file the page reads), the retrieval configurations to
+// compare (the engine's built-ins, the offline deterministic ones checked
+// by default, and configurations of the person's own as JSON, kept in this
+// browser and carried by the link), a baseline, and "Run experiment",
+// which asks the engine's worker for `ragagent retrieval --json` with the
+// baseline first, with progress and a cancel. The result is drawn by
+// results.js; "Download results (JSON)" saves the engine's bytes as they
+// came, and is enabled only once an experiment has ended. The setup is
+// kept in the address (#experiments?corpus=...&configs=...), so a link
+// restores it.
+
+import { $, h, clear, option, download } from "../shared/dom.js";
+import { plural } from "../shared/format.js";
+import { readText } from "../shared/files.js";
+import { call, events } from "../engine/client.js";
+import { onRoute, replace, currentView } from "../shared/nav.js";
+import { state } from "../shared/state.js";
+import { onCorpus, onBusy, choose, DOCUMENTS } from "../corpus/picker.js";
+import { AUTHORED, FILE, MAX_SPEC_CHARS, encode, decode, parseSpec, runOrder, loadSpecs, saveSpecs, mergeSpecs, SpecError } from "./setup.js";
+import { metricsBlock, comparisonsBlock, questionsBlock } from "./results.js";
+import { agentBlock } from "./agent.js";
+
+/** storage is localStorage, or null when the browser blocks it. */
+function storage() {
+  try { return window.localStorage; } catch { return null; }
+}
+
+/** mount binds the view. Returns {ready}. */
+export function mount() {
+  const form = $("#exp-form");
+  const fileInput = $("#exp-cases-file");
+  const start = $("#exp-run");
+  const cancel = $("#exp-cancel");
+  const save = $("#exp-download");
+  const status = $("#exp-status");
+  const bar = $("#exp-progress");
+  const message = $("#exp-message");
+  const output = $("#exp-results");
+  const ex = state.experiments;
+  let wanted = null; // a link's setup, applied once the engine and the corpus are ready
+
+  function showMessage(text) {
+    message.textContent = text;
+    message.hidden = !text;
+  }
+
+  /** checked is the configurations checked, in list order. */
+  const checked = () => [...form.querySelectorAll('input[name="exp-config"]:checked')].map((i) => i.value);
+
+  function setup() {
+    return { corpus: state.corpus.id, cases: ex.casesText === null ? AUTHORED : FILE, configs: checked(), baseline: $("#exp-baseline").value, specs: ex.specs };
+  }
+
+  function remember() {
+    if (state.info && ex.builtins && !wanted && currentView() === "experiments") replace("experiments", [], encode(setup()));
+  }
+
+  /** fillBaseline offers the checked configurations as the baseline, keeping the choice when it is still checked. */
+  function fillBaseline(want = $("#exp-baseline").value) {
+    const names = checked();
+    const sel = clear($("#exp-baseline"));
+    sel.append(...names.map((n) => option(n, n, n === want)));
+    if (!names.includes(want) && names.length) sel.value = names[0];
+    sel.disabled = !names.length;
+  }
+
+  /** gate enables Run experiment only when it can run on the corpus shown, and says why not. */
+  function gate() {
+    let why = "";
+    if (!state.info) why = "Waiting for the engine.";
+    else if (state.corpus.loading) why = "Waiting while the corpus opens: an experiment now would run on the corpus before.";
+    else if (ex.builtinsError) why = ex.builtinsError;
+    else if (!ex.builtins) why = "Waiting for the engine's configurations.";
+    else if (!checked().length) why = "Check at least one configuration.";
+    else if (ex.casesText === null && !state.corpus.cases.length) why = "This corpus has no authored questions: choose a question set file.";
+    start.disabled = Boolean(why) || ex.running !== null;
+    $("#exp-why").textContent = ex.running ? "" : why;
+    // The agent experiment needs the same question set, no configuration.
+    const agentWhy = why === "Check at least one configuration." ? "" : why;
+    $("#exp-agent-run").disabled = Boolean(agentWhy) || ex.agentRunning;
+    $("#exp-agent-why").textContent = ex.agentRunning ? "" : agentWhy;
+  }
+
+  /** runAgent runs the engine's eval over the question set: the scripted policy on both paths. */
+  async function runAgent() {
+    const box = $("#exp-agent-results");
+    const st = $("#exp-agent-status");
+    const pr = $("#exp-agent-progress");
+    const req = { corpus: state.corpus.id, policy: "scripted" };
+    if (ex.casesText !== null) req.cases = ex.casesText;
+    ex.agentRunning = true;
+    gate();
+    clear(box);
+    pr.hidden = false;
+    pr.removeAttribute("value");
+    st.textContent = `Running the scripted policy on both paths over ${ex.casesText !== null ? ex.casesName : "the authored questions"}…`;
+    document.body.dataset.agentExperiment = "running";
+    const t0 = performance.now();
+    try {
+      const result = await call("eval", [req, events("trial", "done", "total", "trial")], (e) => {
+        if (e.event !== "trial" || !e.total) return;
+        pr.max = e.total;
+        pr.value = e.done;
+        st.textContent = `Trial ${e.done} of ${e.total} (${e.trial})…`;
+      });
+      st.textContent = `Done in ${Math.round(performance.now() - t0)} ms: ${plural(result.summary.trials, "trial")} on ${result.corpus}.`;
+      box.append(agentBlock(result));
+      document.body.dataset.agentExperiment = "done";
+    } catch (err) {
+      st.textContent = `The agent experiment did not run: ${err.code ? `${err.code}: ` : ""}${err.message}`;
+      document.body.dataset.agentExperiment = "failed";
+    } finally {
+      ex.agentRunning = false;
+      pr.hidden = true;
+      gate();
+    }
+  }
+
+  function describeCases() {
+    const el = $("#exp-cases-now");
+    if (ex.casesText !== null) {
+      el.textContent = `Using ${ex.casesName} (${plural(new TextEncoder().encode(ex.casesText).length, "byte")}).`;
+      $("#exp-cases-authored").hidden = false;
+    } else {
+      const n = state.corpus.cases.length;
+      el.textContent = n ? `Using the ${plural(n, "authored question")} of ${state.corpus.info?.manifest.title || "this corpus"}.` : "This corpus has no authored questions.";
+      $("#exp-cases-authored").hidden = true;
+    }
+  }
+
+  /** renderConfigs lists the built-ins and the person's own, checking names (default: the engine's default selection). */
+  function renderConfigs(names = null) {
+    const box = clear($("#exp-configs"));
+    // The default selection is every built-in: the engine lists only the
+    // offline, deterministic ones (DESIGN: --config all), seed first.
+    const want = new Set(names ?? (ex.builtins || []).map((c) => c.name));
+    for (const c of ex.builtins || []) {
+      const id = `exp-config-${c.name}`;
+      box.append(h("li", {},
+        h("input", { type: "checkbox", name: "exp-config", id, value: c.name, checked: want.has(c.name), "aria-describedby": c.description ? `${id}-about` : null }),
+        " ", h("label", { for: id }, c.name),
+        c.description ? h("span", { class: "help", id: `${id}-about` }, ` ${c.description}`) : null));
+    }
+    ex.specs.forEach((s, i) => {
+      const id = `exp-own-${i}`;
+      box.append(h("li", { class: "exp-own" },
+        h("input", { type: "checkbox", name: "exp-config", id, value: s.name, checked: want.has(s.name) }),
+        " ", h("label", { for: id }, s.name), h("span", { class: "help" }, " (your own)"), " ",
+        h("button", { type: "button", class: "small stop", onclick: () => removeSpec(s.name) }, "Remove", h("span", { class: "sr-only" }, ` ${s.name}`))));
+    });
+  }
+
+  function specsChanged(names) {
+    if (!saveSpecs(storage(), ex.specs)) $("#exp-spec-status").textContent = "This browser would not keep it (storage blocked); the link still carries it.";
+    renderConfigs(names);
+    fillBaseline();
+    gate();
+    remember();
+  }
+
+  function removeSpec(name) {
+    const keep = checked().filter((n) => n !== name);
+    ex.specs = ex.specs.filter((s) => s.name !== name);
+    $("#exp-spec-status").textContent = `Removed ${name}.`;
+    specsChanged(keep);
+  }
+
+  function addSpec() {
+    const out = $("#exp-spec-status");
+    try {
+      const spec = parseSpec($("#exp-spec").value);
+      if ((ex.builtins || []).some((c) => c.name === spec.name)) throw new SpecError(`${spec.name} is a built-in's name: give yours another`);
+      const names = [...new Set([...checked(), spec.name])];
+      ex.specs = mergeSpecs(ex.specs, [spec]);
+      out.textContent = `Added ${spec.name}; the engine checks its settings when the experiment runs.`;
+      out.className = "help";
+      specsChanged(names);
+    } catch (err) {
+      out.textContent = `Not added: ${err.message}.`;
+      out.className = "error";
+    }
+  }
+
+  /** apply fills the form from a link's setup (nothing runs). */
+  async function apply({ setup: s, dropped }) {
+    wanted = null;
+    ex.specs = mergeSpecs(ex.specs, s.specs);
+    if (s.specs.length) saveSpecs(storage(), ex.specs);
+    const known = new Set([...(ex.builtins || []).map((c) => c.name), ...ex.specs.map((x) => x.name)]);
+    const unknown = s.configs.filter((n) => !known.has(n));
+    const notes = [...dropped, ...unknown.map((n) => `the link names ${n}, which this engine does not offer`)];
+    if (s.cases === FILE && ex.casesText === null) notes.push("the link's question set was a file: choose it again through \u201cQuestion set\u201d");
+    renderConfigs(s.configs.length ? s.configs.filter((n) => known.has(n)) : null);
+    fillBaseline(s.baseline);
+    showMessage(notes.length ? `From the link: ${notes.join("; ")}.` : "");
+    gate();
+    const shipped = state.corpus.shipped.some((m) => m.id === s.corpus) || (s.corpus === DOCUMENTS && state.corpus.documents);
+    if (s.corpus && s.corpus !== state.corpus.id && (shipped || s.corpus === "seed")) await choose(s.corpus);
+  }
+
+  async function chooseFile() {
+    const file = fileInput.files[0];
+    if (!file) return;
+    showMessage("");
+    try {
+      const text = await readText(file, state.info.constants.max_input_bytes);
+      // The engine reads it now, as the experiment will: a malformed set
+      // is refused at once with its one-line invalid_cases reason.
+      ex.casesQuestions = await call("questionSet", [{ corpus: state.corpus.id, text }]);
+      ex.casesText = text;
+      ex.casesName = file.name;
+    } catch (err) {
+      ex.casesText = null;
+      ex.casesName = "";
+      ex.casesQuestions = null;
+      fileInput.value = "";
+      showMessage(err.code ? `${file.name}: ${err.message}` : `${err.message}.`);
+    }
+    describeCases();
+    gate();
+    remember();
+  }
+
+  function useAuthored() {
+    ex.casesText = null;
+    ex.casesQuestions = null;
+    ex.casesName = "";
+    fileInput.value = "";
+    showMessage("");
+    describeCases();
+    gate();
+    remember();
+  }
+
+  function progress(e) {
+    if (e.event === "started") {
+      ex.running.id = e.runId;
+      if (ex.running.cancel) call("cancel", [e.runId]);
+      return;
+    }
+    if (e.event !== "progress" || !e.total) return;
+    bar.max = e.total;
+    bar.value = e.done;
+    status.textContent = `Ranking: ${e.done} of ${e.total}${e.config ? ` (${e.config})` : ""}…`;
+  }
+
+  /** questions maps each case id to its question, for the table (the authored set's, or the file's as the engine read it). */
+  function questions(parsed) {
+    const list = parsed || (ex.casesText === null ? state.corpus.cases : ex.casesQuestions || []);
+    return new Map(list.map((c) => [c.id, { question: c.question, version: c.version }]));
+  }
+
+  async function run() {
+    if (start.disabled) return;
+    const order = runOrder(checked(), $("#exp-baseline").value, ex.specs);
+    const req = { corpus: state.corpus.id, configs: order };
+    if (ex.casesText !== null) req.cases = ex.casesText;
+    ex.running = { id: null, cancel: false };
+    ex.text = null;
+    ex.result = null;
+    save.disabled = true;
+    cancel.disabled = false;
+    showMessage("");
+    clear(output);
+    bar.hidden = false;
+    bar.removeAttribute("value");
+    status.textContent = `Ranking ${plural(order.length, "configuration")} on ${state.corpus.info?.manifest.title || state.corpus.id}…`;
+    document.body.dataset.experiment = "running";
+    gate();
+    const t0 = performance.now();
+    try {
+      const value = await call("retrieval", [req, { onProgress: events("progress", "done", "total", "config") }], progress);
+      const text = typeof value === "string" ? value : value.json;
+      const result = JSON.parse(text);
+      if (ex.running.cancel) throw Object.assign(new Error("cancelled"), { code: "cancelled" });
+      ex.text = text;
+      ex.result = result;
+      ex.ran = { corpus: req.corpus, order, questions: questions(null) };
+      const ms = Math.round(performance.now() - t0);
+      status.textContent = `Done in ${ms} ms: ${plural(result.configs.length, "configuration")} on ${result.answerable} answerable of ${plural(result.cases, "question")}.`;
+      showResult();
+      save.disabled = false;
+      document.body.dataset.experiment = "done";
+    } catch (err) {
+      const stopped = ex.running.cancel || err.code === "cancelled";
+      status.textContent = stopped ? "Cancelled: nothing was kept, so there is nothing to download." : "The experiment did not run.";
+      if (!stopped) showMessage(err.code ? `${err.code}: ${err.message}` : err.message);
+      document.body.dataset.experiment = stopped ? "cancelled" : "failed";
+    } finally {
+      ex.running = null;
+      bar.hidden = true;
+      cancel.disabled = true;
+      gate();
+    }
+  }
+
+  function showResult() {
+    const r = ex.result;
+    clear(output).append(
+      h("h3", { class: "sr-only" }, "Results"),
+      metricsBlock(r),
+      comparisonsBlock(r),
+      questionsBlock(r, ex.ran.questions, openQuestion));
+  }
+
+  /** openQuestion is one question's top results under each configuration run, from the engine. */
+  async function openQuestion(caseID) {
+    const q = ex.ran.questions.get(caseID);
+    if (!q) throw new Error("the page does not know this question's text");
+    return Promise.all(ex.ran.order.map(async (config) => {
+      const name = typeof config === "string" ? config : config.name;
+      try {
+        // The engine's search under the configuration, by name or spec
+        // (the pack's default could be another), to the experiment's depth
+        // (at most 10 shown); a refusal is shown in its column.
+        const spec = { corpus: ex.ran.corpus, query: q.question, version: q.version, k: Math.min(ex.result.k, 10), config };
+        const res = await call("search", [spec]);
+        return { config: name, hits: res.hits };
+      } catch (err) {
+        return { config: name, hits: [], error: err.message };
+      }
+    }));
+  }
+
+  function saveResult() {
+    if (!ex.text) return;
+    try {
+      download("ragagent-retrieval", ex.text);
+      status.textContent = "Downloaded: the same JSON as ragagent retrieval --json for this experiment.";
+    } catch (err) {
+      status.textContent = `Not downloaded: ${err.message}`;
+    }
+  }
+
+  function stop() {
+    if (!ex.running) return;
+    ex.running.cancel = true;
+    cancel.disabled = true;
+    status.textContent = "Cancelling…";
+    if (ex.running.id !== null) call("cancel", [ex.running.id]);
+  }
+
+  async function copyLink() {
+    const url = new URL(location.href);
+    url.hash = `experiments?${encode(setup())}`;
+    try {
+      await navigator.clipboard.writeText(url.href);
+      $("#exp-link-status").textContent = "Link copied.";
+    } catch {
+      $("#exp-link-status").textContent = `Copy this link: ${url.href}`;
+    }
+  }
+
+  form.addEventListener("submit", (e) => { e.preventDefault(); run(); });
+  form.addEventListener("change", (e) => {
+    if (e.target.name === "exp-config") fillBaseline();
+    gate();
+    remember();
+  });
+  fileInput.addEventListener("change", chooseFile);
+  $("#exp-cases-authored").addEventListener("click", useAuthored);
+  $("#exp-spec-add").addEventListener("click", addSpec);
+  $("#exp-link").addEventListener("click", copyLink);
+  cancel.addEventListener("click", stop);
+  $("#exp-agent-run").addEventListener("click", runAgent);
+  save.addEventListener("click", saveResult);
+
+  onRoute("experiments", (segs, query) => {
+    if (![...query].length) return;
+    const d = decode(query);
+    if (!ex.builtins) wanted = d;
+    else apply(d);
+  });
+  onBusy(gate);
+  onCorpus(() => {
+    $("#exp-corpus").textContent = state.corpus.info.manifest.title;
+    describeCases();
+    gate();
+    remember();
+  });
+
+  $("#exp-spec").maxLength = MAX_SPEC_CHARS;
+  ex.specs = loadSpecs(storage());
+  return {
+    /** ready asks the engine for its configurations, then follows a link that waited. */
+    async ready() {
+      fileInput.disabled = false;
+      try {
+        ex.builtins = await call("retrievalConfigs");
+        const seed = ex.builtins.find((c) => c.name === "seed");
+        if (seed && !$("#exp-spec").value) $("#exp-spec").value = JSON.stringify({ ...seed, name: "my-config", description: undefined }, null, 2);
+      } catch (err) {
+        ex.builtins = [];
+        ex.builtinsError = `This engine offers no retrieval configurations (${err.message}).`;
+      }
+      renderConfigs();
+      fillBaseline();
+      if (wanted) await apply(wanted);
+      describeCases();
+      gate();
+    },
+    gate,
+  };
+}
