@@ -66,6 +66,9 @@ func exports() []export {
 		{name: "replay", do: answer(func(c call, o *struct {
 			Recording *string `json:"recording"`
 			Case      string  `json:"caseId"`
+			// Scores: each candidate's score for a trace viewer (the page);
+			// without it the value is what ragagent replay --json prints.
+			Scores bool `json:"scores"`
 		}) (any, error) {
 			file, err := parseRecording(o.Recording)
 			if err != nil {
@@ -73,10 +76,9 @@ func exports() []export {
 			}
 			rep, err := c.Replay(context.Background(), engine.ReplayRequest{File: file, Case: o.Case,
 				OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }})
-			if err != nil {
-				return nil, err
+			if err != nil || !o.Scores {
+				return rep, err
 			}
-			// The trace shows each candidate's score.
 			return rep, c.CandidateScores("", rep.Trials)
 		})},
 		{name: "packs", do: answer(func(c call, _ *none) (any, error) { return c.Packs(), nil })},

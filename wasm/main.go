@@ -33,7 +33,7 @@
 //	search({corpus, query, version, k})
 //	                             Promise<{corpus, hits: [{source_id, rank, version, bytes, text_sha256, score,
 //	                             url, title, snippet}], terms, elapsed_ms}>; the snippet marks terms ⟦like this⟧
-//	replay({recording?, caseId?}, onTrial?)
+//	replay({recording?, caseId?, scores?}, onTrial?)
 //	                             Promise<{trials, summary, exchanges, exchanges_used, elapsed_ms, ...}>;
 //	                             recording is ragagent-recording/1 text (default: the bundled comparison);
 //	                             onTrial(done, total, id) reports progress; a malformed file rejects with

@@ -69,3 +69,11 @@ export async function fakeGemini() {
 export function withoutPriceHint(value) {
   return JSON.parse(JSON.stringify(value, (k, v) => (k === "source" && typeof v === "string" ? v.replace(/; (change it in the price fields|override with --price|the shipped list price \(the command line's --price changes it\))$/, "") : v)));
 }
+
+/**
+ * withoutTimes drops what a clock measured (an eval experiment's seconds
+ * and mean_seconds per path), which two runs of the same input never share.
+ */
+export function withoutTimes(value) {
+  return JSON.parse(JSON.stringify(value, (k, v) => (k === "seconds" || k === "mean_seconds" ? undefined : v)));
+}
