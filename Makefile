@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: bench-retrieval lint-api all build wasm site-packs vendor worker migrations serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder crossencode tiny-cross-encoder clean chromium
+.PHONY: bench-retrieval lint-api all build wasm site-packs vendor worker migrations serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder bench-node crossencode tiny-cross-encoder clean chromium
 
 all: build wasm
 
@@ -160,8 +160,11 @@ test-go: worker node_modules/.package-lock.json
 test-wasm:
 	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./core/... ./wasm ./internal/jsbridge
 
+# The node tests, the node module's among them (tests/node/lab*.test.mjs:
+# against the command line's --json, and its packed tarball installed
+# offline), and the examples a user copies (examples/node/).
 test-node: wasm vendor
-	$(NODE) --test tests/node/
+	$(NODE) --test tests/node/ examples/node/
 
 test-browser: wasm vendor chromium
 	$(NODE) --test --test-concurrency=1 tests/browser/
@@ -180,7 +183,13 @@ fuzz:
 		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
-bench: bench-go bench-retrieval bench-server bench-page bench-packs bench-crossencoder
+bench: bench-go bench-retrieval bench-server bench-page bench-packs bench-crossencoder bench-node
+
+# The node module: openLab and the 16-trial replay, first (a fresh
+# process) and warm, beside the native command line's replay
+# (scripts/bench-node.mjs; RUNS=5 fresh processes).
+bench-node: wasm
+	$(NODE) scripts/bench-node.mjs
 
 bench-go:
 	$(GO) test ./... -run '^$$' -bench . -benchmem

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"syscall/js"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/builder"
 	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/jsbridge"
@@ -28,40 +30,60 @@ const priceHint = "change it in the price fields"
 
 // exports is the API, one row an export: its name, what a wrong first
 // argument is told, and its call. answer and job decode the first
-// argument as JSON into the call's typed request (none, a string id, a
-// struct, or a spec the engine parses itself) and give the call the
+// argument as JSON into the call's typed request, given as a pointer
+// (none, a string id, a struct, a spec the engine parses itself, or an
+// optional text as **string) and give the call the
 // loaded engine; what cannot cross as JSON (a progress callback, the
 // shell's fetch, the ledger's store, file bytes) the call reads from the
 // other arguments.
 func exports() []export {
 	return []export{
-		{name: "load", do: func(a *adapter, _ *export, _ jsbridge.Args) any { return jsbridge.Promise(a.load) }},
-		{name: "corpus", do: answer(func(c call, _ none) (any, error) { return c.Passages(), nil })},
-		{name: "search", do: answer(func(c call, s spec) (any, error) {
+		{name: "load", do: func(a *adapter, x *export, args jsbridge.Args) any {
+			// load({priceHint}?): the hint is how this front end changes a
+			// shipped price (the node module's differs from the page's).
+			o := &struct {
+				PriceHint *string `json:"priceHint"`
+			}{}
+			var bad error
+			if t := args.At(0).Type(); t != js.TypeUndefined && t != js.TypeNull {
+				bad = x.decode(args, o)
+			}
+			return jsbridge.Promise(func() (any, error) {
+				if bad != nil {
+					return nil, bad
+				}
+				return a.load(o.PriceHint)
+			})
+		}},
+		{name: "corpus", do: answer(func(c call, _ *none) (any, error) { return c.Passages(), nil })},
+		{name: "search", do: answer(func(c call, s *spec) (any, error) {
 			req, err := engine.ParseSearchSpec(s.text)
 			if err != nil {
 				return nil, err
 			}
 			return c.Search(req)
 		})},
-		{name: "replay", do: answer(func(c call, o struct {
+		{name: "replay", do: answer(func(c call, o *struct {
 			Recording *string `json:"recording"`
 			Case      string  `json:"caseId"`
+			// Scores: each candidate's score for a trace viewer (the page);
+			// without it the value is what ragagent replay --json prints.
+			Scores bool `json:"scores"`
 		}) (any, error) {
 			file, err := parseRecording(o.Recording)
-			return fail(err, func() (any, error) {
-				rep, err := c.Replay(context.Background(), engine.ReplayRequest{File: file, Case: o.Case,
-					OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }})
-				if err != nil {
-					return nil, err
-				}
-				// The trace shows each candidate's score.
-				return rep, c.CandidateScores("", rep.Trials)
-			})
+			if err != nil {
+				return nil, err
+			}
+			rep, err := c.Replay(context.Background(), engine.ReplayRequest{File: file, Case: o.Case,
+				OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }})
+			if err != nil || !o.Scores {
+				return rep, err
+			}
+			return rep, c.CandidateScores("", rep.Trials)
 		})},
-		{name: "packs", do: answer(func(c call, _ none) (any, error) { return c.Packs(), nil })},
-		{name: "packInfo", usage: "give a pack id", do: answer(func(c call, id string) (any, error) { return c.PackInfo(id) })},
-		{name: "loadPack", do: answer(func(c call, _ none) (any, error) {
+		{name: "packs", do: answer(func(c call, _ *none) (any, error) { return c.Packs(), nil })},
+		{name: "packInfo", usage: "give a pack id", do: answer(func(c call, id *string) (any, error) { return c.PackInfo(*id) })},
+		{name: "loadPack", do: answer(func(c call, _ *none) (any, error) {
 			m, err := jsbridge.Bytes(c.args.At(0))
 			if err != nil {
 				return nil, fmt.Errorf("loadPack: the manifest: %w", err)
@@ -72,15 +94,16 @@ func exports() []export {
 			}
 			return c.LoadPack(m, p)
 		})},
-		{name: "buildPack", do: answer(func(c call, _ none) (any, error) {
+		{name: "buildPack", do: answer(func(c call, _ *none) (any, error) {
 			docs, err := documents(c.args.At(0))
-			return fail(err, func() (any, error) {
-				return c.BuildPack(engine.BuildRequest{Documents: docs,
-					OnDocument: func(done, total int) { jsbridge.Notify(c.args.At(1), done, total) }})
-			})
+			if err != nil {
+				return nil, err
+			}
+			return c.BuildPack(engine.BuildRequest{Documents: docs,
+				OnDocument: func(done, total int) { jsbridge.Notify(c.args.At(1), done, total) }})
 		})},
-		{name: "removePack", usage: "give a pack id", do: answer(func(c call, id string) (any, error) { return nil, c.RemovePack(id) })},
-		{name: "passage", usage: "give {corpus, source_id}", do: answer(func(c call, p struct {
+		{name: "removePack", usage: "give a pack id", do: answer(func(c call, id *string) (any, error) { return nil, c.RemovePack(*id) })},
+		{name: "passage", usage: "give {corpus, source_id}", do: answer(func(c call, p *struct {
 			Corpus *string `json:"corpus"`
 			ID     *string `json:"source_id"`
 		}) (any, error) {
@@ -89,28 +112,49 @@ func exports() []export {
 			}
 			return c.Passage(*p.Corpus, *p.ID)
 		})},
-		{name: "packCases", usage: "give a pack id", do: answer(func(c call, id string) (any, error) { return c.PackCases(id) })},
+		{name: "packCases", usage: "give a pack id", do: answer(func(c call, id *string) (any, error) { return c.PackCases(*id) })},
 		{name: "policies", do: func(*adapter, *export, jsbridge.Args) any {
 			return jsbridge.Promise(func() (any, error) { return engine.Policies(), nil })
 		}},
-		{name: "plan", do: answer(func(c call, s spec) (any, error) {
+		{name: "plan", do: answer(func(c call, s *spec) (any, error) {
 			req, err := c.RunParser("hasKey").ParseText(s.text)
+			if err != nil {
+				return nil, err
+			}
 			// The plan says whether the key the shell holds lets it send.
 			req.Transport = &jsbridge.Fetch{Keyed: s.hasKey}
-			return fail(err, func() (any, error) { return c.PlanRun(req) })
+			return c.PlanRun(req)
 		})},
-		{name: "run", do: job(runTrial)},
+		{name: "run", do: job(func(ctx context.Context, c call, s *spec) (any, error) {
+			req, tr, err := runTrial(ctx, c, s)
+			if err != nil {
+				return nil, err
+			}
+			// The trace shows each candidate's score.
+			trials := []report.Trial{tr}
+			return trials[0], c.CandidateScores(req.Corpus, trials)
+		})},
+		{name: "runOutput", do: job(runOutput)},
+		{name: "eval", do: answer(func(c call, o *struct {
+			Corpus    string            `json:"corpus"`
+			Policy    string            `json:"policy"`
+			Recording *string           `json:"recording"`
+			Config    *engine.ConfigRef `json:"config"`
+			Cases     *string           `json:"cases"`
+		}) (any, error) {
+			return evalCases(c, o.Corpus, o.Policy, o.Recording, o.Config, o.Cases)
+		})},
 		{name: "cancel", do: func(a *adapter, _ *export, args jsbridge.Args) any {
 			e, err := a.loaded()
 			id := args.At(0)
 			return err == nil && id.Type() == js.TypeNumber && e.Cancel(id.Int())
 		}},
-		{name: "exchanges", do: answer(func(c call, r engine.ExchangesRequest) (any, error) { return c.Exchanges(r) })},
-		{name: "exportOTLP", do: answer(func(c call, r engine.ExportRequest) (any, error) {
-			data, err := c.ExportOTLP(context.Background(), r)
+		{name: "exchanges", do: answer(func(c call, r *engine.ExchangesRequest) (any, error) { return c.Exchanges(*r) })},
+		{name: "exportOTLP", do: answer(func(c call, r *engine.ExportRequest) (any, error) {
+			data, err := c.ExportOTLP(context.Background(), *r)
 			return string(data), err
 		})},
-		{name: "exportRunOTLP", usage: "give {corpus, run, recording?, recorded_at, trial: {id, repeat}}", do: answer(func(c call, o struct {
+		{name: "exportRunOTLP", usage: "give {corpus, run, recording?, recorded_at, trial: {id, repeat}}", do: answer(func(c call, o *struct {
 			Run        json.RawMessage `json:"run"`
 			Recording  *string         `json:"recording"`
 			RecordedAt string          `json:"recorded_at"`
@@ -124,81 +168,83 @@ func exports() []export {
 				return nil, err
 			}
 			file, err := parseRecording(o.Recording)
-			return fail(err, func() (any, error) {
-				data, err := c.ExportRun(context.Background(), engine.RunExport{Run: run, File: file, ID: o.Trial.ID, Repeat: o.Trial.Repeat, RecordedAt: o.RecordedAt})
-				return string(data), err
-			})
+			if err != nil {
+				return nil, err
+			}
+			data, err := c.ExportRun(context.Background(), engine.RunExport{Run: run, File: file, ID: o.Trial.ID, Repeat: o.Trial.Repeat, RecordedAt: o.RecordedAt})
+			return string(data), err
 		})},
-		{name: "recording", do: answer(func(c call, _ none) (any, error) { return engine.TextOf(c.Recording()) })},
-		{name: "rerank", do: answer(func(c call, o struct {
+		{name: "recording", do: answer(func(c call, _ *none) (any, error) { return engine.TextOf(c.Recording()) })},
+		{name: "rerank", do: answer(func(c call, o *struct {
 			Gemini       *string `json:"gemini"`
 			CrossEncoder *string `json:"crossEncoder"`
 		}) (any, error) {
 			g, err1 := parseRecording(o.Gemini)
 			x, err2 := parseRecording(o.CrossEncoder)
-			return fail(cmp.Or(err1, err2), func() (any, error) {
-				return c.Rerank(context.Background(), engine.RerankRequest{Gemini: g, CrossEncoder: x})
-			})
+			if err := cmp.Or(err1, err2); err != nil {
+				return nil, err
+			}
+			return c.Rerank(context.Background(), engine.RerankRequest{Gemini: g, CrossEncoder: x})
 		})},
-		{name: "rerankPlan", do: answer(func(c call, s spec) (any, error) {
+		{name: "rerankPlan", do: answer(func(c call, s *spec) (any, error) {
 			req, err := liveRerank(c, s, c.args.At(1))
-			return fail(err, func() (any, error) { return c.PlanRerank(req) })
+			if err != nil {
+				return nil, err
+			}
+			return c.PlanRerank(req)
 		})},
-		{name: "crossEncoderPlan", do: answer(func(c call, manifest *string) (any, error) {
-			if manifest == nil {
+		{name: "crossEncoderPlan", do: answer(func(c call, manifest **string) (any, error) {
+			if *manifest == nil {
 				return c.CrossEncoderPlan(nil)
 			}
-			return c.CrossEncoderPlan([]byte(*manifest))
+			return c.CrossEncoderPlan([]byte(**manifest))
 		})},
-		{name: "acceptCrossEncoder", do: answer(func(c call, s spec) (any, error) {
+		{name: "acceptCrossEncoder", do: answer(func(c call, s *spec) (any, error) {
 			return c.AcceptCrossEncoder(context.Background(), s.text)
 		})},
 		{name: "rerankLive", do: job(rerankLive)},
-		{name: "retrievalConfigs", do: answer(func(c call, _ none) (any, error) { return engine.RetrievalConfigs(), nil })},
+		{name: "retrievalConfigs", do: answer(func(c call, _ *none) (any, error) { return engine.RetrievalConfigs(), nil })},
 		{name: "retrieval", do: job(retrievalJob)},
-		{name: "questionSet", usage: "give {corpus, text}", do: answer(func(c call, q struct {
+		{name: "questionSet", usage: "give {corpus, text}", do: answer(func(c call, q *struct {
 			Corpus string `json:"corpus"`
 			Text   string `json:"text"`
 		}) (any, error) {
 			return c.ParseQuestionSet(q.Corpus, q.Text)
 		})},
-		{name: "rerankRecording", do: answer(func(c call, _ none) (any, error) {
+		{name: "rerankRecording", do: answer(func(c call, _ *none) (any, error) {
 			if f := c.RerankRecording(); f != nil {
 				return engine.TextOf(f)
 			}
 			return nil, nil
 		})},
-		{name: "ledger", do: answer(func(c call, _ none) (any, error) {
-			st, err := storeOf(c.args.At(0))
-			return fail(err, func() (any, error) { return c.Ledger(st) })
-		})},
-		{name: "setBudget", usage: "the budget must be a number of US dollars", do: answer(func(c call, usd float64) (any, error) {
-			st, err := storeOf(c.args.At(1))
-			return fail(err, func() (any, error) { return c.SetBudget(st, usd) })
-		})},
-		{name: "warm", usage: fmt.Sprintf("rounds must be from 1 to %d", maxWarmRounds), do: answer(func(c call, rounds int) (any, error) {
-			return warm(rounds, c.args.Int(1))
-		})},
-		{name: "exit", do: func(a *adapter, _ *export, _ jsbridge.Args) any {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			select {
-			case <-a.exit:
-			default:
-				close(a.exit)
+		{name: "ledger", do: answer(func(c call, _ *none) (any, error) {
+			st, err := jsbridge.StoreOf(c.args.At(0))
+			if err != nil {
+				return nil, err
 			}
-			return nil
-		}},
+			return c.Ledger(st)
+		})},
+		{name: "setBudget", usage: "the budget must be a number of US dollars", do: answer(func(c call, usd *float64) (any, error) {
+			st, err := jsbridge.StoreOf(c.args.At(1))
+			if err != nil {
+				return nil, err
+			}
+			return c.SetBudget(st, *usd)
+		})},
+		{name: "warm", usage: fmt.Sprintf("rounds must be from 1 to %d", maxWarmRounds), do: answer(func(c call, rounds *int) (any, error) {
+			return warm(*rounds, c.args.Int(1))
+		})},
+		{name: "exit", do: func(a *adapter, _ *export, _ jsbridge.Args) any { a.stop.Do(func() { close(a.exit) }); return nil }},
 	}
 }
 
 // runTrial is run(spec, {onStep, post}): hooks.onStep sees each step as it
 // is final; hooks.post is the shell's fetch for live policies; spec.hasKey
 // says whether the shell holds a key.
-func runTrial(ctx context.Context, c call, s spec) (any, error) {
+func runTrial(ctx context.Context, c call, s *spec) (engine.RunRequest, report.Trial, error) {
 	req, err := c.RunParser("hasKey").ParseText(s.text)
 	if err != nil {
-		return nil, err
+		return req, report.Trial{}, err
 	}
 	hooks := c.args.At(1)
 	// A throwing onStep must not end the run: progress is a courtesy.
@@ -212,25 +258,69 @@ func runTrial(ctx context.Context, c call, s spec) (any, error) {
 	if req.Policy == engine.Gemini {
 		post := jsbridge.Field(hooks, "post")
 		if !jsbridge.IsFunc(post) {
-			return nil, fmt.Errorf("run: policy %s calls the network and needs hooks.post", req.Policy)
+			return req, report.Trial{}, fmt.Errorf("run: policy %s calls the network and needs hooks.post", req.Policy)
 		}
 		req.Transport = &jsbridge.Fetch{Call: post, Keyed: s.hasKey}
 	}
 	tr, err := c.Run(ctx, req)
+	return req, tr, err
+}
+
+// runOutput is runOutput(spec, {onStep, post}): run, its value what
+// `ragagent run --json` prints (engine.RunOutput, the node module's run),
+// and, as there, a task refused before it started an error with its code.
+func runOutput(ctx context.Context, c call, s *spec) (any, error) {
+	req, tr, err := runTrial(ctx, c, s)
 	if err != nil {
 		return nil, err
 	}
-	// The trace shows each candidate's score.
-	trials := []report.Trial{tr}
-	return trials[0], c.CandidateScores(req.Corpus, trials)
+	if tr.Result == nil {
+		return nil, reason.New(*tr.Error, "%s", tr.ErrorDetail)
+	}
+	return c.Output(string(req.Policy), nil, tr), nil
+}
+
+// evalCases is eval({corpus, policy, recording?, config?, cases?},
+// onTrial?): what `ragagent eval --json` prints, the pack's authored cases
+// (or the question set cases holds)
+// on both paths with the scripted policy or replayed from a recording made
+// over the pack; onTrial(done, total, id) reports each trial.
+func evalCases(c call, corpus, policy string, rec *string, config *engine.ConfigRef, cases *string) (any, error) {
+	req := engine.EvalRequest{Corpus: corpus, Policy: engine.PolicyName(cmp.Or(policy, string(engine.Scripted))),
+		OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }}
+	if cases != nil {
+		req.Cases = []byte(*cases)
+	}
+	if config != nil {
+		req.Config = config.Name
+		if config.Spec != nil {
+			req.Config = string(config.Spec)
+		}
+	}
+	switch req.Policy {
+	case engine.Scripted:
+	case engine.Replay:
+		f, err := parseRecording(rec)
+		if err != nil {
+			return nil, err
+		}
+		if f == nil {
+			return nil, errors.New("eval: policy replay needs the recording's text")
+		}
+		req.File = f
+	default:
+		return nil, reason.New(engine.InvalidPolicy, "eval: policy %q is not scripted or replay", policy)
+	}
+	return c.Eval(context.Background(), req)
 }
 
 // retrievalJob is retrieval({corpus, cases, configs, k}, {onProgress}):
-// `ragagent retrieval --json` for the page's Experiments view, its value
-// the command's bytes as text (RetrievalResult.JSON), so the download is
-// byte for byte what the command prints; onProgress(done, total, config)
-// sees each question ranked. cancel(id) stops it (reason cancelled).
-func retrievalJob(ctx context.Context, c call, s spec) (any, error) {
+// `ragagent retrieval --json`, its value the command's bytes as text
+// (RetrievalResult.JSON), so the page's download is byte for byte what
+// the command prints (the node module parses it); onProgress(done, total,
+// config) sees each question ranked. cancel(id) stops it (reason
+// cancelled).
+func retrievalJob(ctx context.Context, c call, s *spec) (any, error) {
 	req, err := engine.ParseRetrievalRequest(s.text)
 	if err != nil {
 		return nil, err
@@ -258,7 +348,7 @@ func retrievalJob(ctx context.Context, c call, s spec) (any, error) {
 // rerankLive is rerankLive(spec, {post, store, onCase}): the development
 // cases reranked live through the shell's fetch, each request reserved in
 // the page's ledger; onCase(done, total) reports each case.
-func rerankLive(ctx context.Context, c call, s spec) (any, error) {
+func rerankLive(ctx context.Context, c call, s *spec) (any, error) {
 	hooks := c.args.At(1)
 	req, err := liveRerank(c, s, hooks)
 	if err != nil {
@@ -275,7 +365,7 @@ func rerankLive(ctx context.Context, c call, s spec) (any, error) {
 
 // liveRerank reads a live rerank's spec ({price?, endpoint?, hasKey})
 // with the page's ledger store (hooks.store, or hooks itself for a plan).
-func liveRerank(c call, s spec, hooks js.Value) (engine.LiveRerankRequest, error) {
+func liveRerank(c call, s *spec, hooks js.Value) (engine.LiveRerankRequest, error) {
 	req, err := c.ParseLiveRerankSpec(s.text, "given in the page")
 	if err != nil {
 		return req, err
@@ -283,7 +373,7 @@ func liveRerank(c call, s spec, hooks js.Value) (engine.LiveRerankRequest, error
 	if st := jsbridge.Field(hooks, "store"); st.Type() == js.TypeObject {
 		hooks = st
 	}
-	req.Ledger, err = storeOf(hooks)
+	req.Ledger, err = jsbridge.StoreOf(hooks)
 	return req, err
 }
 
@@ -316,14 +406,6 @@ func parseRecording(text *string) (*recording.File, error) {
 		return nil, nil
 	}
 	return engine.ParseRecording([]byte(*text))
-}
-
-// fail is err when there is one, else then's answer.
-func fail(err error, then func() (any, error)) (any, error) {
-	if err != nil {
-		return nil, err
-	}
-	return then()
 }
 
 // export is one function of the API object (a row of exports).
@@ -376,25 +458,41 @@ func (x *export) decode(args jsbridge.Args, into any) error {
 	return fmt.Errorf("%s: %v", x.name, err)
 }
 
+// newRequest makes a request R, a pointer type, pointing at its zero
+// value. Every R being a pointer, answer and job have one instantiation
+// each (Go shares generic code across pointer types), which keeps
+// main.wasm from growing with each request type.
+func newRequest[R any]() R {
+	return reflect.New(reflect.TypeFor[R]().Elem()).Interface().(R)
+}
+
 // answer is an export that answers a Promise: the call with the loaded
-// engine and its first argument decoded into R.
+// engine and its first argument decoded into R, a pointer to the request.
+// (Not inlined: every row then shares its closures.)
+//
+//go:noinline
 func answer[R any](fn func(c call, r R) (any, error)) func(*adapter, *export, jsbridge.Args) any {
 	return func(a *adapter, x *export, args jsbridge.Args) any {
-		var r R
-		bad := x.decode(args, &r)
+		r := newRequest[R]()
+		bad := x.decode(args, r)
 		return jsbridge.Promise(func() (any, error) {
 			e, err := a.loaded()
-			return fail(cmp.Or(err, bad), func() (any, error) { return fn(call{e, args}, r) })
+			if err = cmp.Or(err, bad); err != nil {
+				return nil, err
+			}
+			return fn(call{e, args}, r)
 		})
 	}
 }
 
 // job is an export that starts an engine job: it returns {id, result},
 // result a Promise of the call's value; cancel(id) cancels its context.
+//
+//go:noinline
 func job[R any](fn func(ctx context.Context, c call, r R) (any, error)) func(*adapter, *export, jsbridge.Args) any {
 	return func(a *adapter, x *export, args jsbridge.Args) any {
-		var r R
-		bad := x.decode(args, &r)
+		r := newRequest[R]()
+		bad := x.decode(args, r)
 		out := js.Global().Get("Object").New()
 		e, err := a.loaded()
 		if err = cmp.Or(err, bad); err != nil {
@@ -416,6 +514,7 @@ type adapter struct {
 	engine *engine.Engine
 	funcs  []js.Func
 	exit   chan struct{}
+	stop   sync.Once
 }
 
 func newAdapter() *adapter { return &adapter{exit: make(chan struct{})} }
@@ -459,12 +558,18 @@ type loadResult struct {
 }
 
 // load validates the corpus and cases and builds the FTS5 index, once.
-func (a *adapter) load() (any, error) {
+// hint, if given, is how this front end changes a shipped price; the
+// first load fixes it.
+func (a *adapter) load(hint *string) (any, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	started := time.Now()
 	if a.engine == nil {
-		prices, err := engine.PriceTable(priceHint, "")
+		h := priceHint
+		if hint != nil {
+			h = *hint
+		}
+		prices, err := engine.PriceTable(h, "")
 		if err != nil {
 			return nil, err
 		}

@@ -12,8 +12,9 @@
 // globalThis.ragagentReady(api) when that is a function):
 //
 //	version                      "ragagent-wasm/1"
-//	load()                       Promise<{passages, cases, versions, limits, modes, policies, open_ms}>
-//	                             validates the corpus and builds the FTS5 index (once)
+//	load({priceHint}?)           Promise<{passages, cases, versions, limits, modes, policies, open_ms}>
+//	                             validates the corpus and builds the FTS5 index (once); priceHint
+//	                             replaces the page's "change it in the price fields" in each price's source
 //	corpus()                     Promise<passages with bytes> (the seed's)
 //	packs()                      Promise<[{manifest, open}]>: the corpus packs, the seed first
 //	packInfo(id)                 Promise<{manifest, search_k, cases, pages, text_bytes, passage_bytes, open_ms}>
@@ -32,7 +33,7 @@
 //	search({corpus, query, version, k})
 //	                             Promise<{corpus, hits: [{source_id, rank, version, bytes, text_sha256, score,
 //	                             url, title, snippet}], terms, elapsed_ms}>; the snippet marks terms ⟦like this⟧
-//	replay({recording?, caseId?}, onTrial?)
+//	replay({recording?, caseId?, scores?}, onTrial?)
 //	                             Promise<{trials, summary, exchanges, exchanges_used, elapsed_ms, ...}>;
 //	                             recording is ragagent-recording/1 text (default: the bundled comparison);
 //	                             onTrial(done, total, id) reports progress; a malformed file rejects with
@@ -42,6 +43,12 @@
 //	run(spec, {onStep, post})    {id, result: Promise<trial report>}; spec is {corpus, question, version,
 //	                             mode, limits, policy, hasKey, endpoint}; a refused task rejects with an Error
 //	                             named RunRefused whose code is the reason
+//	runOutput(spec, {onStep, post})
+//	                             as run, its result what `ragagent run --json` prints ({policy, recording,
+//	                             result, tokens, note}: engine.RunOutput); a refused task rejects (RunRefused)
+//	eval({corpus, policy, recording?, config?, cases?}, onTrial?)
+//	                             Promise<what ragagent eval --json prints>: the pack's cases on both paths,
+//	                             policy scripted (default) or replay (recording: text made over the pack)
 //	cancel(id)                   stops a run (it ends incomplete, reason cancelled); true if it was running
 //	rerank({gemini?, crossEncoder?})
 //	                             Promise<{coverage, gemini, cross_encoder, sources, elapsed_ms, ...}>: the
@@ -62,6 +69,13 @@
 //	ledger(store)                Promise<{budget_usd, spent_usd, remaining_usd, entries}>
 //	setBudget(usd, store)        Promise<ledger state>
 //	recording()                  Promise<{trials, text}>: the session's recorded runs
+//	exchanges({source, trial})   Promise<{source, trial, model, endpoint, config, exchanges}>: a recorded
+//	                             trial's model exchanges (source bundled, loaded or session)
+//	exportOTLP({source, trial?, corpus?})
+//	                             Promise<string>: the source's trials (or one) as OTLP/JSON
+//	crossEncoderPlan(manifest?)  Promise<plan>: a fresh cross-encoder scoring's plan (the published model,
+//	                             or a test host's manifest text)
+//	acceptCrossEncoder(payload)  Promise<run>: a fresh scoring's payload through the acceptance contract
 //	exportRunOTLP({corpus, run, recording?, recorded_at, trial: {id, repeat}})
 //	                             Promise<OTLP/JSON text>: a run the page kept (run is its spec): a scripted
 //	                             one made again, a live one replayed from its own recording (engine.ExportRun)
@@ -72,8 +86,8 @@
 // post(endpoint, body, {signal, timeoutMs}) is the shell's fetch (see
 // jsbridge.Fetch): the API key never crosses into this module.
 //
-// store is the spending ledger's storage in the shell, {load(), save(text)}
-// (see shellStore): only the ledger's text crosses.
+// store is the spending ledger's storage in the shell, {load(), update(apply)}
+// (see jsbridge.Store): only the ledger's text crosses.
 package main
 
 import "syscall/js"

@@ -21,16 +21,6 @@ import (
 	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
 
-// runOutput is `ragagent run --json`: the result, who decided, and the
-// priced token usage beside it.
-type runOutput struct {
-	Policy    string        `json:"policy"`
-	Recording *string       `json:"recording"`
-	Result    *agent.Result `json:"result"`
-	Tokens    report.Tokens `json:"tokens"`
-	Note      string        `json:"note"`
-}
-
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", "--question Q [--corpus PACK] [--version V] [--mode agent|fixed] [--policy scripted|gemini|replay:FILE] [--limits k=v,...] [--json]", stderr)
 	question := fs.String("question", "", "the question to answer (for replay:FILE, default: the recorded trial's)")
@@ -110,13 +100,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if req.Config, err = in.config(*config); err != nil {
 		return usage("%v", err)
 	}
-	out := runOutput{Policy: *policyFlag, Note: report.EstimateNote}
+	var recorded *string
 	if name == engine.Gemini {
 		path, err := liveRun(e, &req, *record)
 		if err != nil {
 			return fail(err)
 		}
-		out.Recording = &path
+		recorded = &path
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -135,7 +125,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	out.Result, out.Tokens = tr.Result, e.Tokens(tr.Result)
+	out := e.Output(*policyFlag, recorded, tr)
 	if *asJSON {
 		return writeJSON(stdout, stderr, "run", out)
 	}
@@ -149,7 +139,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 // printRunEnd shows how a run ended, its fixture checks when it asked an
 // authored case's question, its tokens and estimated cost, and for a live
 // run where its recording is.
-func printRunEnd(w io.Writer, e *engine.Engine, out runOutput, checks *evaluate.Checks, policyName engine.PolicyName, elapsed time.Duration) {
+func printRunEnd(w io.Writer, e *engine.Engine, out engine.RunOutput, checks *evaluate.Checks, policyName engine.PolicyName, elapsed time.Duration) {
 	printEnding(w, out.Result)
 	printChecks(w, "", checks)
 	switch {

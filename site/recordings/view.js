@@ -47,7 +47,7 @@ export function mount({ openTrace, enableLoaded }) {
       return showMessage(`${err.message}.`, kept());
     }
     try {
-      const rep = await call("replay", [{ recording: text }]);
+      const rep = await call("replay", [{ recording: text, scores: true }]);
       const out = clear($("#rec-result"));
       state.loaded = rep;
       enableLoaded();

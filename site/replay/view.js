@@ -102,7 +102,7 @@ export function mount({ openTrace }) {
     status.textContent = "Replaying…";
     const t0 = performance.now();
     try {
-      const rep = await call("replay", [{}, events("trial", "done", "total", "trial")], (e) => { status.textContent = `Replaying trial ${e.done} of ${e.total}…`; });
+      const rep = await call("replay", [{ scores: true }, events("trial", "done", "total", "trial")], (e) => { status.textContent = `Replaying trial ${e.done} of ${e.total}…`; });
       const ms = performance.now() - t0;
       performance.mark("replay-done");
       state.timings.replayMs = ms;

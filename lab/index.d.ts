@@ -1,0 +1,206 @@
+// Types of ragagent-lab (lab/index.js), for editors. Each method's value is
+// what the command line's --json prints for the same inputs; the record
+// shapes (trial results, checks) are the published record's, typed here
+// as far as the checks below read them. See docs/node.md.
+
+/** The node module's own error codes (beside the engine's reason codes). */
+export declare const CODES: Readonly<{
+  ENGINE_MISSING: "engine_missing";
+  CLOSED: "lab_closed";
+  INVALID_RECORDING: "invalid_recording";
+  UNKNOWN_CASE: "unknown_case";
+  INVALID_ARGUMENT: "invalid_argument";
+  ENGINE_ERROR: "engine_error";
+}>;
+
+/** Every rejection: code is the reason code the command line would print (core/reason), or one of CODES. */
+export declare class LabError extends Error {
+  constructor(code: string, message: string, more?: { detail?: string; cause?: unknown });
+  name: "LabError";
+  code: string;
+  detail?: string;
+}
+
+/** The site/ folder beside the module, where openLab looks for main.wasm by default. */
+export declare const SITE: string;
+
+export interface OpenOptions {
+  /** A folder holding main.wasm and wasm_exec.js (and packs/), instead of the module's own site/. */
+  site?: string;
+}
+
+/** openLab starts and loads the engine (rejects with engine_missing when main.wasm is not built). */
+export declare function openLab(options?: OpenOptions): Promise<Lab>;
+
+export interface Usage { model_calls: number; searches: number; reads: number; source_bytes: number }
+export interface Limits { model_calls: number; searches: number; reads: number; source_bytes: number; seconds: number }
+export interface Citation { source_id: string; quote: string; url: string }
+export interface Step {
+  call: number;
+  action: string;
+  argument?: string;
+  assessment?: string;
+  outcome: string;
+  reason?: string;
+  detail?: string;
+  observation?: number;
+  usage: Usage;
+  tokens?: Tokens;
+}
+export interface Observation {
+  tool: "search" | "read" | string;
+  arguments: Record<string, unknown>;
+  result: { source_id?: string; version?: string; text?: string; url?: string; text_sha256?: string; [k: string]: unknown } | null;
+  [k: string]: unknown;
+}
+export interface Result {
+  status: "answered" | "incomplete" | "failed" | string;
+  reason: string;
+  detail?: string;
+  answer: string;
+  citations: Citation[];
+  question: string;
+  version: string;
+  mode: "agent" | "fixed" | string;
+  limits: Limits;
+  usage: Usage;
+  decisions: unknown[];
+  observations: Observation[];
+  steps: Step[];
+  tokens?: Tokens;
+  [k: string]: unknown;
+}
+export interface Why { code: string; detail: string }
+export interface Checks {
+  retrieval_targets_read: boolean | null;
+  retrieval_reason: Why;
+  answer_fixture_check: boolean;
+  answer_reason: Why;
+  outcome: "pass" | "fail" | "incomplete";
+  outcome_reason: Why;
+  trajectory: { queries: string[]; refined: boolean; within_limits: boolean };
+  scope: string;
+}
+export interface Trial {
+  id: string;
+  case_id: string;
+  split: string;
+  repeat: number;
+  mode: string;
+  result: Result | null;
+  error: string | null;
+  error_detail?: string;
+  checks: Checks | null;
+  [k: string]: unknown;
+}
+export interface Tally { pass: number; fail: number; incomplete: number }
+
+/** `ragagent replay --json`. */
+export interface Replayed { trials: Trial[]; summary: { fixed: Tally; agent: Tally } }
+
+export interface Tokens { prompt: number; candidates: number; thoughts: number; total: number }
+
+/** `ragagent run --json`. */
+export interface RunOutput {
+  policy: string;
+  /** The file a live run's recording was written to (RunOptions.record), else null. */
+  recording: string | null;
+  result: Result;
+  tokens: Tokens & { replies: number; estimated_usd: number | null };
+  note: string;
+}
+
+export interface RunOptions {
+  question: string;
+  /** A pack id (seed, python-3.11, ...) or a pack folder's path; default seed. */
+  corpus?: string;
+  version?: string;
+  mode?: "agent" | "fixed";
+  /** Partial limits (model_calls, searches, reads, source_bytes, seconds); null or absent: the defaults. */
+  limits?: Partial<Limits> | null;
+  /** scripted (offline rules, the default) or gemini (live, the key from the environment). */
+  policy?: "scripted" | "gemini";
+  /** A live run's endpoint: the Gemini API's (the default) or a loopback test double's. */
+  endpoint?: string;
+  /** With gemini, a file the lab's recording is written to (never overwritten, mode 0600). */
+  record?: string;
+  /** Where the key is read from (GOOGLE_API_KEY, else GEMINI_API_KEY); default process.env. */
+  env?: Record<string, string | undefined>;
+  /** Sees each step as it is final. */
+  onStep?: (step: Step, observation: Observation | null) => void;
+}
+
+export interface ReplayOptions {
+  /** ragagent-recording/1 text; default the bundled 16-trial comparison. */
+  recording?: string;
+  /** Only this case's trials. */
+  caseId?: string;
+  onTrial?: (done: number, total: number, id: string) => void;
+}
+
+export declare class Lab {
+  private constructor();
+  /** The engine's description (passages, cases, versions, limits, policies). */
+  readonly info: Record<string, unknown>;
+  /** How long openLab took, in milliseconds. */
+  readonly openMs: number;
+  replay(options?: ReplayOptions): Promise<Replayed>;
+  run(options: RunOptions): Promise<RunOutput>;
+  /** `ragagent eval --json`: the pack's authored cases (or the question set `cases` holds, as `--cases`) on both paths (scripted, or replay of a recording made over the pack). */
+  eval(options?: { corpus?: string; policy?: "scripted" | "replay"; recording?: string; config?: string | Record<string, unknown>; cases?: string; onTrial?: (done: number, total: number, id: string) => void }): Promise<Evaluated>;
+  /** `ragagent retrieval --json`: a question set ranked under each configuration, the first the baseline. */
+  retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void }): Promise<Compared>;
+  /** The session's recording (every live run of this lab) as ragagent-recording/1 text. */
+  recording(): Promise<{ trials: number; exchanges: number; text: string }>;
+  /** The pack ids a corpus may name: the engine's and those shipped beside it. */
+  packs(): Promise<string[]>;
+  /** Ends the engine and releases its timers; later calls reject with lab_closed. */
+  close(): Promise<void>;
+}
+
+/** A stored expectation: per trial id, how it ended, its outcome, steps and cited sources. */
+export interface Outcome {
+  case_id: string;
+  repeat: number;
+  mode: string;
+  status: string | null;
+  reason: string | null;
+  error: string | null;
+  outcome: string | null;
+  citations: string[];
+  steps: string[];
+}
+export type Outcomes = Record<string, Outcome>;
+
+type Trials = { trials: Trial[] } | RunOutput;
+
+export declare function outcomesOf(replayed: { trials: Trial[] }): Outcomes;
+export declare function replayProblems(replayed: { trials: Trial[] }, expected?: Outcomes | Replayed): string[];
+export declare function assertReplay(replayed: { trials: Trial[] }, expected?: Outcomes | Replayed): void;
+export declare function citationProblems(value: Trials): string[];
+export declare function assertCitations(value: Trials): void;
+export declare function unanswerableProblems(value: { trials: Trial[] } | { cases: Array<{ id: string; mode: string; checks: Checks | null; question?: string }> }): string[];
+export declare function assertUnanswerableDeclined(value: { trials: Trial[] } | { cases: Array<{ id: string; mode: string; checks: Checks | null; question?: string }> }): void;
+
+/** `ragagent eval --json`. */
+export interface Evaluated {
+  corpus: string;
+  search_k: number;
+  policy: string;
+  cases: Array<{ id: string; mode: string; question: string; target_read: boolean | null; outcome: string; reason: string; checks: Checks | null; usage?: Usage }>;
+  summary: { fixed: Tally; agent: Tally; target_read: { fixed: number; agent: number }; answerable_cases: number; unanswerable_cases: number; trials: number };
+}
+
+export interface Metric { value: number; ci95: [number, number] }
+/** `ragagent retrieval --json`, as far as metricProblems reads it. */
+export interface Compared {
+  corpus?: string;
+  k?: number;
+  cases?: number;
+  answerable?: number;
+  configs: Array<{ name: string; spec?: unknown; metrics: Record<string, Metric>; cases: Array<{ id: string; rank: number | null }> }>;
+  comparisons?: Array<{ a: string; b: string; metric: string; difference: number; ci95: [number, number]; p_value: number }>;
+}
+export interface MetricWant { min: number; metric?: string; config?: string }
+export declare function metricProblems(compared: Compared, want: MetricWant): string[];
+export declare function assertMetric(compared: Compared, want: MetricWant): void;
