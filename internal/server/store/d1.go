@@ -660,6 +660,15 @@ func (d *D1) Counts(ctx context.Context) (Counts, error) {
 	return Counts{Running: int(number(r[0])), Queued: int(number(r[1])), MostRunningPerToken: int(number(r[2]))}, nil
 }
 
+// Running lists the running runs, oldest first.
+func (d *D1) Running(ctx context.Context) ([]Run, error) {
+	rows, err := d.one(ctx, runningStmt)
+	if err != nil {
+		return nil, err
+	}
+	return runsOf(rows)
+}
+
 // SaveRecording replaces a run's recording.
 func (d *D1) SaveRecording(ctx context.Context, runID string, data []byte, at time.Time) error {
 	_, err := d.one(ctx, saveRecordingStmt, runID, string(data), stamp(at))

@@ -766,6 +766,26 @@ func (s *SQL) Runs(ctx context.Context, tokenID string, before int64, limit int)
 	return out, nil
 }
 
+const runningStmt = `SELECT ` + runColumns + ` FROM runs WHERE status = 'running' ORDER BY seq`
+
+// Running lists the running runs, oldest first.
+func (s *SQL) Running(ctx context.Context) ([]Run, error) {
+	rows, err := s.query(ctx, runningStmt)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 const countsStmt = `SELECT
 		(SELECT count(*) FROM runs WHERE status = 'running'),
 		(SELECT count(*) FROM runs WHERE status = 'queued'),

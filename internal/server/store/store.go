@@ -231,6 +231,10 @@ type Store interface {
 	Runs(ctx context.Context, tokenID string, before int64, limit int) ([]Run, error)
 	// Counts are how many runs run and wait now.
 	Counts(ctx context.Context) (Counts, error)
+	// Running lists the runs that are running, oldest first: what a
+	// Worker's run object checks against the runs it holds when its alarm
+	// fires (one it does not hold was lost with an evicted object).
+	Running(ctx context.Context) ([]Run, error)
 
 	// SaveRecording replaces a run's recording.
 	SaveRecording(ctx context.Context, runID string, data []byte, at time.Time) error
