@@ -83,6 +83,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) *apiError {
 	if aerr != nil {
 		return aerr
 	}
+	if s.dispatch != nil && !s.dispatch.Local(run.ID) {
+		// Its owner serves the stream and counts it.
+		s.serveStream(w, r, run, after, true, false)
+		return nil
+	}
 	release, aerr := s.acquireStream(run.TokenID)
 	if aerr != nil {
 		return aerr

@@ -45,7 +45,7 @@ func (rn *runner) admit(ctx context.Context, n store.NewRun, enqueue bool) (stor
 		return run, err
 	}
 	if run.Status == store.Running {
-		rn.launch(run)
+		rn.start(run)
 	}
 	return run, nil
 }
@@ -62,8 +62,23 @@ func (rn *runner) promote() {
 			return
 		}
 		rn.s.hub.notify(run.ID)
-		rn.launch(run)
+		rn.start(run)
 	}
+}
+
+// holds reports whether this process runs the run now.
+func (rn *runner) holds(id string) bool {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	_, ok := rn.active[id]
+	return ok
+}
+
+// count is how many runs this process runs now.
+func (rn *runner) count() int {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return len(rn.active)
 }
 
 // cancel stops a run of this process; the channel closes when it has
