@@ -126,7 +126,9 @@ func TestRecoverEndsTheRunsItsOwnerLost(t *testing.T) {
 	id := tokenID(t, tok)
 	ctx := context.Background()
 	lost, err := e.store.Admit(ctx, store.NewRun{ID: "run_lost", TokenID: id, Spec: `{}`, At: e.clock.Now()}, storeCaps(1, 1, 4, 4), true,
-		func(store.Run) store.NewEvent { return store.NewEvent{Type: "started", Data: `{"run_id": "run_lost", "status": "running"}`, At: e.clock.Now()} })
+		func(store.Run) store.NewEvent {
+			return store.NewEvent{Type: "started", Data: `{"run_id": "run_lost", "status": "running"}`, At: e.clock.Now()}
+		})
 	require.NoError(t, err)
 	require.Equal(t, store.Running, lost.Status)
 	queued := e.start(tok, `{`+overwrite+`, "strategy": "enqueue"}`)
