@@ -307,7 +307,7 @@ func TestWorker(t *testing.T) {
 			{"another token's run", req{method: "GET", path: "/v1/runs/" + id, token: w.toks["alice"]}, 404, "not_found"},
 			{"another token's cancel", req{method: "POST", path: "/v1/runs/" + id + "/cancel", token: w.toks["alice"]}, 404, "not_found"},
 			{"unknown field", req{method: "POST", path: "/v1/runs", token: w.toks["bob"], body: `{` + overwrite + `, "priority": 1}`}, 400, "unknown_field"},
-			{"no python pack on the Worker", req{method: "POST", path: "/v1/runs", token: w.toks["bob"], body: `{` + overwrite + `, "corpus": "python-3.11"}`}, 400, "unknown_corpus"},
+			{"a pack the Worker does not bundle", req{method: "POST", path: "/v1/runs", token: w.toks["bob"], body: `{` + overwrite + `, "corpus": "sqlite-3.40"}`}, 400, "unknown_corpus"},
 		}
 		for _, row := range rows {
 			r := keep(e.do(row.r))
@@ -471,6 +471,17 @@ func TestWorker(t *testing.T) {
 		}
 		got, _ := f.counts()
 		require.GreaterOrEqual(t, got, 2, "both echoes were served")
+	})
+
+	t.Run("no request's I/O lost to another", func(t *testing.T) {
+		// One program serves every request of the isolate: workerd says so
+		// when a request's promise, timer or fetch outlives it or is used
+		// from another request's turn.
+		log := w.log.String()
+		for _, bad := range []string{"Cannot perform I/O on behalf of a different request", "hanging Promise", "will never complete",
+			"different request context", "never generate a response", "Uncaught", "server fault"} {
+			assert.NotContains(t, log, bad)
+		}
 	})
 
 	t.Run("the key in no output", func(t *testing.T) {
