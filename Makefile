@@ -146,7 +146,7 @@ lint-api: node_modules/.package-lock.json
 
 vet:
 	$(GO) vet ./...
-	GOOS=js GOARCH=wasm $(GO) vet ./wasm ./worker
+	GOOS=js GOARCH=wasm $(GO) vet ./wasm ./worker ./internal/jsbridge
 
 # Natively, and the API tests against the local Worker (TestWorker:
 # wrangler dev, offline, started once; skipped with a message when wrangler
@@ -157,7 +157,7 @@ test-go: worker node_modules/.package-lock.json
 # The core's own suites again, compiled to WASM (with the engine's flags)
 # and run under node.
 test-wasm:
-	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./core/... ./wasm
+	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./core/... ./wasm ./internal/jsbridge
 
 test-node: wasm vendor
 	$(NODE) --test tests/node/

@@ -3,7 +3,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,8 +13,10 @@ import (
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/agent"
+	"github.com/ragagentlab/ragagent/core/builder"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/recording"
+	"github.com/ragagentlab/ragagent/internal/jsbridge"
 )
 
 // apiVersion names the API's shape; the shell checks it.
@@ -20,6 +24,321 @@ const apiVersion = "ragagent-wasm/1"
 
 // priceHint tells people how the page changes a shipped price.
 const priceHint = "change it in the price fields"
+
+// exports is the API, one row an export: its name, what a wrong first
+// argument is told, and its call. answer and job decode the first
+// argument as JSON into the call's typed request (none, a string id, a
+// struct, or a spec the engine parses itself) and give the call the
+// loaded engine; what cannot cross as JSON (a progress callback, the
+// shell's fetch, the ledger's store, file bytes) the call reads from the
+// other arguments.
+func exports() []export {
+	return []export{
+		{name: "load", do: func(a *adapter, _ *export, _ jsbridge.Args) any { return jsbridge.Promise(a.load) }},
+		{name: "corpus", do: answer(func(c call, _ none) (any, error) { return c.Passages(), nil })},
+		{name: "search", do: answer(func(c call, s spec) (any, error) {
+			req, err := engine.ParseSearchSpec(s.text)
+			if err != nil {
+				return nil, err
+			}
+			return c.Search(req)
+		})},
+		{name: "replay", do: answer(func(c call, o struct {
+			Recording *string `json:"recording"`
+			Case      string  `json:"caseId"`
+		}) (any, error) {
+			file, err := parseRecording(o.Recording)
+			return fail(err, func() (any, error) {
+				return c.Replay(context.Background(), engine.ReplayRequest{File: file, Case: o.Case,
+					OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }})
+			})
+		})},
+		{name: "packs", do: answer(func(c call, _ none) (any, error) { return c.Packs(), nil })},
+		{name: "packInfo", usage: "give a pack id", do: answer(func(c call, id string) (any, error) { return c.PackInfo(id) })},
+		{name: "loadPack", do: answer(func(c call, _ none) (any, error) {
+			m, err := jsbridge.Bytes(c.args.At(0))
+			if err != nil {
+				return nil, fmt.Errorf("loadPack: the manifest: %w", err)
+			}
+			p, err := jsbridge.Bytes(c.args.At(1))
+			if err != nil {
+				return nil, fmt.Errorf("loadPack: the passages: %w", err)
+			}
+			return c.LoadPack(m, p)
+		})},
+		{name: "buildPack", do: answer(func(c call, _ none) (any, error) {
+			docs, err := documents(c.args.At(0))
+			return fail(err, func() (any, error) {
+				return c.BuildPack(engine.BuildRequest{Documents: docs,
+					OnDocument: func(done, total int) { jsbridge.Notify(c.args.At(1), done, total) }})
+			})
+		})},
+		{name: "removePack", usage: "give a pack id", do: answer(func(c call, id string) (any, error) { return nil, c.RemovePack(id) })},
+		{name: "passage", usage: "give {corpus, source_id}", do: answer(func(c call, p struct {
+			Corpus *string `json:"corpus"`
+			ID     *string `json:"source_id"`
+		}) (any, error) {
+			if p.Corpus == nil || p.ID == nil {
+				return nil, errors.New("passage: give {corpus, source_id}")
+			}
+			return c.Passage(*p.Corpus, *p.ID)
+		})},
+		{name: "packCases", usage: "give a pack id", do: answer(func(c call, id string) (any, error) { return c.PackCases(id) })},
+		{name: "policies", do: func(*adapter, *export, jsbridge.Args) any {
+			return jsbridge.Promise(func() (any, error) { return engine.Policies(), nil })
+		}},
+		{name: "plan", do: answer(func(c call, s spec) (any, error) {
+			req, err := c.RunParser("hasKey").ParseText(s.text)
+			// The plan says whether the key the shell holds lets it send.
+			req.Transport = &jsbridge.Fetch{Keyed: s.hasKey}
+			return fail(err, func() (any, error) { return c.PlanRun(req) })
+		})},
+		{name: "run", do: job(runTrial)},
+		{name: "cancel", do: func(a *adapter, _ *export, args jsbridge.Args) any {
+			e, err := a.loaded()
+			id := args.At(0)
+			return err == nil && id.Type() == js.TypeNumber && e.Cancel(id.Int())
+		}},
+		{name: "exchanges", do: answer(func(c call, r engine.ExchangesRequest) (any, error) { return c.Exchanges(r) })},
+		{name: "exportOTLP", do: answer(func(c call, r engine.ExportRequest) (any, error) {
+			data, err := c.ExportOTLP(context.Background(), r)
+			return string(data), err
+		})},
+		{name: "recording", do: answer(func(c call, _ none) (any, error) { return engine.TextOf(c.Recording()) })},
+		{name: "rerank", do: answer(func(c call, o struct {
+			Gemini       *string `json:"gemini"`
+			CrossEncoder *string `json:"crossEncoder"`
+		}) (any, error) {
+			g, err1 := parseRecording(o.Gemini)
+			x, err2 := parseRecording(o.CrossEncoder)
+			return fail(cmp.Or(err1, err2), func() (any, error) {
+				return c.Rerank(context.Background(), engine.RerankRequest{Gemini: g, CrossEncoder: x})
+			})
+		})},
+		{name: "rerankPlan", do: answer(func(c call, s spec) (any, error) {
+			req, err := liveRerank(c, s, c.args.At(1))
+			return fail(err, func() (any, error) { return c.PlanRerank(req) })
+		})},
+		{name: "crossEncoderPlan", do: answer(func(c call, manifest *string) (any, error) {
+			if manifest == nil {
+				return c.CrossEncoderPlan(nil)
+			}
+			return c.CrossEncoderPlan([]byte(*manifest))
+		})},
+		{name: "acceptCrossEncoder", do: answer(func(c call, s spec) (any, error) {
+			return c.AcceptCrossEncoder(context.Background(), s.text)
+		})},
+		{name: "rerankLive", do: job(rerankLive)},
+		{name: "rerankRecording", do: answer(func(c call, _ none) (any, error) {
+			if f := c.RerankRecording(); f != nil {
+				return engine.TextOf(f)
+			}
+			return nil, nil
+		})},
+		{name: "ledger", do: answer(func(c call, _ none) (any, error) {
+			st, err := storeOf(c.args.At(0))
+			return fail(err, func() (any, error) { return c.Ledger(st) })
+		})},
+		{name: "setBudget", usage: "the budget must be a number of US dollars", do: answer(func(c call, usd float64) (any, error) {
+			st, err := storeOf(c.args.At(1))
+			return fail(err, func() (any, error) { return c.SetBudget(st, usd) })
+		})},
+		{name: "warm", usage: fmt.Sprintf("rounds must be from 1 to %d", maxWarmRounds), do: answer(func(c call, rounds int) (any, error) {
+			return warm(rounds, c.args.Int(1))
+		})},
+		{name: "exit", do: func(a *adapter, _ *export, _ jsbridge.Args) any {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			select {
+			case <-a.exit:
+			default:
+				close(a.exit)
+			}
+			return nil
+		}},
+	}
+}
+
+// runTrial is run(spec, {onStep, post}): hooks.onStep sees each step as it
+// is final; hooks.post is the shell's fetch for live policies; spec.hasKey
+// says whether the shell holds a key.
+func runTrial(ctx context.Context, c call, s spec) (any, error) {
+	req, err := c.RunParser("hasKey").ParseText(s.text)
+	if err != nil {
+		return nil, err
+	}
+	hooks := c.args.At(1)
+	// A throwing onStep must not end the run: progress is a courtesy.
+	req.OnStep = func(st agent.Step, obs *agent.Observation) {
+		sv, err1 := jsbridge.ToJS(st)
+		ov, err2 := jsbridge.ToJS(obs)
+		if err1 == nil && err2 == nil {
+			jsbridge.Notify(jsbridge.Field(hooks, "onStep"), sv, ov)
+		}
+	}
+	if req.Policy == engine.Gemini {
+		post := jsbridge.Field(hooks, "post")
+		if !jsbridge.IsFunc(post) {
+			return nil, fmt.Errorf("run: policy %s calls the network and needs hooks.post", req.Policy)
+		}
+		req.Transport = &jsbridge.Fetch{Call: post, Keyed: s.hasKey}
+	}
+	return c.Run(ctx, req)
+}
+
+// rerankLive is rerankLive(spec, {post, store, onCase}): the development
+// cases reranked live through the shell's fetch, each request reserved in
+// the page's ledger; onCase(done, total) reports each case.
+func rerankLive(ctx context.Context, c call, s spec) (any, error) {
+	hooks := c.args.At(1)
+	req, err := liveRerank(c, s, hooks)
+	if err != nil {
+		return nil, err
+	}
+	post := jsbridge.Field(hooks, "post")
+	if !jsbridge.IsFunc(post) {
+		return nil, errors.New("rerank: a live rerank calls the network and needs hooks.post")
+	}
+	req.Transport = &jsbridge.Fetch{Call: post, Keyed: req.HasKey}
+	req.OnCase = func(done, total int) { jsbridge.Notify(jsbridge.Field(hooks, "onCase"), done, total) }
+	return c.RerankLive(ctx, req)
+}
+
+// liveRerank reads a live rerank's spec ({price?, endpoint?, hasKey})
+// with the page's ledger store (hooks.store, or hooks itself for a plan).
+func liveRerank(c call, s spec, hooks js.Value) (engine.LiveRerankRequest, error) {
+	req, err := c.ParseLiveRerankSpec(s.text, "given in the page")
+	if err != nil {
+		return req, err
+	}
+	if st := jsbridge.Field(hooks, "store"); st.Type() == js.TypeObject {
+		hooks = st
+	}
+	req.Ledger, err = storeOf(hooks)
+	return req, err
+}
+
+// documents reads [{path, bytes}] (bytes a Uint8Array) as the builder's
+// documents.
+func documents(files js.Value) ([]builder.Document, error) {
+	if files.Type() != js.TypeObject || !js.Global().Get("Array").Call("isArray", files).Bool() {
+		return nil, errors.New("buildPack: give an array of {path, bytes}")
+	}
+	docs := make([]builder.Document, files.Length())
+	for i := range docs {
+		f := files.Index(i)
+		path := jsbridge.Field(f, "path")
+		if path.Type() != js.TypeString || path.String() == "" {
+			return nil, fmt.Errorf("buildPack: file %d has no path", i+1)
+		}
+		data, err := jsbridge.Bytes(jsbridge.Field(f, "bytes"))
+		if err != nil {
+			return nil, fmt.Errorf("buildPack: %s: %w", path.String(), err)
+		}
+		docs[i] = builder.Document{Path: path.String(), Data: data}
+	}
+	return docs, nil
+}
+
+// parseRecording parses ragagent-recording/1 text (capped, strict:
+// engine.ParseRecording); nil is none.
+func parseRecording(text *string) (*recording.File, error) {
+	if text == nil {
+		return nil, nil
+	}
+	return engine.ParseRecording([]byte(*text))
+}
+
+// fail is err when there is one, else then's answer.
+func fail(err error, then func() (any, error)) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return then()
+}
+
+// export is one function of the API object (a row of exports).
+type export struct {
+	name string
+	// usage is what a first argument that does not decode is told ("" for
+	// the decoder's own words).
+	usage string
+	do    func(a *adapter, x *export, args jsbridge.Args) any
+}
+
+// call is an export's call: the loaded engine and the arguments as given.
+type call struct {
+	*engine.Engine
+	args jsbridge.Args
+}
+
+// spec is a request the engine parses itself (its JSON text, "null" when
+// left out) and the hasKey the shell adds to it.
+type spec struct {
+	text   string
+	hasKey bool
+}
+
+func (s *spec) UnmarshalJSON(b []byte) error {
+	var k struct {
+		HasKey any `json:"hasKey"`
+	}
+	_ = json.Unmarshal(b, &k)
+	s.text, s.hasKey = string(b), k.HasKey == true
+	return nil
+}
+
+// none is the request of an export that reads no JSON: it takes nothing,
+// or only what cannot cross as JSON (file bytes, the ledger's store).
+type none struct{}
+
+// decode reads the call's first argument into the export's request.
+func (x *export) decode(args jsbridge.Args, into any) error {
+	if _, skip := into.(*none); skip {
+		return nil
+	}
+	err := jsbridge.Decode(args.At(0), into)
+	switch {
+	case err == nil:
+		return nil
+	case x.usage != "":
+		return fmt.Errorf("%s: %s", x.name, x.usage)
+	}
+	return fmt.Errorf("%s: %v", x.name, err)
+}
+
+// answer is an export that answers a Promise: the call with the loaded
+// engine and its first argument decoded into R.
+func answer[R any](fn func(c call, r R) (any, error)) func(*adapter, *export, jsbridge.Args) any {
+	return func(a *adapter, x *export, args jsbridge.Args) any {
+		var r R
+		bad := x.decode(args, &r)
+		return jsbridge.Promise(func() (any, error) {
+			e, err := a.loaded()
+			return fail(cmp.Or(err, bad), func() (any, error) { return fn(call{e, args}, r) })
+		})
+	}
+}
+
+// job is an export that starts an engine job: it returns {id, result},
+// result a Promise of the call's value; cancel(id) cancels its context.
+func job[R any](fn func(ctx context.Context, c call, r R) (any, error)) func(*adapter, *export, jsbridge.Args) any {
+	return func(a *adapter, x *export, args jsbridge.Args) any {
+		var r R
+		bad := x.decode(args, &r)
+		out := js.Global().Get("Object").New()
+		e, err := a.loaded()
+		if err = cmp.Or(err, bad); err != nil {
+			out.Set("id", 0)
+			out.Set("result", jsbridge.Promise(func() (any, error) { return nil, err }))
+			return out
+		}
+		j := engine.Start(e, func(ctx context.Context) (any, error) { return fn(ctx, call{e, args}, r) })
+		out.Set("id", j.ID)
+		out.Set("result", jsbridge.Promise(j.Wait))
+		return out
+	}
+}
 
 // adapter is the state behind the exported API object: the engine (after
 // load) and the API's functions, released at exit.
@@ -32,221 +351,17 @@ type adapter struct {
 
 func newAdapter() *adapter { return &adapter{exit: make(chan struct{})} }
 
-// object builds the API object; its functions live until exit(). Each
-// decodes its arguments, calls the engine and returns its typed result.
+// object builds the API object from exports; its functions live until
+// exit().
 func (a *adapter) object() js.Value {
 	api := js.Global().Get("Object").New()
-	export := exporter(func(name string, f func(args []js.Value) any) {
-		fn := js.FuncOf(func(_ js.Value, args []js.Value) any { return f(args) })
-		a.funcs = append(a.funcs, fn)
-		api.Set(name, fn)
-	})
-	withEngine := a.withEngine
 	api.Set("version", apiVersion)
-	export("load", func([]js.Value) any { return promise(a.load) })
-	export("corpus", func([]js.Value) any {
-		return withEngine(func(e *engine.Engine) (any, error) { return e.Passages(), nil })
-	})
-	export("search", func(args []js.Value) any {
-		text := fromJS(arg(args, 0))
-		return withEngine(func(e *engine.Engine) (any, error) {
-			req, err := engine.ParseSearchSpec(text)
-			if err != nil {
-				return nil, err
-			}
-			return e.Search(req)
-		})
-	})
-	export("replay", func(args []js.Value) any {
-		opts, onTrial := arg(args, 0), arg(args, 1)
-		text, caseID := stringField(opts, "recording"), stringField(opts, "caseId")
-		return withEngine(func(e *engine.Engine) (any, error) {
-			req := engine.ReplayRequest{OnTrial: func(done, total int, id string) { notify(onTrial, done, total, id) }}
-			if caseID != nil {
-				req.Case = *caseID
-			}
-			var err error
-			if req.File, err = parseRecording(text); err != nil {
-				return nil, err
-			}
-			return e.Replay(context.Background(), req)
-		})
-	})
-	export("packs", func([]js.Value) any {
-		return withEngine(func(e *engine.Engine) (any, error) { return e.Packs(), nil })
-	})
-	export("packInfo", func(args []js.Value) any {
-		id := arg(args, 0)
-		return withEngine(func(e *engine.Engine) (any, error) {
-			if id.Type() != js.TypeString {
-				return nil, errors.New("packInfo: give a pack id")
-			}
-			return e.PackInfo(id.String())
-		})
-	})
-	export("loadPack", func(args []js.Value) any {
-		manifest, passages := arg(args, 0), arg(args, 1)
-		return withEngine(func(e *engine.Engine) (any, error) {
-			m, err := fileBytes(manifest)
-			if err != nil {
-				return nil, fmt.Errorf("loadPack: the manifest: %w", err)
-			}
-			p, err := fileBytes(passages)
-			if err != nil {
-				return nil, fmt.Errorf("loadPack: the passages: %w", err)
-			}
-			return e.LoadPack(m, p)
-		})
-	})
-	a.exportPacks(export, withEngine)
-	export("policies", func([]js.Value) any { return promise(func() (any, error) { return engine.Policies(), nil }) })
-	export("plan", func(args []js.Value) any {
-		spec := arg(args, 0)
-		text, hasKey := fromJS(spec), boolField(spec, "hasKey")
-		return withEngine(func(e *engine.Engine) (any, error) {
-			req, err := e.RunParser("hasKey").ParseText(text)
-			if err != nil {
-				return nil, err
-			}
-			// The plan says whether the key the shell holds lets it send.
-			req.Transport = &fetchTransport{hasKey: hasKey}
-			return e.PlanRun(req)
-		})
-	})
-	export("run", func(args []js.Value) any { return a.run(arg(args, 0), arg(args, 1)) })
-	export("cancel", func(args []js.Value) any {
-		id := arg(args, 0)
-		e, err := a.loaded()
-		if err != nil || id.Type() != js.TypeNumber {
-			return false
-		}
-		return e.Cancel(id.Int())
-	})
-	export("exchanges", func(args []js.Value) any {
-		opts := arg(args, 0)
-		req := engine.ExchangesRequest{Source: str(stringField(opts, "source")), Trial: str(stringField(opts, "trial"))}
-		return withEngine(func(e *engine.Engine) (any, error) { return e.Exchanges(req) })
-	})
-	export("exportOTLP", func(args []js.Value) any {
-		opts := arg(args, 0)
-		req := engine.ExportRequest{Source: str(stringField(opts, "source")), Trial: str(stringField(opts, "trial")), Corpus: str(stringField(opts, "corpus"))}
-		return withEngine(func(e *engine.Engine) (any, error) {
-			data, err := e.ExportOTLP(context.Background(), req)
-			return string(data), err
-		})
-	})
-	export("recording", func([]js.Value) any {
-		return withEngine(func(e *engine.Engine) (any, error) { return engine.TextOf(e.Recording()) })
-	})
-	a.exportRerank(export, withEngine)
-	export("warm", func(args []js.Value) any {
-		rounds, round := intArg(args, 0), intArg(args, 1)
-		return withEngine(func(*engine.Engine) (any, error) { return warm(rounds, round) })
-	})
-	export("exit", func([]js.Value) any {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		select {
-		case <-a.exit:
-		default:
-			close(a.exit)
-		}
-		return nil
-	})
+	for _, x := range exports() {
+		fn := js.FuncOf(func(_ js.Value, args []js.Value) any { return x.do(a, &x, args) })
+		a.funcs = append(a.funcs, fn)
+		api.Set(x.name, fn)
+	}
 	return api
-}
-
-// exporter adds a function to the API object.
-type exporter func(name string, f func(args []js.Value) any)
-
-// withEngine runs work with the loaded engine in a Promise.
-func (a *adapter) withEngine(work func(e *engine.Engine) (any, error)) js.Value {
-	return promise(func() (any, error) {
-		e, err := a.loaded()
-		if err != nil {
-			return nil, err
-		}
-		return work(e)
-	})
-}
-
-// exportRerank adds the Rerank view's functions: the replay of the three
-// runs, a fresh cross-encoder scoring's plan (crossEncoderPlan(manifest
-// text?): the published model, or a test host's) and its acceptance
-// (acceptCrossEncoder(payload object)), the live listwise rerank's plan,
-// run and recording, and the ledger.
-func (a *adapter) exportRerank(export exporter, withEngine func(func(*engine.Engine) (any, error)) js.Value) {
-	export("rerank", func(args []js.Value) any {
-		opts := arg(args, 0)
-		g, c := stringField(opts, "gemini"), stringField(opts, "crossEncoder")
-		return withEngine(func(e *engine.Engine) (any, error) {
-			var req engine.RerankRequest
-			var err error
-			if req.Gemini, err = parseRecording(g); err != nil {
-				return nil, err
-			}
-			if req.CrossEncoder, err = parseRecording(c); err != nil {
-				return nil, err
-			}
-			return e.Rerank(context.Background(), req)
-		})
-	})
-	export("rerankPlan", func(args []js.Value) any {
-		text, hooks := fromJS(arg(args, 0)), arg(args, 1)
-		return withEngine(func(e *engine.Engine) (any, error) {
-			req, err := a.liveRerank(e, text, hooks)
-			if err != nil {
-				return nil, err
-			}
-			return e.PlanRerank(req)
-		})
-	})
-	export("crossEncoderPlan", func(args []js.Value) any {
-		manifest := arg(args, 0)
-		return withEngine(func(e *engine.Engine) (any, error) {
-			if manifest.Type() != js.TypeString {
-				return e.CrossEncoderPlan(nil)
-			}
-			return e.CrossEncoderPlan([]byte(manifest.String()))
-		})
-	})
-	export("acceptCrossEncoder", func(args []js.Value) any {
-		payload := fromJS(arg(args, 0))
-		return withEngine(func(e *engine.Engine) (any, error) { return e.AcceptCrossEncoder(context.Background(), payload) })
-	})
-	export("rerankLive", func(args []js.Value) any { return a.rerankLive(arg(args, 0), arg(args, 1)) })
-	export("rerankRecording", func([]js.Value) any {
-		return withEngine(func(e *engine.Engine) (any, error) {
-			f := e.RerankRecording()
-			if f == nil {
-				return nil, nil
-			}
-			return engine.TextOf(f)
-		})
-	})
-	export("ledger", func(args []js.Value) any {
-		hooks := arg(args, 0)
-		return withEngine(func(e *engine.Engine) (any, error) {
-			st, err := storeOf(hooks)
-			if err != nil {
-				return nil, err
-			}
-			return e.Ledger(st)
-		})
-	})
-	export("setBudget", func(args []js.Value) any {
-		usd, hooks := arg(args, 0), arg(args, 1)
-		return withEngine(func(e *engine.Engine) (any, error) {
-			if usd.Type() != js.TypeNumber {
-				return nil, errors.New("setBudget: the budget must be a number of US dollars")
-			}
-			st, err := storeOf(hooks)
-			if err != nil {
-				return nil, err
-			}
-			return e.SetBudget(st, usd.Float())
-		})
-	})
 }
 
 // release frees the API's functions once the module is done.
@@ -284,112 +399,11 @@ func (a *adapter) load() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		e, err := engine.Open(engine.Options{Prices: &prices, SHA256: platformSHA256})
+		e, err := engine.Open(engine.Options{Prices: &prices, SHA256: jsbridge.SHA256})
 		if err != nil {
 			return nil, err
 		}
 		a.engine = e
 	}
 	return loadResult{API: apiVersion, Info: a.engine.Info(), OpenMS: float64(time.Since(started).Microseconds()) / 1000}, nil
-}
-
-// run starts a run and returns {id, result}: result is a Promise of the
-// trial report; cancel(id) stops it. hooks.onStep sees each step as it is
-// final; hooks.post is the shell's fetch for live policies; spec.hasKey
-// says whether the shell holds a key.
-func (a *adapter) run(spec, hooks js.Value) any {
-	text := fromJS(spec)
-	hasKey := boolField(spec, "hasKey")
-	onStep, post := field(hooks, "onStep"), field(hooks, "post")
-	return a.start(func(ctx context.Context, e *engine.Engine) (any, error) {
-		req, err := e.RunParser("hasKey").ParseText(text)
-		if err != nil {
-			return nil, err
-		}
-		// A throwing onStep must not end the run: progress is a courtesy.
-		req.OnStep = func(st agent.Step, obs *agent.Observation) {
-			sv, err1 := toJS(st)
-			ov, err2 := toJS(obs)
-			if err1 == nil && err2 == nil {
-				notify(onStep, sv, ov)
-			}
-		}
-		if req.Policy == engine.Gemini {
-			if post.Type() != js.TypeFunction {
-				return nil, fmt.Errorf("run: policy %s calls the network and needs hooks.post", req.Policy)
-			}
-			req.Transport = &fetchTransport{post: post, hasKey: hasKey}
-		}
-		return e.Run(ctx, req)
-	})
-}
-
-// liveRerank decodes a live rerank's spec ({price?, endpoint?, hasKey})
-// with the page's ledger store (hooks.store, or hooks itself for a plan).
-func (a *adapter) liveRerank(e *engine.Engine, text string, hooks js.Value) (engine.LiveRerankRequest, error) {
-	req, err := e.ParseLiveRerankSpec(text, "given in the page")
-	if err != nil {
-		return req, err
-	}
-	store := hooks
-	if s := field(hooks, "store"); s.Type() == js.TypeObject {
-		store = s
-	}
-	st, err := storeOf(store)
-	if err != nil {
-		return req, err
-	}
-	req.Ledger = st
-	return req, nil
-}
-
-// rerankLive reranks the development cases live through the shell's fetch
-// (hooks.post), reserving each request in the page's ledger (hooks.store);
-// hooks.onCase(done, total) reports each case. It returns {id, result}.
-func (a *adapter) rerankLive(spec, hooks js.Value) any {
-	text := fromJS(spec)
-	post, onCase := field(hooks, "post"), field(hooks, "onCase")
-	return a.start(func(ctx context.Context, e *engine.Engine) (any, error) {
-		req, err := a.liveRerank(e, text, hooks)
-		if err != nil {
-			return nil, err
-		}
-		if post.Type() != js.TypeFunction {
-			return nil, errors.New("rerank: a live rerank calls the network and needs hooks.post")
-		}
-		req.Transport = &fetchTransport{post: post, hasKey: req.HasKey}
-		req.OnCase = func(done, total int) { notify(onCase, done, total) }
-		return e.RerankLive(ctx, req)
-	})
-}
-
-// start runs work as an engine job: it returns {id, result}, result a
-// Promise of work's value; cancel(id) cancels work's context.
-func (a *adapter) start(work func(ctx context.Context, e *engine.Engine) (any, error)) js.Value {
-	out := js.Global().Get("Object").New()
-	e, err := a.loaded()
-	if err != nil {
-		out.Set("id", 0)
-		out.Set("result", promise(func() (any, error) { return nil, err }))
-		return out
-	}
-	job := engine.Start(e, func(ctx context.Context) (any, error) { return work(ctx, e) })
-	out.Set("id", job.ID)
-	out.Set("result", promise(job.Wait))
-	return out
-}
-
-// parseRecording parses ragagent-recording/1 text (capped, strict:
-// engine.ParseRecording); nil is none.
-func parseRecording(text *string) (*recording.File, error) {
-	if text == nil {
-		return nil, nil
-	}
-	return engine.ParseRecording([]byte(*text))
-}
-
-// warmed is warm()'s value.
-type warmed struct {
-	Rounds    int     `json:"rounds"`
-	ElapsedMS float64 `json:"elapsed_ms"`
 }

@@ -9,6 +9,7 @@ import (
 	"syscall/js"
 
 	"github.com/ragagentlab/ragagent/core/budget"
+	"github.com/ragagentlab/ragagent/internal/jsbridge"
 )
 
 // shellStore is the spending ledger's budget.Store in the page. The shell
@@ -42,8 +43,8 @@ var _ budget.Store = shellStore{}
 
 // storeOf reads {load, update} from a hooks object.
 func storeOf(v js.Value) (shellStore, error) {
-	s := shellStore{load: field(v, "load"), update: field(v, "update")}
-	if s.load.Type() != js.TypeFunction || s.update.Type() != js.TypeFunction {
+	s := shellStore{load: jsbridge.Field(v, "load"), update: jsbridge.Field(v, "update")}
+	if !jsbridge.IsFunc(s.load) || !jsbridge.IsFunc(s.update) {
 		return shellStore{}, errors.New("the ledger needs a store: {load(), update(apply)}, each returning a Promise")
 	}
 	return s, nil
@@ -51,12 +52,13 @@ func storeOf(v js.Value) (shellStore, error) {
 
 // Load asks the shell for the saved ledger.
 func (s shellStore) Load() ([]byte, bool, error) {
-	v, rejected, err := await(context.Background(), s.load)
+	v, err := jsbridge.Await(context.Background(), s.load)
+	var rej *jsbridge.Rejection
 	switch {
+	case errors.As(err, &rej):
+		return nil, false, fmt.Errorf("the page's ledger store could not load it: %s", rej.Message)
 	case err != nil:
 		return nil, false, fmt.Errorf("the page's ledger store: %w", err)
-	case rejected:
-		return nil, false, fmt.Errorf("the page's ledger store could not load it: %s", errorMessage(v))
 	}
 	return ledgerText(v)
 }
@@ -82,7 +84,7 @@ func (s shellStore) Update(apply func(old []byte, exists bool) ([]byte, error)) 
 	// encodes, so it never blocks the event loop.
 	fn := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		applied = true
-		old, exists, err := ledgerText(arg(args, 0))
+		old, exists, err := ledgerText(jsbridge.Args(args).At(0))
 		var data []byte
 		if err == nil {
 			data, err = apply(old, exists)
@@ -93,14 +95,15 @@ func (s shellStore) Update(apply func(old []byte, exists bool) ([]byte, error)) 
 		return string(data)
 	})
 	defer fn.Release()
-	v, rejected, err := await(context.Background(), s.update, fn)
+	_, err := jsbridge.Await(context.Background(), s.update, fn)
+	var rej *jsbridge.Rejection
 	switch {
-	case err != nil:
-		return fmt.Errorf("the page's ledger store: %w", err)
 	case applyErr != nil:
 		return applyErr
-	case rejected:
-		return fmt.Errorf("the page's ledger store could not update it: %s", errorMessage(v))
+	case errors.As(err, &rej):
+		return fmt.Errorf("the page's ledger store could not update it: %s", rej.Message)
+	case err != nil:
+		return fmt.Errorf("the page's ledger store: %w", err)
 	case !applied:
 		return errors.New("the page's ledger store did not apply the change")
 	}

@@ -2,8 +2,11 @@
 
 // Command wasm is the core compiled for the browser (and node): it exports
 // one API object to JS and stays alive until the API's exit() is called.
-// It and worker/ (the server edition on Cloudflare Workers) are the only
-// packages that import syscall/js (internal/layout holds the rule).
+// It, worker/ (the server edition on Cloudflare Workers) and the bridge
+// they share (internal/jsbridge) are the only packages that import
+// syscall/js (internal/layout holds the rule). Each export is one row of
+// exports (api.go): its name, its typed request decoded from the JS
+// argument as JSON, and the engine call.
 //
 // The API object, set as globalThis.ragagent (and passed to
 // globalThis.ragagentReady(api) when that is a function):
@@ -59,7 +62,7 @@
 //	exit()                       releases the API and ends the program
 //
 // post(endpoint, body, {signal, timeoutMs}) is the shell's fetch (see
-// fetchTransport): the API key never crosses into this module.
+// jsbridge.Fetch): the API key never crosses into this module.
 //
 // store is the spending ledger's storage in the shell, {load(), save(text)}
 // (see shellStore): only the ledger's text crosses.

@@ -33,6 +33,10 @@ const replayEvery = 5
 // round is the number of rounds done before this call (it picks the
 // rounds that replay).
 func warm(rounds, round int) (any, error) {
+	type warmed struct {
+		Rounds    int     `json:"rounds"`
+		ElapsedMS float64 `json:"elapsed_ms"`
+	}
 	if rounds < 1 || rounds > maxWarmRounds {
 		return nil, fmt.Errorf("warm: rounds must be from 1 to %d", maxWarmRounds)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"syscall/js"
 
+	"github.com/ragagentlab/ragagent/internal/jsbridge"
 	"github.com/ragagentlab/ragagent/internal/server/store"
 )
 
@@ -19,7 +20,7 @@ func (d d1) Batch(ctx context.Context, stmts []store.Statement) ([]store.Rows, e
 	for i, s := range stmts {
 		list[i] = []any{s.SQL, s.Args}
 	}
-	v, err := await(ctx, jsContext.Call("d1", d.db, list))
+	v, err := jsbridge.Await(ctx, jsContext.Get("d1"), d.db, list)
 	if err != nil {
 		return nil, fmt.Errorf("d1: %w", err)
 	}
@@ -47,39 +48,3 @@ func (d d1) Batch(ctx context.Context, stmts []store.Statement) ([]store.Rows, e
 	}
 	return out, nil
 }
-
-// await waits for a promise: its value, or its rejection as an error
-// (the JavaScript error's name and message).
-func await(ctx context.Context, p js.Value) (js.Value, error) {
-	type result struct {
-		v   js.Value
-		err error
-	}
-	ch := make(chan result, 1)
-	var then, catch js.Func
-	then = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		ch <- result{v: args[0]}
-		return nil
-	})
-	catch = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		e := args[0]
-		ch <- result{err: &jsError{name: e.Get("name").String(), message: e.Get("message").String()}}
-		return nil
-	})
-	p.Call("then", then, catch)
-	release := func() { then.Release(); catch.Release() }
-	select {
-	case r := <-ch:
-		release()
-		return r.v, r.err
-	case <-ctx.Done():
-		// The promise settles later (an aborted fetch rejects): release
-		// its callbacks only then.
-		go func() { <-ch; release() }()
-		return js.Undefined(), ctx.Err()
-	}
-}
-
-type jsError struct{ name, message string }
-
-func (e *jsError) Error() string { return e.name + ": " + e.message }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"syscall/js"
 
+	"github.com/ragagentlab/ragagent/internal/jsbridge"
 	"github.com/ragagentlab/ragagent/internal/server"
 )
 
@@ -47,7 +48,7 @@ func serveFront() error {
 	h := srv.Handler()
 	jsContext.Get("binding").Set("serve", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		in := args[0]
-		return promise(func() (js.Value, error) { return serveOne(h, in) })
+		return jsbridge.Promise(func() (any, error) { return serveOne(h, in) })
 	}))
 	return nil
 }
@@ -112,7 +113,7 @@ type objects struct{ n, self int }
 func (o *objects) Local(id string) bool { return shardOf(id, o.n) == o.self }
 
 func (o *objects) call(ctx context.Context, id, path string) error {
-	v, err := await(ctx, jsContext.Call("runner", shardOf(id, o.n), "POST", path))
+	v, err := jsbridge.Await(ctx, jsContext.Get("runner"), shardOf(id, o.n), "POST", path)
 	if err != nil {
 		return err
 	}
@@ -141,25 +142,6 @@ func (o *objects) Stream(w http.ResponseWriter, r *http.Request, id, token strin
 	w.Header().Set(forwardPath, "/runner/events?"+q.Encode())
 	w.Header().Set(forwardShard, strconv.Itoa(shardOf(id, o.n)))
 	w.WriteHeader(http.StatusOK)
-}
-
-// promise runs f on its own goroutine: a promise of its value.
-func promise(f func() (js.Value, error)) js.Value {
-	var cb js.Func
-	cb = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		defer cb.Release()
-		resolve, reject := args[0], args[1]
-		go func() {
-			v, err := f()
-			if err != nil {
-				reject.Invoke(js.Global().Get("Error").New(err.Error()))
-				return
-			}
-			resolve.Invoke(v)
-		}()
-		return nil
-	})
-	return js.Global().Get("Promise").New(cb)
 }
 
 var _ io.Writer = (*answer)(nil)

@@ -30,6 +30,9 @@ import "./wasm_exec.js";
 import mod from "./app.wasm";
 import { packs } from "./packs.mjs";
 
+// The helpers the Go side awaits (D1 batches, Gemini requests, calls to a
+// run object) are each one async function (internal/jsbridge.Await).
+
 // d1 runs statements ([sql, args] pairs) as D1 runs them: one alone, or a
 // batch (one transaction); each statement's rows come back as arrays.
 async function d1(db, stmts) {
@@ -41,10 +44,11 @@ async function d1(db, stmts) {
   return results.map((r) => (r.results ?? []).map((row) => Object.values(row)));
 }
 
-// gemini posts one generateContent request: only Content-Type and
+// gemini posts one generateContent request as internal/jsbridge's Fetch
+// calls it (body a string, opts {signal, key, cap}): only Content-Type and
 // x-goog-api-key, no redirect followed, at most cap bytes of body read
 // (one more tells the caller it was over), aborted with signal.
-async function gemini(url, key, body, cap, signal) {
+async function gemini(url, body, { signal, key, cap }) {
   const res = await fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json", "x-goog-api-key": key },

@@ -1,6 +1,6 @@
 //go:build js && wasm
 
-package main
+package jsbridge
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func jsFunc(t *testing.T, params, body string) js.Value {
 	return js.Global().Get("Function").New(params, body)
 }
 
-func TestFetchTransportSettles(t *testing.T) {
+func TestFetchSettles(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
 		status     int
@@ -35,12 +35,13 @@ func TestFetchTransportSettles(t *testing.T) {
 		{"network failure", `return Promise.reject({kind: "URLError", message: "refused"})`, 0, "", "URLError"},
 		{"timeout from the shell", `return Promise.reject({kind: "TimeoutError", message: "timed out"})`, 0, "", "TimeoutError"},
 		{"unknown rejection counts as URLError", `return Promise.reject(new Error("boom"))`, 0, "", "URLError"},
+		{"a DOMException named TimeoutError is one", `return Promise.reject(new DOMException("late", "TimeoutError"))`, 0, "", "TimeoutError"},
 		{"a throw is not a crash", `throw new Error("sync")`, 0, "", "URLError"},
 		{"a non-promise is refused", `return 42`, 0, "", "URLError"},
 		{"no status is refused", `return Promise.resolve({body: "x"})`, 0, "", "URLError"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := &fetchTransport{post: jsFunc(t, "endpoint, body, opts", tc.body), hasKey: true}
+			tr := &Fetch{Call: jsFunc(t, "endpoint, body, opts", tc.body), Keyed: true}
 			status, body, err := tr.Post(context.Background(), gemini.Endpoint, []byte(`{}`))
 			if tc.kind != "" {
 				var te *gemini.TransportError
@@ -55,15 +56,15 @@ func TestFetchTransportSettles(t *testing.T) {
 	}
 }
 
-func TestFetchTransportPassesRequestAndDeadline(t *testing.T) {
+func TestFetchPassesRequestAndDeadline(t *testing.T) {
 	seen := js.Global().Get("Object").New()
 	js.Global().Set("seenRequest", seen)
 	defer js.Global().Delete("seenRequest")
 	post := jsFunc(t, "endpoint, body, opts", `
 		seenRequest.endpoint = endpoint; seenRequest.body = body;
-		seenRequest.timeoutMs = opts.timeoutMs; seenRequest.hasSignal = opts.signal instanceof AbortSignal;
+		seenRequest.timeoutMs = opts.timeoutMs; seenRequest.hasSignal = opts.signal instanceof AbortSignal; seenRequest.cap = opts.cap;
 		return Promise.resolve({status: 200, body: ""});`)
-	tr := &fetchTransport{post: post}
+	tr := &Fetch{Call: post, Options: map[string]any{"cap": 7}}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, _, err := tr.Post(ctx, "http://127.0.0.1:1/x", []byte(`{"a": "\u00e9"}`))
@@ -71,20 +72,21 @@ func TestFetchTransportPassesRequestAndDeadline(t *testing.T) {
 	assert.Equal(t, "http://127.0.0.1:1/x", seen.Get("endpoint").String())
 	assert.Equal(t, `{"a": "\u00e9"}`, seen.Get("body").String())
 	assert.True(t, seen.Get("hasSignal").Bool())
+	assert.Equal(t, 7, seen.Get("cap").Int(), "the Options are added to opts")
 	ms := seen.Get("timeoutMs").Int()
 	assert.True(t, ms > 4000 && ms <= 5000, "timeoutMs %d follows the context deadline", ms)
 	assert.False(t, tr.HasKey())
 }
 
-func TestFetchTransportCapsTheBody(t *testing.T) {
+func TestFetchCapsTheBody(t *testing.T) {
 	post := jsFunc(t, "endpoint, body, opts", `return Promise.resolve({status: 200, body: new Uint8Array(300000)})`)
-	tr := &fetchTransport{post: post}
+	tr := &Fetch{Call: post}
 	_, body, err := tr.Post(context.Background(), gemini.Endpoint, nil)
 	require.NoError(t, err)
 	assert.Len(t, body, gemini.MaxResponseBytes+1, "at most one byte past the cap, so the cap can be detected")
 }
 
-func TestFetchTransportCancelAborts(t *testing.T) {
+func TestFetchCancelAborts(t *testing.T) {
 	state := js.Global().Get("Object").New()
 	js.Global().Set("abortState", state)
 	defer js.Global().Delete("abortState")
@@ -93,7 +95,7 @@ func TestFetchTransportCancelAborts(t *testing.T) {
 		return new Promise((resolve, reject) => {
 			opts.signal.addEventListener("abort", () => { abortState.aborted = true; reject({kind: "URLError"}); });
 		});`)
-	tr := &fetchTransport{post: post}
+	tr := &Fetch{Call: post}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
 	_, _, err := tr.Post(ctx, gemini.Endpoint, nil)

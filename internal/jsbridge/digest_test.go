@@ -1,6 +1,6 @@
 //go:build js && wasm
 
-package main
+package jsbridge
 
 import (
 	"strings"
@@ -16,7 +16,7 @@ import (
 // large inputs.
 func TestPlatformSHA256IsGos(t *testing.T) {
 	for _, in := range []string{"", "abc", strings.Repeat("passage ⟦text⟧\n", 200000)} {
-		got, err := platformSHA256([]byte(in))
+		got, err := SHA256([]byte(in))
 		require.NoError(t, err)
 		assert.Equal(t, corpus.SHA256(in), got, "%d bytes", len(in))
 	}
