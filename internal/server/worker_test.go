@@ -473,6 +473,36 @@ func TestWorker(t *testing.T) {
 		require.GreaterOrEqual(t, got, 2, "both echoes were served")
 	})
 
+	t.Run("a run outlives its request's 30 s", func(t *testing.T) {
+		// The model's first answer takes 35 s: longer than waitUntil keeps
+		// a Worker's request after its response. The run was posted
+		// without a stream (its request ended with the 202) and nobody is
+		// connected while it waits; its object carries it to its end.
+		e := w.env(t)
+		slow := geminitest.ResponderFunc(func(r geminitest.Request) geminitest.Reply {
+			return geminitest.Slow(35*time.Second, geminitest.Policy().Reply(r))
+		})
+		f := newFake(t, geminitest.Steps(geminitest.Policy(), slow))
+		w.fake.use(f)
+		tok := w.toks["alice"]
+		began := time.Now()
+		id := e.start(tok, `{`+overwrite+`, "policy": "gemini"}`)
+		deadline := time.Now().Add(90 * time.Second)
+		var run map[string]any
+		for {
+			run = e.run(tok, id)
+			if run["status"] != "running" || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		assert.Equal(t, "answered", run["status"], "%v", run["reason"])
+		assert.Greater(t, time.Since(began), 35*time.Second)
+		evs := e.events(tok, id, nil)
+		require.NotEmpty(t, evs)
+		assert.Equal(t, "end", evs[len(evs)-1].event)
+	})
+
 	t.Run("no request's I/O lost to another", func(t *testing.T) {
 		// One program serves every request of the isolate: workerd says so
 		// when a request's promise, timer or fetch outlives it or is used
