@@ -319,9 +319,13 @@ export class Runner {
     const program = await this.run(header === null ? null : Number(header));
     if (program.binding.error) return misconfigured(program.binding.error);
     const url = new URL(request.url);
-    if (url.pathname === "/runner/start") await this.keepAlarm();
-    if (url.pathname === "/runner/memory") {
-      return Response.json({ runner: memory(program), front: front ? memory(await front) : 0 });
+    if (url.pathname === "/runner/start") {
+      await this.keepAlarm();
+      // What the isolate holds in WebAssembly memory (it only grows), against
+      // Workers' 128 MB an isolate: this object's program, and the front's
+      // when it shares the isolate (it does under wrangler dev).
+      const fronts = front ? memory(await front) : 0;
+      console.log(`run object memory: ${memory(program)} bytes; front program ${fronts} bytes`);
     }
     return program.binding.handleRequest(request);
   }

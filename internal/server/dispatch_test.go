@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ragagentlab/ragagent/internal/server"
 	"github.com/ragagentlab/ragagent/internal/server/store"
 )
 
@@ -86,6 +87,12 @@ func (d *ownerDispatch) Stream(w http.ResponseWriter, r *http.Request, id, token
 		}
 	}
 }
+
+// ownsAll is the owner's own Dispatch: it executes every run (as a lone
+// run object does), so it serves their streams from its event logs.
+type ownsAll struct{ server.Dispatch }
+
+func (ownsAll) Local(string) bool { return true }
 
 // A run handed to its owner (a Worker's Durable Object, here a second
 // server over HTTP) executes there, its streams are served from there and

@@ -30,6 +30,10 @@ type runner struct {
 	mu     sync.Mutex
 	active map[string]*active
 	wg     sync.WaitGroup
+	// promoting: a promotion loop is under way; again: another was asked
+	// for meanwhile (one loop at a time: concurrent ones only contend for
+	// the same queue head, which D1's retried Promote gave up on).
+	promoting, again bool
 }
 
 // active is a run in progress in this process.
@@ -50,8 +54,31 @@ func (rn *runner) admit(ctx context.Context, n store.NewRun, enqueue bool) (stor
 	return run, nil
 }
 
-// promote starts queued runs while the caps allow.
+// promote starts queued runs while the caps allow, one loop at a time in
+// the process (a request made during a loop runs it again after).
 func (rn *runner) promote() {
+	rn.mu.Lock()
+	if rn.promoting {
+		rn.again = true
+		rn.mu.Unlock()
+		return
+	}
+	rn.promoting = true
+	rn.mu.Unlock()
+	for {
+		rn.promoteQueued()
+		rn.mu.Lock()
+		if !rn.again {
+			rn.promoting = false
+			rn.mu.Unlock()
+			return
+		}
+		rn.again = false
+		rn.mu.Unlock()
+	}
+}
+
+func (rn *runner) promoteQueued() {
 	for !rn.s.isClosing() {
 		run, ok, err := rn.s.store.Promote(context.Background(), rn.s.caps, rn.s.clock(), rn.s.startedEvent)
 		if err != nil {
@@ -124,14 +151,24 @@ func (rn *runner) launch(run store.Run) {
 		defer stop()
 		watched := make(chan struct{})
 		go rn.watch(ctx, run.ID, stop, watched)
+		s := rn.s
+		s.logs.open(ctx, s.store, run.ID)
 		o := rn.revokedOutcome(run, rn.execute(ctx, run))
 		stop()
 		<-watched
-		s := rn.s
-		if _, ok, err := s.store.Finish(context.Background(), run.ID, o, s.endEvent); err != nil {
+		var end store.NewEvent
+		if _, ok, err := s.store.Finish(context.Background(), run.ID, o, func(r store.Run) store.NewEvent {
+			end = s.endEvent(r)
+			return end
+		}); err != nil {
+			s.logs.drop(run.ID)
 			s.log.Error("server fault", "during", "finishing a run", "run", run.ID, "error", err.Error())
 		} else if ok {
+			s.logs.finish(run.ID, end)
 			s.log.Info("run finished", "run", run.ID, "status", o.Status, "reason", o.Reason)
+		} else {
+			// Another writer ended it: the store has its end, not this log.
+			s.logs.drop(run.ID)
 		}
 		rn.mu.Lock()
 		delete(rn.active, run.ID)
@@ -182,7 +219,11 @@ func (rn *runner) execute(ctx context.Context, run store.Run) store.Outcome {
 	req.OnStep = func(st agent.Step, obs *agent.Observation) {
 		data, err := marshal(stepEvent{RunID: run.ID, Step: st, Observation: obs})
 		if err == nil {
-			_, err = s.store.Append(context.Background(), run.ID, store.NewEvent{Type: EventStep, Data: string(data), At: s.clock()})
+			var ev store.Event
+			ev, err = s.store.Append(context.Background(), run.ID, store.NewEvent{Type: EventStep, Data: string(data), At: s.clock()})
+			if err == nil {
+				s.logs.add(run.ID, ev)
+			}
 		}
 		if err != nil {
 			s.log.Error("server fault", "during", "saving a step event", "run", run.ID, "error", err.Error())

@@ -96,6 +96,7 @@ type Server struct {
 
 	hub    hub
 	runner runner
+	logs   eventLogs
 
 	usageFlush      time.Duration
 	meter           requestMeter
@@ -155,6 +156,10 @@ func New(c Config) (*Server, error) {
 	}
 	s.stopFlush = make(chan struct{})
 	s.hub.waits = map[string]*waiters{}
+	// A Worker's run object serves the streams of the runs it holds from
+	// the events it wrote (each one after it was stored): D1 is a network
+	// hop away, and a stream read it once per event.
+	s.logs.on = c.Dispatch != nil
 	s.runner = runner{s: s, active: map[string]*active{}}
 	return s, nil
 }

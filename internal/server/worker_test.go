@@ -28,6 +28,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/secret"
+	"github.com/ragagentlab/ragagent/fixtures/packs"
 	"github.com/ragagentlab/ragagent/internal/geminitest"
 	"github.com/ragagentlab/ragagent/internal/server"
 	"github.com/ragagentlab/ragagent/internal/server/store"
@@ -153,7 +154,7 @@ func startWorker(t testing.TB, caps store.Caps, tokens []workerToken) *localWork
 	ln.Close()
 	began := time.Now()
 	w.cmd = exec.Command(wrangler, "dev", "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
-		"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", "info")
+		"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", "log")
 	w.cmd.Dir, w.cmd.Env = w.dir, environ
 	pr, pw := io.Pipe()
 	w.cmd.Stdout, w.cmd.Stderr = pw, pw
@@ -471,6 +472,58 @@ func TestWorker(t *testing.T) {
 		}
 		got, _ := f.counts()
 		require.GreaterOrEqual(t, got, 2, "both echoes were served")
+	})
+
+	t.Run("the bundled pack", func(t *testing.T) {
+		e := w.env(t)
+		tok := w.toks["bob"]
+		r := keep(e.do(req{method: "GET", path: "/v1/corpora", token: tok, valid: true}))
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		var got struct {
+			Corpora []struct {
+				ID             string   `json:"id"`
+				Versions       []string `json:"versions"`
+				DefaultVersion string   `json:"default_version"`
+			} `json:"corpora"`
+		}
+		require.NoError(t, json.Unmarshal(r.body, &got))
+		require.Len(t, got.Corpora, 2)
+		assert.Equal(t, "seed", got.Corpora[0].ID)
+		assert.Equal(t, "python-3.11", got.Corpora[1].ID)
+		assert.Equal(t, []string{"3.11"}, got.Corpora[1].Versions)
+		assert.Equal(t, "3.11", got.Corpora[1].DefaultVersion)
+
+		// No version: the pack's default; the same steps and answer as the
+		// native engine's over the same pack.
+		question := "How do I read a file line by line?"
+		id := e.start(tok, `{"question": "`+question+`", "mode": "fixed", "corpus": "python-3.11"}`)
+		run := e.await(tok, id)
+		assert.Equal(t, "3.11", run["request"].(map[string]any)["version"])
+		got2 := run["report"].(map[string]any)["result"].(map[string]any)
+		sources, err := packs.Sources()
+		require.NoError(t, err)
+		native, err := engine.Open(engine.Options{Packs: sources})
+		require.NoError(t, err)
+		defer native.Close()
+		task, err := agent.TaskFromJSON(question, "3.11", "fixed", nil)
+		require.NoError(t, err)
+		tr, err := native.Run(context.Background(), engine.RunRequest{Task: task, Policy: engine.Scripted, Corpus: "python-3.11"})
+		require.NoError(t, err)
+		data, err := json.Marshal(tr.Result)
+		require.NoError(t, err)
+		var want map[string]any
+		require.NoError(t, json.Unmarshal(data, &want))
+		for _, k := range []string{"steps", "observations", "answer", "citations", "status", "reason"} {
+			assert.Equal(t, want[k], got2[k], "result.%s is the native engine's", k)
+		}
+		// One run more, for the memory the object reports once the pack is
+		// open (the README's figure).
+		e.await(tok, e.start(tok, `{`+overwrite+`, "mode": "fixed"}`))
+		for _, line := range strings.Split(w.log.String(), "\n") {
+			if strings.Contains(line, "run object memory") {
+				t.Log(strings.TrimSpace(line))
+			}
+		}
 	})
 
 	t.Run("a run outlives its request's 30 s", func(t *testing.T) {
