@@ -20,6 +20,7 @@
 // GOOGLE_API_KEY); caps RAGAGENT_MAX_RUNNING,
 // RAGAGENT_MAX_RUNNING_PER_TOKEN, RAGAGENT_QUEUE, RAGAGENT_QUEUE_PER_TOKEN;
 // RAGAGENT_RUNNERS (how many run objects share the runs, default 1);
+// RAGAGENT_LOG (warn, the default: faults only; info: a line per request);
 // GEMINI_ENDPOINT only in tests (a loopback fake: the server refuses any
 // other override).
 package main
@@ -160,6 +161,18 @@ func config(ctx context.Context) (server.Config, error) {
 		return server.Config{}, err
 	}
 	key, _ := httptransport.KeyFromEnv(getenv)
+	// Every line the program writes is a console message workerd hands to
+	// its log (under wrangler dev, over the inspector to node, measured at
+	// as much CPU as the Worker's own under load): faults only, unless
+	// RAGAGENT_LOG is "info" (a line per request and per run ending).
+	level := slog.LevelWarn
+	switch v := getenv("RAGAGENT_LOG"); v {
+	case "", "warn":
+	case "info":
+		level = slog.LevelInfo
+	default:
+		return server.Config{}, fmt.Errorf("RAGAGENT_LOG is %q: use warn or info", v)
+	}
 	sources, err := packSources()
 	if err != nil {
 		return server.Config{}, err
@@ -171,6 +184,6 @@ func config(ctx context.Context) (server.Config, error) {
 	return server.Config{
 		Engine: eng, Store: st, Transport: newTransport(key), Endpoint: getenv("GEMINI_ENDPOINT"),
 		Pepper: []byte(pepper), Caps: caps,
-		Log: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	}, nil
 }

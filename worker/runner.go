@@ -28,7 +28,7 @@ func serveRunner() error {
 		return err
 	}
 	cfg.Dispatch = &objects{n: n, self: jsContext.Get("shard").Int()}
-	cfg.Poll = time.Second
+	cfg.Poll = 5 * time.Second
 	cfg.UsageFlush = 0
 	srv, err := server.New(cfg)
 	if err != nil {

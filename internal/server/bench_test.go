@@ -257,7 +257,7 @@ func BenchmarkServerLoad200Clients(b *testing.B) {
 			toks = append(toks, workerToken{fmt.Sprint("t", i), []string{"read", "run"}})
 		}
 		for range b.N {
-			w := startWorker(b, loadCaps, toks)
+			w := startWorker(b, loadCaps, toks, "warn")
 			t := loadTarget{base: w.base, caps: loadCaps, db: openReadOnly(b, w.d1File(b)), log: w.log.String}
 			for _, tk := range toks {
 				t.tokens = append(t.tokens, w.toks[tk.name])
@@ -285,7 +285,7 @@ func BenchmarkServerCancelToEndEvent(b *testing.B) {
 	})
 	b.Run("worker", func(b *testing.B) {
 		for range b.N {
-			w := startWorker(b, storeCaps(4, 2, 8, 4), []workerToken{{"alice", []string{"read", "run", "live"}}})
+			w := startWorker(b, storeCaps(4, 2, 8, 4), []workerToken{{"alice", []string{"read", "run", "live"}}}, "warn")
 			f := newFake(b, hanging())
 			w.fake.use(f)
 			cancels(b, w.base, w.toks["alice"], f, runs)

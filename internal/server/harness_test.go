@@ -205,7 +205,7 @@ func newEnv(t testing.TB, o options) *env {
 		poll = time.Hour
 		e.owner, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
 			StreamsPerToken: o.streams, Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
-			Dispatch: ownsAll{},
+			Dispatch:  ownsAll{},
 			Heartbeat: 50 * time.Millisecond, Poll: poll, Log: slog.New(slog.NewTextHandler(e.log, nil))})
 		require.NoError(t, err)
 		owner := httptest.NewServer(e.owner.RunnerHandler())

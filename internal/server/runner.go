@@ -153,9 +153,14 @@ func (rn *runner) launch(run store.Run) {
 		go rn.watch(ctx, run.ID, stop, watched)
 		s := rn.s
 		s.logs.open(ctx, s.store, run.ID)
-		o := rn.revokedOutcome(run, rn.execute(ctx, run))
+		steps := &stepWriter{s: s, id: run.ID}
+		if s.logs.on {
+			steps.delay = stepFlush
+		}
+		o := rn.revokedOutcome(run, rn.execute(ctx, run, steps))
 		stop()
 		<-watched
+		steps.flush()
 		var end store.NewEvent
 		if _, ok, err := s.store.Finish(context.Background(), run.ID, o, func(r store.Run) store.NewEvent {
 			end = s.endEvent(r)
@@ -200,7 +205,7 @@ func (rn *runner) watch(ctx context.Context, id string, stop context.CancelFunc,
 }
 
 // execute makes the run and says how it ended.
-func (rn *runner) execute(ctx context.Context, run store.Run) store.Outcome {
+func (rn *runner) execute(ctx context.Context, run store.Run, steps *stepWriter) store.Outcome {
 	s := rn.s
 	fault := func(what string, err error) store.Outcome {
 		s.log.Error("server fault", "during", what, "run", run.ID, "error", err.Error())
@@ -218,18 +223,11 @@ func (rn *runner) execute(ctx context.Context, run store.Run) store.Outcome {
 	req := spec.Run
 	req.OnStep = func(st agent.Step, obs *agent.Observation) {
 		data, err := marshal(stepEvent{RunID: run.ID, Step: st, Observation: obs})
-		if err == nil {
-			var ev store.Event
-			ev, err = s.store.Append(context.Background(), run.ID, store.NewEvent{Type: EventStep, Data: string(data), At: s.clock()})
-			if err == nil {
-				s.logs.add(run.ID, ev)
-			}
-		}
 		if err != nil {
 			s.log.Error("server fault", "during", "saving a step event", "run", run.ID, "error", err.Error())
 			return
 		}
-		s.hub.notify(run.ID)
+		steps.add(store.NewEvent{Type: EventStep, Data: string(data), At: s.clock()})
 	}
 	if spec.Run.Policy == engine.Gemini {
 		t, found, err := s.store.Token(context.Background(), run.TokenID)
@@ -362,4 +360,70 @@ func (rn *runner) revokedOutcome(run store.Run, o store.Outcome) store.Outcome {
 	}
 	o.Status, o.Reason = store.Incomplete, string(reason.TokenRevoked)
 	return o
+}
+
+// stepFlush is how long a Worker's run object holds a step event before
+// storing it, with the steps that come meanwhile, in one batch: a scripted
+// run's steps come within milliseconds, and each D1 write is a round trip
+// (natively each step is written as it comes). A step is streamed only
+// once stored; the end is stored after every step.
+const stepFlush = 50 * time.Millisecond
+
+// stepWriter stores a run's step events: each at once (delay 0) or held
+// for delay and stored with the others that came meanwhile (AppendAll),
+// in order; flush stores what is held.
+type stepWriter struct {
+	s       *Server
+	id      string
+	delay   time.Duration
+	mu      sync.Mutex // pending, timer
+	pending []store.NewEvent
+	timer   *time.Timer
+	writing sync.Mutex // one write at a time, in order
+}
+
+func (w *stepWriter) add(e store.NewEvent) {
+	w.mu.Lock()
+	w.pending = append(w.pending, e)
+	if w.delay > 0 && w.timer == nil {
+		w.timer = time.AfterFunc(w.delay, w.flush)
+	}
+	w.mu.Unlock()
+	if w.delay == 0 {
+		w.flush()
+	}
+}
+
+func (w *stepWriter) flush() {
+	w.writing.Lock()
+	defer w.writing.Unlock()
+	w.mu.Lock()
+	es := w.pending
+	w.pending = nil
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	w.mu.Unlock()
+	if len(es) == 0 {
+		return
+	}
+	s := w.s
+	var evs []store.Event
+	var err error
+	if len(es) == 1 {
+		var ev store.Event
+		ev, err = s.store.Append(context.Background(), w.id, es[0])
+		evs = []store.Event{ev}
+	} else {
+		evs, err = s.store.AppendAll(context.Background(), w.id, es)
+	}
+	if err != nil {
+		s.log.Error("server fault", "during", "saving a step event", "run", w.id, "error", err.Error())
+		return
+	}
+	for _, ev := range evs {
+		s.logs.add(w.id, ev)
+	}
+	s.hub.notify(w.id)
 }

@@ -80,7 +80,11 @@ var workerTokens = []workerToken{{"alice", []string{"read", "run", "live"}}, {"b
 // when wrangler (npm ci) or the built Worker (make worker) is missing.
 // Wrangler and the workerd it starts are stopped when the test ends, and
 // by a watchdog if this process ends first (see supervise).
-func startWorker(t testing.TB, caps store.Caps, tokens []workerToken) *localWorker {
+// logLevel is wrangler's: "log" shows the Worker's own lines (the Go
+// program's log, workerd's warnings), which the tests read; the benchmarks
+// use "warn", since every line crosses from workerd to wrangler's node
+// process (as much CPU as the Worker's own under load, measured).
+func startWorker(t testing.TB, caps store.Caps, tokens []workerToken, logLevel string) *localWorker {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("the local Worker takes seconds to start: not in -short")
@@ -117,8 +121,8 @@ func startWorker(t testing.TB, caps store.Caps, tokens []workerToken) *localWork
 	c := strings.ReplaceAll(string(conf), `"./build/`, `"`+filepath.Join(root, "worker", "build")+`/`)
 	c = strings.ReplaceAll(c, `migrations_dir = "migrations"`, `migrations_dir = "`+filepath.Join(root, "worker", "migrations")+`"`)
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "wrangler.toml"), []byte(c), 0o644))
-	vars := fmt.Sprintf("RAGAGENT_TOKEN_PEPPER=%q\nGEMINI_API_KEY=%q\nGEMINI_ENDPOINT=%q\nRAGAGENT_MAX_RUNNING=\"%d\"\nRAGAGENT_MAX_RUNNING_PER_TOKEN=\"%d\"\nRAGAGENT_QUEUE=\"%d\"\nRAGAGENT_QUEUE_PER_TOKEN=\"%d\"\n",
-		string(pepper), dummyKey, w.fake.srv.URL, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken)
+	vars := fmt.Sprintf("RAGAGENT_TOKEN_PEPPER=%q\nGEMINI_API_KEY=%q\nGEMINI_ENDPOINT=%q\nRAGAGENT_MAX_RUNNING=\"%d\"\nRAGAGENT_MAX_RUNNING_PER_TOKEN=\"%d\"\nRAGAGENT_QUEUE=\"%d\"\nRAGAGENT_QUEUE_PER_TOKEN=\"%d\"\nRAGAGENT_LOG=%q\n",
+		string(pepper), dummyKey, w.fake.srv.URL, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken, map[bool]string{true: "info", false: "warn"}[logLevel == "log"])
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, ".dev.vars"), []byte(vars), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(w.dir, "node_modules", ".mf"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "node_modules", ".mf", "cf.json"), []byte("{}"), 0o644))
@@ -154,7 +158,7 @@ func startWorker(t testing.TB, caps store.Caps, tokens []workerToken) *localWork
 	ln.Close()
 	began := time.Now()
 	w.cmd = exec.Command(wrangler, "dev", "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
-		"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", "log")
+		"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", logLevel)
 	w.cmd.Dir, w.cmd.Env = w.dir, environ
 	pr, pw := io.Pipe()
 	w.cmd.Stdout, w.cmd.Stderr = pw, pw
@@ -283,7 +287,7 @@ func (w *localWorker) env(t *testing.T) *env {
 // where the model's replies echo it, in any form),
 // cancel of an in-flight request, admission at the cap.
 func TestWorker(t *testing.T) {
-	w := startWorker(t, workerCaps, workerTokens)
+	w := startWorker(t, workerCaps, workerTokens, "log")
 	var outputs [][]byte
 	keep := func(r response) response {
 		hdr, _ := json.Marshal(r.header)

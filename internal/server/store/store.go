@@ -217,6 +217,9 @@ type Store interface {
 
 	// Append adds an event to a run and returns it numbered.
 	Append(ctx context.Context, runID string, e NewEvent) (Event, error)
+	// AppendAll adds events to a run in one transaction (all or none), in
+	// order, and returns them numbered.
+	AppendAll(ctx context.Context, runID string, es []NewEvent) ([]Event, error)
 	// Events lists a run's events after seq, at most limit, in order.
 	Events(ctx context.Context, runID string, after int64, limit int) ([]Event, error)
 	// Tail is Events with the run's status, both from one read: a run

@@ -536,3 +536,20 @@ func TestRunningListsTheRunningRunsOldestFirst(t *testing.T) {
 		assert.Equal(t, []string{"b", "c"}, ids, "a finished; c left the queue")
 	})
 }
+
+func TestAppendAllNumbersInOrder(t *testing.T) {
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		s := open("")
+		_, err := admit(t, s, "a", "A", store.Caps{Running: 1, RunningPerToken: 1}, false)
+		require.NoError(t, err)
+		got, err := s.AppendAll(ctx, "a", []store.NewEvent{{Type: "step", Data: `{"n": 1}`, At: t0}, {Type: "step", Data: `{"n": 2}`, At: t0}})
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		assert.Equal(t, []int64{2, 3}, []int64{got[0].Seq, got[1].Seq}, "after the admitted event")
+		evs, err := s.Events(ctx, "a", 0, 10)
+		require.NoError(t, err)
+		require.Len(t, evs, 3)
+		assert.Equal(t, `{"n": 2}`, evs[2].Data)
+	})
+}
