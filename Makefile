@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: lint-api all build wasm site-packs vendor worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder crossencode tiny-cross-encoder clean chromium
+.PHONY: lint-api all build wasm site-packs vendor worker migrations serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder crossencode tiny-cross-encoder clean chromium
 
 all: build wasm
 
@@ -66,6 +66,11 @@ worker:
 	cp worker/build/assets/wasm_exec.js worker/worker.mjs worker/build/ && rm -rf worker/build/assets
 	$(NODE) scripts/worker-packs.mjs worker/build $(foreach p,$(WORKER_PACKS),$(if $(findstring /,$(p)),$(p),fixtures/packs/$(p)))
 	@echo "worker/build/app.wasm: $$(wc -c < worker/build/app.wasm) bytes, $$(gzip -9 -n -c worker/build/app.wasm | wc -c) gzip -9"
+
+# The Worker's D1 migration, generated from the store's schema (the one
+# source): TestWorkerMigrationIsTheSchema fails when the two drift.
+migrations:
+	$(GO) test ./internal/server -run '^TestWorkerMigrationIsTheSchema$$' -count=1 -update
 
 # The Worker on this machine (wrangler dev, offline, a local D1 in
 # worker/.wrangler/state): secrets from worker/.dev.vars.

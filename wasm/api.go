@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"syscall/js"
 	"time"
@@ -27,35 +28,37 @@ const priceHint = "change it in the price fields"
 
 // exports is the API, one row an export: its name, what a wrong first
 // argument is told, and its call. answer and job decode the first
-// argument as JSON into the call's typed request (none, a string id, a
-// struct, or a spec the engine parses itself) and give the call the
+// argument as JSON into the call's typed request, given as a pointer
+// (none, a string id, a struct, a spec the engine parses itself, or an
+// optional text as **string) and give the call the
 // loaded engine; what cannot cross as JSON (a progress callback, the
 // shell's fetch, the ledger's store, file bytes) the call reads from the
 // other arguments.
 func exports() []export {
 	return []export{
 		{name: "load", do: func(a *adapter, _ *export, _ jsbridge.Args) any { return jsbridge.Promise(a.load) }},
-		{name: "corpus", do: answer(func(c call, _ none) (any, error) { return c.Passages(), nil })},
-		{name: "search", do: answer(func(c call, s spec) (any, error) {
+		{name: "corpus", do: answer(func(c call, _ *none) (any, error) { return c.Passages(), nil })},
+		{name: "search", do: answer(func(c call, s *spec) (any, error) {
 			req, err := engine.ParseSearchSpec(s.text)
 			if err != nil {
 				return nil, err
 			}
 			return c.Search(req)
 		})},
-		{name: "replay", do: answer(func(c call, o struct {
+		{name: "replay", do: answer(func(c call, o *struct {
 			Recording *string `json:"recording"`
 			Case      string  `json:"caseId"`
 		}) (any, error) {
 			file, err := parseRecording(o.Recording)
-			return fail(err, func() (any, error) {
-				return c.Replay(context.Background(), engine.ReplayRequest{File: file, Case: o.Case,
-					OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }})
-			})
+			if err != nil {
+				return nil, err
+			}
+			return c.Replay(context.Background(), engine.ReplayRequest{File: file, Case: o.Case,
+				OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }})
 		})},
-		{name: "packs", do: answer(func(c call, _ none) (any, error) { return c.Packs(), nil })},
-		{name: "packInfo", usage: "give a pack id", do: answer(func(c call, id string) (any, error) { return c.PackInfo(id) })},
-		{name: "loadPack", do: answer(func(c call, _ none) (any, error) {
+		{name: "packs", do: answer(func(c call, _ *none) (any, error) { return c.Packs(), nil })},
+		{name: "packInfo", usage: "give a pack id", do: answer(func(c call, id *string) (any, error) { return c.PackInfo(*id) })},
+		{name: "loadPack", do: answer(func(c call, _ *none) (any, error) {
 			m, err := jsbridge.Bytes(c.args.At(0))
 			if err != nil {
 				return nil, fmt.Errorf("loadPack: the manifest: %w", err)
@@ -66,15 +69,16 @@ func exports() []export {
 			}
 			return c.LoadPack(m, p)
 		})},
-		{name: "buildPack", do: answer(func(c call, _ none) (any, error) {
+		{name: "buildPack", do: answer(func(c call, _ *none) (any, error) {
 			docs, err := documents(c.args.At(0))
-			return fail(err, func() (any, error) {
-				return c.BuildPack(engine.BuildRequest{Documents: docs,
-					OnDocument: func(done, total int) { jsbridge.Notify(c.args.At(1), done, total) }})
-			})
+			if err != nil {
+				return nil, err
+			}
+			return c.BuildPack(engine.BuildRequest{Documents: docs,
+				OnDocument: func(done, total int) { jsbridge.Notify(c.args.At(1), done, total) }})
 		})},
-		{name: "removePack", usage: "give a pack id", do: answer(func(c call, id string) (any, error) { return nil, c.RemovePack(id) })},
-		{name: "passage", usage: "give {corpus, source_id}", do: answer(func(c call, p struct {
+		{name: "removePack", usage: "give a pack id", do: answer(func(c call, id *string) (any, error) { return nil, c.RemovePack(*id) })},
+		{name: "passage", usage: "give {corpus, source_id}", do: answer(func(c call, p *struct {
 			Corpus *string `json:"corpus"`
 			ID     *string `json:"source_id"`
 		}) (any, error) {
@@ -83,15 +87,18 @@ func exports() []export {
 			}
 			return c.Passage(*p.Corpus, *p.ID)
 		})},
-		{name: "packCases", usage: "give a pack id", do: answer(func(c call, id string) (any, error) { return c.PackCases(id) })},
+		{name: "packCases", usage: "give a pack id", do: answer(func(c call, id *string) (any, error) { return c.PackCases(*id) })},
 		{name: "policies", do: func(*adapter, *export, jsbridge.Args) any {
 			return jsbridge.Promise(func() (any, error) { return engine.Policies(), nil })
 		}},
-		{name: "plan", do: answer(func(c call, s spec) (any, error) {
+		{name: "plan", do: answer(func(c call, s *spec) (any, error) {
 			req, err := c.RunParser("hasKey").ParseText(s.text)
+			if err != nil {
+				return nil, err
+			}
 			// The plan says whether the key the shell holds lets it send.
 			req.Transport = &jsbridge.Fetch{Keyed: s.hasKey}
-			return fail(err, func() (any, error) { return c.PlanRun(req) })
+			return c.PlanRun(req)
 		})},
 		{name: "run", do: job(runTrial)},
 		{name: "cancel", do: func(a *adapter, _ *export, args jsbridge.Args) any {
@@ -99,70 +106,71 @@ func exports() []export {
 			id := args.At(0)
 			return err == nil && id.Type() == js.TypeNumber && e.Cancel(id.Int())
 		}},
-		{name: "exchanges", do: answer(func(c call, r engine.ExchangesRequest) (any, error) { return c.Exchanges(r) })},
-		{name: "exportOTLP", do: answer(func(c call, r engine.ExportRequest) (any, error) {
-			data, err := c.ExportOTLP(context.Background(), r)
+		{name: "exchanges", do: answer(func(c call, r *engine.ExchangesRequest) (any, error) { return c.Exchanges(*r) })},
+		{name: "exportOTLP", do: answer(func(c call, r *engine.ExportRequest) (any, error) {
+			data, err := c.ExportOTLP(context.Background(), *r)
 			return string(data), err
 		})},
-		{name: "recording", do: answer(func(c call, _ none) (any, error) { return engine.TextOf(c.Recording()) })},
-		{name: "rerank", do: answer(func(c call, o struct {
+		{name: "recording", do: answer(func(c call, _ *none) (any, error) { return engine.TextOf(c.Recording()) })},
+		{name: "rerank", do: answer(func(c call, o *struct {
 			Gemini       *string `json:"gemini"`
 			CrossEncoder *string `json:"crossEncoder"`
 		}) (any, error) {
 			g, err1 := parseRecording(o.Gemini)
 			x, err2 := parseRecording(o.CrossEncoder)
-			return fail(cmp.Or(err1, err2), func() (any, error) {
-				return c.Rerank(context.Background(), engine.RerankRequest{Gemini: g, CrossEncoder: x})
-			})
+			if err := cmp.Or(err1, err2); err != nil {
+				return nil, err
+			}
+			return c.Rerank(context.Background(), engine.RerankRequest{Gemini: g, CrossEncoder: x})
 		})},
-		{name: "rerankPlan", do: answer(func(c call, s spec) (any, error) {
+		{name: "rerankPlan", do: answer(func(c call, s *spec) (any, error) {
 			req, err := liveRerank(c, s, c.args.At(1))
-			return fail(err, func() (any, error) { return c.PlanRerank(req) })
+			if err != nil {
+				return nil, err
+			}
+			return c.PlanRerank(req)
 		})},
-		{name: "crossEncoderPlan", do: answer(func(c call, manifest *string) (any, error) {
-			if manifest == nil {
+		{name: "crossEncoderPlan", do: answer(func(c call, manifest **string) (any, error) {
+			if *manifest == nil {
 				return c.CrossEncoderPlan(nil)
 			}
-			return c.CrossEncoderPlan([]byte(*manifest))
+			return c.CrossEncoderPlan([]byte(**manifest))
 		})},
-		{name: "acceptCrossEncoder", do: answer(func(c call, s spec) (any, error) {
+		{name: "acceptCrossEncoder", do: answer(func(c call, s *spec) (any, error) {
 			return c.AcceptCrossEncoder(context.Background(), s.text)
 		})},
 		{name: "rerankLive", do: job(rerankLive)},
-		{name: "rerankRecording", do: answer(func(c call, _ none) (any, error) {
+		{name: "rerankRecording", do: answer(func(c call, _ *none) (any, error) {
 			if f := c.RerankRecording(); f != nil {
 				return engine.TextOf(f)
 			}
 			return nil, nil
 		})},
-		{name: "ledger", do: answer(func(c call, _ none) (any, error) {
-			st, err := storeOf(c.args.At(0))
-			return fail(err, func() (any, error) { return c.Ledger(st) })
-		})},
-		{name: "setBudget", usage: "the budget must be a number of US dollars", do: answer(func(c call, usd float64) (any, error) {
-			st, err := storeOf(c.args.At(1))
-			return fail(err, func() (any, error) { return c.SetBudget(st, usd) })
-		})},
-		{name: "warm", usage: fmt.Sprintf("rounds must be from 1 to %d", maxWarmRounds), do: answer(func(c call, rounds int) (any, error) {
-			return warm(rounds, c.args.Int(1))
-		})},
-		{name: "exit", do: func(a *adapter, _ *export, _ jsbridge.Args) any {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			select {
-			case <-a.exit:
-			default:
-				close(a.exit)
+		{name: "ledger", do: answer(func(c call, _ *none) (any, error) {
+			st, err := jsbridge.StoreOf(c.args.At(0))
+			if err != nil {
+				return nil, err
 			}
-			return nil
-		}},
+			return c.Ledger(st)
+		})},
+		{name: "setBudget", usage: "the budget must be a number of US dollars", do: answer(func(c call, usd *float64) (any, error) {
+			st, err := jsbridge.StoreOf(c.args.At(1))
+			if err != nil {
+				return nil, err
+			}
+			return c.SetBudget(st, *usd)
+		})},
+		{name: "warm", usage: fmt.Sprintf("rounds must be from 1 to %d", maxWarmRounds), do: answer(func(c call, rounds *int) (any, error) {
+			return warm(*rounds, c.args.Int(1))
+		})},
+		{name: "exit", do: func(a *adapter, _ *export, _ jsbridge.Args) any { a.stop.Do(func() { close(a.exit) }); return nil }},
 	}
 }
 
 // runTrial is run(spec, {onStep, post}): hooks.onStep sees each step as it
 // is final; hooks.post is the shell's fetch for live policies; spec.hasKey
 // says whether the shell holds a key.
-func runTrial(ctx context.Context, c call, s spec) (any, error) {
+func runTrial(ctx context.Context, c call, s *spec) (any, error) {
 	req, err := c.RunParser("hasKey").ParseText(s.text)
 	if err != nil {
 		return nil, err
@@ -189,7 +197,7 @@ func runTrial(ctx context.Context, c call, s spec) (any, error) {
 // rerankLive is rerankLive(spec, {post, store, onCase}): the development
 // cases reranked live through the shell's fetch, each request reserved in
 // the page's ledger; onCase(done, total) reports each case.
-func rerankLive(ctx context.Context, c call, s spec) (any, error) {
+func rerankLive(ctx context.Context, c call, s *spec) (any, error) {
 	hooks := c.args.At(1)
 	req, err := liveRerank(c, s, hooks)
 	if err != nil {
@@ -206,7 +214,7 @@ func rerankLive(ctx context.Context, c call, s spec) (any, error) {
 
 // liveRerank reads a live rerank's spec ({price?, endpoint?, hasKey})
 // with the page's ledger store (hooks.store, or hooks itself for a plan).
-func liveRerank(c call, s spec, hooks js.Value) (engine.LiveRerankRequest, error) {
+func liveRerank(c call, s *spec, hooks js.Value) (engine.LiveRerankRequest, error) {
 	req, err := c.ParseLiveRerankSpec(s.text, "given in the page")
 	if err != nil {
 		return req, err
@@ -214,7 +222,7 @@ func liveRerank(c call, s spec, hooks js.Value) (engine.LiveRerankRequest, error
 	if st := jsbridge.Field(hooks, "store"); st.Type() == js.TypeObject {
 		hooks = st
 	}
-	req.Ledger, err = storeOf(hooks)
+	req.Ledger, err = jsbridge.StoreOf(hooks)
 	return req, err
 }
 
@@ -247,14 +255,6 @@ func parseRecording(text *string) (*recording.File, error) {
 		return nil, nil
 	}
 	return engine.ParseRecording([]byte(*text))
-}
-
-// fail is err when there is one, else then's answer.
-func fail(err error, then func() (any, error)) (any, error) {
-	if err != nil {
-		return nil, err
-	}
-	return then()
 }
 
 // export is one function of the API object (a row of exports).
@@ -307,25 +307,41 @@ func (x *export) decode(args jsbridge.Args, into any) error {
 	return fmt.Errorf("%s: %v", x.name, err)
 }
 
+// newRequest makes a request R, a pointer type, pointing at its zero
+// value. Every R being a pointer, answer and job have one instantiation
+// each (Go shares generic code across pointer types), which keeps
+// main.wasm from growing with each request type.
+func newRequest[R any]() R {
+	return reflect.New(reflect.TypeFor[R]().Elem()).Interface().(R)
+}
+
 // answer is an export that answers a Promise: the call with the loaded
-// engine and its first argument decoded into R.
+// engine and its first argument decoded into R, a pointer to the request.
+// (Not inlined: every row then shares its closures.)
+//
+//go:noinline
 func answer[R any](fn func(c call, r R) (any, error)) func(*adapter, *export, jsbridge.Args) any {
 	return func(a *adapter, x *export, args jsbridge.Args) any {
-		var r R
-		bad := x.decode(args, &r)
+		r := newRequest[R]()
+		bad := x.decode(args, r)
 		return jsbridge.Promise(func() (any, error) {
 			e, err := a.loaded()
-			return fail(cmp.Or(err, bad), func() (any, error) { return fn(call{e, args}, r) })
+			if err = cmp.Or(err, bad); err != nil {
+				return nil, err
+			}
+			return fn(call{e, args}, r)
 		})
 	}
 }
 
 // job is an export that starts an engine job: it returns {id, result},
 // result a Promise of the call's value; cancel(id) cancels its context.
+//
+//go:noinline
 func job[R any](fn func(ctx context.Context, c call, r R) (any, error)) func(*adapter, *export, jsbridge.Args) any {
 	return func(a *adapter, x *export, args jsbridge.Args) any {
-		var r R
-		bad := x.decode(args, &r)
+		r := newRequest[R]()
+		bad := x.decode(args, r)
 		out := js.Global().Get("Object").New()
 		e, err := a.loaded()
 		if err = cmp.Or(err, bad); err != nil {
@@ -347,6 +363,7 @@ type adapter struct {
 	engine *engine.Engine
 	funcs  []js.Func
 	exit   chan struct{}
+	stop   sync.Once
 }
 
 func newAdapter() *adapter { return &adapter{exit: make(chan struct{})} }

@@ -57,6 +57,13 @@
 //	ledger(store)                Promise<{budget_usd, spent_usd, remaining_usd, entries}>
 //	setBudget(usd, store)        Promise<ledger state>
 //	recording()                  Promise<{trials, text}>: the session's recorded runs
+//	exchanges({source, trial})   Promise<{source, trial, model, endpoint, config, exchanges}>: a recorded
+//	                             trial's model exchanges (source bundled, loaded or session)
+//	exportOTLP({source, trial?, corpus?})
+//	                             Promise<string>: the source's trials (or one) as OTLP/JSON
+//	crossEncoderPlan(manifest?)  Promise<plan>: a fresh cross-encoder scoring's plan (the published model,
+//	                             or a test host's manifest text)
+//	acceptCrossEncoder(payload)  Promise<run>: a fresh scoring's payload through the acceptance contract
 //	warm(rounds, round)          Promise<{rounds, elapsed_ms}>: repeats start-up on throwaway labs
 //	                             (1 to 50 rounds a call) so the browser caches optimised code (warm.go)
 //	exit()                       releases the API and ends the program
@@ -64,8 +71,8 @@
 // post(endpoint, body, {signal, timeoutMs}) is the shell's fetch (see
 // jsbridge.Fetch): the API key never crosses into this module.
 //
-// store is the spending ledger's storage in the shell, {load(), save(text)}
-// (see shellStore): only the ledger's text crosses.
+// store is the spending ledger's storage in the shell, {load(), update(apply)}
+// (see jsbridge.Store): only the ledger's text crosses.
 package main
 
 import "syscall/js"

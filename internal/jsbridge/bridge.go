@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"strings"
 	"syscall/js"
 
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -97,8 +98,15 @@ func JSONText(v js.Value) string {
 // Decode reads a JS value into a typed request through JSON. A left-out
 // (undefined or null) value leaves an object, slice, map or pointer
 // request at its zero value, but is an error for a scalar one (a string
-// id, a number): those are required.
+// id, a number): those are required. An object going into a struct is
+// read field by field (decodeFields).
 func Decode(v js.Value, into any) error {
+	if _, custom := into.(json.Unmarshaler); !custom && v.Type() == js.TypeObject &&
+		!js.Global().Get("Array").Call("isArray", v).Bool() {
+		if rv := reflect.ValueOf(into).Elem(); rv.Kind() == reflect.Struct {
+			return decodeFields(v, rv)
+		}
+	}
 	text := JSONText(v)
 	if text == "null" {
 		switch reflect.TypeOf(into).Elem().Kind() {
@@ -108,6 +116,40 @@ func Decode(v js.Value, into any) error {
 		return errors.New("the argument is missing")
 	}
 	return json.Unmarshal([]byte(text), into)
+}
+
+// decodeFields reads an object's properties into a struct's fields, each
+// named by its JSON tag (exactly; properties the struct does not name are
+// ignored): a string into a string or *string field as it is, anything
+// else through JSON. A recording's text (hundreds of kB) so crosses once,
+// without being escaped into JSON and unescaped again in Go (measured:
+// replaying the bundled recording from its text took 10% more CPU).
+func decodeFields(o js.Value, rv reflect.Value) error {
+	t := rv.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		p := o.Get(name)
+		if !f.IsExported() || name == "-" || p.IsUndefined() {
+			continue
+		}
+		fv := rv.Field(i)
+		switch k := f.Type.Kind(); {
+		case p.Type() == js.TypeString && k == reflect.String:
+			fv.SetString(p.String())
+		case p.Type() == js.TypeString && k == reflect.Pointer && f.Type.Elem().Kind() == reflect.String:
+			fv.Set(reflect.New(f.Type.Elem()))
+			fv.Elem().SetString(p.String())
+		default:
+			if err := json.Unmarshal([]byte(JSONText(p)), fv.Addr().Interface()); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Error is the JS Error a Promise rejects with: named RunRefused with the

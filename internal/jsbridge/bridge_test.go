@@ -32,6 +32,13 @@ func TestDecode(t *testing.T) {
 	assert.Equal(t, "x", *o.Text)
 
 	o = opts{}
+	require.NoError(t, Decode(jsValue(`({Source: "x", text: null})`), &o))
+	assert.Equal(t, opts{}, o, "names are exact and null is none")
+	err := Decode(jsValue(`({source: 3})`), &o)
+	assert.ErrorContains(t, err, "source: ", "the wrong field is named")
+	assert.Error(t, Decode(jsValue(`[1, 2]`), &o), "an array is not an object")
+
+	o = opts{}
 	require.NoError(t, Decode(js.Undefined(), &o), "an object may be left out")
 	assert.Equal(t, opts{}, o)
 

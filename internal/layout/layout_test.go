@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ import (
 func TestCoreLayout(t *testing.T) {
 	forbidden := map[string]string{
 		"net/http":   "core is given a transport; it never dials",
-		"syscall/js": "only wasm/ and worker/ talk to JS",
+		"syscall/js": "only wasm/, worker/ and internal/jsbridge talk to JS",
 		"os":         "core takes bytes and a save function; files are internal/'s and cmd/'s",
 		"os/exec":    "core runs nothing",
 		"io/ioutil":  "core takes bytes, not paths",
@@ -56,14 +57,15 @@ func TestCoreLayout(t *testing.T) {
 	assert.Greater(t, seen, 40, "the walk found core's files")
 }
 
-// TestOnlyTheAdaptersTalkToJS: outside core too, syscall/js is imported
-// only by wasm/ (the page's and node's adapter) and worker/ (the Workers
-// adapter, which syumai/workers requires), so everything else builds and
-// tests natively.
-func TestOnlyTheAdaptersTalkToJS(t *testing.T) {
-	allowed := map[string]bool{"wasm": true, "worker": true}
-	root := filepath.Join("..", "..")
-	seen := 0
+// jsTalkers are the only packages that import syscall/js: wasm/ (the
+// page's and node's adapter), worker/ (the Workers adapter, which
+// syumai/workers requires) and the bridge the two share.
+var jsTalkers = []string{"wasm", "worker", "internal/jsbridge"}
+
+// jsImports lists the Go files below root, tests included, that import
+// syscall/js outside jsTalkers, and how many Go files it read.
+func jsImports(t *testing.T, root string) (bad []string, seen int) {
+	t.Helper()
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -77,14 +79,51 @@ func TestOnlyTheAdaptersTalkToJS(t *testing.T) {
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
 		require.NoError(t, err)
 		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
 		seen++
 		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == "syscall/js" && !allowed[strings.Split(filepath.ToSlash(rel), "/")[0]] {
-				t.Errorf("%s imports syscall/js: only wasm/ and worker/ talk to JS", rel)
+			if p, _ := strconv.Unquote(imp.Path.Value); p == "syscall/js" && !slices.ContainsFunc(jsTalkers, func(dir string) bool {
+				return strings.HasPrefix(rel, dir+"/")
+			}) {
+				bad = append(bad, rel)
 			}
 		}
 		return nil
 	})
 	require.NoError(t, err)
+	return bad, seen
+}
+
+// TestOnlyTheAdaptersTalkToJS: outside core too, syscall/js is imported
+// only by jsTalkers, so everything else builds and tests natively.
+func TestOnlyTheAdaptersTalkToJS(t *testing.T) {
+	bad, seen := jsImports(t, filepath.Join("..", ".."))
+	assert.Empty(t, bad, "only %v talk to JS", jsTalkers)
 	assert.Greater(t, seen, 100, "the walk found the module's files")
+}
+
+// TestTheJSRuleCatchesAPlantedImport: a planted syscall/js import is seen
+// anywhere outside the adapters and their bridge, in a test file too and
+// in a folder whose name only starts like the bridge's.
+func TestTheJSRuleCatchesAPlantedImport(t *testing.T) {
+	root := t.TempDir()
+	plant := map[string]bool{
+		"wasm/api.go": false, "worker/d1.go": false, "internal/jsbridge/await.go": false,
+		"internal/server/server.go": true, "internal/jsbridgex/x.go": true, "cmd/ragagent/main_test.go": true,
+		"core/engine/engine.go": true, "site/engine/skipped.go": false,
+	}
+	for rel := range plant {
+		path := filepath.Join(root, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte("package x\n\nimport _ \"syscall/js\"\n"), 0o644))
+	}
+	bad, seen := jsImports(t, root)
+	var want []string
+	for rel, caught := range plant {
+		if caught {
+			want = append(want, rel)
+		}
+	}
+	assert.ElementsMatch(t, want, bad)
+	assert.Equal(t, len(plant)-1, seen, "every planted file read but the site's")
 }

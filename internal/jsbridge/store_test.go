@@ -1,6 +1,6 @@
 //go:build js && wasm
 
-package main
+package jsbridge
 
 import (
 	"errors"
@@ -29,18 +29,15 @@ const serialUpdate = `
 	s.chain = run.catch(() => {});
 	return run;`
 
-// jsFunc makes a JS function from source, as the shell would give one.
-func jsFunc(params, body string) js.Value { return js.Global().Get("Function").New(params, body) }
-
 // storeHooks makes a {load, update} object from JS sources, as the page's
 // shell would hand one over: update is serialUpdate over load and save.
-func storeHooks(t *testing.T, load, save string) shellStore {
+func storeHooks(t *testing.T, load, save string) Store {
 	t.Helper()
 	o := js.Global().Get("Object").New()
-	o.Set("load", jsFunc("", load))
-	o.Set("save", jsFunc("text", save))
-	o.Set("update", jsFunc("apply", serialUpdate).Call("bind", o))
-	s, err := storeOf(o)
+	o.Set("load", jsFunc(t, "", load))
+	o.Set("save", jsFunc(t, "text", save))
+	o.Set("update", jsFunc(t, "apply", serialUpdate).Call("bind", o))
+	s, err := StoreOf(o)
 	require.NoError(t, err)
 	return s
 }
@@ -134,7 +131,7 @@ func TestShellStoreUpdate(t *testing.T) {
 			defer js.Global().Delete("savedUpdate")
 			s := storeHooks(t, tc.load, `savedUpdate.text = text; return Promise.resolve()`)
 			if tc.update != "" {
-				s.update = jsFunc("apply", tc.update)
+				s.update = jsFunc(t, "apply", tc.update)
 			}
 			apply := tc.apply
 			if apply == nil {
@@ -154,7 +151,7 @@ func TestShellStoreUpdate(t *testing.T) {
 			assert.True(t, saved.Get("text").IsUndefined(), "nothing was saved")
 		})
 	}
-	_, err := storeOf(js.Global().Get("Object").New())
+	_, err := StoreOf(js.Global().Get("Object").New())
 	assert.ErrorContains(t, err, "needs a store")
 }
 
@@ -205,10 +202,10 @@ func TestLedgersSharingAStoreNeverPassTheBudget(t *testing.T) {
 }
 
 func TestStoreOfNeedsBothFunctions(t *testing.T) {
-	_, err := storeOf(js.Undefined())
+	_, err := StoreOf(js.Undefined())
 	assert.ErrorContains(t, err, "needs a store")
 	o := js.Global().Get("Object").New()
-	o.Set("load", jsFunc("", "return Promise.resolve(null)"))
-	_, err = storeOf(o)
+	o.Set("load", jsFunc(t, "", "return Promise.resolve(null)"))
+	_, err = StoreOf(o)
 	assert.Error(t, err)
 }

@@ -1,6 +1,6 @@
 //go:build js && wasm
 
-package main
+package jsbridge
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"syscall/js"
 
 	"github.com/ragagentlab/ragagent/core/budget"
-	"github.com/ragagentlab/ragagent/internal/jsbridge"
 )
 
-// shellStore is the spending ledger's budget.Store in the page. The shell
-// (worker.js) keeps the ledger's text in the browser's IndexedDB and hands
-// the engine two functions:
+// Store is the spending ledger's budget.Store in the page (for wasm/'s
+// ledger, setBudget, rerankPlan and rerankLive). The shell (worker.js)
+// keeps the ledger's text in the browser's IndexedDB and hands the engine
+// two functions:
 //
 //	load()         Promise<string | null>  the saved ledger, null when none was saved
 //	update(apply)  Promise<any>            one change, no other tab's in between
@@ -35,25 +35,25 @@ import (
 // be abandoned by a Stop (the ledger would lose the outcome of a request
 // already sent), and a Go timer, even stopped, keeps a node process
 // waiting for it under js/wasm.
-type shellStore struct {
+type Store struct {
 	load, update js.Value
 }
 
-var _ budget.Store = shellStore{}
+var _ budget.Store = Store{}
 
-// storeOf reads {load, update} from a hooks object.
-func storeOf(v js.Value) (shellStore, error) {
-	s := shellStore{load: jsbridge.Field(v, "load"), update: jsbridge.Field(v, "update")}
-	if !jsbridge.IsFunc(s.load) || !jsbridge.IsFunc(s.update) {
-		return shellStore{}, errors.New("the ledger needs a store: {load(), update(apply)}, each returning a Promise")
+// StoreOf reads {load, update} from a hooks object.
+func StoreOf(v js.Value) (Store, error) {
+	s := Store{load: Field(v, "load"), update: Field(v, "update")}
+	if !IsFunc(s.load) || !IsFunc(s.update) {
+		return Store{}, errors.New("the ledger needs a store: {load(), update(apply)}, each returning a Promise")
 	}
 	return s, nil
 }
 
 // Load asks the shell for the saved ledger.
-func (s shellStore) Load() ([]byte, bool, error) {
-	v, err := jsbridge.Await(context.Background(), s.load)
-	var rej *jsbridge.Rejection
+func (s Store) Load() ([]byte, bool, error) {
+	v, err := Await(context.Background(), s.load)
+	var rej *Rejection
 	switch {
 	case errors.As(err, &rej):
 		return nil, false, fmt.Errorf("the page's ledger store could not load it: %s", rej.Message)
@@ -77,14 +77,14 @@ func ledgerText(v js.Value) ([]byte, bool, error) {
 // Update makes one change as one step: the shell reads the latest text
 // and calls back here to apply the change, then writes the result.
 // apply's own error is returned as it is (nothing is written).
-func (s shellStore) Update(apply func(old []byte, exists bool) ([]byte, error)) error {
+func (s Store) Update(apply func(old []byte, exists bool) ([]byte, error)) error {
 	applied := false
 	var applyErr error
 	// The shell calls it inside its transaction; apply only decodes and
 	// encodes, so it never blocks the event loop.
 	fn := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		applied = true
-		old, exists, err := ledgerText(jsbridge.Args(args).At(0))
+		old, exists, err := ledgerText(Args(args).At(0))
 		var data []byte
 		if err == nil {
 			data, err = apply(old, exists)
@@ -95,8 +95,8 @@ func (s shellStore) Update(apply func(old []byte, exists bool) ([]byte, error)) 
 		return string(data)
 	})
 	defer fn.Release()
-	_, err := jsbridge.Await(context.Background(), s.update, fn)
-	var rej *jsbridge.Rejection
+	_, err := Await(context.Background(), s.update, fn)
+	var rej *Rejection
 	switch {
 	case applyErr != nil:
 		return applyErr
