@@ -53,14 +53,18 @@ site/packs/index.json: $(foreach p,$(PACKS),fixtures/packs/$(p)/manifest.json)
 
 # The server edition as a Cloudflare Worker (worker/): the Go program for
 # js/wasm (with the engine's flags), syumai/workers' wasm_exec.js and the
-# entry module, in worker/build/ (wrangler.toml's main). Prints the sizes
-# against Workers' 10 MB compressed limit.
+# entry module, in worker/build/ (wrangler.toml's main), and the packs it
+# offers besides the seed (WORKER_PACKS: shipped pack ids or pack folders;
+# build/packs.mjs and their gzip passages as Data modules). Prints the
+# sizes against Workers' 10 MB compressed limit.
+WORKER_PACKS ?= python-3.11
 worker:
 	mkdir -p worker/build
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -gcflags='$(WASM_GCFLAGS)' -o worker/build/app.wasm.new ./worker
 	if cmp -s worker/build/app.wasm.new worker/build/app.wasm; then rm worker/build/app.wasm.new; else mv worker/build/app.wasm.new worker/build/app.wasm; fi
 	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o worker/build/assets
 	cp worker/build/assets/wasm_exec.js worker/worker.mjs worker/build/ && rm -rf worker/build/assets
+	$(NODE) scripts/worker-packs.mjs worker/build $(foreach p,$(WORKER_PACKS),$(if $(findstring /,$(p)),$(p),fixtures/packs/$(p)))
 	@echo "worker/build/app.wasm: $$(wc -c < worker/build/app.wasm) bytes, $$(gzip -9 -n -c worker/build/app.wasm | wc -c) gzip -9"
 
 # The Worker's D1 migration, generated from the store's schema (the one

@@ -16,7 +16,6 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/builder"
 	"github.com/ragagentlab/ragagent/core/engine"
-	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/jsbridge"
@@ -134,15 +133,22 @@ func exports() []export {
 			trials := []report.Trial{tr}
 			return trials[0], c.CandidateScores(req.Corpus, trials)
 		})},
-		{name: "runOutput", do: job(runOutput)},
-		{name: "eval", do: answer(func(c call, o *struct {
-			Corpus    string            `json:"corpus"`
-			Policy    string            `json:"policy"`
-			Recording *string           `json:"recording"`
-			Config    *engine.ConfigRef `json:"config"`
-			Cases     *string           `json:"cases"`
-		}) (any, error) {
-			return evalCases(c, o.Corpus, o.Policy, o.Recording, o.Config, o.Cases)
+		// runOutput: run, its value what `ragagent run --json` prints
+		// (engine.RunOutput, the node module's run); a refused task rejects.
+		{name: "runOutput", do: job(func(ctx context.Context, c call, s *spec) (any, error) {
+			req, tr, err := runTrial(ctx, c, s)
+			if err = cmp.Or(err, tr.Refused()); err != nil {
+				return nil, err
+			}
+			return c.Output(string(req.Policy), nil, tr), nil
+		})},
+		{name: "eval", do: answer(func(c call, s *spec) (any, error) {
+			req, err := engine.ParseEvalRequest(s.text)
+			if err != nil {
+				return nil, err
+			}
+			req.OnTrial = func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }
+			return c.Eval(context.Background(), req)
 		})},
 		{name: "cancel", do: func(a *adapter, _ *export, args jsbridge.Args) any {
 			e, err := a.loaded()
@@ -154,24 +160,12 @@ func exports() []export {
 			data, err := c.ExportOTLP(context.Background(), *r)
 			return string(data), err
 		})},
-		{name: "exportRunOTLP", usage: "give {corpus, run, recording?, recorded_at, trial: {id, repeat}}", do: answer(func(c call, o *struct {
-			Run        json.RawMessage `json:"run"`
-			Recording  *string         `json:"recording"`
-			RecordedAt string          `json:"recorded_at"`
-			Trial      struct {
-				ID     string `json:"id"`
-				Repeat int    `json:"repeat"`
-			} `json:"trial"`
-		}) (any, error) {
-			run, err := c.RunParser("hasKey").ParseText(string(o.Run))
+		{name: "exportRunOTLP", do: answer(func(c call, s *spec) (any, error) {
+			x, err := c.RunParser("hasKey").ParseExport(s.text)
 			if err != nil {
 				return nil, err
 			}
-			file, err := parseRecording(o.Recording)
-			if err != nil {
-				return nil, err
-			}
-			data, err := c.ExportRun(context.Background(), engine.RunExport{Run: run, File: file, ID: o.Trial.ID, Repeat: o.Trial.Repeat, RecordedAt: o.RecordedAt})
+			data, err := c.ExportRun(context.Background(), x)
 			return string(data), err
 		})},
 		{name: "recording", do: answer(func(c call, _ *none) (any, error) { return engine.TextOf(c.Recording()) })},
@@ -264,54 +258,6 @@ func runTrial(ctx context.Context, c call, s *spec) (engine.RunRequest, report.T
 	}
 	tr, err := c.Run(ctx, req)
 	return req, tr, err
-}
-
-// runOutput is runOutput(spec, {onStep, post}): run, its value what
-// `ragagent run --json` prints (engine.RunOutput, the node module's run),
-// and, as there, a task refused before it started an error with its code.
-func runOutput(ctx context.Context, c call, s *spec) (any, error) {
-	req, tr, err := runTrial(ctx, c, s)
-	if err != nil {
-		return nil, err
-	}
-	if tr.Result == nil {
-		return nil, reason.New(*tr.Error, "%s", tr.ErrorDetail)
-	}
-	return c.Output(string(req.Policy), nil, tr), nil
-}
-
-// evalCases is eval({corpus, policy, recording?, config?, cases?},
-// onTrial?): what `ragagent eval --json` prints, the pack's authored cases
-// (or the question set cases holds)
-// on both paths with the scripted policy or replayed from a recording made
-// over the pack; onTrial(done, total, id) reports each trial.
-func evalCases(c call, corpus, policy string, rec *string, config *engine.ConfigRef, cases *string) (any, error) {
-	req := engine.EvalRequest{Corpus: corpus, Policy: engine.PolicyName(cmp.Or(policy, string(engine.Scripted))),
-		OnTrial: func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }}
-	if cases != nil {
-		req.Cases = []byte(*cases)
-	}
-	if config != nil {
-		req.Config = config.Name
-		if config.Spec != nil {
-			req.Config = string(config.Spec)
-		}
-	}
-	switch req.Policy {
-	case engine.Scripted:
-	case engine.Replay:
-		f, err := parseRecording(rec)
-		if err != nil {
-			return nil, err
-		}
-		if f == nil {
-			return nil, errors.New("eval: policy replay needs the recording's text")
-		}
-		req.File = f
-	default:
-		return nil, reason.New(engine.InvalidPolicy, "eval: policy %q is not scripted or replay", policy)
-	}
-	return c.Eval(context.Background(), req)
 }
 
 // retrievalJob is retrieval({corpus, cases, configs, k}, {onProgress}):

@@ -4,28 +4,35 @@
 // handler as ragagent serve-api (internal/server), built for js/wasm with
 // github.com/syumai/workers, its state in D1 (store.D1, the same schema),
 // Gemini requests over the Workers fetch, the key and the token pepper
-// Worker secrets. Each request has its own Go program (see worker.mjs),
-// which opens the engine only if a run starts in it, and ends once the
-// response is sent and its runs have ended; runs, streams and cancels in
-// other programs meet in D1 (the store is read every Poll).
+// Worker secrets. worker.mjs starts this program in one of two roles:
 //
-// Bindings and variables (wrangler.toml): DB (D1); secrets
-// RAGAGENT_TOKEN_PEPPER and GEMINI_API_KEY (or GOOGLE_API_KEY); caps
-// RAGAGENT_MAX_RUNNING, RAGAGENT_MAX_RUNNING_PER_TOKEN, RAGAGENT_QUEUE,
-// RAGAGENT_QUEUE_PER_TOKEN; GEMINI_ENDPOINT only in tests (a loopback fake:
-// the server refuses any other override).
+//   - front: one program per isolate, shared by the isolate's requests
+//     (its start-up paid once): authentication, admission, reads; each
+//     request's I/O is kept in that request (see worker.mjs). It hands
+//     every run to the Durable Object that owns it (server.Dispatch).
+//   - runner: one program per run object (a Durable Object, class Runner):
+//     it executes the runs it owns past any request's end, serves their
+//     event streams, takes their cancels as calls and, on its alarm, ends
+//     the runs an evicted object lost (server.Server.Recover).
+//
+// Bindings and variables (wrangler.toml): DB (D1); RUNNER (the Runner
+// class); secrets RAGAGENT_TOKEN_PEPPER and GEMINI_API_KEY (or
+// GOOGLE_API_KEY); caps RAGAGENT_MAX_RUNNING,
+// RAGAGENT_MAX_RUNNING_PER_TOKEN, RAGAGENT_QUEUE, RAGAGENT_QUEUE_PER_TOKEN;
+// RAGAGENT_RUNNERS (how many run objects share the runs, default 1);
+// RAGAGENT_LOG (warn, the default: faults only; info: a line per request);
+// GEMINI_ENDPOINT only in tests (a loopback fake: the server refuses any
+// other override).
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
-	"net/http"
 	"os"
 	"strconv"
-	"sync"
 	"syscall/js"
 	"time"
 
@@ -34,18 +41,18 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/internal/httptransport"
-	"github.com/ragagentlab/ragagent/internal/jsbridge"
 	"github.com/ragagentlab/ragagent/internal/server"
 	"github.com/ragagentlab/ragagent/internal/server/store"
 )
 
 // jsContext is the object worker.mjs passes to go.run, which this
 // program sees as its global context (syumai/workers' wasm_exec.js gives
-// each program its own): env (the bindings and secrets), binding (where
-// syumai/workers sets handleRequest and this program sets settled), d1
-// and gemini (the helpers the store and the transport await through
-// internal/jsbridge), and isolate (state the isolate's programs share:
-// schemaReady).
+// each program its own): role ("front" or "runner"), shard (a runner's
+// index), env (the bindings and secrets), binding (where this program
+// sets its entry points), packs (the bundled packs' manifests and gzip
+// passages), d1, gemini and runner (the helpers the store, the transport
+// and the dispatch await), and isolate (state the isolate's programs
+// share: schemaReady).
 var jsContext = js.Global().Get("context")
 
 func getenv(name string) string {
@@ -57,83 +64,21 @@ func getenv(name string) string {
 }
 
 func main() {
-	a := &app{}
-	workers.ServeNonBlock(a)
-	jsContext.Get("binding").Set("settled", js.FuncOf(func(js.Value, []js.Value) any { return a.settled() }))
+	var err error
+	switch role := jsContext.Get("role").String(); role {
+	case "front":
+		err = serveFront()
+	case "runner":
+		err = serveRunner()
+	default:
+		err = fmt.Errorf("unknown role %q", role)
+	}
+	if err != nil {
+		// The misconfiguration is every request's answer (worker.mjs).
+		jsContext.Get("binding").Set("error", err.Error())
+	}
 	workers.Ready()
-	<-workers.Done()
-	// The response is sent; the runs this program started end first.
-	for a.busy() {
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (a *app) busy() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.running > 0
-}
-
-// app builds the server on its first request (the env is the isolate's)
-// and counts the runs under way, for settled.
-type app struct {
-	once    sync.Once
-	handler http.Handler
-	err     error
-
-	mu      sync.Mutex
-	running int
-	idle    chan struct{} // closed when running drops to 0
-}
-
-func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	a.once.Do(func() { a.handler, a.err = a.build() })
-	if a.err != nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": "unavailable", "message": "the Worker is misconfigured: " + a.err.Error()}})
-		w.Write(body)
-		return
-	}
-	a.handler.ServeHTTP(w, r)
-}
-
-// goRun runs a run, counted until it ends.
-func (a *app) goRun(run func()) {
-	a.mu.Lock()
-	if a.running == 0 {
-		a.idle = make(chan struct{})
-	}
-	a.running++
-	a.mu.Unlock()
-	go func() {
-		defer a.done()
-		run()
-	}()
-}
-
-func (a *app) done() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.running--; a.running == 0 {
-		close(a.idle)
-	}
-}
-
-// settled is a promise that resolves when no run is under way.
-func (a *app) settled() js.Value {
-	a.mu.Lock()
-	idle := a.idle
-	if a.running == 0 {
-		idle = nil
-	}
-	a.mu.Unlock()
-	return jsbridge.Promise(func() (any, error) {
-		if idle != nil {
-			<-idle
-		}
-		return nil, nil
-	})
+	select {} // the program lives as long as its isolate (or object)
 }
 
 // stale is how long a run may be running before a Worker takes the
@@ -161,14 +106,32 @@ func capVar(name string, def int) (int, error) {
 	return n, nil
 }
 
-func (a *app) build() (http.Handler, error) {
-	ctx := context.Background()
+// runners is how many run objects share the runs (RAGAGENT_RUNNERS).
+func runners() (int, error) {
+	n, err := capVar("RAGAGENT_RUNNERS", 1)
+	if err == nil && n < 1 {
+		err = errors.New("RAGAGENT_RUNNERS must be at least 1")
+	}
+	return n, err
+}
+
+// shardOf is the run object that owns a run: its id's FNV-1a hash modulo
+// the number of objects (the front and every runner agree on it).
+func shardOf(id string, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % uint32(n))
+}
+
+// config is what both roles build from the env: the store, the engine's
+// packs, the caps, the key and the pepper.
+func config(ctx context.Context) (server.Config, error) {
 	db := jsContext.Get("env").Get("DB")
 	if db.IsUndefined() {
-		return nil, errors.New("no D1 binding DB")
+		return server.Config{}, errors.New("no D1 binding DB")
 	}
-	// The isolate's first program sees to the schema; the others (one per
-	// request) find it made.
+	// The isolate's first program sees to the schema; the others find it
+	// made.
 	isolate := jsContext.Get("isolate")
 	var st *store.D1
 	var err error
@@ -176,13 +139,13 @@ func (a *app) build() (http.Handler, error) {
 		st = store.OpenD1(d1{db: db}, stale())
 	} else {
 		if st, err = store.NewD1(ctx, d1{db: db}, stale()); err != nil {
-			return nil, err
+			return server.Config{}, err
 		}
 		isolate.Set("schemaReady", true)
 	}
 	pepper := getenv("RAGAGENT_TOKEN_PEPPER")
 	if err := server.CheckPepper([]byte(pepper)); err != nil {
-		return nil, fmt.Errorf("the secret RAGAGENT_TOKEN_PEPPER: %w", err)
+		return server.Config{}, fmt.Errorf("the secret RAGAGENT_TOKEN_PEPPER: %w", err)
 	}
 	caps := server.DefaultCaps()
 	for _, c := range []struct {
@@ -191,29 +154,36 @@ func (a *app) build() (http.Handler, error) {
 	}{{"RAGAGENT_MAX_RUNNING", &caps.Running}, {"RAGAGENT_MAX_RUNNING_PER_TOKEN", &caps.RunningPerToken},
 		{"RAGAGENT_QUEUE", &caps.Queue}, {"RAGAGENT_QUEUE_PER_TOKEN", &caps.QueuePerToken}} {
 		if *c.to, err = capVar(c.name, *c.to); err != nil {
-			return nil, err
+			return server.Config{}, err
 		}
 	}
 	if err := httptransport.CheckKeyFromEnv(getenv); err != nil {
-		return nil, err
+		return server.Config{}, err
 	}
 	key, _ := httptransport.KeyFromEnv(getenv)
-	srv, err := server.New(server.Config{
-		OpenEngine: func() (*engine.Engine, error) { return engine.Open(engine.Options{}) },
-		Store:      st, Transport: newTransport(key), Endpoint: getenv("GEMINI_ENDPOINT"),
-		Pepper: []byte(pepper), Caps: caps, Go: a.goRun,
-		Log: slog.New(slog.NewTextHandler(os.Stderr, nil)),
-		// Other isolates write events and cancel requests: read the store
-		// often.
-		Poll: 100 * time.Millisecond,
-	})
+	// Every line the program writes is a console message workerd hands to
+	// its log (under wrangler dev, over the inspector to node, measured at
+	// as much CPU as the Worker's own under load): faults only, unless
+	// RAGAGENT_LOG is "info" (a line per request and per run ending).
+	level := slog.LevelWarn
+	switch v := getenv("RAGAGENT_LOG"); v {
+	case "", "warn":
+	case "info":
+		level = slog.LevelInfo
+	default:
+		return server.Config{}, fmt.Errorf("RAGAGENT_LOG is %q: use warn or info", v)
+	}
+	sources, err := packSources()
 	if err != nil {
-		return nil, err
+		return server.Config{}, err
 	}
-	// Runs left running by an isolate that is gone end interrupted; queued
-	// runs start as the caps allow.
-	if err := srv.Start(ctx); err != nil {
-		return nil, err
+	eng, err := engine.Open(engine.Options{Packs: sources})
+	if err != nil {
+		return server.Config{}, err
 	}
-	return srv.Handler(), nil
+	return server.Config{
+		Engine: eng, Store: st, Transport: newTransport(key), Endpoint: getenv("GEMINI_ENDPOINT"),
+		Pepper: []byte(pepper), Caps: caps,
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+	}, nil
 }

@@ -1,14 +1,37 @@
-// The Worker's entry: one Go program per request (an instance of the
-// module the isolate compiled once), which lives until the request's
-// response is sent and the runs it started have ended. Workers ties every
-// promise, timer and I/O object to the request that made it; a program
-// shared by the isolate's requests had one request's cancel wait on
-// another's fetch, and Workers cancelled it ("Promise will never
-// complete"). The two helpers the Go side awaits (D1 batches, Gemini
-// requests) are each one async function (internal/jsbridge.Await). wasm_exec.js is syumai/workers'
-// (Go's, with a per-program `context`).
+// The Worker's entry, and its run objects (class Runner, a Durable Object).
+//
+// The front: one Go program per isolate (started by its first request,
+// role "front"), shared by every request the isolate serves. Workers ties
+// each promise, timer and fetch to the request in whose turn it was made,
+// and a request's I/O must settle before the request ends or it is lost
+// (a shared program once had one request's cancel wait on another's
+// fetch, "Promise will never complete"). So each request here:
+//   - hands the program plain values only (its body read in its own
+//     context), never an I/O object of its own;
+//   - is the "current" request while its turns run: every turn that enters
+//     the program is one this file sees begin (the request's start, the
+//     settling of a helper's promise, a timer the program set), and the
+//     helpers' promises and the program's timers are counted against the
+//     request whose turn made them;
+//   - stays (ctx.waitUntil) until everything counted against it has
+//     settled, and keeps a timer of its own while it waits on the program,
+//     so the runtime does not take it for hung.
+// Runs do not live in requests: the front hands each to its run object.
+//
+// A run object (role "runner", one Go program per object): every turn of
+// its program is the object's own, and the object outlives any request,
+// so its runs go on without a client for as long as their limits allow;
+// it serves their event streams, takes their cancels as calls, and keeps
+// an alarm while it holds runs or runs wait, which, firing in a fresh
+// object after an eviction, ends the runs the old one lost.
+//
+// wasm_exec.js is syumai/workers' (Go's, with a per-program `context`).
 import "./wasm_exec.js";
 import mod from "./app.wasm";
+import { packs } from "./packs.mjs";
+
+// The helpers the Go side awaits (D1 batches, Gemini requests, calls to a
+// run object) are each one async function (internal/jsbridge.Await).
 
 // d1 runs statements ([sql, args] pairs) as D1 runs them: one alone, or a
 // batch (one transaction); each statement's rows come back as arrays.
@@ -58,47 +81,261 @@ async function gemini(url, body, { signal, key, cap }) {
   return { status: res.status, body: out };
 }
 
+// stub is the run object numbered shard.
+function stub(env, shard) {
+  return env.RUNNER.get(env.RUNNER.idFromName("runner-" + shard));
+}
+
+// runner makes one call to a run object: its status and body text.
+async function runner(env, shard, method, path) {
+  const res = await stub(env, shard).fetch("https://runner" + path, {
+    method,
+    headers: { "X-Ragagent-Shard": String(shard) },
+  });
+  return { status: res.status, body: await res.text() };
+}
+
+// Pending counts what a request's turns started that has not settled.
+class Pending {
+  constructor() {
+    this.n = 0;
+    this.wake = [];
+  }
+  add() {
+    this.n++;
+  }
+  done() {
+    if (--this.n === 0) {
+      for (const w of this.wake.splice(0)) w();
+    }
+  }
+  // settled resolves once nothing counted is pending, and still nothing is
+  // a turn later (a settling turn may start more).
+  async settled() {
+    for (;;) {
+      if (this.n > 0) {
+        await new Promise((r) => this.wake.push(r));
+        continue;
+      }
+      await new Promise((r) => setTimeout(r, 0));
+      if (this.n === 0) return;
+    }
+  }
+}
+
+// current is the request whose turn is running the front program now.
+let current = null;
+
+// counted wraps a helper: its promise is counted against the current
+// request, and the turn it settles in is that request's again.
+function counted(f) {
+  return (...args) => {
+    const owner = current;
+    owner?.add();
+    return f(...args).then(
+      (v) => {
+        current = owner;
+        owner?.done();
+        return v;
+      },
+      (e) => {
+        current = owner;
+        owner?.done();
+        throw e;
+      },
+    );
+  };
+}
+
+// countTimers makes the Go runtime's timers (it keeps one, for its
+// sleeping goroutines) count against the request whose turn set them, and
+// their turns that request's.
+function countTimers(go) {
+  const gojs = go.importObject.gojs;
+  const owners = new Map();
+  const schedule = gojs["runtime.scheduleTimeoutEvent"];
+  const clear = gojs["runtime.clearTimeoutEvent"];
+  gojs["runtime.scheduleTimeoutEvent"] = (sp) => {
+    const owner = current;
+    const set = globalThis.setTimeout;
+    globalThis.setTimeout = (fn, ms) => {
+      owner?.add();
+      const t = set(() => {
+        if (owners.delete(t)) owner?.done();
+        current = owner;
+        fn();
+      }, ms);
+      owners.set(t, owner);
+      return t;
+    };
+    try {
+      schedule(sp);
+    } finally {
+      globalThis.setTimeout = set;
+    }
+  };
+  gojs["runtime.clearTimeoutEvent"] = (sp) => {
+    const unset = globalThis.clearTimeout;
+    globalThis.clearTimeout = (t) => {
+      if (owners.has(t)) {
+        const owner = owners.get(t);
+        owners.delete(t);
+        owner?.done();
+      }
+      unset(t);
+    };
+    try {
+      clear(sp);
+    } finally {
+      globalThis.clearTimeout = unset;
+    }
+  };
+}
+
 // isolate is what the isolate's programs share: whether one of them has
 // seen to D1's schema (then the others skip that batch).
 const isolate = { schemaReady: false };
 
-function start(env) {
+// start runs the Go program in a role: its binding once it is ready.
+function start(role, env, helpers, extra = {}) {
   const binding = {};
   const go = new Go();
+  if (role === "front") countTimers(go);
   return new Promise((resolve, reject) => {
     const instance = new WebAssembly.Instance(mod, {
       ...go.importObject,
-      workers: { ready: () => resolve(binding) },
+      workers: { ready: () => resolve({ binding, instance }) },
     });
-    go.run(instance, { env, binding, d1, gemini, isolate }).then(
+    go.run(instance, { role, env, binding, packs, isolate, ...helpers, ...extra }).then(
       () => reject(new Error("the Go program exited")),
       reject,
     );
   });
 }
 
+// memory is a program's WebAssembly memory in bytes (it only grows).
+function memory(program) {
+  return program.instance.exports.mem.buffer.byteLength;
+}
+
+let front = null;
+
+function frontProgram(env) {
+  if (!front) {
+    front = start("front", env, {
+      d1: counted(d1),
+      gemini: counted(gemini),
+      runner: counted((shard, method, path) => runner(env, shard, method, path)),
+    });
+  }
+  return front;
+}
+
+function misconfigured(message) {
+  return Response.json(
+    { error: { code: "unavailable", message: "the Worker is misconfigured: " + message } },
+    { status: 503 },
+  );
+}
+
+// forwardable are the front's marker headers (worker/front.go), never sent on.
+const FORWARD = "x-ragagent-forward";
+const SHARD = "x-ragagent-runner";
+
 export default {
   async fetch(request, env, ctx) {
-    const binding = await start(env);
-    // A timer of this request's own, pending until its response has been
-    // sent, keeps the runtime from taking a request that waits on the
-    // program (a stream between two events) for hung.
+    const mine = new Pending();
     const alive = setInterval(() => {}, 1000);
-    let response;
     try {
-      response = await binding.handleRequest(request);
-    } catch (e) {
+      const program = await frontProgram(env);
+      if (program.binding.error) return misconfigured(program.binding.error);
+      const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+      current = mine;
+      const out = await program.binding.serve({
+        method: request.method,
+        url: request.url,
+        headers: [...request.headers],
+        body,
+      });
+      current = mine;
+      const headers = new Headers(out.headers);
+      const path = headers.get(FORWARD);
+      if (path === null) {
+        return new Response(request.method === "HEAD" ? null : out.body, { status: out.status, headers });
+      }
+      // A run's event stream: its object serves it.
+      const shard = Number(headers.get(SHARD));
+      headers.delete(FORWARD);
+      headers.delete(SHARD);
+      const res = await stub(env, shard).fetch("https://runner" + path, {
+        headers: { "X-Ragagent-Shard": String(shard) },
+        signal: request.signal,
+      });
+      if (res.status !== 200) return res;
+      for (const [k, v] of res.headers) headers.set(k, v);
+      return new Response(res.body, { status: 200, headers });
+    } finally {
       clearInterval(alive);
-      throw e;
+      ctx.waitUntil(mine.settled());
     }
-    // Runs go on after their response: the request is kept while any does.
-    ctx.waitUntil(binding.settled());
-    if (!response.body) {
-      clearInterval(alive);
-      return response;
-    }
-    const { readable, writable } = new TransformStream();
-    ctx.waitUntil(response.body.pipeTo(writable).catch(() => {}).finally(() => clearInterval(alive)));
-    return new Response(readable, response);
   },
 };
+
+// ALARM_MS is how often a run object that holds or awaits runs wakes to
+// recover the runs an eviction lost and start queued ones.
+const ALARM_MS = 15_000;
+
+export class Runner {
+  constructor(state, env) {
+    this.state = state;
+    this.env = env;
+    this.program = null;
+  }
+
+  // run starts the object's program once; its shard comes with the
+  // first call (the front's header) or from storage (an alarm).
+  async run(shard) {
+    if (!this.program) {
+      if (shard === null) shard = (await this.state.storage.get("shard")) ?? 0;
+      else await this.state.storage.put("shard", shard);
+      const env = this.env;
+      this.program = start("runner", env, {
+        d1,
+        gemini,
+        runner: (s, method, path) => runner(env, s, method, path),
+      }, { shard });
+    }
+    return this.program;
+  }
+
+  async keepAlarm() {
+    if ((await this.state.storage.getAlarm()) === null) {
+      await this.state.storage.setAlarm(Date.now() + ALARM_MS);
+    }
+  }
+
+  async fetch(request) {
+    const header = request.headers.get("X-Ragagent-Shard");
+    const program = await this.run(header === null ? null : Number(header));
+    if (program.binding.error) return misconfigured(program.binding.error);
+    const url = new URL(request.url);
+    if (url.pathname === "/runner/start") {
+      await this.keepAlarm();
+      // What the isolate holds in WebAssembly memory (it only grows), against
+      // Workers' 128 MB an isolate: this object's program, and the front's
+      // when it shares the isolate (it does under wrangler dev).
+      const fronts = front ? memory(await front) : 0;
+      console.log(`run object memory: ${memory(program)} bytes; front program ${fronts} bytes`);
+    }
+    return program.binding.handleRequest(request);
+  }
+
+  async alarm() {
+    const program = await this.run(null);
+    if (program.binding.error) return;
+    const res = await program.binding.handleRequest(new Request("https://runner/runner/recover", { method: "POST" }));
+    const { held, queued } = await res.json();
+    console.log(`run object: ${held} runs held, ${queued} queued; memory ${Math.round(memory(program) / 1048576)} MiB`);
+    if (held > 0 || queued > 0) await this.state.storage.setAlarm(Date.now() + ALARM_MS);
+  }
+}

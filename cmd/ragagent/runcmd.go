@@ -119,8 +119,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	began := time.Now()
 	tr, err := e.Run(ctx, req)
-	if err == nil && tr.Result == nil {
-		err = fmt.Errorf("%s: %s", *tr.Error, tr.ErrorDetail)
+	if err == nil {
+		err = tr.Refused()
 	}
 	if err != nil {
 		return fail(err)

@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/evaluate"
+	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/policy"
@@ -180,4 +182,54 @@ func (e *Engine) evalOf(l *lab.Lab, p PolicyName, rep *report.Set) *EvalResult {
 	out.Summary.Fixed, out.Summary.Agent, out.Summary.Trials = rep.Summary.Fixed, rep.Summary.Agent, len(rep.Trials)
 	out.Experiment = e.experimentOf(l, rep)
 	return out
+}
+
+// evalFront is a front end's eval request as JSON: the corpus, the policy
+// (scripted, the default, or replay), the recording's text a replay
+// answers from, the configuration and the question set's text.
+type evalFront struct {
+	Corpus    string     `json:"corpus"`
+	Policy    string     `json:"policy"`
+	Recording *string    `json:"recording"`
+	Config    *ConfigRef `json:"config"`
+	Cases     *string    `json:"cases"`
+}
+
+// ParseEvalRequest reads a front end's eval request, JSON {corpus, policy,
+// recording?, config?, cases?}, strictly (unknown keys refused), into the
+// request `ragagent eval` makes from its flags: the page and the node
+// module grade what the command line grades.
+func ParseEvalRequest(text string) (EvalRequest, error) {
+	var f evalFront
+	if err := jsonfile.Decode([]byte(text), &f); err != nil {
+		if _, ok := reason.Of(err); ok {
+			return EvalRequest{}, err
+		}
+		return EvalRequest{}, fmt.Errorf("eval: the request is not {corpus, policy, recording, config, cases}: %v", err)
+	}
+	req := EvalRequest{Corpus: f.Corpus, Policy: PolicyName(cmp.Or(f.Policy, string(Scripted)))}
+	if f.Config != nil {
+		req.Config = f.Config.Name
+		if f.Config.Spec != nil {
+			req.Config = string(f.Config.Spec)
+		}
+	}
+	if f.Cases != nil {
+		req.Cases = []byte(*f.Cases)
+	}
+	switch req.Policy {
+	case Scripted:
+	case Replay:
+		if f.Recording == nil {
+			return req, errors.New("eval: policy replay needs the recording's text")
+		}
+		file, err := ParseRecording([]byte(*f.Recording))
+		if err != nil {
+			return req, err
+		}
+		req.File = file
+	default:
+		return req, reason.New(InvalidPolicy, "eval: policy %q is not scripted or replay", f.Policy)
+	}
+	return req, nil
 }

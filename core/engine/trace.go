@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -244,4 +245,33 @@ func (e *Engine) ExportRun(ctx context.Context, req RunExport) ([]byte, error) {
 	}
 	f := &recording.File{Model: string(Scripted), Endpoint: "", Config: nil, RecordedAt: req.RecordedAt, Trials: []recording.Trial{trialRecord(tr, req.Run.Task)}}
 	return otlpOf(l, f, []report.Trial{tr})
+}
+
+// ParseExport reads a front end's request to export a kept run, JSON
+// {run, recording?, recorded_at, trial: {id, repeat}}: run is the run's
+// spec, read by p as the run was; recording a live run's own recording.
+func (p RunParser) ParseExport(text string) (RunExport, error) {
+	var o struct {
+		Run        json.RawMessage `json:"run"`
+		Recording  *string         `json:"recording"`
+		RecordedAt string          `json:"recorded_at"`
+		Trial      struct {
+			ID     string `json:"id"`
+			Repeat int    `json:"repeat"`
+		} `json:"trial"`
+	}
+	if err := json.Unmarshal([]byte(text), &o); err != nil {
+		return RunExport{}, fmt.Errorf("export: give {corpus, run, recording?, recorded_at, trial: {id, repeat}}: %v", err)
+	}
+	run, err := p.ParseText(string(o.Run))
+	if err != nil {
+		return RunExport{}, err
+	}
+	x := RunExport{Run: run, ID: o.Trial.ID, Repeat: o.Trial.Repeat, RecordedAt: o.RecordedAt}
+	if o.Recording != nil {
+		if x.File, err = ParseRecording([]byte(*o.Recording)); err != nil {
+			return RunExport{}, err
+		}
+	}
+	return x, nil
 }

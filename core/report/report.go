@@ -96,3 +96,13 @@ func (s *Set) Add(tr Trial) {
 	}
 	s.Trials = append(s.Trials, tr)
 }
+
+// Refused is the refusal of a trial refused before it ran (no result, an
+// error code), as the reason's error ("code: detail"), or nil: what a front
+// end reports instead of a result.
+func (t Trial) Refused() error {
+	if t.Result != nil || t.Error == nil {
+		return nil
+	}
+	return reason.New(*t.Error, "%s", t.ErrorDetail)
+}

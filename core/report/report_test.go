@@ -10,6 +10,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/model"
 	"github.com/ragagentlab/ragagent/core/price"
+	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/report"
 )
 
@@ -60,4 +61,17 @@ func TestTokensAndCost(t *testing.T) {
 	assert.InDelta(t, (1000*1.0+150*10.0)/1e6, *c.StepsUSD[1], 1e-15)
 	assert.InDelta(t, *tk.EstimatedUSD, c.TotalUSD, 1e-15)
 	assert.Nil(t, report.CostOf(nil, rate), "no result, no cost")
+}
+
+// TestRefused: a trial refused before it ran reports its reason as an
+// error; one that ran, or failed while running, reports none.
+func TestRefused(t *testing.T) {
+	code := reason.InvalidQuestion
+	assert.NoError(t, report.Trial{Result: &agent.Result{}}.Refused())
+	assert.NoError(t, report.Trial{}.Refused())
+	err := report.Trial{Error: &code, ErrorDetail: "the question is blank"}.Refused()
+	got, ok := reason.Of(err)
+	require.True(t, ok)
+	assert.Equal(t, code, got)
+	assert.EqualError(t, err, "invalid_question: the question is blank")
 }

@@ -257,7 +257,7 @@ func BenchmarkServerLoad200Clients(b *testing.B) {
 			toks = append(toks, workerToken{fmt.Sprint("t", i), []string{"read", "run"}})
 		}
 		for range b.N {
-			w := startWorker(b, loadCaps, toks)
+			w := startWorker(b, loadCaps, toks, "warn")
 			t := loadTarget{base: w.base, caps: loadCaps, db: openReadOnly(b, w.d1File(b)), log: w.log.String}
 			for _, tk := range toks {
 				t.tokens = append(t.tokens, w.toks[tk.name])
@@ -269,55 +269,73 @@ func BenchmarkServerLoad200Clients(b *testing.B) {
 
 // Cancel latency: a Gemini run waits on a model that never answers; the
 // time from sending the cancel to reading the end event on the run's open
-// stream (the in-flight request is aborted on the way).
+// stream (the in-flight request is aborted on the way), natively and on
+// the local Worker (where the cancel is a call to the run's object).
 func BenchmarkServerCancelToEndEvent(b *testing.B) {
 	scenario(b)
 	const runs = 50
-	for range b.N {
-		f := newFake(b, hanging())
-		e := newEnv(b, options{endpoint: f.srv.URL})
-		tok := e.token("alice", []string{"read", "run", "live"}, 100000, 1000)
-		load0 := loadavg()
-		var lat []time.Duration
-		for range runs {
-			before, _ := f.counts()
-			hr, _ := http.NewRequest("POST", e.http.URL+"/v1/runs", strings.NewReader(`{`+overwrite+`, "policy": "gemini", "stream": true}`))
-			hr.Header.Set("Content-Type", "application/json")
-			hr.Header.Set("Authorization", "Bearer "+tok)
-			resp, err := http.DefaultClient.Do(hr)
-			require.NoError(b, err)
-			id := strings.TrimPrefix(resp.Header.Get("Content-Location"), "/v1/runs/")
-			_, err = readSSE(resp.Body, func(ev sse) bool { return ev.event == "started" })
-			require.NoError(b, err)
-			for got, _ := f.counts(); got == before; got, _ = f.counts() {
-				time.Sleep(time.Millisecond)
-			}
-			ended := make(chan time.Time, 1)
-			go func() {
-				evs, _ := readSSE(resp.Body, func(ev sse) bool { return ev.event == "end" })
-				if len(evs) > 0 && evs[len(evs)-1].event == "end" {
-					ended <- time.Now()
-				}
-				close(ended)
-			}()
-			sent := time.Now()
-			cr, _ := http.NewRequest("POST", e.http.URL+"/v1/runs/"+id+"/cancel", nil)
-			cr.Header.Set("Authorization", "Bearer "+tok)
-			cresp, err := http.DefaultClient.Do(cr)
-			require.NoError(b, err)
-			cresp.Body.Close()
-			at, ok := <-ended
-			require.True(b, ok, "the stream ended with the end event")
-			lat = append(lat, at.Sub(sent))
-			resp.Body.Close()
+	b.Run("native", func(b *testing.B) {
+		for range b.N {
+			f := newFake(b, hanging())
+			e := newEnv(b, options{endpoint: f.srv.URL})
+			tok := e.token("alice", []string{"read", "run", "live"}, 100000, 1000)
+			cancels(b, e.http.URL, tok, f, runs)
+			e.close()
 		}
-		_, aborted := f.counts()
-		b.ReportMetric(ms(percentile(lat, .5)), "cancel-p50-ms")
-		b.ReportMetric(ms(percentile(lat, .99)), "cancel-p99-ms")
-		b.Logf("%d cancels of in-flight Gemini runs: cancel -> end event p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d in-flight requests aborted; load average %s -> %s",
-			runs, ms(percentile(lat, .5)), ms(percentile(lat, .99)), ms(percentile(lat, 1)), aborted, load0, loadavg())
-		e.close()
+	})
+	b.Run("worker", func(b *testing.B) {
+		for range b.N {
+			w := startWorker(b, storeCaps(4, 2, 8, 4), []workerToken{{"alice", []string{"read", "run", "live"}}}, "warn")
+			f := newFake(b, hanging())
+			w.fake.use(f)
+			cancels(b, w.base, w.toks["alice"], f, runs)
+		}
+	})
+}
+
+// cancels measures runs cancels of in-flight Gemini runs against base.
+func cancels(b *testing.B, base, tok string, f *fake, runs int) {
+	load0 := loadavg()
+	var lat []time.Duration
+	for range runs {
+		before, _ := f.counts()
+		hr, _ := http.NewRequest("POST", base+"/v1/runs", strings.NewReader(`{`+overwrite+`, "policy": "gemini", "stream": true}`))
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(hr)
+		require.NoError(b, err)
+		require.Equal(b, http.StatusOK, resp.StatusCode)
+		id := strings.TrimPrefix(resp.Header.Get("Content-Location"), "/v1/runs/")
+		_, err = readSSE(resp.Body, func(ev sse) bool { return ev.event == "started" })
+		require.NoError(b, err)
+		for got, _ := f.counts(); got == before; got, _ = f.counts() {
+			time.Sleep(time.Millisecond)
+		}
+		ended := make(chan time.Time, 1)
+		go func() {
+			evs, _ := readSSE(resp.Body, func(ev sse) bool { return ev.event == "end" })
+			if len(evs) > 0 && evs[len(evs)-1].event == "end" {
+				ended <- time.Now()
+			}
+			close(ended)
+		}()
+		sent := time.Now()
+		cr, _ := http.NewRequest("POST", base+"/v1/runs/"+id+"/cancel", nil)
+		cr.Header.Set("Authorization", "Bearer "+tok)
+		cresp, err := http.DefaultClient.Do(cr)
+		require.NoError(b, err)
+		cresp.Body.Close()
+		at, ok := <-ended
+		require.True(b, ok, "the stream ended with the end event")
+		lat = append(lat, at.Sub(sent))
+		resp.Body.Close()
 	}
+	_, aborted := f.counts()
+	require.Equal(b, runs, aborted, "every in-flight request aborted")
+	b.ReportMetric(ms(percentile(lat, .5)), "cancel-p50-ms")
+	b.ReportMetric(ms(percentile(lat, .99)), "cancel-p99-ms")
+	b.Logf("%d cancels of in-flight Gemini runs: cancel -> end event p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d in-flight requests aborted; load average %s -> %s",
+		runs, ms(percentile(lat, .5)), ms(percentile(lat, .99)), ms(percentile(lat, 1)), aborted, load0, loadavg())
 }
 
 // kill -9 under load: the built ragagent serve-api runs Gemini runs (a

@@ -83,6 +83,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) *apiError {
 	if aerr != nil {
 		return aerr
 	}
+	if s.dispatch != nil && !s.dispatch.Local(run.ID) {
+		// Its owner serves the stream and counts it.
+		s.serveStream(w, r, run, after, true, false)
+		return nil
+	}
 	release, aerr := s.acquireStream(run.TokenID)
 	if aerr != nil {
 		return aerr
@@ -161,11 +166,14 @@ func (s *Server) sendEvents(w http.ResponseWriter, flush func() bool, r *http.Re
 	// every event in it (two reads, status then events, would do too; the
 	// other way round, a finish between them would end the stream without
 	// its end event).
-	status, evs, found, err := s.store.Tail(ctx, id, *after, streamPage)
-	if err != nil || !found {
-		return fail("reading events", errors.Join(err, errors.New("the run is gone")))
+	evs, finished, held := s.logs.after(id, *after, streamPage)
+	if !held {
+		status, stored, found, err := s.store.Tail(ctx, id, *after, streamPage)
+		if err != nil || !found {
+			return fail("reading events", errors.Join(err, errors.New("the run is gone")))
+		}
+		evs, finished = stored, status != store.Queued && status != store.Running
 	}
-	finished := status != store.Queued && status != store.Running
 	for _, e := range evs {
 		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, e.Data); err != nil {
 			return false, false, false

@@ -113,6 +113,7 @@ func (c contract) schema(t testing.TB, name string, data []byte) {
 type env struct {
 	t       testing.TB
 	srv     *server.Server
+	owner   *server.Server // the runs' owner, with options.owner
 	http    *httptest.Server
 	base    string // the API's URL: the httptest server's, or a Worker's
 	store   *store.SQL
@@ -137,6 +138,11 @@ type options struct {
 	// request written as it is counted).
 	usageFlush time.Duration
 	streams    int // StreamsPerToken (0: the default)
+	// owner: the server hands every run to a second one over HTTP, as a
+	// Worker's front hands its runs to their Durable Object (ownerDispatch),
+	// both reading the store once an hour: only calls move runs, streams
+	// and cancels between them.
+	owner bool
 }
 
 type clock struct {
@@ -193,10 +199,29 @@ func newEnv(t testing.TB, o options) *env {
 	case -1:
 		flush = 0
 	}
+	poll := 20 * time.Millisecond
+	var dispatch server.Dispatch
+	if o.owner {
+		poll = time.Hour
+		e.owner, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
+			StreamsPerToken: o.streams, Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
+			Dispatch:  ownsAll{},
+			Heartbeat: 50 * time.Millisecond, Poll: poll, Log: slog.New(slog.NewTextHandler(e.log, nil))})
+		require.NoError(t, err)
+		owner := httptest.NewServer(e.owner.RunnerHandler())
+		e.closeFn = append(e.closeFn, func() {
+			owner.CloseClientConnections()
+			owner.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = e.owner.Shutdown(ctx)
+		})
+		dispatch = &ownerDispatch{base: owner.URL}
+	}
 	e.srv, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
-		UsageFlush: flush, StreamsPerToken: o.streams,
+		UsageFlush: flush, StreamsPerToken: o.streams, Dispatch: dispatch,
 		Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
-		Heartbeat: 50 * time.Millisecond, Poll: 20 * time.Millisecond,
+		Heartbeat: 50 * time.Millisecond, Poll: poll,
 		Log: slog.New(slog.NewTextHandler(e.log, nil))})
 	require.NoError(t, err)
 	require.NoError(t, e.srv.Start(context.Background()))
@@ -220,6 +245,9 @@ func (e *env) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = e.srv.Shutdown(ctx)
+	for _, f := range e.closeFn {
+		f()
+	}
 	_ = e.store.Close()
 	_ = e.engine.Close()
 	e.http = nil

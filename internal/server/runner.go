@@ -30,6 +30,10 @@ type runner struct {
 	mu     sync.Mutex
 	active map[string]*active
 	wg     sync.WaitGroup
+	// promoting: a promotion loop is under way; again: another was asked
+	// for meanwhile (one loop at a time: concurrent ones only contend for
+	// the same queue head, which D1's retried Promote gave up on).
+	promoting, again bool
 }
 
 // active is a run in progress in this process.
@@ -45,13 +49,36 @@ func (rn *runner) admit(ctx context.Context, n store.NewRun, enqueue bool) (stor
 		return run, err
 	}
 	if run.Status == store.Running {
-		rn.launch(run)
+		rn.start(run)
 	}
 	return run, nil
 }
 
-// promote starts queued runs while the caps allow.
+// promote starts queued runs while the caps allow, one loop at a time in
+// the process (a request made during a loop runs it again after).
 func (rn *runner) promote() {
+	rn.mu.Lock()
+	if rn.promoting {
+		rn.again = true
+		rn.mu.Unlock()
+		return
+	}
+	rn.promoting = true
+	rn.mu.Unlock()
+	for {
+		rn.promoteQueued()
+		rn.mu.Lock()
+		if !rn.again {
+			rn.promoting = false
+			rn.mu.Unlock()
+			return
+		}
+		rn.again = false
+		rn.mu.Unlock()
+	}
+}
+
+func (rn *runner) promoteQueued() {
 	for !rn.s.isClosing() {
 		run, ok, err := rn.s.store.Promote(context.Background(), rn.s.caps, rn.s.clock(), rn.s.startedEvent)
 		if err != nil {
@@ -62,8 +89,23 @@ func (rn *runner) promote() {
 			return
 		}
 		rn.s.hub.notify(run.ID)
-		rn.launch(run)
+		rn.start(run)
 	}
+}
+
+// holds reports whether this process runs the run now.
+func (rn *runner) holds(id string) bool {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	_, ok := rn.active[id]
+	return ok
+}
+
+// count is how many runs this process runs now.
+func (rn *runner) count() int {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return len(rn.active)
 }
 
 // cancel stops a run of this process; the channel closes when it has
@@ -109,14 +151,29 @@ func (rn *runner) launch(run store.Run) {
 		defer stop()
 		watched := make(chan struct{})
 		go rn.watch(ctx, run.ID, stop, watched)
-		o := rn.revokedOutcome(run, rn.execute(ctx, run))
+		s := rn.s
+		s.logs.open(ctx, s.store, run.ID)
+		steps := &stepWriter{s: s, id: run.ID}
+		if s.logs.on {
+			steps.delay = stepFlush
+		}
+		o := rn.revokedOutcome(run, rn.execute(ctx, run, steps))
 		stop()
 		<-watched
-		s := rn.s
-		if _, ok, err := s.store.Finish(context.Background(), run.ID, o, s.endEvent); err != nil {
+		steps.flush()
+		var end store.NewEvent
+		if _, ok, err := s.store.Finish(context.Background(), run.ID, o, func(r store.Run) store.NewEvent {
+			end = s.endEvent(r)
+			return end
+		}); err != nil {
+			s.logs.drop(run.ID)
 			s.log.Error("server fault", "during", "finishing a run", "run", run.ID, "error", err.Error())
 		} else if ok {
+			s.logs.finish(run.ID, end)
 			s.log.Info("run finished", "run", run.ID, "status", o.Status, "reason", o.Reason)
+		} else {
+			// Another writer ended it: the store has its end, not this log.
+			s.logs.drop(run.ID)
 		}
 		rn.mu.Lock()
 		delete(rn.active, run.ID)
@@ -148,7 +205,7 @@ func (rn *runner) watch(ctx context.Context, id string, stop context.CancelFunc,
 }
 
 // execute makes the run and says how it ended.
-func (rn *runner) execute(ctx context.Context, run store.Run) store.Outcome {
+func (rn *runner) execute(ctx context.Context, run store.Run, steps *stepWriter) store.Outcome {
 	s := rn.s
 	fault := func(what string, err error) store.Outcome {
 		s.log.Error("server fault", "during", what, "run", run.ID, "error", err.Error())
@@ -166,14 +223,11 @@ func (rn *runner) execute(ctx context.Context, run store.Run) store.Outcome {
 	req := spec.Run
 	req.OnStep = func(st agent.Step, obs *agent.Observation) {
 		data, err := marshal(stepEvent{RunID: run.ID, Step: st, Observation: obs})
-		if err == nil {
-			_, err = s.store.Append(context.Background(), run.ID, store.NewEvent{Type: EventStep, Data: string(data), At: s.clock()})
-		}
 		if err != nil {
 			s.log.Error("server fault", "during", "saving a step event", "run", run.ID, "error", err.Error())
 			return
 		}
-		s.hub.notify(run.ID)
+		steps.add(store.NewEvent{Type: EventStep, Data: string(data), At: s.clock()})
 	}
 	if spec.Run.Policy == engine.Gemini {
 		t, found, err := s.store.Token(context.Background(), run.TokenID)
@@ -306,4 +360,70 @@ func (rn *runner) revokedOutcome(run store.Run, o store.Outcome) store.Outcome {
 	}
 	o.Status, o.Reason = store.Incomplete, string(reason.TokenRevoked)
 	return o
+}
+
+// stepFlush is how long a Worker's run object holds a step event before
+// storing it, with the steps that come meanwhile, in one batch: a scripted
+// run's steps come within milliseconds, and each D1 write is a round trip
+// (natively each step is written as it comes). A step is streamed only
+// once stored; the end is stored after every step.
+const stepFlush = 50 * time.Millisecond
+
+// stepWriter stores a run's step events: each at once (delay 0) or held
+// for delay and stored with the others that came meanwhile (AppendAll),
+// in order; flush stores what is held.
+type stepWriter struct {
+	s       *Server
+	id      string
+	delay   time.Duration
+	mu      sync.Mutex // pending, timer
+	pending []store.NewEvent
+	timer   *time.Timer
+	writing sync.Mutex // one write at a time, in order
+}
+
+func (w *stepWriter) add(e store.NewEvent) {
+	w.mu.Lock()
+	w.pending = append(w.pending, e)
+	if w.delay > 0 && w.timer == nil {
+		w.timer = time.AfterFunc(w.delay, w.flush)
+	}
+	w.mu.Unlock()
+	if w.delay == 0 {
+		w.flush()
+	}
+}
+
+func (w *stepWriter) flush() {
+	w.writing.Lock()
+	defer w.writing.Unlock()
+	w.mu.Lock()
+	es := w.pending
+	w.pending = nil
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	w.mu.Unlock()
+	if len(es) == 0 {
+		return
+	}
+	s := w.s
+	var evs []store.Event
+	var err error
+	if len(es) == 1 {
+		var ev store.Event
+		ev, err = s.store.Append(context.Background(), w.id, es[0])
+		evs = []store.Event{ev}
+	} else {
+		evs, err = s.store.AppendAll(context.Background(), w.id, es)
+	}
+	if err != nil {
+		s.log.Error("server fault", "during", "saving a step event", "run", w.id, "error", err.Error())
+		return
+	}
+	for _, ev := range evs {
+		s.logs.add(w.id, ev)
+	}
+	s.hub.notify(w.id)
 }

@@ -170,8 +170,8 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	if spec.Stream {
 		w.Header().Set("Content-Location", linksOf(run.ID).Self)
-		completed := s.stream(w, r, run.ID, 0)
-		if !completed && spec.OnDisconnect == "cancel" {
+		completed, here := s.serveStream(w, r, run, 0, false, spec.OnDisconnect == "cancel")
+		if here && !completed && spec.OnDisconnect == "cancel" {
 			s.log.Info("stream client gone; cancelling as asked", "run", run.ID)
 			s.cancelRun(t.ID, run)
 		}
@@ -274,7 +274,11 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	wait, stop := context.WithTimeout(r.Context(), s.cancelWait)
 	defer stop()
-	if done == nil {
+	switch {
+	case done == nil && s.dispatch != nil:
+		// Its owner runs it: the cancel reaches it as a call.
+		done = s.remoteCancel(wait, run.ID)
+	case done == nil:
 		// Another process runs it: it reads the request at its next poll;
 		// wait for the run's end in the store.
 		done = s.ended(wait, run.ID)

@@ -60,6 +60,9 @@ type Config struct {
 	// daily allowances are written (requestMeter); 0 writes each one as it
 	// is counted, as a Worker must (its program ends with its request).
 	UsageFlush time.Duration
+	// Dispatch, when set, executes the runs it does not call Local
+	// elsewhere (a Worker's Durable Objects); nil executes every run here.
+	Dispatch Dispatch
 	// StreamsPerToken caps a token's open event streams in this process
 	// (default 8); one more is 429 too_many_streams.
 	StreamsPerToken int
@@ -79,6 +82,7 @@ type Server struct {
 	engine     engineOnce
 	runs       engine.RunParser // the run requests this server reads: its engine's packs, no endpoint
 	goRun      func(func())
+	dispatch   Dispatch
 	store      store.Store
 	transport  gemini.Transport
 	endpoint   string
@@ -92,6 +96,7 @@ type Server struct {
 
 	hub    hub
 	runner runner
+	logs   eventLogs
 
 	usageFlush      time.Duration
 	meter           requestMeter
@@ -145,12 +150,16 @@ func New(c Config) (*Server, error) {
 	if s.poll <= 0 {
 		s.poll = 5 * time.Second
 	}
-	s.usageFlush, s.streamsPerToken = c.UsageFlush, c.StreamsPerToken
+	s.usageFlush, s.streamsPerToken, s.dispatch = c.UsageFlush, c.StreamsPerToken, c.Dispatch
 	if s.streamsPerToken <= 0 {
 		s.streamsPerToken = DefaultStreamsPerToken
 	}
 	s.stopFlush = make(chan struct{})
 	s.hub.waits = map[string]*waiters{}
+	// A Worker's run object serves the streams of the runs it holds from
+	// the events it wrote (each one after it was stored): D1 is a network
+	// hop away, and a stream read it once per event.
+	s.logs.on = c.Dispatch != nil
 	s.runner = runner{s: s, active: map[string]*active{}}
 	return s, nil
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/secret"
+	"github.com/ragagentlab/ragagent/fixtures/packs"
 	"github.com/ragagentlab/ragagent/internal/geminitest"
 	"github.com/ragagentlab/ragagent/internal/server"
 	"github.com/ragagentlab/ragagent/internal/server/store"
@@ -80,7 +81,11 @@ var workerTokens = []workerToken{{"alice", []string{"read", "run", "live"}}, {"b
 // when wrangler (npm ci) or the built Worker (make worker) is missing.
 // Wrangler and the workerd it starts are stopped when the test ends, and
 // by a watchdog if this process ends first (see supervise).
-func startWorker(t testing.TB, caps store.Caps, tokens []workerToken) *localWorker {
+// logLevel is wrangler's: "log" shows the Worker's own lines (the Go
+// program's log, workerd's warnings), which the tests read; the benchmarks
+// use "warn", since every line crosses from workerd to wrangler's node
+// process (as much CPU as the Worker's own under load, measured).
+func startWorker(t testing.TB, caps store.Caps, tokens []workerToken, logLevel string) *localWorker {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("the local Worker takes seconds to start: not in -short")
@@ -117,8 +122,8 @@ func startWorker(t testing.TB, caps store.Caps, tokens []workerToken) *localWork
 	c := strings.ReplaceAll(string(conf), `"./build/`, `"`+filepath.Join(root, "worker", "build")+`/`)
 	c = strings.ReplaceAll(c, `migrations_dir = "migrations"`, `migrations_dir = "`+filepath.Join(root, "worker", "migrations")+`"`)
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "wrangler.toml"), []byte(c), 0o644))
-	vars := fmt.Sprintf("RAGAGENT_TOKEN_PEPPER=%q\nGEMINI_API_KEY=%q\nGEMINI_ENDPOINT=%q\nRAGAGENT_MAX_RUNNING=\"%d\"\nRAGAGENT_MAX_RUNNING_PER_TOKEN=\"%d\"\nRAGAGENT_QUEUE=\"%d\"\nRAGAGENT_QUEUE_PER_TOKEN=\"%d\"\n",
-		string(pepper), dummyKey, w.fake.srv.URL, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken)
+	vars := fmt.Sprintf("RAGAGENT_TOKEN_PEPPER=%q\nGEMINI_API_KEY=%q\nGEMINI_ENDPOINT=%q\nRAGAGENT_MAX_RUNNING=\"%d\"\nRAGAGENT_MAX_RUNNING_PER_TOKEN=\"%d\"\nRAGAGENT_QUEUE=\"%d\"\nRAGAGENT_QUEUE_PER_TOKEN=\"%d\"\nRAGAGENT_LOG=%q\n",
+		string(pepper), dummyKey, w.fake.srv.URL, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken, map[bool]string{true: "info", false: "warn"}[logLevel == "log"])
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, ".dev.vars"), []byte(vars), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(w.dir, "node_modules", ".mf"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "node_modules", ".mf", "cf.json"), []byte("{}"), 0o644))
@@ -154,7 +159,7 @@ func startWorker(t testing.TB, caps store.Caps, tokens []workerToken) *localWork
 	ln.Close()
 	began := time.Now()
 	w.cmd = exec.Command(wrangler, "dev", "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
-		"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", "info")
+		"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", logLevel)
 	w.cmd.Dir, w.cmd.Env = w.dir, environ
 	pr, pw := io.Pipe()
 	w.cmd.Stdout, w.cmd.Stderr = pw, pw
@@ -283,7 +288,7 @@ func (w *localWorker) env(t *testing.T) *env {
 // where the model's replies echo it, in any form),
 // cancel of an in-flight request, admission at the cap.
 func TestWorker(t *testing.T) {
-	w := startWorker(t, workerCaps, workerTokens)
+	w := startWorker(t, workerCaps, workerTokens, "log")
 	var outputs [][]byte
 	keep := func(r response) response {
 		hdr, _ := json.Marshal(r.header)
@@ -308,7 +313,7 @@ func TestWorker(t *testing.T) {
 			{"another token's run", req{method: "GET", path: "/v1/runs/" + id, token: w.toks["alice"]}, 404, "not_found"},
 			{"another token's cancel", req{method: "POST", path: "/v1/runs/" + id + "/cancel", token: w.toks["alice"]}, 404, "not_found"},
 			{"unknown field", req{method: "POST", path: "/v1/runs", token: w.toks["bob"], body: `{` + overwrite + `, "priority": 1}`}, 400, "unknown_field"},
-			{"no python pack on the Worker", req{method: "POST", path: "/v1/runs", token: w.toks["bob"], body: `{` + overwrite + `, "corpus": "python-3.11"}`}, 400, "unknown_corpus"},
+			{"a pack the Worker does not bundle", req{method: "POST", path: "/v1/runs", token: w.toks["bob"], body: `{` + overwrite + `, "corpus": "sqlite-3.40"}`}, 400, "unknown_corpus"},
 		}
 		for _, row := range rows {
 			r := keep(e.do(row.r))
@@ -472,6 +477,99 @@ func TestWorker(t *testing.T) {
 		}
 		got, _ := f.counts()
 		require.GreaterOrEqual(t, got, 2, "both echoes were served")
+	})
+
+	t.Run("the bundled pack", func(t *testing.T) {
+		e := w.env(t)
+		tok := w.toks["bob"]
+		r := keep(e.do(req{method: "GET", path: "/v1/corpora", token: tok, valid: true}))
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		var got struct {
+			Corpora []struct {
+				ID             string   `json:"id"`
+				Versions       []string `json:"versions"`
+				DefaultVersion string   `json:"default_version"`
+			} `json:"corpora"`
+		}
+		require.NoError(t, json.Unmarshal(r.body, &got))
+		require.Len(t, got.Corpora, 2)
+		assert.Equal(t, "seed", got.Corpora[0].ID)
+		assert.Equal(t, "python-3.11", got.Corpora[1].ID)
+		assert.Equal(t, []string{"3.11"}, got.Corpora[1].Versions)
+		assert.Equal(t, "3.11", got.Corpora[1].DefaultVersion)
+
+		// No version: the pack's default; the same steps and answer as the
+		// native engine's over the same pack.
+		question := "How do I read a file line by line?"
+		id := e.start(tok, `{"question": "`+question+`", "mode": "fixed", "corpus": "python-3.11"}`)
+		run := e.await(tok, id)
+		assert.Equal(t, "3.11", run["request"].(map[string]any)["version"])
+		got2 := run["report"].(map[string]any)["result"].(map[string]any)
+		sources, err := packs.Sources()
+		require.NoError(t, err)
+		native, err := engine.Open(engine.Options{Packs: sources})
+		require.NoError(t, err)
+		defer native.Close()
+		task, err := agent.TaskFromJSON(question, "3.11", "fixed", nil)
+		require.NoError(t, err)
+		tr, err := native.Run(context.Background(), engine.RunRequest{Task: task, Policy: engine.Scripted, Corpus: "python-3.11"})
+		require.NoError(t, err)
+		data, err := json.Marshal(tr.Result)
+		require.NoError(t, err)
+		var want map[string]any
+		require.NoError(t, json.Unmarshal(data, &want))
+		for _, k := range []string{"steps", "observations", "answer", "citations", "status", "reason"} {
+			assert.Equal(t, want[k], got2[k], "result.%s is the native engine's", k)
+		}
+		// One run more, for the memory the object reports once the pack is
+		// open (the README's figure).
+		e.await(tok, e.start(tok, `{`+overwrite+`, "mode": "fixed"}`))
+		for _, line := range strings.Split(w.log.String(), "\n") {
+			if strings.Contains(line, "run object memory") {
+				t.Log(strings.TrimSpace(line))
+			}
+		}
+	})
+
+	t.Run("a run outlives its request's 30 s", func(t *testing.T) {
+		// The model's first answer takes 35 s: longer than waitUntil keeps
+		// a Worker's request after its response. The run was posted
+		// without a stream (its request ended with the 202) and nobody is
+		// connected while it waits; its object carries it to its end.
+		e := w.env(t)
+		slow := geminitest.ResponderFunc(func(r geminitest.Request) geminitest.Reply {
+			return geminitest.Slow(35*time.Second, geminitest.Policy().Reply(r))
+		})
+		f := newFake(t, geminitest.Steps(geminitest.Policy(), slow))
+		w.fake.use(f)
+		tok := w.toks["alice"]
+		began := time.Now()
+		id := e.start(tok, `{`+overwrite+`, "policy": "gemini"}`)
+		deadline := time.Now().Add(90 * time.Second)
+		var run map[string]any
+		for {
+			run = e.run(tok, id)
+			if run["status"] != "running" || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		assert.Equal(t, "answered", run["status"], "%v", run["reason"])
+		assert.Greater(t, time.Since(began), 35*time.Second)
+		evs := e.events(tok, id, nil)
+		require.NotEmpty(t, evs)
+		assert.Equal(t, "end", evs[len(evs)-1].event)
+	})
+
+	t.Run("no request's I/O lost to another", func(t *testing.T) {
+		// One program serves every request of the isolate: workerd says so
+		// when a request's promise, timer or fetch outlives it or is used
+		// from another request's turn.
+		log := w.log.String()
+		for _, bad := range []string{"Cannot perform I/O on behalf of a different request", "hanging Promise", "will never complete",
+			"different request context", "never generate a response", "Uncaught", "server fault"} {
+			assert.NotContains(t, log, bad)
+		}
 	})
 
 	t.Run("the key in no output", func(t *testing.T) {

@@ -567,6 +567,32 @@ func (d *D1) Append(ctx context.Context, runID string, e NewEvent) (Event, error
 	return Event{RunID: runID, Seq: number(rows[0][0]), Type: e.Type, Data: e.Data, At: e.At}, nil
 }
 
+// AppendAll adds events to a run as one batch (one transaction).
+func (d *D1) AppendAll(ctx context.Context, runID string, es []NewEvent) ([]Event, error) {
+	if len(es) == 0 {
+		return nil, nil
+	}
+	stmts := make([]Statement, len(es))
+	for i, e := range es {
+		stmts[i] = stmt(appendStmt, runID, e.Type, e.Data, stamp(e.At))
+	}
+	rs, err := d.db.Batch(ctx, stmts)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) != len(es) {
+		return nil, errors.New("store: a batch of appends returned another number of results")
+	}
+	out := make([]Event, len(es))
+	for i, e := range es {
+		if len(rs[i]) != 1 || len(rs[i][0]) != 1 {
+			return nil, errors.New("store: an append returned no number")
+		}
+		out[i] = Event{RunID: runID, Seq: number(rs[i][0][0]), Type: e.Type, Data: e.Data, At: e.At}
+	}
+	return out, nil
+}
+
 func eventsOf(runID string, rows Rows, from int) ([]Event, error) {
 	var out []Event
 	for _, row := range rows {
@@ -658,6 +684,15 @@ func (d *D1) Counts(ctx context.Context) (Counts, error) {
 		return Counts{}, err
 	}
 	return Counts{Running: int(number(r[0])), Queued: int(number(r[1])), MostRunningPerToken: int(number(r[2]))}, nil
+}
+
+// Running lists the running runs, oldest first.
+func (d *D1) Running(ctx context.Context) ([]Run, error) {
+	rows, err := d.one(ctx, runningStmt)
+	if err != nil {
+		return nil, err
+	}
+	return runsOf(rows)
 }
 
 // SaveRecording replaces a run's recording.

@@ -674,6 +674,24 @@ func (s *SQL) Append(ctx context.Context, runID string, e NewEvent) (Event, erro
 	return out, err
 }
 
+// AppendAll adds events to a run in one transaction.
+func (s *SQL) AppendAll(ctx context.Context, runID string, es []NewEvent) ([]Event, error) {
+	out := make([]Event, len(es))
+	err := s.write(ctx, func(tx *wtx) error {
+		for i, e := range es {
+			out[i] = Event{RunID: runID, Type: e.Type, Data: e.Data, At: e.At}
+			if err := tx.QueryRowContext(ctx, appendStmt, runID, e.Type, e.Data, stamp(e.At)).Scan(&out[i].Seq); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 const eventsStmt = `SELECT seq, type, data, at FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3`
 
 // Events lists a run's events after seq.
@@ -764,6 +782,26 @@ func (s *SQL) Runs(ctx context.Context, tokenID string, before int64, limit int)
 		}
 	}
 	return out, nil
+}
+
+const runningStmt = `SELECT ` + runColumns + ` FROM runs WHERE status = 'running' ORDER BY seq`
+
+// Running lists the running runs, oldest first.
+func (s *SQL) Running(ctx context.Context) ([]Run, error) {
+	rows, err := s.query(ctx, runningStmt)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 const countsStmt = `SELECT

@@ -217,6 +217,9 @@ type Store interface {
 
 	// Append adds an event to a run and returns it numbered.
 	Append(ctx context.Context, runID string, e NewEvent) (Event, error)
+	// AppendAll adds events to a run in one transaction (all or none), in
+	// order, and returns them numbered.
+	AppendAll(ctx context.Context, runID string, es []NewEvent) ([]Event, error)
 	// Events lists a run's events after seq, at most limit, in order.
 	Events(ctx context.Context, runID string, after int64, limit int) ([]Event, error)
 	// Tail is Events with the run's status, both from one read: a run
@@ -231,6 +234,10 @@ type Store interface {
 	Runs(ctx context.Context, tokenID string, before int64, limit int) ([]Run, error)
 	// Counts are how many runs run and wait now.
 	Counts(ctx context.Context) (Counts, error)
+	// Running lists the runs that are running, oldest first: what a
+	// Worker's run object checks against the runs it holds when its alarm
+	// fires (one it does not hold was lost with an evicted object).
+	Running(ctx context.Context) ([]Run, error)
 
 	// SaveRecording replaces a run's recording.
 	SaveRecording(ctx context.Context, runID string, data []byte, at time.Time) error

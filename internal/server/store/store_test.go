@@ -510,3 +510,46 @@ func TestD1RefusesAQueuedEventSQLCannotMake(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, found)
 }
+
+func TestRunningListsTheRunningRunsOldestFirst(t *testing.T) {
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		s := open("")
+		caps := store.Caps{Running: 2, RunningPerToken: 2, Queue: 5, QueuePerToken: 5}
+		for _, id := range []string{"a", "b", "c"} {
+			_, err := admit(t, s, id, "A", caps, true)
+			require.NoError(t, err)
+		}
+		_, ok, err := s.Finish(ctx, "a", store.Outcome{Status: store.Answered, Reason: "citation_contract_passed", At: t0}, ev("end"))
+		require.NoError(t, err)
+		require.True(t, ok)
+		_, ok, err = s.Promote(ctx, caps, t0, ev("started"))
+		require.NoError(t, err)
+		require.True(t, ok)
+		got, err := s.Running(ctx)
+		require.NoError(t, err)
+		var ids []string
+		for _, r := range got {
+			assert.Equal(t, store.Running, r.Status)
+			ids = append(ids, r.ID)
+		}
+		assert.Equal(t, []string{"b", "c"}, ids, "a finished; c left the queue")
+	})
+}
+
+func TestAppendAllNumbersInOrder(t *testing.T) {
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		s := open("")
+		_, err := admit(t, s, "a", "A", store.Caps{Running: 1, RunningPerToken: 1}, false)
+		require.NoError(t, err)
+		got, err := s.AppendAll(ctx, "a", []store.NewEvent{{Type: "step", Data: `{"n": 1}`, At: t0}, {Type: "step", Data: `{"n": 2}`, At: t0}})
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		assert.Equal(t, []int64{2, 3}, []int64{got[0].Seq, got[1].Seq}, "after the admitted event")
+		evs, err := s.Events(ctx, "a", 0, 10)
+		require.NoError(t, err)
+		require.Len(t, evs, 3)
+		assert.Equal(t, `{"n": 2}`, evs[2].Data)
+	})
+}

@@ -1,0 +1,192 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/internal/server/store"
+)
+
+// Dispatch hands runs to where they execute when that is not this
+// process. A Worker's front program (one per isolate, whose requests end
+// with their responses) hands each run to the Durable Object that owns it:
+// the object executes it past any request's end, serves its event streams
+// and takes its cancel as a call. Nil, the native server's case, executes
+// every run in this process.
+type Dispatch interface {
+	// Local reports whether this process executes the run.
+	Local(id string) bool
+	// Start has the run's owner execute it; the store shows it running.
+	Start(ctx context.Context, id string) error
+	// Cancel asks the run's owner to stop it, returning once it has ended
+	// (or ctx has).
+	Cancel(ctx context.Context, id string) error
+	// Stream has the run's owner serve the run's events after after to w,
+	// counted among tokenID's open streams when capped (an event stream,
+	// not a streamed POST, whose slot was taken before its admission);
+	// cancel: the owner cancels the run if the client goes away before
+	// the end event.
+	Stream(w http.ResponseWriter, r *http.Request, id, tokenID string, after int64, capped, cancel bool)
+}
+
+// start executes a run the store shows running, here or at its owner. A
+// run its owner could not be given ends failed at once, not left running
+// with nobody to run it.
+func (rn *runner) start(run store.Run) {
+	d := rn.s.dispatch
+	if d == nil || d.Local(run.ID) {
+		rn.launch(run)
+		return
+	}
+	if err := d.Start(context.Background(), run.ID); err != nil {
+		s := rn.s
+		s.log.Error("server fault", "during", "handing a run to its runner", "run", run.ID, "error", err.Error())
+		body, _ := marshal(errorBody{CodeInternal, "the server failed while handing the run to its runner"})
+		o := store.Outcome{Status: store.Failed, Reason: string(CodeInternal), Error: string(body), At: s.clock()}
+		if _, _, err := s.store.Finish(context.Background(), run.ID, o, s.endEvent); err != nil {
+			s.log.Error("server fault", "during", "finishing a run", "run", run.ID, "error", err.Error())
+		}
+		s.hub.notify(run.ID)
+	}
+}
+
+// serveStream streams a run's events here, or has its owner stream them;
+// completed is false when the client went away before the end event here.
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, run store.Run, after int64, capped, cancel bool) (completed, here bool) {
+	if s.dispatch != nil && !s.dispatch.Local(run.ID) {
+		s.dispatch.Stream(w, r, run.ID, run.TokenID, after, capped, cancel)
+		return true, false
+	}
+	return s.stream(w, r, run.ID, after), true
+}
+
+// remoteCancel is closed once the run's owner has stopped it (or ctx
+// ended).
+func (s *Server) remoteCancel(ctx context.Context, id string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := s.dispatch.Cancel(ctx, id); err != nil && ctx.Err() == nil {
+			s.log.Error("server fault", "during", "asking a run's runner to cancel it", "run", id, "error", err.Error())
+		}
+	}()
+	return done
+}
+
+// RunnerHandler is what a run's owner serves to the front (a Worker's
+// Durable Object, reachable only through its namespace's stubs, never
+// from the Internet): the calls a Dispatch makes. The front has
+// authenticated the request and checked that the run is the token's.
+//
+//	POST /runner/start?id=      execute the run (it is running in the store)
+//	POST /runner/cancel?id=     stop it; answers once it has ended
+//	GET  /runner/events?id=&after=&token=&capped=&cancel=   its event stream
+//	POST /runner/recover        end the runs lost with an evicted object, start queued ones
+func (s *Server) RunnerHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /runner/start", func(w http.ResponseWriter, r *http.Request) {
+		id := r.URL.Query().Get("id")
+		run, found, err := s.store.Run(r.Context(), id)
+		if err != nil {
+			s.internal("reading the run", err).write(w)
+			return
+		}
+		// A run cancelled before its start arrived has ended: nothing to do.
+		if found && run.Status == store.Running && !s.runner.holds(id) {
+			s.runner.launch(run)
+		}
+		writeJSON(w, http.StatusOK, map[string]bool{"running": s.runner.holds(id)})
+	})
+	mux.HandleFunc("POST /runner/cancel", func(w http.ResponseWriter, r *http.Request) {
+		id := r.URL.Query().Get("id")
+		done := s.runner.cancel(id)
+		if done == nil {
+			// Not held here: its start has not arrived (it will find the
+			// run ended) or its object was evicted. It ends cancelled.
+			o := store.Outcome{Status: store.Incomplete, Reason: string(reason.Cancelled), At: s.clock()}
+			if _, _, err := s.store.Finish(r.Context(), id, o, s.endEvent); err != nil {
+				s.internal("ending the run", err).write(w)
+				return
+			}
+			s.hub.notify(id)
+			writeJSON(w, http.StatusOK, map[string]bool{"ended": true})
+			return
+		}
+		wait, stop := context.WithTimeout(r.Context(), s.cancelWait)
+		defer stop()
+		select {
+		case <-done:
+		case <-wait.Done():
+		}
+		writeJSON(w, http.StatusOK, map[string]bool{"ended": wait.Err() == nil})
+	})
+	mux.HandleFunc("GET /runner/events", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		id, token := q.Get("id"), q.Get("token")
+		after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
+		if q.Get("capped") == "1" {
+			release, aerr := s.acquireStream(token)
+			if aerr != nil {
+				aerr.write(w)
+				return
+			}
+			defer release()
+		}
+		if completed := s.stream(w, r, id, after); !completed && q.Get("cancel") == "1" {
+			s.log.Info("stream client gone; cancelling as asked", "run", id)
+			if run, found, err := s.store.Run(context.Background(), id); err == nil && found {
+				s.cancelRun(token, run)
+			}
+		}
+	})
+	mux.HandleFunc("POST /runner/recover", func(w http.ResponseWriter, r *http.Request) {
+		held, queued, err := s.Recover(r.Context())
+		if err != nil {
+			s.internal("recovering runs", err).write(w)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]int{"held": held, "queued": queued})
+	})
+	return mux
+}
+
+// RecoverGrace is how long a run may show running in the store before its
+// owner holds it: the front hands a run over right after admitting it.
+const RecoverGrace = 10 * time.Second
+
+// Recover is what a Worker's run object does when its alarm fires: the
+// runs it owns that the store shows running but it does not hold (lost
+// with an evicted object, or never handed over) end incomplete,
+// interrupted, and queued runs start as the caps allow. held is how many
+// runs it holds now, queued how many wait: while either is not zero the
+// object keeps an alarm set.
+func (s *Server) Recover(ctx context.Context) (held, queued int, err error) {
+	running, err := s.store.Running(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	now := s.clock()
+	for _, run := range running {
+		if (s.dispatch != nil && !s.dispatch.Local(run.ID)) || s.runner.holds(run.ID) || now.Sub(run.StartedAt) < RecoverGrace {
+			continue
+		}
+		o := store.Outcome{Status: store.Incomplete, Reason: string(reason.Interrupted), At: now}
+		if _, ok, err := s.store.Finish(ctx, run.ID, o, s.endEvent); err != nil {
+			return 0, 0, err
+		} else if ok {
+			s.log.Info("run interrupted: its runner lost it", "run", run.ID)
+			s.hub.notify(run.ID)
+		}
+	}
+	s.runner.promote()
+	c, err := s.store.Counts(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	return s.runner.count(), c.Queued, nil
+}

@@ -1,0 +1,171 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/internal/server"
+	"github.com/ragagentlab/ragagent/internal/server/store"
+)
+
+// ownerDispatch is server.Dispatch over HTTP to another server's
+// RunnerHandler: what the Worker's front does over Durable Object stubs
+// (worker/), natively.
+type ownerDispatch struct{ base string }
+
+func (d *ownerDispatch) Local(string) bool { return false }
+
+func (d *ownerDispatch) call(ctx context.Context, path string) error {
+	req, err := http.NewRequestWithContext(ctx, "POST", d.base+path, nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	io.Copy(io.Discard, res.Body)
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", path, res.Status)
+	}
+	return nil
+}
+
+func (d *ownerDispatch) Start(ctx context.Context, id string) error {
+	return d.call(ctx, "/runner/start?id="+url.QueryEscape(id))
+}
+
+func (d *ownerDispatch) Cancel(ctx context.Context, id string) error {
+	return d.call(ctx, "/runner/cancel?id="+url.QueryEscape(id))
+}
+
+func (d *ownerDispatch) Stream(w http.ResponseWriter, r *http.Request, id, token string, after int64, capped, cancel bool) {
+	q := url.Values{"id": {id}, "token": {token}, "after": {fmt.Sprint(after)}}
+	if capped {
+		q.Set("capped", "1")
+	}
+	if cancel {
+		q.Set("cancel", "1")
+	}
+	req, err := http.NewRequestWithContext(r.Context(), "GET", d.base+"/runner/events?"+q.Encode(), nil)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer res.Body.Close()
+	for k, vs := range res.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(res.StatusCode)
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 4096)
+	for {
+		n, err := res.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			rc.Flush()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// ownsAll is the owner's own Dispatch: it executes every run (as a lone
+// run object does), so it serves their streams from its event logs.
+type ownsAll struct{ server.Dispatch }
+
+func (ownsAll) Local(string) bool { return true }
+
+// A run handed to its owner (a Worker's Durable Object, here a second
+// server over HTTP) executes there, its streams are served from there and
+// a cancel reaches it as a call: both servers read the store once an hour,
+// so nothing here may wait for a poll.
+func TestRunsExecuteAtTheirOwner(t *testing.T) {
+	f := newFake(t, hanging())
+	e := newEnv(t, options{endpoint: f.srv.URL, owner: true, caps: storeCaps(2, 2, 4, 4)})
+	tok := e.token("alice", []string{"read", "run", "live"}, 100, 20)
+
+	r := e.do(req{method: "POST", path: "/v1/runs", token: tok, body: `{` + overwrite + `, "stream": true}`, valid: true})
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	streamed := parseSSE(t, r.body)
+	require.NotEmpty(t, streamed)
+	assert.Equal(t, "end", streamed[len(streamed)-1].event, "the owner streamed the run to its end")
+	id := strings.TrimPrefix(r.header.Get("Content-Location"), "/v1/runs/")
+	assert.Equal(t, "answered", e.run(tok, id)["status"])
+	assert.Equal(t, streamed, e.events(tok, id, nil), "the stream is the stored events")
+	assert.Equal(t, types(streamed[2:]), types(e.events(tok, id, map[string]string{"Last-Event-ID": "2"})))
+
+	live := e.start(tok, `{`+overwrite+`, "policy": "gemini"}`)
+	waitFor(t, func() bool { got, _ := f.counts(); return got == 1 }, "the owner sent the run's request")
+	began := time.Now()
+	r = e.do(req{method: "POST", path: "/v1/runs/" + live + "/cancel", token: tok, valid: true})
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	assert.Equal(t, "cancelled", r.json(t)["reason"])
+	assert.Less(t, time.Since(began), 3*time.Second, "the cancel was a call, not a poll (an hour)")
+	waitFor(t, func() bool { _, aborted := f.counts(); return aborted == 1 }, "the in-flight request was aborted")
+}
+
+// The owner's alarm (Recover): a run the store shows running that the
+// owner does not hold (its object was evicted) ends incomplete,
+// interrupted, with its end event, once the grace has passed; the queued
+// run behind it then starts at the owner.
+func TestRecoverEndsTheRunsItsOwnerLost(t *testing.T) {
+	e := newEnv(t, options{owner: true, caps: storeCaps(1, 1, 4, 4)})
+	tok := e.token("alice", []string{"read", "run"}, 100, 20)
+	id := tokenID(t, tok)
+	ctx := context.Background()
+	lost, err := e.store.Admit(ctx, store.NewRun{ID: "run_lost", TokenID: id, Spec: `{}`, At: e.clock.Now()}, storeCaps(1, 1, 4, 4), true,
+		func(store.Run) store.NewEvent {
+			return store.NewEvent{Type: "started", Data: `{"run_id": "run_lost", "status": "running"}`, At: e.clock.Now()}
+		})
+	require.NoError(t, err)
+	require.Equal(t, store.Running, lost.Status)
+	queued := e.start(tok, `{`+overwrite+`, "strategy": "enqueue"}`)
+	assert.Equal(t, "queued", e.run(tok, queued)["status"])
+
+	held, waiting, err := e.owner.Recover(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 0, held)
+	assert.Equal(t, 1, waiting, "within the grace the run is left alone: its start may be on its way")
+	r, _, err := e.store.Run(ctx, "run_lost")
+	require.NoError(t, err)
+	assert.Equal(t, store.Running, r.Status)
+
+	e.clock.Set(e.clock.Now().Add(2 * time.Minute))
+	_, _, err = e.owner.Recover(ctx)
+	require.NoError(t, err)
+	r, _, err = e.store.Run(ctx, "run_lost")
+	require.NoError(t, err)
+	assert.Equal(t, store.Incomplete, r.Status)
+	assert.Equal(t, "interrupted", r.Reason)
+	evs, err := e.store.Events(ctx, "run_lost", 0, 10)
+	require.NoError(t, err)
+	assert.Equal(t, "end", evs[len(evs)-1].Type)
+	done := e.await(tok, queued)
+	assert.Equal(t, "answered", done["status"], "the queued run started at the owner")
+}
+
+// tokenID is the id part of a bearer token rag_<id>_<secret>.
+func tokenID(t *testing.T, tok string) string {
+	parts := strings.Split(tok, "_")
+	require.Len(t, parts, 3)
+	return parts[1]
+}

@@ -1,0 +1,147 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"syscall/js"
+
+	"github.com/ragagentlab/ragagent/internal/jsbridge"
+	"github.com/ragagentlab/ragagent/internal/server"
+)
+
+// The headers a front's answer carries when the run's object must answer
+// instead (an event stream): worker.mjs forwards the request to that
+// object's path and never sends these on.
+const (
+	forwardPath  = "X-Ragagent-Forward"
+	forwardShard = "X-Ragagent-Runner"
+)
+
+// serveFront builds the front's server and sets binding.serve: a request
+// as plain values (method, url, headers, body bytes: worker.mjs reads the
+// body in the request's own context) to a promise of the answer as plain
+// values. No I/O object of a request is touched by this program, which
+// serves every request of its isolate.
+func serveFront() error {
+	cfg, err := config(context.Background())
+	if err != nil {
+		return err
+	}
+	n, err := runners()
+	if err != nil {
+		return err
+	}
+	cfg.Dispatch = &objects{n: n, self: -1}
+	// Each request is counted as it comes: an isolate may go at any time.
+	cfg.UsageFlush = 0
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	h := srv.Handler()
+	jsContext.Get("binding").Set("serve", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		in := args[0]
+		return jsbridge.Promise(func() (any, error) { return serveOne(h, in) })
+	}))
+	return nil
+}
+
+func serveOne(h http.Handler, in js.Value) (js.Value, error) {
+	var body []byte
+	if b := in.Get("body"); !b.IsNull() && !b.IsUndefined() {
+		body = make([]byte, b.Length())
+		js.CopyBytesToGo(body, b)
+	}
+	req, err := http.NewRequest(in.Get("method").String(), in.Get("url").String(), bytes.NewReader(body))
+	if err != nil {
+		return js.Value{}, err
+	}
+	req.ContentLength = int64(len(body))
+	hs := in.Get("headers")
+	for i := range hs.Length() {
+		kv := hs.Index(i)
+		req.Header.Add(kv.Index(0).String(), kv.Index(1).String())
+	}
+	req.Host = req.URL.Host
+	w := &answer{header: http.Header{}, status: http.StatusOK}
+	h.ServeHTTP(w, req)
+	out := js.Global().Get("Object").New()
+	out.Set("status", w.status)
+	headers := js.Global().Get("Array").New()
+	for k, vs := range w.header {
+		for _, v := range vs {
+			headers.Call("push", js.ValueOf([]any{k, v}))
+		}
+	}
+	out.Set("headers", headers)
+	data := js.Global().Get("Uint8Array").New(w.body.Len())
+	js.CopyBytesToJS(data, w.body.Bytes())
+	out.Set("body", data)
+	return out, nil
+}
+
+// answer is a whole response, buffered: the front streams nothing itself
+// (a run's events come from its object).
+type answer struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (a *answer) Header() http.Header { return a.header }
+func (a *answer) WriteHeader(code int) {
+	if !a.wrote {
+		a.status, a.wrote = code, true
+	}
+}
+func (a *answer) Write(p []byte) (int, error) { a.WriteHeader(http.StatusOK); return a.body.Write(p) }
+func (a *answer) Flush()                      {}
+
+// objects is server.Dispatch over the RUNNER namespace: run id → its
+// object (shardOf), each call one stub fetch through worker.mjs's runner
+// helper. self is this program's own object (-1 in the front).
+type objects struct{ n, self int }
+
+func (o *objects) Local(id string) bool { return shardOf(id, o.n) == o.self }
+
+func (o *objects) call(ctx context.Context, id, path string) error {
+	v, err := jsbridge.Await(ctx, jsContext.Get("runner"), shardOf(id, o.n), "POST", path)
+	if err != nil {
+		return err
+	}
+	if status := v.Get("status").Int(); status != http.StatusOK {
+		return fmt.Errorf("%s: %d %s", path, status, v.Get("body").String())
+	}
+	return nil
+}
+
+func (o *objects) Start(ctx context.Context, id string) error {
+	return o.call(ctx, id, "/runner/start?id="+url.QueryEscape(id))
+}
+
+func (o *objects) Cancel(ctx context.Context, id string) error {
+	return o.call(ctx, id, "/runner/cancel?id="+url.QueryEscape(id))
+}
+
+func (o *objects) Stream(w http.ResponseWriter, r *http.Request, id, token string, after int64, capped, cancel bool) {
+	q := url.Values{"id": {id}, "token": {token}, "after": {strconv.FormatInt(after, 10)}}
+	if capped {
+		q.Set("capped", "1")
+	}
+	if cancel {
+		q.Set("cancel", "1")
+	}
+	w.Header().Set(forwardPath, "/runner/events?"+q.Encode())
+	w.Header().Set(forwardShard, strconv.Itoa(shardOf(id, o.n)))
+	w.WriteHeader(http.StatusOK)
+}
+
+var _ io.Writer = (*answer)(nil)
