@@ -115,8 +115,10 @@ async function browserFigures(url) {
   const f = { cold: [], shell: [], fcp: [], stages: [], replayFirst: [], warmWall: [], warmEngine: [], replayAgain: [], repeat: [], repeatStages: [], repeatReplay: [], searches: [], plain: [], plainReplay: [], warms: false };
   const etag = await engineTag(url);
   for (let i = 0; i < RUNS; i++) {
-    // A fresh profile: the cold visit, the warm-up, then a repeat visit.
-    const b = await launch();
+    // A fresh profile: the cold visit, the warm-up, then a repeat visit
+    // (the tests' browsers report Save-Data, which skips the warm-up; this
+    // one does not).
+    const b = await launch({ warmUp: true });
     const first = await visit(b.context, url);
     f.cold.push(first.t.ready); f.shell.push(first.t.shell); f.fcp.push(first.t.fcp);
     f.stages.push(first.t.timings); f.replayFirst.push(first.t.timings.replayMs);
@@ -132,7 +134,7 @@ async function browserFigures(url) {
     if (!f.warms) continue;
     // The same two visits with the warm-up switched off (its marker set
     // beforehand): what the code cache alone gives.
-    const p = await launch();
+    const p = await launch({ warmUp: true });
     await p.context.addInitScript((tag) => localStorage.setItem("ragagent.warmed", tag), etag);
     const a = await visit(p.context, url);
     await a.page.close();

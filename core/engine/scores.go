@@ -52,5 +52,9 @@ func scoresOf(l *lab.Lab, tr *report.Trial) {
 	}
 	if any {
 		tr.Scores, tr.ScoreKind = out, BM25Kind
+		if rec := l.RetrievalRecord(); rec != nil {
+			// Every configuration's searcher negates its score as bm25() does.
+			tr.ScoreKind = rec.Name + "'s score, negated as bm25's is (lower is better)"
+		}
 	}
 }

@@ -92,6 +92,7 @@ export function mount({ onRecorded }) {
   // from that pack, whatever the picker shows by then.
   let runCorpus = state.corpus.id;
   let runSpec = null;
+  let runConfig = "seed"; // the configuration the run's corpus ranks by (its manifest's default)
 
   /** keepRun keeps a finished run in this browser (shared/runs.js), a
    * live one with its own exchanges as a recording; a browser that keeps
@@ -102,7 +103,7 @@ export function mount({ onRecorded }) {
     const { hasKey: _, endpoint: __, ...spec } = runSpec;
     try {
       const kept = await runs.keep({
-        time: new Date().toISOString(), question: spec.question, corpus, config: report.retrieval?.name || "seed",
+        time: new Date().toISOString(), question: spec.question, corpus, config: runConfig,
         policy: spec.policy, mode: spec.mode, outcome: outcome(report), spec, report,
         recording: recordingText ? runs.recordingOf(recordingText, report.id) : null,
       });
@@ -141,6 +142,7 @@ export function mount({ onRecorded }) {
     starting(s) {
       runCorpus = s.corpus;
       runSpec = s;
+      runConfig = state.corpus.info?.retrieval_config || "seed";
       steps = stepList(s.limits, { "aria-live": "polite" });
       clear(output).append(h("h3", {}, "Steps as they happen"), steps.el);
     },
