@@ -23,6 +23,7 @@ func TestCorpusGolden(t *testing.T) {
 		{"corpus-info-seed.txt", []string{"corpus", "info", "seed"}},
 		{"corpus-info-python.txt", []string{"corpus", "info", "python-3.11"}},
 		{"corpus-info-python.json", []string{"corpus", "info", "--json", "python-3.11"}},
+		{"corpus-info-sqlite.txt", []string{"corpus", "info", "sqlite-3.40"}},
 		{"search-python.txt", []string{"search", "--corpus", "python-3.11", "--limit", "5", "how", "to", "write", "text", "to", "a", "file"}},
 		{"search-python-seed.txt", []string{"search", "--corpus", "python-3.11", "--config", "seed", "--limit", "5", "how", "to", "write", "text", "to", "a", "file"}},
 		{"search-python.json", []string{"search", "--corpus", "python-3.11", "--json", "json", "dumps", "ensure_ascii"}},
