@@ -12,6 +12,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/retrieval"
+	"github.com/ragagentlab/ragagent/internal/geminitest"
 	"github.com/ragagentlab/ragagent/recordings"
 )
 
@@ -96,5 +97,58 @@ func TestReplayRefusesAnotherConfiguration(t *testing.T) {
 		code, out, errs := ragagent(args...)
 		assert.Equal(t, exitOK, code, "%v: %s", args, errs)
 		assert.Contains(t, out, "Answered: citation_contract_passed", args)
+	}
+}
+
+// A live run records the configuration its searches ranked by when it is
+// not seed (the Python pack's proximity, or one chosen with --config) and
+// nothing when it is (the seed corpus, or --config seed): a seed run's
+// recording is what it was before configurations existed. Each replays
+// under its own, whatever the pack's default.
+func TestLiveRecordingNamesItsConfiguration(t *testing.T) {
+	fake := geminitest.NewServer(geminitest.Policy())
+	defer fake.Close()
+	t.Setenv("GOOGLE_API_KEY", dummyKey)
+	dir := t.TempDir()
+	prox, err := retrieval.Lookup("proximity")
+	require.NoError(t, err)
+	stemmed, err := retrieval.Lookup("stemmed")
+	require.NoError(t, err)
+	toml := "How do I parse a TOML file in Python 3.11?"
+	for _, row := range []struct {
+		name string
+		args []string
+		want *recording.Retrieval
+	}{
+		{"the seed corpus", []string{"--question", overwriteQ}, nil},
+		{"the Python pack's default", []string{"--corpus", "python-3.11", "--question", toml}, &recording.Retrieval{Name: "proximity", SpecSHA256: prox.SHA256()}},
+		{"another chosen", []string{"--corpus", "python-3.11", "--config", "stemmed", "--question", toml}, &recording.Retrieval{Name: "stemmed", SpecSHA256: stemmed.SHA256()}},
+		{"seed chosen", []string{"--corpus", "python-3.11", "--config", "seed", "--question", toml}, nil},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			rec := filepath.Join(dir, strings.ReplaceAll(row.name, " ", "-")+".json")
+			code, out, errs := ragagent(append([]string{"run", "--policy", "gemini", "--endpoint", fake.URL(), "--record", rec}, row.args...)...)
+			require.Equal(t, exitOK, code, errs)
+			data, err := os.ReadFile(rec)
+			require.NoError(t, err)
+			f, err := recording.Parse(data)
+			require.NoError(t, err)
+			require.Len(t, f.Trials, 1)
+			assert.Equal(t, row.want, f.Trials[0].Retrieval)
+			assert.Equal(t, row.want != nil, strings.Contains(string(data), `"retrieval"`))
+
+			corpus := []string{}
+			if len(row.args) > 2 {
+				corpus = row.args[:2]
+			}
+			code, again, errs := ragagent(append([]string{"run", "--policy", "replay:" + rec}, corpus...)...)
+			require.Equal(t, exitOK, code, errs)
+			answer := func(s string) string {
+				_, a, _ := strings.Cut(s, "\nAnswered: ")
+				a, _, _ = strings.Cut(a, "\nTokens: ")
+				return a
+			}
+			assert.Equal(t, answer(out), answer(again), "the replay reproduces the run")
+		})
 	}
 }
