@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,5 +41,40 @@ func TestStopWords(t *testing.T) {
 	}
 	for _, w := range []string{"file", "json", "sort", "key", "python"} {
 		assert.False(t, isStopWord(w), w)
+	}
+}
+
+// top keeps the best depth by the ranking's order, exactly what sorting
+// every doc gives (ties by doc order, another version left out), for any
+// depth.
+func TestTopIsTheSortedPrefix(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 200; n += 7 {
+		touched := make([]int32, n)
+		acc := make([]float64, n)
+		ver := make([]int32, n)
+		for i := range touched {
+			touched[i] = int32(n - 1 - i)
+			acc[i] = float64(r.IntN(5)) // many ties
+			ver[i] = int32(r.IntN(2))
+		}
+		for _, version := range []int32{-1, 1} {
+			var all []scored
+			for _, d := range touched {
+				if version < 0 || ver[d] == version {
+					all = append(all, scored{doc: d, score: acc[d]})
+				}
+			}
+			sortScored(all)
+			for _, depth := range []int{0, 1, 3, 10, 50, 1000} {
+				want := all[:min(depth, len(all))]
+				got := top(touched, acc, ver, version, depth)
+				if len(want) == 0 {
+					assert.Empty(t, got)
+					continue
+				}
+				assert.Equal(t, want, got, "n %d depth %d", n, depth)
+			}
+		}
 	}
 }
