@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: lint-api all build wasm site-packs vendor worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder crossencode tiny-cross-encoder clean chromium
+.PHONY: lint-api all build wasm site-packs vendor worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-retrieval bench-crossencoder crossencode tiny-cross-encoder clean chromium
 
 all: build wasm
 
@@ -175,7 +175,7 @@ fuzz:
 		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
-bench: bench-go bench-server bench-page bench-packs bench-crossencoder
+bench: bench-go bench-server bench-page bench-packs bench-retrieval bench-crossencoder
 
 bench-go:
 	$(GO) test ./... -run '^$$' -bench . -benchmem
@@ -186,6 +186,12 @@ bench-go:
 # comparison, and in headless Chromium (scripts/bench-packs.mjs).
 bench-packs: wasm node_modules/.package-lock.json chromium
 	$(NODE) scripts/bench-packs.mjs
+
+# The retrieval experiment (every built-in over the Python pack's 39
+# cases) natively and in the WASM engine under node, rounds alternating so
+# both see the same load (scripts/bench-retrieval.sh).
+bench-retrieval:
+	GO=$(GO) scripts/bench-retrieval.sh
 
 # Server edition load scenarios (seconds each, so go test -bench . alone
 # skips them): 200 concurrent clients under the caps, cancel to end event,
