@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ragagentlab/ragagent/core/store"
+
 	"github.com/stretchr/testify/assert"
 )
 
@@ -42,6 +44,29 @@ func TestStopWords(t *testing.T) {
 	for _, w := range []string{"file", "json", "sort", "key", "python"} {
 		assert.False(t, isStopWord(w), w)
 	}
+}
+
+// TestQuestionWords: the question stop list drops what a question is
+// phrased in and keeps the words of relation and quantity the English list
+// drops; stopList names each list's test.
+func TestQuestionWords(t *testing.T) {
+	for _, w := range []string{"how", "do", "i", "what", "s", "the", "way", "want", "actually", "best", "is", "a"} {
+		assert.True(t, isQuestionWord(w), w)
+	}
+	for _, w := range []string{"between", "before", "after", "same", "only", "not", "each", "all", "up", "out", "file", "sort", "key"} {
+		assert.False(t, isQuestionWord(w), w)
+	}
+	for _, w := range []string{"between", "same", "only"} {
+		assert.True(t, isStopWord(w), "the English list drops %s", w)
+	}
+	q := store.Terms("How do I work out how many days there are between two dates?")
+	assert.Equal(t, []string{"work", "out", "many", "days", "between", "two", "dates"}, (&Searcher{spec: Spec{StopWords: StopQuestions}}).queryTerms(q))
+	assert.Equal(t, []string{"work", "many", "days", "two", "dates"}, (&Searcher{spec: Spec{StopWords: StopEnglish}}).queryTerms(q))
+	assert.Equal(t, []string{"what", "s"}, (&Searcher{spec: Spec{StopWords: StopQuestions}}).queryTerms(store.Terms("What's?")),
+		"a query of stop words alone keeps them")
+	assert.Nil(t, stopList(StopNone))
+	assert.True(t, stopList(StopQuestions)("way"))
+	assert.False(t, stopList(StopEnglish)("way"))
 }
 
 // top keeps the best depth by the ranking's order, exactly what sorting

@@ -122,10 +122,10 @@ func (s *Searcher) Search(query string, k int, version string) ([]store.Hit, err
 // queryTerms are a query's terms under the spec: stop words dropped
 // (unless that drops them all), stemmed, each once in first-seen order.
 func (s *Searcher) queryTerms(terms []string) []string {
-	if s.spec.StopWords == StopEnglish {
+	if stop := stopList(s.spec.StopWords); stop != nil {
 		var kept []string
 		for _, t := range terms {
-			if !isStopWord(t) {
+			if !stop(t) {
 				kept = append(kept, t)
 			}
 		}
