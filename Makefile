@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: lint-api all build wasm site-packs vendor worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-retrieval bench-crossencoder crossencode tiny-cross-encoder clean chromium
+.PHONY: bench-retrieval bench-retrieval-rounds lint-api all build wasm site-packs vendor worker serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder crossencode tiny-cross-encoder clean chromium
 
 all: build wasm
 
@@ -165,7 +165,7 @@ test-browser: wasm vendor chromium
 FUZZTIME ?= 15s
 FUZZ_TARGETS = core/pyjson:FuzzDecode core/pyjson:FuzzMarshalStruct core/agent:FuzzValidateDecision core/gemini:FuzzDecode core/recording:FuzzParse \
 	core/gemini:FuzzLiveReply internal/geminitest:FuzzParseScript core/policy:FuzzScripted core/policy:FuzzNext \
-	core/rerank:FuzzCandidateValidator core/budget:FuzzOpen core/secret:FuzzRedact cmd/serve:FuzzServePath \
+	core/rerank:FuzzCandidateValidator core/budget:FuzzOpen core/secret:FuzzRedact core/evaluate:FuzzParseCases cmd/serve:FuzzServePath \
 	core/reranklab:FuzzParseScoring core/rerank:FuzzParseModelManifest \
 	core/builder:FuzzReadPassages core/builder:FuzzReadHTML core/store:FuzzOpenImage
 fuzz:
@@ -175,10 +175,20 @@ fuzz:
 		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
-bench: bench-go bench-server bench-page bench-packs bench-retrieval bench-crossencoder
+bench: bench-go bench-retrieval bench-retrieval-rounds bench-server bench-page bench-packs bench-crossencoder
 
 bench-go:
 	$(GO) test ./... -run '^$$' -bench . -benchmem
+
+# The retrieval experiment (ragagent retrieval --corpus python-3.11: its 39
+# cases under every built-in) natively, then compiled to WebAssembly under
+# node (Go's own runner, the engine's flags), with the load average before
+# and after: the same benchmark, side by side in one run.
+bench-retrieval:
+	@uptime
+	$(GO) test ./core/engine -run '^$$' -bench 'RetrievalPython' -benchtime 5x
+	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./core/engine -run '^$$' -bench 'RetrievalPython' -benchtime 3x
+	@uptime
 
 # The Python pack natively and compiled to WebAssembly side by side, with
 # the load average before and after: made ready from its bytes and searched
@@ -187,10 +197,11 @@ bench-go:
 bench-packs: wasm node_modules/.package-lock.json chromium
 	$(NODE) scripts/bench-packs.mjs
 
-# The retrieval experiment (every built-in over the Python pack's 39
-# cases) natively and in the WASM engine under node, rounds alternating so
-# both see the same load (scripts/bench-retrieval.sh).
-bench-retrieval:
+# The same experiment per built-in, cold (first-ms) and warm, and the pack
+# made ready under every built-in (fixtures/packs), natively and in the WASM
+# engine under node in alternating rounds so both see the same load
+# (scripts/bench-retrieval.sh).
+bench-retrieval-rounds:
 	GO=$(GO) scripts/bench-retrieval.sh
 
 # Server edition load scenarios (seconds each, so go test -bench . alone

@@ -26,6 +26,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	mflags := addModelFlags(fs, "200")
 	in := addInputFlag(fs)
 	config := fs.String("config", "", configHelp)
+	casesFile := fs.String("cases", "", "the question set `file` to run (ragagent-cases/1 JSON, or a TSV of id, question and target URLs or -); default: the pack's own cases")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -52,6 +53,15 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
+	var caseSet []byte
+	if *casesFile != "" {
+		if caseSet, err = in.read(*casesFile); err != nil {
+			return fail(exitError, err)
+		}
+		if len(caseSet) == 0 {
+			caseSet = []byte(" ") // refused by the engine as a set with no cases
+		}
+	}
 	e, corpusID, err := s.open(in)
 	if err != nil {
 		return fail(exitError, err)
@@ -63,16 +73,16 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	var res *engine.EvalResult
 	switch name {
 	case engine.Scripted:
-		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Config: cfg, Policy: engine.Scripted, Limits: s.limits, OnTrial: progress})
+		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Config: cfg, Cases: caseSet, Policy: engine.Scripted, Limits: s.limits, OnTrial: progress})
 	case engine.Replay:
 		f, rerr := in.recording(file)
 		if rerr != nil {
 			return fail(exitError, rerr)
 		}
-		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Config: cfg, Policy: engine.Replay, File: f, OnTrial: progress})
+		res, err = e.Eval(ctx, engine.EvalRequest{Corpus: corpusID, Config: cfg, Cases: caseSet, Policy: engine.Replay, File: f, OnTrial: progress})
 	case engine.Gemini:
 		var code int
-		if res, code = evalLive(ctx, e, corpusID, cfg, s, *execute, *output, *asJSON, stdout, stderr); res == nil {
+		if res, code = evalLive(ctx, e, corpusID, cfg, caseSet, s, *execute, *output, *asJSON, stdout, stderr); res == nil {
 			return code
 		}
 	}
@@ -90,9 +100,9 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 // evalLive plans the pack's cases as a live batch (one run per case and
 // path); with approval it runs them, saving every attempt to output. A nil
 // result comes with the exit code.
-func evalLive(ctx context.Context, e *engine.Engine, corpusID, cfg string, s settings, execute bool, output string, asJSON bool, stdout, stderr io.Writer) (*engine.EvalResult, int) {
+func evalLive(ctx context.Context, e *engine.Engine, corpusID, cfg string, caseSet []byte, s settings, execute bool, output string, asJSON bool, stdout, stderr io.Writer) (*engine.EvalResult, int) {
 	key, variable := httptransport.KeyFromEnv(os.Getenv)
-	lp, err := e.PlanBatch(engine.BatchRequest{Corpus: corpusID, Config: cfg, Repeats: 1, Modes: []agent.Mode{agent.Fixed, agent.Agent},
+	lp, err := e.PlanBatch(engine.BatchRequest{Corpus: corpusID, Config: cfg, CaseSet: caseSet, Repeats: 1, Modes: []agent.Mode{agent.Fixed, agent.Agent},
 		Limits: s.limits, Endpoint: s.endpoint, Transport: httptransport.New(key), KeySource: variable})
 	if err != nil {
 		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
@@ -156,6 +166,68 @@ func printEval(w io.Writer, res *engine.EvalResult) {
 			p.name, p.t.Pass, p.t.Fail, p.t.Incomplete, p.reads, sm.Answerable)
 	}
 	fmt.Fprintf(w, "\n%s\n", evaluate.Scope)
+	printEvalExperiment(w, &res.Experiment)
+}
+
+// rateLabels are the rates as the table names them.
+var rateLabels = map[string]string{engine.RateTargetRead: "target read", engine.RateAnswered: "answered", engine.RateFailed: "failed",
+	engine.RateIncomplete: "incomplete", engine.RateCorrectAbstention: "correct abstention", engine.RateValidCitations: "valid citations", engine.RatePass: "pass"}
+
+// printEvalExperiment is the agent-level experiment: each path's rates
+// with intervals, tokens, cost and time, then agent against fixed.
+func printEvalExperiment(w io.Writer, x *engine.EvalExperiment) {
+	if len(x.Paths) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nRates per path, each with its 95%% interval from %d seeded resamples of the path's trials:\n\n", x.Resamples)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header := "rate"
+	for _, p := range x.Paths {
+		header += "\t" + p.Path
+	}
+	fmt.Fprintln(tw, header)
+	for i, name := range engine.EvalRates() {
+		row := rateLabels[name]
+		for _, p := range x.Paths {
+			r := p.Rates[i]
+			if r.Value == nil {
+				row += "\t-"
+				continue
+			}
+			row += fmt.Sprintf("\t%d/%d %.3f [%.3f, %.3f]", r.Count, r.Of, *r.Value, r.CI95[0], r.CI95[1])
+		}
+		fmt.Fprintln(tw, row)
+	}
+	tokens, cost, took := "tokens", "estimated cost", "time"
+	for _, p := range x.Paths {
+		tokens += fmt.Sprintf("\t%d (%d prompt, %d output)", p.Tokens.Total, p.Tokens.Prompt, p.Tokens.Candidates+p.Tokens.Thoughts)
+		if p.EstimatedUSD == nil {
+			cost += "\tnot priced"
+		} else {
+			cost += fmt.Sprintf("\t$%.4f", *p.EstimatedUSD)
+		}
+		took += fmt.Sprintf("\t%.3f s, %.1f ms a trial", p.Seconds, 1000*p.MeanSeconds)
+	}
+	fmt.Fprintln(tw, tokens)
+	fmt.Fprintln(tw, cost)
+	fmt.Fprintln(tw, took)
+	tw.Flush()
+	if len(x.Comparisons) == 0 {
+		return
+	}
+	c0 := x.Comparisons[0]
+	fmt.Fprintf(w, "\n%s against %s, trials paired by case and repeat: %s minus %s, its 95%% interval and p-value from %d paired resamples, and the exact McNemar p-value of the pairs that differ:\n\n",
+		c0.B, c0.A, c0.B, c0.A, x.Resamples)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "rate\tpairs\tdifference\t95%% interval\tp\t%s only\t%s only\tMcNemar p\n", c0.A, c0.B)
+	for _, c := range x.Comparisons {
+		if c.Difference == nil {
+			fmt.Fprintf(tw, "%s\t0\t-\t-\t-\t-\t-\t-\n", rateLabels[c.Rate])
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%+.3f\t[%+.3f, %+.3f]\t%.3f\t%d\t%d\t%.3f\n", rateLabels[c.Rate], c.Pairs, *c.Difference, c.CI95[0], c.CI95[1], *c.PValue, c.AOnly, c.BOnly, c.McNemarP)
+	}
+	tw.Flush()
 }
 
 func outcomeOf(o evaluate.Outcome) string {

@@ -21,7 +21,10 @@ type BatchRequest struct {
 	Corpus string
 	// Config is the retrieval configuration the trials search under (""
 	// is the pack's default); the recording names it.
-	Config   string
+	Config string
+	// CaseSet is a question set's text to plan instead of the pack's own
+	// cases (nil: the pack's); Cases picks among its ids.
+	CaseSet  []byte
 	Cases    []string
 	Repeats  int
 	Modes    []agent.Mode
@@ -72,6 +75,11 @@ func (e *Engine) PlanBatch(req BatchRequest) (*BatchPlan, error) {
 	l, err := e.labUnder(req.Corpus, req.Config)
 	if err != nil {
 		return nil, err
+	}
+	if req.CaseSet != nil {
+		if l, err = l.WithCases(req.CaseSet); err != nil {
+			return nil, err
+		}
 	}
 	plan, err := l.Plan(req.Cases, req.Repeats, req.Modes, req.Limits)
 	if err != nil {

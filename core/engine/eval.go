@@ -27,6 +27,9 @@ type EvalRequest struct {
 	// and one recorded under another than Config is refused.
 	Config string
 	Policy PolicyName // Scripted or Replay
+	// Cases is a question set's text (ragagent-cases/1 JSON or TSV) to
+	// grade instead of the pack's own cases; nil means the pack's.
+	Cases []byte
 	// File is the recording a Replay eval answers from.
 	File *recording.File
 	// Limits are the scripted runs' limits (the zero value: the defaults).
@@ -55,6 +58,10 @@ type EvalResult struct {
 	Policy  PolicyName  `json:"policy"`
 	Cases   []EvalCase  `json:"cases"`
 	Summary EvalSummary `json:"summary"`
+	// Experiment is the agent-level comparison beside the summary: each
+	// path's rates with 95% intervals, tokens, cost and time, and the
+	// agent path against the fixed one on the same cases.
+	Experiment EvalExperiment `json:"experiment"`
 }
 
 // EvalSummary is the outcomes per path, how many trials read a target
@@ -80,6 +87,11 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 	l, err := e.labUnder(req.Corpus, req.Config)
 	if err != nil {
 		return nil, err
+	}
+	if req.Cases != nil {
+		if l, err = l.WithCases(req.Cases); err != nil {
+			return nil, err
+		}
 	}
 	if req.Policy == Replay && req.File != nil {
 		for _, t := range req.File.Trials {
@@ -127,16 +139,16 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 	default:
 		return nil, fmt.Errorf("eval: policy %q is not scripted or replay (a live eval is a planned batch)", req.Policy)
 	}
-	return evalOf(l, req.Policy, rep), nil
+	return e.evalOf(l, req.Policy, rep), nil
 }
 
 // Eval is a batch's report as an eval result: each case on each path,
 // graded, with the summary over the plan's pack (the live eval:
 // PlanBatch, RunBatch, then Eval).
-func (p *BatchPlan) Eval(rep *report.Set) *EvalResult { return evalOf(p.lab, Gemini, rep) }
+func (p *BatchPlan) Eval(rep *report.Set) *EvalResult { return p.engine.evalOf(p.lab, Gemini, rep) }
 
 // evalOf is a graded report over l's cases as an eval result.
-func evalOf(l *lab.Lab, p PolicyName, rep *report.Set) *EvalResult {
+func (e *Engine) evalOf(l *lab.Lab, p PolicyName, rep *report.Set) *EvalResult {
 	out := &EvalResult{Corpus: l.Pack.Manifest.ID, SearchK: l.SearchK, Policy: p, Cases: []EvalCase{}}
 	for _, c := range l.Cases.Cases {
 		if len(c.Sources)+len(c.TargetURLs) > 0 {
@@ -166,5 +178,6 @@ func evalOf(l *lab.Lab, p PolicyName, rep *report.Set) *EvalResult {
 		out.Cases = append(out.Cases, ec)
 	}
 	out.Summary.Fixed, out.Summary.Agent, out.Summary.Trials = rep.Summary.Fixed, rep.Summary.Agent, len(rep.Trials)
+	out.Experiment = e.experimentOf(l, rep)
 	return out
 }

@@ -3,6 +3,9 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,10 +98,28 @@ func TestParseRetrievalRequest(t *testing.T) {
 	assert.Equal(t, reason.InvalidConfig, code, "%v", err)
 }
 
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// TestRetrievalOnThePythonPack: every built-in over the Python pack's 39
+// cases gives the golden's bytes. make test-wasm runs this compiled to
+// WebAssembly against the same file, so the same input prints the same
+// bytes natively and under WASM (rankings, metrics, every interval and
+// p-value). A change of a built-in or of the pack's default rewrites it
+// with -update.
 func TestRetrievalOnThePythonPack(t *testing.T) {
 	e := packEngine(t)
 	res, err := e.Retrieval(context.Background(), engine.RetrievalRequest{Corpus: "python-3.11"})
 	require.NoError(t, err)
+	got, err := json.MarshalIndent(res, "", "  ")
+	require.NoError(t, err)
+	path := filepath.Join("testdata", "retrieval-python.json")
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(path, append(got, '\n'), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "go test ./core/engine -run TestRetrievalOnThePythonPack -update writes it")
+	assert.Equal(t, string(want), string(got)+"\n")
 	assert.Equal(t, 39, res.Cases)
 	assert.Equal(t, 34, res.Answerable)
 	for _, c := range res.Configs {
@@ -106,5 +127,48 @@ func TestRetrievalOnThePythonPack(t *testing.T) {
 	}
 	for _, c := range res.Comparisons {
 		t.Logf("%s-%s %s %.3f %v p=%.4f", c.B, c.A, c.Metric, c.Difference, c.CI95, c.PValue)
+	}
+}
+
+// BenchmarkRetrievalPython is `ragagent retrieval --corpus python-3.11`:
+// the pack's 39 cases under every built-in, ranked, scored and resampled
+// (make bench-retrieval runs it natively and compiled to WebAssembly
+// under node, side by side). cold is the first experiment on a freshly
+// opened pack (the configurations' postings and the passages' heads built
+// then); warm is one more on the same engine; each built-in alone, warm,
+// shows where the time goes.
+func BenchmarkRetrievalPython(b *testing.B) {
+	ctx := context.Background()
+	req := engine.RetrievalRequest{Corpus: "python-3.11"}
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			e := packEngine(b)
+			_, err := e.PackInfo("python-3.11")
+			require.NoError(b, err)
+			b.StartTimer()
+			_, err = e.Retrieval(ctx, req)
+			require.NoError(b, err)
+		}
+	})
+	e := packEngine(b)
+	_, err := e.Retrieval(ctx, req)
+	require.NoError(b, err)
+	b.Run("warm", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := e.Retrieval(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, s := range engine.RetrievalConfigs() {
+		b.Run("warm-"+s.Name, func(b *testing.B) {
+			one := engine.RetrievalRequest{Corpus: "python-3.11", Configs: []engine.ConfigRef{{Name: s.Name}}}
+			for b.Loop() {
+				if _, err := e.Retrieval(ctx, one); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
