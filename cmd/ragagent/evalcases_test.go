@@ -69,10 +69,9 @@ func TestEvalExperimentJSON(t *testing.T) {
 		assert.Equal(t, "agent", c.B)
 		assert.LessOrEqual(t, c.AOnly+c.BOnly, c.Pairs)
 		if c.Rate == "correct_abstention" {
-			// Under the pack's default (proximity) the fixed path stops on
-			// django-install and the agent path answers it
-			// (eval-python-small-set.txt).
-			assert.Equal(t, 1, c.AOnly, "the fixed path alone stops on django-install")
+			// Both paths stop on django-install (eval-python-small-set.txt).
+			assert.Equal(t, 1, c.Pairs)
+			assert.Zero(t, c.AOnly+c.BOnly, "both paths stop on django-install")
 		}
 		assert.Greater(t, c.McNemarP, 0.0)
 		require.NotNil(t, c.PValue)
