@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: bench-retrieval lint-api all build wasm site-packs vendor worker migrations serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder bench-node crossencode tiny-cross-encoder clean chromium
+.PHONY: bench-retrieval bench-retrieval-rounds lint-api all build wasm site-packs vendor worker migrations serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder bench-node crossencode tiny-cross-encoder clean chromium
 
 all: build wasm
 
@@ -187,7 +187,7 @@ fuzz:
 		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
-bench: bench-go bench-retrieval bench-server bench-page bench-packs bench-crossencoder bench-node
+bench: bench-go bench-retrieval bench-retrieval-rounds bench-server bench-page bench-packs bench-crossencoder bench-node
 
 # The node module: openLab and the 16-trial replay, first (a fresh
 # process) and warm, beside the native command line's replay
@@ -214,6 +214,13 @@ bench-retrieval:
 # comparison, and in headless Chromium (scripts/bench-packs.mjs).
 bench-packs: wasm node_modules/.package-lock.json chromium
 	$(NODE) scripts/bench-packs.mjs
+
+# The same experiment per built-in, cold (first-ms) and warm, and the pack
+# made ready under every built-in (fixtures/packs), natively and in the WASM
+# engine under node in alternating rounds so both see the same load
+# (scripts/bench-retrieval.sh).
+bench-retrieval-rounds:
+	GO=$(GO) scripts/bench-retrieval.sh
 
 # Server edition load scenarios (seconds each, so go test -bench . alone
 # skips them): 200 concurrent clients under the caps, cancel to end event,

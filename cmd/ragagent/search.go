@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/ragagentlab/ragagent/core/engine"
@@ -93,13 +94,23 @@ func cmdSearch(args []string, stdout, stderr io.Writer) int {
 		}
 		return writeJSON(stdout, stderr, "search", out)
 	}
-	fmt.Fprintf(stdout, "%s, version %s: %s (top %d by bm25; lower is better)\n", res.Corpus, v, res.Terms, res.K)
+	// The seed's search is the FTS5 expression and its bm25; another
+	// configuration's scores are its own (bm25 per field, proximity,
+	// expansion), so the header names it and the score is called a score.
+	score := "bm25"
+	if res.Retrieval == "" {
+		fmt.Fprintf(stdout, "%s, version %s: %s (top %d by bm25; lower is better)\n", res.Corpus, v, res.Terms, res.K)
+	} else {
+		score = "score"
+		fmt.Fprintf(stdout, "%s, version %s: %s ranked by %s (top %d; lower is better; snippets mark the query's literal terms)\n",
+			res.Corpus, v, strconv.Quote(query), res.Retrieval, res.K)
+	}
 	if len(res.Hits) == 0 {
 		fmt.Fprintln(stdout, "No passage matches any term.")
 		return exitOK
 	}
 	for _, h := range res.Hits {
-		fmt.Fprintf(stdout, "\n%2d. %s  (bm25 %.4g, %d bytes)\n", h.Rank, h.SourceID, h.Score, h.Bytes)
+		fmt.Fprintf(stdout, "\n%2d. %s  (%s %.4g, %d bytes)\n", h.Rank, h.SourceID, score, h.Score, h.Bytes)
 		if h.Title != "" {
 			fmt.Fprintf(stdout, "    %s\n", h.Title)
 		}

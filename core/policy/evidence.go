@@ -18,7 +18,9 @@ const FocusShare = 0.5
 // related reports whether a question term and a passage term are the same
 // word up to a simple suffix: equal, or one a prefix of the other when the
 // shorter has at least four letters (overwrite/overwritten, write/writes),
-// or sharing their first five letters (encoding/encoded).
+// or sharing at least their first five letters with only an English
+// ending after them (encoding/encoded, configure/configuration; not
+// install/instance, whose "ll" and "nce" are no endings).
 func related(q, p string) bool {
 	if q == p {
 		return true
@@ -30,7 +32,23 @@ func related(q, p string) bool {
 	if len(short) >= 4 && strings.HasPrefix(long, short) {
 		return true
 	}
-	return len(short) >= 5 && short[:5] == long[:5]
+	n := 0
+	for n < len(short) && short[n] == long[n] {
+		n++
+	}
+	return n >= 5 && ending(short[n:]) && ending(long[n:])
+}
+
+// ending reports whether s is an English inflection or derivation suffix
+// (or what is left of one once a shared letter is taken: encod|ing,
+// encod|ed).
+func ending(s string) bool {
+	switch s {
+	case "", "e", "s", "es", "d", "ed", "en", "ten", "ing", "ings", "er", "ers", "or", "ors", "ion", "ions", "ation", "ations", "ition", "itions", "ance", "ence", "ness", "ure",
+		"ment", "ments", "ly", "able", "ible", "al", "ally", "ity", "ive", "y", "ies", "ied", "ise", "ize", "ised", "ized":
+		return true
+	}
+	return false
 }
 
 // marks are which of a question's content terms and literals a text

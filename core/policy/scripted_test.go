@@ -203,6 +203,11 @@ func TestRelated(t *testing.T) {
 		{"add", "added", false}, // three letters are too few to stem
 		{"write", "written", false},
 		{"text", "json", false},
+		{"configure", "configuration", true},
+		{"serialize", "serialization", true},
+		{"install", "instance", false}, // "insta" is shared, "ll" and "nce" are no endings
+		{"permission", "permitted", false},
+		{"define", "definition", true},
 	}
 	for _, row := range rows {
 		assert.Equal(t, row.want, related(row.a, row.b), "%s ~ %s", row.a, row.b)

@@ -184,6 +184,20 @@ func parseTrial(v any, i int) (Trial, error) {
 		}
 		t.ElapsedSeconds = &f
 	}
+	if r, present := o.Get("retrieval"); present && r != nil {
+		ro, isObj := r.(*pyjson.Object)
+		if !isObj {
+			return Trial{}, &ParseError{Where: where, Msg: "retrieval must be an object {name, spec_sha256}"}
+		}
+		var rec Retrieval
+		if rec.Name, ok = str(ro, "name"); !ok || rec.Name == "" {
+			return Trial{}, &ParseError{Where: where, Msg: "retrieval name must be a non-empty string"}
+		}
+		if rec.SpecSHA256, ok = str(ro, "spec_sha256"); !ok || rec.SpecSHA256 == "" {
+			return Trial{}, &ParseError{Where: where, Msg: "retrieval spec_sha256 must be a non-empty string"}
+		}
+		t.Retrieval = &rec
+	}
 	raw, _ := o.Get("exchanges")
 	list, ok := raw.([]any)
 	if !ok {

@@ -129,3 +129,43 @@ func FuzzParse(f *testing.F) {
 		require.Len(t, again.Trials, len(file.Trials))
 	})
 }
+
+// TestRetrievalRoundTrips: a trial's retrieval configuration is written
+// only when it names one (a seed run's trial has no "retrieval" key, as
+// before configurations existed), survives a parse and a write, and a
+// malformed one is refused in one line naming the trial.
+func TestRetrievalRoundTrips(t *testing.T) {
+	sum := strings.Repeat("ab", 32)
+	file := &File{Model: "m", Trials: []Trial{
+		{ID: "t1", Exchanges: []Exchange{}, Retrieval: &Retrieval{Name: "proximity", SpecSHA256: sum}},
+		{ID: "t2", Exchanges: []Exchange{}},
+	}}
+	data, err := file.Bytes()
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(data), `"retrieval"`), "written for the trial that names one only")
+	assert.Contains(t, string(data), `"retrieval": {`+"\n"+`        "name": "proximity",`+"\n"+`        "spec_sha256": "`+sum+`"`)
+	back, err := Parse(data)
+	require.NoError(t, err)
+	require.Len(t, back.Trials, 2)
+	assert.Equal(t, &Retrieval{Name: "proximity", SpecSHA256: sum}, back.Trials[0].Retrieval)
+	assert.Nil(t, back.Trials[1].Retrieval, "absent is seed")
+	again, err := back.Bytes()
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(again))
+
+	absent, err := Parse([]byte(`{"format": "ragagent-recording/1", "trials": [{"id": "a", "retrieval": null, "exchanges": []}]}`))
+	require.NoError(t, err)
+	assert.Nil(t, absent.Trials[0].Retrieval, "null is absent")
+	for _, c := range []struct{ text, want string }{
+		{`"retrieval": "proximity"`, "retrieval must be an object"},
+		{`"retrieval": {"spec_sha256": "` + sum + `"}`, "retrieval name must be a non-empty string"},
+		{`"retrieval": {"name": "proximity"}`, "retrieval spec_sha256 must be"},
+		{`"retrieval": {"name": "proximity", "spec_sha256": 1}`, "retrieval spec_sha256 must be"},
+	} {
+		_, err := Parse([]byte(`{"format": "ragagent-recording/1", "trials": [{"id": "a", ` + c.text + `, "exchanges": []}]}`))
+		require.Error(t, err, c.text)
+		assert.Contains(t, err.Error(), "trial 1 (a)")
+		assert.Contains(t, err.Error(), c.want)
+		assert.NotContains(t, err.Error(), "\n")
+	}
+}

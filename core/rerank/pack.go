@@ -66,7 +66,7 @@ type PackRerankResult struct {
 // NoVectorsNote says plainly what a pack without recorded vectors cannot
 // do in the reranking lab.
 const NoVectorsNote = "this pack records no vectors, so there is no vector branch and no reciprocal-rank fusion: " +
-	"the candidates are the lexical branch's (bm25) alone, then reordered by token coverage; the Gemini listwise and " +
+	"the candidates are the lexical branch's alone (the pack's search, under its retrieval configuration), then reordered by token coverage; the Gemini listwise and " +
 	"cross-encoder orders are replayed only for the lab's frozen candidates (ragagent rerank without --corpus)"
 
 // RerankPack reranks a pack's cases: n lexical candidates each, reordered by

@@ -184,6 +184,9 @@ func TestParse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, retrieval.Fields{Text: 1, Title: 2}, s.Fields)
 	assert.Nil(t, s.Proximity)
+	s, err = retrieval.Parse([]byte(`{"name": "q", "tokenizer": "stemmed", "stop_words": "questions"}`))
+	require.NoError(t, err)
+	assert.Equal(t, retrieval.StopQuestions, s.StopWords)
 
 	for _, c := range []struct{ src, says string }{
 		{`{"name": "x", "tokeniser": "seed"}`, `unknown field "tokeniser"`},
@@ -192,7 +195,7 @@ func TestParse(t *testing.T) {
 		{`{"tokenizer": "seed"}`, `name ""`},
 		{`{"name": "Bad Name"}`, `name "Bad Name"`},
 		{`{"name": "x", "tokenizer": "porter"}`, `tokenizer "porter"`},
-		{`{"name": "x", "stop_words": "french"}`, `stop_words "french"`},
+		{`{"name": "x", "stop_words": "french"}`, `stop_words "french" is not "none", "english" or "questions"`},
 		{`{"name": "x", "fields": {"text": -1}}`, `fields.text`},
 		{`{"name": "x", "fields": {"text": 0}}`, `at least one field`},
 		{`{"name": "x", "k": 101}`, `k must be`},

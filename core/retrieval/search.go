@@ -122,10 +122,10 @@ func (s *Searcher) Search(query string, k int, version string) ([]store.Hit, err
 // queryTerms are a query's terms under the spec: stop words dropped
 // (unless that drops them all), stemmed, each once in first-seen order.
 func (s *Searcher) queryTerms(terms []string) []string {
-	if s.spec.StopWords == StopEnglish {
+	if stop := stopList(s.spec.StopWords); stop != nil {
 		var kept []string
 		for _, t := range terms {
-			if !isStopWord(t) {
+			if !stop(t) {
 				kept = append(kept, t)
 			}
 		}
@@ -239,23 +239,71 @@ func (s *Searcher) rank(terms []string, weights []float64, want int32, depth int
 			}
 		}
 	}
-	var out []scored
-	for _, d := range bs.touched {
-		if want < 0 || bs.verID[d] == want {
-			out = append(out, scored{doc: d, score: bs.acc[d]})
-		}
+	return top(bs.touched, bs.acc, bs.verID, want, depth), nil
+}
+
+// better is the ranking's total order: the higher score first, ties by
+// doc order.
+func better(x, y scored) bool {
+	if x.score != y.score {
+		return x.score > y.score
 	}
-	sortScored(out)
-	return out[:min(depth, len(out))], nil
+	return x.doc < y.doc
 }
 
 func sortScored(out []scored) {
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].score != out[j].score {
-			return out[i].score > out[j].score
+	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
+}
+
+// top is the best depth of the touched docs of the wanted version (want <
+// 0: any), best first: a bounded heap keeps them (its root the worst kept),
+// so a common term's thousands of docs are never sorted whole. The order
+// is total, so the result is what sorting everything would give.
+func top(touched []int32, acc []float64, verID []int32, want int32, depth int) []scored {
+	if depth <= 0 {
+		return nil
+	}
+	h := make([]scored, 0, min(depth, len(touched)))
+	down := func(i int) {
+		for {
+			w, l, r := i, 2*i+1, 2*i+2
+			if l < len(h) && better(h[w], h[l]) {
+				w = l
+			}
+			if r < len(h) && better(h[w], h[r]) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
 		}
-		return out[i].doc < out[j].doc
-	})
+	}
+	for _, d := range touched {
+		if want >= 0 && verID[d] != want {
+			continue
+		}
+		c := scored{doc: d, score: acc[d]}
+		if len(h) < depth {
+			h = append(h, c)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if !better(h[p], h[i]) {
+					break
+				}
+				h[i], h[p] = h[p], h[i]
+				i = p
+			}
+			continue
+		}
+		if better(c, h[0]) {
+			h[0] = c
+			down(0)
+		}
+	}
+	sortScored(h)
+	return h
 }
 
 // add accumulates w times p's bm25 contribution into each doc's score.

@@ -36,6 +36,13 @@ const (
 const (
 	StopNone    = "none"
 	StopEnglish = "english"
+	// StopQuestions are the words a question is phrased in rather than
+	// about: articles, pronouns, auxiliaries, question words, the common
+	// prepositions, and conversational filler ("way", "want", "actually");
+	// unlike StopEnglish it keeps the words of relation and quantity a
+	// programming question turns on (between, before, after, only, same,
+	// more, up, out, off, over, under, each, all, not).
+	StopQuestions = "questions"
 )
 
 // Methods of the optional stages.
@@ -62,8 +69,8 @@ type Spec struct {
 	Description string `json:"description,omitempty"`
 	// Tokenizer is TokenizerSeed (default) or TokenizerStemmed.
 	Tokenizer string `json:"tokenizer"`
-	// StopWords is StopNone (default) or StopEnglish: English stop words
-	// are dropped from the query (a query of stop words alone keeps them,
+	// StopWords is StopNone (default), StopEnglish or StopQuestions: the
+	// list's words are dropped from the query (a query of stop words alone keeps them,
 	// so it still searches what the seed would).
 	StopWords string `json:"stop_words"`
 	// Fields weigh each field's bm25: the passage text, its title (the
@@ -243,8 +250,8 @@ func (s Spec) Validate() error {
 		return bad("description must be at most %d bytes", maxDescription)
 	case s.Tokenizer != TokenizerSeed && s.Tokenizer != TokenizerStemmed:
 		return bad("tokenizer %q is not %q or %q", s.Tokenizer, TokenizerSeed, TokenizerStemmed)
-	case s.StopWords != StopNone && s.StopWords != StopEnglish:
-		return bad("stop_words %q is not %q or %q", s.StopWords, StopNone, StopEnglish)
+	case s.StopWords != StopNone && s.StopWords != StopEnglish && s.StopWords != StopQuestions:
+		return bad("stop_words %q is not %q, %q or %q", s.StopWords, StopNone, StopEnglish, StopQuestions)
 	}
 	for _, f := range []struct {
 		name string

@@ -28,3 +28,42 @@ func isStopWord(t string) bool {
 	}
 	return false
 }
+
+// stopList is the test for a stop word list's words (nil for StopNone).
+func stopList(name string) func(string) bool {
+	switch name {
+	case StopEnglish:
+		return isStopWord
+	case StopQuestions:
+		return isQuestionWord
+	}
+	return nil
+}
+
+// isQuestionWord reports whether a lower-case token is one a question is
+// phrased in rather than about (StopQuestions): articles, pronouns,
+// auxiliaries and modals, question words, conjunctions, the common
+// prepositions, the tails of contractions (what's, don't, I'm, I'd, I've,
+// I'll, you're), and conversational filler. Words of relation and
+// quantity (between, before, after, only, same, more, each, all, not, up,
+// out, over, under) are not among them: "days between two dates" and
+// "is not" turn on them.
+func isQuestionWord(t string) bool {
+	switch t {
+	case "a", "an", "the", "i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "you", "your", "yours",
+		"yourself", "he", "him", "his", "she", "her", "it", "its", "itself", "they", "them", "their", "theirs",
+		"this", "that", "these", "those", "there", "here", "somebody", "someone", "something", "anyone", "anything",
+		"am", "is", "are", "was", "were", "be", "been", "being", "do", "does", "did", "doing", "done", "have", "has",
+		"had", "having", "can", "could", "should", "would", "will", "shall", "may", "might", "must",
+		"what", "how", "why", "when", "where", "which", "who", "whom", "whose", "whats", "hows",
+		"and", "or", "but", "so", "if", "then", "than", "also", "too", "very",
+		"of", "to", "in", "on", "at", "by", "for", "with", "from", "into", "about", "as",
+		"s", "t", "m", "d", "ll", "ve", "re",
+		"way", "ways", "want", "wants", "wanted", "need", "needs", "needed", "try", "trying", "tried", "possible",
+		"possibly", "actually", "really", "just", "thing", "things", "please", "best", "proper", "properly",
+		"correct", "correctly", "right", "simple", "simply", "easy", "easiest", "easily", "quick", "quickly",
+		"able", "exactly", "certain", "own", "some", "any", "kind":
+		return true
+	}
+	return false
+}

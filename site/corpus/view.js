@@ -71,14 +71,19 @@ async function search(event) {
   const corpus = state.corpus.id;
   try {
     const res = await call("search", [{ corpus, query: $("#search-query").value, version: $("#search-version").value, k: Number($("#search-k").value) }]);
-    out.append(h("p", {}, "FTS5 query: ", h("code", {}, res.terms), ` · ${res.version ? `version ${res.version}` : "all versions"} · ${res.elapsed_ms.toFixed(2)} ms in the engine`));
+    // Under seed the hits are the FTS5 expression's, scored by bm25; another
+    // configuration (the pack's default, res.retrieval) ranks by its own score.
+    const how = res.retrieval
+      ? ["Ranked by ", h("code", {}, res.retrieval), " (the pack's retrieval configuration); snippets mark the query's literal terms"]
+      : ["FTS5 query: ", h("code", {}, res.terms)];
+    out.append(h("p", {}, ...how, ` · ${res.version ? `version ${res.version}` : "all versions"} · ${res.elapsed_ms.toFixed(2)} ms in the engine`));
     if (!res.hits.length) {
       out.append(h("p", {}, "No passage matches."));
       return;
     }
     out.append(h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "Ranked candidates" }, h("table", { class: "hits" },
       h("caption", {}, `Ranked candidates in ${state.corpus.info?.manifest.title || corpus}`),
-      h("thead", {}, h("tr", {}, ["Rank", "Source", "Version", "bm25 score", "Bytes", "Snippet"].map((c) => h("th", { scope: "col" }, c)))),
+      h("thead", {}, h("tr", {}, ["Rank", "Source", "Version", res.retrieval ? "Score" : "bm25 score", "Bytes", "Snippet"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, res.hits.map((x) => h("tr", {},
         h("td", { class: "num" }, x.rank),
         h("th", { scope: "row" }, h("button", { type: "button", class: "link", onclick: () => openPassage(x.source_id), "aria-label": `Open ${x.source_id}` }, h("code", {}, x.source_id))),

@@ -61,6 +61,6 @@ test("the Python pack loads from bytes, is searched with snippets and run over",
   assert.equal(report.result.status, "answered");
   assert.equal(report.case_id, "tomllib");
   assert.equal(report.checks.outcome, "pass");
-  const read = report.result.observations.find((o) => o.tool === "read");
-  assert.equal(read.result.url, "https://docs.python.org/3.11/library/tomllib.html#tomllib.load");
+  const reads = report.result.observations.filter((o) => o.tool === "read").map((o) => o.result.url);
+  assert.ok(reads.includes("https://docs.python.org/3.11/library/tomllib.html#tomllib.load"), reads.join(" "));
 });
