@@ -308,16 +308,29 @@ func (d *D1) Charge(ctx context.Context, tokenID, day string, m Meter, limit int
 }
 
 // AddRequests adds counted requests, in one batch.
-func (d *D1) AddRequests(ctx context.Context, counts []RequestCount) error {
+func (d *D1) AddRequests(ctx context.Context, counts []RequestCount) ([]int, error) {
 	stmts := make([]Statement, 0, len(counts))
 	for _, c := range counts {
 		stmts = append(stmts, Statement{SQL: addRequestsStmt, Args: []any{c.TokenID, c.Day, c.Requests}})
 	}
 	if len(stmts) == 0 {
-		return nil
+		return nil, nil
 	}
-	_, err := d.db.Batch(ctx, stmts)
-	return err
+	rs, err := d.db.Batch(ctx, stmts)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) != len(stmts) {
+		return nil, fmt.Errorf("store: a batch of %d returned %d results", len(stmts), len(rs))
+	}
+	totals := make([]int, len(rs))
+	for i, rows := range rs {
+		if len(rows) != 1 || len(rows[0]) != 1 {
+			return nil, errors.New("store: a request count returned no total")
+		}
+		totals[i] = int(number(rows[0][0]))
+	}
+	return totals, nil
 }
 
 // Usage is what the token used on day.
@@ -497,6 +510,43 @@ func (d *D1) Finish(ctx context.Context, id string, o Outcome, end EventFunc) (R
 	return d.change(ctx, end(r), `EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND status = 'running')`,
 		`UPDATE runs SET status = ?5, reason = ?6, report = ?7, error = ?8, finished_at = ?9`,
 		id, o.Status, nullable(o.Reason), nullable(o.Report), nullable(o.Error), stamp(o.At))
+}
+
+// FinishHeld appends es and finishes run in one batch: the appends, then
+// the end event and the change under the condition that the run is still
+// running. The end event is made from run as o leaves it, without a read.
+func (d *D1) FinishHeld(ctx context.Context, run Run, es []NewEvent, o Outcome, end EventFunc) ([]Event, Run, bool, error) {
+	r := run
+	r.Status, r.Reason, r.Report, r.Error, r.FinishedAt, r.Position = o.Status, o.Reason, o.Report, o.Error, o.At, 0
+	e := end(r)
+	const cond = `EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND status = 'running')`
+	args := []any{run.ID, e.Type, e.Data, stamp(e.At), o.Status, nullable(o.Reason), nullable(o.Report), nullable(o.Error), stamp(o.At)}
+	stmts := make([]Statement, 0, len(es)+2)
+	for _, s := range es {
+		stmts = append(stmts, stmt(appendStmt, run.ID, s.Type, s.Data, stamp(s.At)))
+	}
+	stmts = append(stmts, stmt(guardedEventStmt+cond, args...),
+		stmt(`UPDATE runs SET status = ?5, reason = ?6, report = ?7, error = ?8, finished_at = ?9 WHERE id = ?1 AND `+cond+` RETURNING `+runColumns, args...))
+	rs, err := d.db.Batch(ctx, stmts)
+	if err != nil {
+		return nil, Run{}, false, err
+	}
+	if len(rs) != len(stmts) {
+		return nil, Run{}, false, fmt.Errorf("store: a batch of %d returned %d results", len(stmts), len(rs))
+	}
+	evs := make([]Event, len(es))
+	for i, s := range es {
+		if len(rs[i]) != 1 || len(rs[i][0]) != 1 {
+			return nil, Run{}, false, errors.New("store: an append returned no number")
+		}
+		evs[i] = Event{RunID: run.ID, Seq: number(rs[i][0][0]), Type: s.Type, Data: s.Data, At: s.At}
+	}
+	last := rs[len(rs)-1]
+	if len(last) == 0 {
+		return evs, Run{}, false, nil
+	}
+	out, err := runOf(last[0])
+	return evs, out, err == nil, err
 }
 
 // CancelQueued drops a queued run.
