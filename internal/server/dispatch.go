@@ -44,6 +44,7 @@ func (rn *runner) start(run store.Run) {
 		rn.launch(run, nil)
 		return
 	}
+	rn.s.hub.notify(run.ID)
 	if err := d.Start(context.Background(), run); err != nil {
 		s := rn.s
 		s.log.Error("server fault", "during", "handing a run to its runner", "run", run.ID, "error", err.Error())

@@ -88,7 +88,8 @@ func (rn *runner) promoteQueued() {
 		if !ok {
 			return
 		}
-		rn.s.hub.notify(run.ID)
+		// start wakes the run's streams (here once its log is open: a
+		// stream woken before would read the store for what the log has).
 		rn.start(run)
 	}
 }
@@ -156,6 +157,7 @@ func (rn *runner) launch(run store.Run, first *[]store.Event) {
 		go rn.watch(ctx, run.ID, stop, watched)
 		s := rn.s
 		s.logs.open(ctx, s.store, run.ID, first)
+		s.hub.notify(run.ID)
 		steps := &stepWriter{s: s, id: run.ID}
 		if s.logs.on {
 			steps.delay = stepFlush

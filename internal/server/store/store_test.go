@@ -608,3 +608,68 @@ func TestAddRequestsReturnsTheTotals(t *testing.T) {
 		assert.Equal(t, []int{4, 2}, totals)
 	})
 }
+
+// countingBatcher counts D1's round trips.
+type countingBatcher struct {
+	store.Batcher
+	n int
+}
+
+func (c *countingBatcher) Batch(ctx context.Context, stmts []store.Statement) ([]store.Rows, error) {
+	c.n++
+	return c.Batcher.Batch(ctx, stmts)
+}
+
+// D1 starts a queued run in one round trip (the run chosen, its started
+// event and the start in one batch), the event as the EventFunc makes it;
+// an event that is not a template over the run's id takes the read first
+// and is still right.
+func TestD1PromotesInOneRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	b, err := store.OpenBatcher(ctx, filepath.Join(t.TempDir(), "api.db"))
+	require.NoError(t, err)
+	defer b.Close()
+	cb := &countingBatcher{Batcher: b}
+	s, err := store.NewD1(ctx, cb, 0)
+	require.NoError(t, err)
+	caps := store.Caps{Running: 1, RunningPerToken: 1, Queue: 4, QueuePerToken: 4}
+	for _, id := range []string{"run_a", "run_b", "run_c"} {
+		_, err := admit(t, s, id, "A", caps, true)
+		require.NoError(t, err)
+	}
+	_, ok, err := s.Finish(ctx, "run_a", store.Outcome{Status: "answered", At: t0}, ev("end"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	started := func(r store.Run) store.NewEvent {
+		return store.NewEvent{Type: "started", Data: `{"run_id":"` + r.ID + `","status":"` + r.Status + `"}`, At: t0}
+	}
+	before := cb.n
+	r, ok, err := s.Promote(ctx, caps, t0, started)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "run_b", r.ID)
+	assert.Equal(t, store.Running, r.Status)
+	assert.Equal(t, 1, cb.n-before, "one round trip")
+	evs, err := s.Events(ctx, "run_b", 0, 10)
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	assert.Equal(t, store.NewEvent{Type: "started", Data: `{"run_id":"run_b","status":"running"}`, At: t0}, store.NewEvent{Type: evs[1].Type, Data: evs[1].Data, At: evs[1].At})
+	before = cb.n
+	_, ok, err = s.Promote(ctx, caps, t0, started)
+	require.NoError(t, err)
+	assert.False(t, ok, "the cap is reached")
+	assert.Equal(t, 1, cb.n-before, "one round trip to find none can start")
+
+	_, ok, err = s.Finish(ctx, "run_b", store.Outcome{Status: "answered", At: t0}, ev("end"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	byToken := func(r store.Run) store.NewEvent {
+		return store.NewEvent{Type: "started", Data: r.TokenID + r.ID, At: t0}
+	}
+	r, ok, err = s.Promote(ctx, caps, t0, byToken)
+	require.NoError(t, err)
+	require.True(t, ok)
+	evs, err = s.Events(ctx, r.ID, 0, 10)
+	require.NoError(t, err)
+	assert.Equal(t, "Arun_c", evs[len(evs)-1].Data, "made from the run read first")
+}
