@@ -11,8 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 	"syscall/js"
+	"time"
 
 	"github.com/ragagentlab/ragagent/internal/jsbridge"
 	"github.com/ragagentlab/ragagent/internal/server"
