@@ -50,6 +50,16 @@ async function d1(db, stmts) {
 // answered at GET /_d1-calls when RAGAGENT_D1_CALLS is "1" (make
 // bench-server reads it; it is never on otherwise).
 const d1Calls = {};
+// stages: when front requests arrived, had the front's answer, and had
+// their run object's stream (first and last, ms since the first arrival).
+const stages = {};
+function stage(name) {
+  const now = Date.now();
+  stages.t0 ??= now;
+  const s = (stages[name] ??= { n: 0, first: now - stages.t0 });
+  s.n++;
+  s.last = now - stages.t0;
+}
 
 // d1Kind names what a D1 call is for, from its first statement's SQL.
 function d1Kind(stmts) {
@@ -282,11 +292,13 @@ const SHARD = "x-ragagent-runner";
 export default {
   async fetch(request, env, ctx) {
     if (env.RAGAGENT_D1_CALLS === "1" && new URL(request.url).pathname === "/_d1-calls") {
-      return Response.json(d1Calls);
+      const { t0, ...rest } = stages;
+      return Response.json({ ...d1Calls, ...Object.fromEntries(Object.entries(rest).map(([k, v]) => ["stage " + k + " (n, first ms, last ms)", [v.n, v.first, v.last]])) });
     }
     const mine = new Pending();
     const alive = setInterval(() => {}, 1000);
     try {
+      if (request.method === "POST") stage("1 arrived");
       const program = await frontProgram(env);
       if (program.binding.error) return misconfigured(program.binding.error);
       const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
@@ -298,6 +310,7 @@ export default {
         body,
       });
       current = mine;
+      if (request.method === "POST") stage("2 front answered");
       const headers = new Headers(out.headers);
       const path = headers.get(FORWARD);
       if (path === null) {
@@ -311,6 +324,7 @@ export default {
         headers: { "X-Ragagent-Shard": String(shard) },
         signal: request.signal,
       });
+      if (request.method === "POST") stage("3 object's stream began");
       if (res.status !== 200) return res;
       for (const [k, v] of res.headers) headers.set(k, v);
       return new Response(res.body, { status: 200, headers });
