@@ -5,15 +5,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"syscall/js"
+	"time"
 
 	"github.com/ragagentlab/ragagent/internal/jsbridge"
 	"github.com/ragagentlab/ragagent/internal/server"
+	"github.com/ragagentlab/ragagent/internal/server/store"
 )
 
 // The headers a front's answer carries when the run's object must answer
@@ -39,8 +42,10 @@ func serveFront() error {
 		return err
 	}
 	cfg.Dispatch = &objects{n: n, self: -1}
-	// Each request is counted as it comes: an isolate may go at any time.
-	cfg.UsageFlush = 0
+	// Requests are counted in memory and written every second, by the
+	// request that finds them that old (requestMeter): an isolate that
+	// goes loses at most the counts of its last second.
+	cfg.UsageFlush, cfg.FlushInRequests = time.Second, true
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
@@ -112,8 +117,8 @@ type objects struct{ n, self int }
 
 func (o *objects) Local(id string) bool { return shardOf(id, o.n) == o.self }
 
-func (o *objects) call(ctx context.Context, id, path string) error {
-	v, err := jsbridge.Await(ctx, jsContext.Get("runner"), shardOf(id, o.n), "POST", path)
+func (o *objects) call(ctx context.Context, id, path string, body []byte) error {
+	v, err := jsbridge.Await(ctx, jsContext.Get("runner"), shardOf(id, o.n), "POST", path, string(body))
 	if err != nil {
 		return err
 	}
@@ -123,12 +128,16 @@ func (o *objects) call(ctx context.Context, id, path string) error {
 	return nil
 }
 
-func (o *objects) Start(ctx context.Context, id string) error {
-	return o.call(ctx, id, "/runner/start?id="+url.QueryEscape(id))
+func (o *objects) Start(ctx context.Context, run store.Run) error {
+	body, err := json.Marshal(run)
+	if err != nil {
+		return err
+	}
+	return o.call(ctx, run.ID, "/runner/start?id="+url.QueryEscape(run.ID), body)
 }
 
 func (o *objects) Cancel(ctx context.Context, id string) error {
-	return o.call(ctx, id, "/runner/cancel?id="+url.QueryEscape(id))
+	return o.call(ctx, id, "/runner/cancel?id="+url.QueryEscape(id), nil)
 }
 
 func (o *objects) Stream(w http.ResponseWriter, r *http.Request, id, token string, after int64, capped, cancel bool) {

@@ -36,12 +36,57 @@ import { packs } from "./packs.mjs";
 // d1 runs statements ([sql, args] pairs) as D1 runs them: one alone, or a
 // batch (one transaction); each statement's rows come back as arrays.
 async function d1(db, stmts) {
+  countD1(stmts);
   const prepared = stmts.map(([sql, args]) => db.prepare(sql).bind(...args));
   if (prepared.length === 1) {
     return [await prepared[0].raw()];
   }
   const results = await db.batch(prepared);
   return results.map((r) => (r.results ?? []).map((row) => Object.values(row)));
+}
+
+// d1Calls counts the isolate's D1 calls by kind (every program of the
+// isolate: under wrangler dev the front and the run objects share one),
+// answered at GET /_d1-calls when RAGAGENT_D1_CALLS is "1" (make
+// bench-server reads it; it is never on otherwise).
+const d1Calls = {};
+// stages: when front requests arrived, had the front's answer, and had
+// their run object's stream (first and last, ms since the first arrival).
+const stages = {};
+function stage(name) {
+  const now = Date.now();
+  stages.t0 ??= now;
+  const s = (stages[name] ??= { n: 0, first: now - stages.t0 });
+  s.n++;
+  s.last = now - stages.t0;
+}
+
+// d1Kind names what a D1 call is for, from its first statement's SQL.
+function d1Kind(stmts) {
+  const sql = stmts[0][0];
+  const kinds = [
+    [/^INSERT INTO runs /, "admission"],
+    [/AS n FROM events WHERE run_id/, "change (start, end, cancel)"],
+    [/^INSERT INTO events /, "step events"],
+    [/FROM tokens WHERE id = \?1$/, "token"],
+    [/allowance/, "usage"],
+    [/^SELECT .* FROM runs WHERE seq = \(/s, "promotion read"],
+    [/FROM runs r\s+LEFT JOIN/, "events read (tail)"],
+    [/^SELECT seq, type, data, at FROM events/, "events read"],
+    [/FROM runs WHERE id = \?1$/, "run read"],
+    [/FROM runs WHERE status = 'running' ORDER BY seq$/, "running read (recovery)"],
+    [/FROM cancels/, "cancel poll"],
+    [/INTO cancels/, "cancel request"],
+    [/recordings/, "recording"],
+    [/CREATE /, "schema"],
+  ];
+  for (const [re, kind] of kinds) if (re.test(sql)) return kind;
+  return "other: " + sql.slice(0, 60).replace(/\s+/g, " ");
+}
+
+function countD1(stmts) {
+  const kind = d1Kind(stmts);
+  d1Calls[kind] = (d1Calls[kind] ?? 0) + 1;
 }
 
 // gemini posts one generateContent request as internal/jsbridge's Fetch
@@ -86,11 +131,13 @@ function stub(env, shard) {
   return env.RUNNER.get(env.RUNNER.idFromName("runner-" + shard));
 }
 
-// runner makes one call to a run object: its status and body text.
-async function runner(env, shard, method, path) {
+// runner makes one call to a run object (body a string, "" for none):
+// its status and body text.
+async function runner(env, shard, method, path, body) {
   const res = await stub(env, shard).fetch("https://runner" + path, {
     method,
     headers: { "X-Ragagent-Shard": String(shard) },
+    body: body || undefined,
   });
   return { status: res.status, body: await res.text() };
 }
@@ -225,7 +272,7 @@ function frontProgram(env) {
     front = start("front", env, {
       d1: counted(d1),
       gemini: counted(gemini),
-      runner: counted((shard, method, path) => runner(env, shard, method, path)),
+      runner: counted((shard, method, path, body) => runner(env, shard, method, path, body)),
     });
   }
   return front;
@@ -244,9 +291,14 @@ const SHARD = "x-ragagent-runner";
 
 export default {
   async fetch(request, env, ctx) {
+    if (env.RAGAGENT_D1_CALLS === "1" && new URL(request.url).pathname === "/_d1-calls") {
+      const { t0, ...rest } = stages;
+      return Response.json({ ...d1Calls, ...Object.fromEntries(Object.entries(rest).map(([k, v]) => ["stage " + k + " (n, first ms, last ms)", [v.n, v.first, v.last]])) });
+    }
     const mine = new Pending();
     const alive = setInterval(() => {}, 1000);
     try {
+      if (request.method === "POST") stage("1 arrived");
       const program = await frontProgram(env);
       if (program.binding.error) return misconfigured(program.binding.error);
       const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
@@ -258,6 +310,7 @@ export default {
         body,
       });
       current = mine;
+      if (request.method === "POST") stage("2 front answered");
       const headers = new Headers(out.headers);
       const path = headers.get(FORWARD);
       if (path === null) {
@@ -271,6 +324,7 @@ export default {
         headers: { "X-Ragagent-Shard": String(shard) },
         signal: request.signal,
       });
+      if (request.method === "POST") stage("3 object's stream began");
       if (res.status !== 200) return res;
       for (const [k, v] of res.headers) headers.set(k, v);
       return new Response(res.body, { status: 200, headers });
@@ -302,7 +356,7 @@ export class Runner {
       this.program = start("runner", env, {
         d1,
         gemini,
-        runner: (s, method, path) => runner(env, s, method, path),
+        runner: (s, method, path, body) => runner(env, s, method, path, body),
       }, { shard });
     }
     return this.program;

@@ -262,9 +262,44 @@ func BenchmarkServerLoad200Clients(b *testing.B) {
 			for _, tk := range toks {
 				t.tokens = append(t.tokens, w.toks[tk.name])
 			}
-			load(b, t, clients)
+			f := load(b, t, clients)
+			d1Calls(b, w.base, f.admitted)
 		}
 	})
+}
+
+// d1Calls logs the local Worker's D1 calls by kind (worker.mjs counts them
+// for its isolate, which under wrangler dev holds the front and every run
+// object), in all and per admitted run.
+func d1Calls(b *testing.B, base string, runs int) {
+	c := &http.Client{Timeout: 10 * time.Second}
+	defer c.CloseIdleConnections()
+	resp, err := c.Get(base + "/_d1-calls")
+	require.NoError(b, err)
+	defer resp.Body.Close()
+	var all map[string]json.RawMessage
+	require.NoError(b, json.NewDecoder(resp.Body).Decode(&all))
+	calls := map[string]int{}
+	kinds := make([]string, 0, len(all))
+	total := 0
+	for k, v := range all {
+		if strings.HasPrefix(k, "stage ") {
+			b.Logf("front %s: %s", k, v)
+			continue
+		}
+		var n int
+		require.NoError(b, json.Unmarshal(v, &n))
+		calls[k] = n
+		kinds = append(kinds, k)
+		total += n
+	}
+	sort.Strings(kinds)
+	var sb strings.Builder
+	for _, k := range kinds {
+		fmt.Fprintf(&sb, "; %s %d (%.2f a run)", k, calls[k], float64(calls[k])/float64(runs))
+	}
+	b.ReportMetric(float64(total)/float64(runs), "d1-calls/run")
+	b.Logf("D1 calls: %d for %d runs (%.2f a run)%s", total, runs, float64(total)/float64(runs), sb.String())
 }
 
 // Cancel latency: a Gemini run waits on a model that never answers; the

@@ -20,8 +20,10 @@ import (
 type Dispatch interface {
 	// Local reports whether this process executes the run.
 	Local(id string) bool
-	// Start has the run's owner execute it; the store shows it running.
-	Start(ctx context.Context, id string) error
+	// Start has the run's owner execute run (as admitted or promoted:
+	// the store shows it running), sent whole so that the owner need not
+	// read it back.
+	Start(ctx context.Context, run store.Run) error
 	// Cancel asks the run's owner to stop it, returning once it has ended
 	// (or ctx has).
 	Cancel(ctx context.Context, id string) error
@@ -39,10 +41,11 @@ type Dispatch interface {
 func (rn *runner) start(run store.Run) {
 	d := rn.s.dispatch
 	if d == nil || d.Local(run.ID) {
-		rn.launch(run)
+		rn.launch(run, nil)
 		return
 	}
-	if err := d.Start(context.Background(), run.ID); err != nil {
+	rn.s.hub.notify(run.ID)
+	if err := d.Start(context.Background(), run); err != nil {
 		s := rn.s
 		s.log.Error("server fault", "during", "handing a run to its runner", "run", run.ID, "error", err.Error())
 		body, _ := marshal(errorBody{CodeInternal, "the server failed while handing the run to its runner"})
@@ -82,7 +85,7 @@ func (s *Server) remoteCancel(ctx context.Context, id string) <-chan struct{} {
 // from the Internet): the calls a Dispatch makes. The front has
 // authenticated the request and checked that the run is the token's.
 //
-//	POST /runner/start?id=      execute the run (it is running in the store)
+//	POST /runner/start?id=      execute the run (it is running in the store; the body is the run, as JSON)
 //	POST /runner/cancel?id=     stop it; answers once it has ended
 //	GET  /runner/events?id=&after=&token=&capped=&cancel=   its event stream
 //	POST /runner/recover        end the runs lost with an evicted object, start queued ones
@@ -90,14 +93,21 @@ func (s *Server) RunnerHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /runner/start", func(w http.ResponseWriter, r *http.Request) {
 		id := r.URL.Query().Get("id")
-		run, found, err := s.store.Run(r.Context(), id)
+		var run store.Run
+		if err := json.NewDecoder(r.Body).Decode(&run); err != nil || run.ID != id {
+			refuse(http.StatusBadRequest, CodeMalformedRequest, "the body is not the run to start").write(w)
+			return
+		}
+		// One read for the run's status and its events so far (the
+		// stream's log): a run cancelled before its start arrived has
+		// ended, and there is nothing to do.
+		status, evs, found, err := s.store.Tail(r.Context(), id, 0, streamPage)
 		if err != nil {
 			s.internal("reading the run", err).write(w)
 			return
 		}
-		// A run cancelled before its start arrived has ended: nothing to do.
-		if found && run.Status == store.Running && !s.runner.holds(id) {
-			s.runner.launch(run)
+		if found && status == store.Running && !s.runner.holds(id) {
+			s.runner.launch(run, &evs)
 		}
 		writeJSON(w, http.StatusOK, map[string]bool{"running": s.runner.holds(id)})
 	})

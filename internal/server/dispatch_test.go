@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,8 +26,8 @@ type ownerDispatch struct{ base string }
 
 func (d *ownerDispatch) Local(string) bool { return false }
 
-func (d *ownerDispatch) call(ctx context.Context, path string) error {
-	req, err := http.NewRequestWithContext(ctx, "POST", d.base+path, nil)
+func (d *ownerDispatch) call(ctx context.Context, path string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, "POST", d.base+path, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -41,12 +43,16 @@ func (d *ownerDispatch) call(ctx context.Context, path string) error {
 	return nil
 }
 
-func (d *ownerDispatch) Start(ctx context.Context, id string) error {
-	return d.call(ctx, "/runner/start?id="+url.QueryEscape(id))
+func (d *ownerDispatch) Start(ctx context.Context, run store.Run) error {
+	body, err := json.Marshal(run)
+	if err != nil {
+		return err
+	}
+	return d.call(ctx, "/runner/start?id="+url.QueryEscape(run.ID), body)
 }
 
 func (d *ownerDispatch) Cancel(ctx context.Context, id string) error {
-	return d.call(ctx, "/runner/cancel?id="+url.QueryEscape(id))
+	return d.call(ctx, "/runner/cancel?id="+url.QueryEscape(id), nil)
 }
 
 func (d *ownerDispatch) Stream(w http.ResponseWriter, r *http.Request, id, token string, after int64, capped, cancel bool) {

@@ -30,12 +30,22 @@ type eventLog struct {
 // keepEnded is how long a finished run's log serves late streams.
 const keepEnded = time.Minute
 
-func (l *eventLogs) open(ctx context.Context, st store.Store, id string) {
+// open starts run id's log with its events so far: first when the caller
+// read them, else read here.
+func (l *eventLogs) open(ctx context.Context, st store.Store, id string, first *[]store.Event) {
 	if !l.on {
 		return
 	}
-	evs, err := st.Events(ctx, id, 0, streamPage)
-	if err != nil || len(evs) == streamPage {
+	var evs []store.Event
+	if first != nil {
+		evs = *first
+	} else {
+		var err error
+		if evs, err = st.Events(ctx, id, 0, streamPage); err != nil {
+			return
+		}
+	}
+	if len(evs) >= streamPage {
 		return
 	}
 	l.mu.Lock()

@@ -137,7 +137,10 @@ type options struct {
 	// usageFlush is the server's UsageFlush (default 20 ms; -1: 0, each
 	// request written as it is counted).
 	usageFlush time.Duration
-	streams    int // StreamsPerToken (0: the default)
+	// flushInRequests: the counts are written by the request that finds
+	// them usageFlush old (a Worker's front), not on a timer.
+	flushInRequests bool
+	streams         int // StreamsPerToken (0: the default)
 	// owner: the server hands every run to a second one over HTTP, as a
 	// Worker's front hands its runs to their Durable Object (ownerDispatch),
 	// both reading the store once an hour: only calls move runs, streams
@@ -219,7 +222,7 @@ func newEnv(t testing.TB, o options) *env {
 		dispatch = &ownerDispatch{base: owner.URL}
 	}
 	e.srv, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
-		UsageFlush: flush, StreamsPerToken: o.streams, Dispatch: dispatch,
+		UsageFlush: flush, FlushInRequests: o.flushInRequests, StreamsPerToken: o.streams, Dispatch: dispatch,
 		Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
 		Heartbeat: 50 * time.Millisecond, Poll: poll,
 		Log: slog.New(slog.NewTextHandler(e.log, nil))})

@@ -88,7 +88,8 @@ func (rn *runner) promoteQueued() {
 		if !ok {
 			return
 		}
-		rn.s.hub.notify(run.ID)
+		// start wakes the run's streams (here once its log is open: a
+		// stream woken before would read the store for what the log has).
 		rn.start(run)
 	}
 }
@@ -138,7 +139,10 @@ func (rn *runner) wait(ctx context.Context) error {
 // see it, a Gemini run's recording saved after every attempt and each of
 // its attempts charged to the token before it is sent; then the run is
 // finished with its end event, and the freed slot goes to the queue.
-func (rn *runner) launch(run store.Run) {
+//
+// first, when not nil, is the run's events so far (read by the caller),
+// else they are read for the stream's log.
+func (rn *runner) launch(run store.Run, first *[]store.Event) {
 	ctx, stop := context.WithCancel(context.Background())
 	a := &active{stop: stop, done: make(chan struct{})}
 	rn.mu.Lock()
@@ -152,7 +156,8 @@ func (rn *runner) launch(run store.Run) {
 		watched := make(chan struct{})
 		go rn.watch(ctx, run.ID, stop, watched)
 		s := rn.s
-		s.logs.open(ctx, s.store, run.ID)
+		s.logs.open(ctx, s.store, run.ID, first)
+		s.hub.notify(run.ID)
 		steps := &stepWriter{s: s, id: run.ID}
 		if s.logs.on {
 			steps.delay = stepFlush
@@ -160,12 +165,16 @@ func (rn *runner) launch(run store.Run) {
 		o := rn.revokedOutcome(run, rn.execute(ctx, run, steps))
 		stop()
 		<-watched
-		steps.flush()
+		// The steps still held are stored with the end, in one write.
 		var end store.NewEvent
-		if _, ok, err := s.store.Finish(context.Background(), run.ID, o, func(r store.Run) store.NewEvent {
+		evs, _, ok, err := s.store.FinishHeld(context.Background(), run, steps.take(), o, func(r store.Run) store.NewEvent {
 			end = s.endEvent(r)
 			return end
-		}); err != nil {
+		})
+		for _, ev := range evs {
+			s.logs.add(run.ID, ev)
+		}
+		if err != nil {
 			s.logs.drop(run.ID)
 			s.log.Error("server fault", "during", "finishing a run", "run", run.ID, "error", err.Error())
 		} else if ok {
@@ -392,6 +401,22 @@ func (w *stepWriter) add(e store.NewEvent) {
 	if w.delay == 0 {
 		w.flush()
 	}
+}
+
+// take is what is held once every write under way is done: the run has
+// ended, so nothing more comes; the caller stores it (with the end).
+func (w *stepWriter) take() []store.NewEvent {
+	w.writing.Lock()
+	defer w.writing.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	es := w.pending
+	w.pending = nil
+	return es
 }
 
 func (w *stepWriter) flush() {

@@ -60,6 +60,11 @@ type Config struct {
 	// daily allowances are written (requestMeter); 0 writes each one as it
 	// is counted, as a Worker must (its program ends with its request).
 	UsageFlush time.Duration
+	// FlushInRequests writes the counts in the request that finds them
+	// UsageFlush old or more, not on a timer of the server's: a Worker's
+	// front has no turn of its own to write them in (a timer would run in
+	// some request's, and keep it).
+	FlushInRequests bool
 	// Dispatch, when set, executes the runs it does not call Local
 	// elsewhere (a Worker's Durable Objects); nil executes every run here.
 	Dispatch Dispatch
@@ -99,6 +104,7 @@ type Server struct {
 	logs   eventLogs
 
 	usageFlush      time.Duration
+	flushInRequests bool
 	meter           requestMeter
 	stopFlush       chan struct{}
 	streamsPerToken int
@@ -151,6 +157,7 @@ func New(c Config) (*Server, error) {
 		s.poll = 5 * time.Second
 	}
 	s.usageFlush, s.streamsPerToken, s.dispatch = c.UsageFlush, c.StreamsPerToken, c.Dispatch
+	s.flushInRequests = c.FlushInRequests
 	if s.streamsPerToken <= 0 {
 		s.streamsPerToken = DefaultStreamsPerToken
 	}
@@ -176,7 +183,7 @@ func (s *Server) Start(ctx context.Context) error {
 		s.log.Info("run interrupted by a restart", "run", r.ID)
 	}
 	s.runner.promote()
-	if s.usageFlush > 0 {
+	if s.usageFlush > 0 && !s.flushInRequests {
 		go s.flushLoop(s.stopFlush)
 	}
 	return nil
@@ -316,6 +323,11 @@ func (s *Server) chargeRequest(ctx context.Context, t store.Token) *apiError {
 	var err error
 	if s.usageFlush > 0 {
 		ok, err = s.meter.charge(ctx, s.store, t, day(now))
+		if err == nil && s.flushInRequests && s.meter.due(now, s.usageFlush) {
+			if ferr := s.Flush(ctx); ferr != nil {
+				s.log.Error("server fault", "during", "writing request counts", "error", ferr.Error())
+			}
+		}
 	} else {
 		ok, err = s.store.Charge(ctx, t.ID, day(now), store.Requests, t.DailyRequests)
 	}

@@ -24,6 +24,23 @@ type requestMeter struct {
 	flushing sync.Mutex // one flush at a time: a count is written once
 	mu       sync.Mutex
 	counts   map[usageKey]*usageCount
+	last     time.Time // the last flush that wrote
+}
+
+// due reports whether counts are pending and the last write is every
+// old or more: a Worker's front writes them in the request that finds so.
+func (m *requestMeter) due(now time.Time, every time.Duration) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if now.Sub(m.last) < every {
+		return false
+	}
+	for _, c := range m.counts {
+		if c.pending > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 type usageKey struct{ token, day string }
@@ -60,7 +77,7 @@ func (m *requestMeter) charge(ctx context.Context, st store.Store, t store.Token
 
 // flush writes the pending counts (one transaction) and forgets the days
 // before today; counts that could not be written stay pending.
-func (m *requestMeter) flush(ctx context.Context, st store.Store, today string) error {
+func (m *requestMeter) flush(ctx context.Context, st store.Store, today string, now time.Time) error {
 	m.flushing.Lock()
 	defer m.flushing.Unlock()
 	m.mu.Lock()
@@ -74,15 +91,20 @@ func (m *requestMeter) flush(ctx context.Context, st store.Store, today string) 
 	if len(batch) == 0 {
 		return nil
 	}
-	if err := st.AddRequests(ctx, batch); err != nil {
+	totals, err := st.AddRequests(ctx, batch)
+	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, b := range batch {
+	m.last = now
+	for i, b := range batch {
 		k := usageKey{b.TokenID, b.Day}
 		c := m.counts[k]
 		c.pending -= b.Requests
+		// The stored total, with what other processes counted (a Worker's
+		// other isolates), plus what this one counted since.
+		c.known = totals[i] + c.pending
 		if c.pending == 0 && k.day < today {
 			delete(m.counts, k)
 		}
@@ -97,7 +119,8 @@ func (s *Server) Flush(ctx context.Context) error {
 	if s.usageFlush <= 0 {
 		return nil
 	}
-	if err := s.meter.flush(ctx, s.store, day(s.clock())); err != nil {
+	now := s.clock()
+	if err := s.meter.flush(ctx, s.store, day(now), now); err != nil {
 		return fmt.Errorf("server: writing request counts: %w", err)
 	}
 	return nil

@@ -27,7 +27,7 @@ func (c *countingStore) Charge(ctx context.Context, tokenID, day string, m store
 	return c.Store.Charge(ctx, tokenID, day, m, limit)
 }
 
-func (c *countingStore) AddRequests(ctx context.Context, counts []store.RequestCount) error {
+func (c *countingStore) AddRequests(ctx context.Context, counts []store.RequestCount) ([]int, error) {
 	c.adds.Add(1)
 	return c.Store.AddRequests(ctx, counts)
 }
@@ -154,4 +154,41 @@ func TestOpenStreamsAreCappedPerToken(t *testing.T) {
 	}, "the closed stream's slot is free again")
 	got := e.do(req{method: "POST", path: "/v1/runs/" + id + "/cancel", token: alice, valid: true})
 	assert.Equal(t, http.StatusOK, got.status)
+}
+
+// A Worker's front counts requests in memory and writes them in the
+// request that finds the counts a second old (it has no timer of its own),
+// and each write brings back what the token's other isolates counted: here
+// another writer adds to the stored count behind the server's back, and
+// after the next write the allowance holds against the sum.
+func TestRequestsAreWrittenByTheRequestThatFindsThemOld(t *testing.T) {
+	var counted *countingStore
+	e := newEnv(t, options{usageFlush: time.Second, flushInRequests: true, wrap: func(s store.Store) store.Store {
+		counted = &countingStore{Store: s}
+		return counted
+	}})
+	ctx := context.Background()
+	tok := e.token("alice", []string{"read"}, 10, 1)
+	id := strings.Split(tok, "_")[1]
+	usage := func() int {
+		u, err := e.store.Usage(ctx, id, "2026-11-29")
+		require.NoError(t, err)
+		return u.Requests
+	}
+	get := func() int { return e.do(req{method: "GET", path: "/v1/runs", token: tok, valid: true}).status }
+	require.Equal(t, http.StatusOK, get())
+	assert.Equal(t, 1, usage(), "the first request writes (nothing was written before)")
+	require.Equal(t, http.StatusOK, get())
+	require.Equal(t, http.StatusOK, get())
+	assert.Equal(t, 1, usage(), "within the second: counted, not written")
+	assert.Zero(t, counted.charges.Load(), "no charge of its own")
+
+	// Another isolate counted 5 of the token's 10 meanwhile.
+	_, err := e.store.AddRequests(ctx, []store.RequestCount{{TokenID: id, Day: "2026-11-29", Requests: 5}})
+	require.NoError(t, err)
+	e.clock.Set(e.clock.Now().Add(time.Second))
+	require.Equal(t, http.StatusOK, get())
+	assert.Equal(t, 9, usage(), "a second later the request writes the counts")
+	require.Equal(t, http.StatusOK, get())
+	assert.Equal(t, http.StatusTooManyRequests, get(), "the other isolate's 5 count: 11th of 10")
 }

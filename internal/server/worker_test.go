@@ -122,7 +122,7 @@ func startWorker(t testing.TB, caps store.Caps, tokens []workerToken, logLevel s
 	c := strings.ReplaceAll(string(conf), `"./build/`, `"`+filepath.Join(root, "worker", "build")+`/`)
 	c = strings.ReplaceAll(c, `migrations_dir = "migrations"`, `migrations_dir = "`+filepath.Join(root, "worker", "migrations")+`"`)
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "wrangler.toml"), []byte(c), 0o644))
-	vars := fmt.Sprintf("RAGAGENT_TOKEN_PEPPER=%q\nGEMINI_API_KEY=%q\nGEMINI_ENDPOINT=%q\nRAGAGENT_MAX_RUNNING=\"%d\"\nRAGAGENT_MAX_RUNNING_PER_TOKEN=\"%d\"\nRAGAGENT_QUEUE=\"%d\"\nRAGAGENT_QUEUE_PER_TOKEN=\"%d\"\nRAGAGENT_LOG=%q\n",
+	vars := fmt.Sprintf("RAGAGENT_TOKEN_PEPPER=%q\nGEMINI_API_KEY=%q\nGEMINI_ENDPOINT=%q\nRAGAGENT_MAX_RUNNING=\"%d\"\nRAGAGENT_MAX_RUNNING_PER_TOKEN=\"%d\"\nRAGAGENT_QUEUE=\"%d\"\nRAGAGENT_QUEUE_PER_TOKEN=\"%d\"\nRAGAGENT_LOG=%q\nRAGAGENT_D1_CALLS=\"1\"\n",
 		string(pepper), dummyKey, w.fake.srv.URL, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken, map[bool]string{true: "info", false: "warn"}[logLevel == "log"])
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, ".dev.vars"), []byte(vars), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(w.dir, "node_modules", ".mf"), 0o755))

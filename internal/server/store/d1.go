@@ -308,16 +308,29 @@ func (d *D1) Charge(ctx context.Context, tokenID, day string, m Meter, limit int
 }
 
 // AddRequests adds counted requests, in one batch.
-func (d *D1) AddRequests(ctx context.Context, counts []RequestCount) error {
+func (d *D1) AddRequests(ctx context.Context, counts []RequestCount) ([]int, error) {
 	stmts := make([]Statement, 0, len(counts))
 	for _, c := range counts {
 		stmts = append(stmts, Statement{SQL: addRequestsStmt, Args: []any{c.TokenID, c.Day, c.Requests}})
 	}
 	if len(stmts) == 0 {
-		return nil
+		return nil, nil
 	}
-	_, err := d.db.Batch(ctx, stmts)
-	return err
+	rs, err := d.db.Batch(ctx, stmts)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) != len(stmts) {
+		return nil, fmt.Errorf("store: a batch of %d returned %d results", len(stmts), len(rs))
+	}
+	totals := make([]int, len(rs))
+	for i, rows := range rs {
+		if len(rows) != 1 || len(rows[0]) != 1 {
+			return nil, errors.New("store: a request count returned no total")
+		}
+		totals[i] = int(number(rows[0][0]))
+	}
+	return totals, nil
 }
 
 // Usage is what the token used on day.
@@ -465,6 +478,9 @@ const promoteTries = 16
 // then start it and append started in one batch on condition that it is
 // still the one the SQL store's statement would pick.
 func (d *D1) Promote(ctx context.Context, c Caps, at time.Time, started EventFunc) (Run, bool, error) {
+	if run, ok, done, err := d.promoteOnce(ctx, c, at, started); done || err != nil {
+		return run, ok, err
+	}
 	for range promoteTries {
 		rows, err := d.one(ctx, `SELECT `+runColumns+` FROM runs WHERE seq = (`+strings.NewReplacer("?2", "?1", "?3", "?2").Replace(nextQueued)+`)`,
 			c.Running, c.RunningPerToken)
@@ -487,6 +503,59 @@ func (d *D1) Promote(ctx context.Context, c Caps, at time.Time, started EventFun
 	return Run{}, false, fmt.Errorf("store: the queue changed under %d tries to start a run", promoteTries)
 }
 
+// startedTemplate is the started event as a template over the run's id:
+// its type and the data before and after the id. ok is false when the
+// event depends on anything else of the run than its id, or not on it as
+// its plain text (then Promote reads the run first and makes the event).
+func startedTemplate(started EventFunc, at time.Time) (e NewEvent, before, after string, ok bool) {
+	const idA, idB = "run_7390251846", "run_8164093527"
+	a := started(Run{ID: idA, TokenID: "A", Spec: `{}`, Status: Running, Seq: 1, StartedAt: at})
+	b := started(Run{ID: idB, TokenID: "B", Spec: `{"b":1}`, Status: Running, Seq: 2, StartedAt: at, CreatedAt: at})
+	if a.Type != b.Type || strings.Count(a.Data, idA) != 1 {
+		return a, "", "", false
+	}
+	before, after, _ = strings.Cut(a.Data, idA)
+	return a, before, after, b.Data == before+idB+after
+}
+
+// safeID holds for a run id SQL can splice into an event's data as
+// Go would write it (letters, digits, '_' and '-': JSON escapes none).
+const safeID = ` AND q.id NOT GLOB '*[^A-Za-z0-9_-]*'`
+
+// promoteOnce starts the next queued run in one batch, without a read
+// first: which run is next (nextQueued), its started event (the template,
+// the id spliced by SQL) and the start, both under the same choice of run
+// in the same transaction. done is false when it could not decide (an
+// event that is not a template over the id, or an id SQL cannot splice):
+// then Promote reads first.
+func (d *D1) promoteOnce(ctx context.Context, c Caps, at time.Time, started EventFunc) (Run, bool, bool, error) {
+	e, before, after, ok := startedTemplate(started, at)
+	if !ok {
+		return Run{}, false, false, nil
+	}
+	next := strings.NewReplacer("?2", "?1", "?3", "?2").Replace(nextQueued)
+	rs, err := d.db.Batch(ctx, []Statement{
+		stmt(`SELECT 1 WHERE EXISTS (`+next+`)`, c.Running, c.RunningPerToken),
+		stmt(`INSERT INTO events (run_id, seq, type, data, at)
+SELECT q.id, (SELECT coalesce(max(seq), 0) + 1 FROM events WHERE run_id = q.id), ?3, ?4 || q.id || ?5, ?6
+FROM runs q WHERE q.seq = (`+next+`)`+safeID, c.Running, c.RunningPerToken, e.Type, before, after, stamp(e.At)),
+		stmt(`UPDATE runs SET status = 'running', started_at = ?3 WHERE seq = (`+next+`)
+AND EXISTS (SELECT 1 FROM runs q WHERE q.seq = runs.seq`+safeID+`) RETURNING `+runColumns, c.Running, c.RunningPerToken, stamp(at)),
+	})
+	if err != nil {
+		return Run{}, false, true, err
+	}
+	if len(rs) != 3 {
+		return Run{}, false, true, fmt.Errorf("store: a batch of 3 returned %d results", len(rs))
+	}
+	if len(rs[2]) == 1 {
+		r, err := runOf(rs[2][0])
+		return r, err == nil, true, err
+	}
+	// None promoted: none could start, or the next one's id needs the read.
+	return Run{}, false, len(rs[0]) == 0, nil
+}
+
 // Finish ends a running run.
 func (d *D1) Finish(ctx context.Context, id string, o Outcome, end EventFunc) (Run, bool, error) {
 	r, found, err := d.Run(ctx, id)
@@ -497,6 +566,43 @@ func (d *D1) Finish(ctx context.Context, id string, o Outcome, end EventFunc) (R
 	return d.change(ctx, end(r), `EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND status = 'running')`,
 		`UPDATE runs SET status = ?5, reason = ?6, report = ?7, error = ?8, finished_at = ?9`,
 		id, o.Status, nullable(o.Reason), nullable(o.Report), nullable(o.Error), stamp(o.At))
+}
+
+// FinishHeld appends es and finishes run in one batch: the appends, then
+// the end event and the change under the condition that the run is still
+// running. The end event is made from run as o leaves it, without a read.
+func (d *D1) FinishHeld(ctx context.Context, run Run, es []NewEvent, o Outcome, end EventFunc) ([]Event, Run, bool, error) {
+	r := run
+	r.Status, r.Reason, r.Report, r.Error, r.FinishedAt, r.Position = o.Status, o.Reason, o.Report, o.Error, o.At, 0
+	e := end(r)
+	const cond = `EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND status = 'running')`
+	args := []any{run.ID, e.Type, e.Data, stamp(e.At), o.Status, nullable(o.Reason), nullable(o.Report), nullable(o.Error), stamp(o.At)}
+	stmts := make([]Statement, 0, len(es)+2)
+	for _, s := range es {
+		stmts = append(stmts, stmt(appendStmt, run.ID, s.Type, s.Data, stamp(s.At)))
+	}
+	stmts = append(stmts, stmt(guardedEventStmt+cond, args...),
+		stmt(`UPDATE runs SET status = ?5, reason = ?6, report = ?7, error = ?8, finished_at = ?9 WHERE id = ?1 AND `+cond+` RETURNING `+runColumns, args...))
+	rs, err := d.db.Batch(ctx, stmts)
+	if err != nil {
+		return nil, Run{}, false, err
+	}
+	if len(rs) != len(stmts) {
+		return nil, Run{}, false, fmt.Errorf("store: a batch of %d returned %d results", len(stmts), len(rs))
+	}
+	evs := make([]Event, len(es))
+	for i, s := range es {
+		if len(rs[i]) != 1 || len(rs[i][0]) != 1 {
+			return nil, Run{}, false, errors.New("store: an append returned no number")
+		}
+		evs[i] = Event{RunID: run.ID, Seq: number(rs[i][0][0]), Type: s.Type, Data: s.Data, At: s.At}
+	}
+	last := rs[len(rs)-1]
+	if len(last) == 0 {
+		return evs, Run{}, false, nil
+	}
+	out, err := runOf(last[0])
+	return evs, out, err == nil, err
 }
 
 // CancelQueued drops a queued run.

@@ -451,18 +451,23 @@ func (s *SQL) Charge(ctx context.Context, tokenID, day string, m Meter, limit in
 
 // addRequestsStmt adds ?3 requests to a token's day.
 const addRequestsStmt = `INSERT INTO allowance (token_id, day, requests, live_calls) VALUES (?1, ?2, ?3, 0)
-			ON CONFLICT (token_id, day) DO UPDATE SET requests = requests + ?3`
+			ON CONFLICT (token_id, day) DO UPDATE SET requests = requests + ?3 RETURNING requests`
 
 // AddRequests adds counted requests, in one transaction.
-func (s *SQL) AddRequests(ctx context.Context, counts []RequestCount) error {
-	return s.write(ctx, func(tx *wtx) error {
-		for _, c := range counts {
-			if _, err := tx.ExecContext(ctx, addRequestsStmt, c.TokenID, c.Day, c.Requests); err != nil {
+func (s *SQL) AddRequests(ctx context.Context, counts []RequestCount) ([]int, error) {
+	totals := make([]int, len(counts))
+	err := s.write(ctx, func(tx *wtx) error {
+		for i, c := range counts {
+			if err := tx.QueryRowContext(ctx, addRequestsStmt, c.TokenID, c.Day, c.Requests).Scan(&totals[i]); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return totals, nil
 }
 
 // Usage is what the token used on day.
@@ -587,6 +592,21 @@ RETURNING ` + runColumns
 // Finish ends a running run.
 func (s *SQL) Finish(ctx context.Context, id string, o Outcome, end EventFunc) (Run, bool, error) {
 	return s.transition(ctx, end, finishStmt, id, o.Status, nullable(o.Reason), nullable(o.Report), nullable(o.Error), stamp(o.At))
+}
+
+// FinishHeld appends es and finishes the run, each as AppendAll and Finish
+// do (natively a round trip costs nothing, and the server writes no steps
+// late: es is empty there).
+func (s *SQL) FinishHeld(ctx context.Context, run Run, es []NewEvent, o Outcome, end EventFunc) ([]Event, Run, bool, error) {
+	var evs []Event
+	if len(es) > 0 {
+		var err error
+		if evs, err = s.AppendAll(ctx, run.ID, es); err != nil {
+			return nil, Run{}, false, err
+		}
+	}
+	r, ok, err := s.Finish(ctx, run.ID, o, end)
+	return evs, r, ok, err
 }
 
 const cancelQueuedStmt = `UPDATE runs SET status = 'incomplete', reason = 'cancelled', finished_at = ?3

@@ -185,8 +185,10 @@ type Store interface {
 	Usage(ctx context.Context, tokenID, day string) (Usage, error)
 	// AddRequests adds counted requests to the tokens' days, all in one
 	// transaction (the server counts requests in memory and writes them
-	// in groups; the allowance was checked as they were counted).
-	AddRequests(ctx context.Context, counts []RequestCount) error
+	// in groups; the allowance was checked as they were counted), and
+	// returns each day's stored total after it (what other processes
+	// counted included: a Worker's isolates each count their own).
+	AddRequests(ctx context.Context, counts []RequestCount) ([]int, error)
 
 	// Admit stores a run as running when the caps allow and no run that
 	// could start waits ahead of it; else, if enqueue, as queued when the
@@ -200,6 +202,13 @@ type Store interface {
 	// Finish ends a running run, appending end; false when it was not
 	// running.
 	Finish(ctx context.Context, id string, o Outcome, end EventFunc) (Run, bool, error)
+	// FinishHeld is Finish for the process that runs run (as it was when
+	// it started): es are appended first (as AppendAll would, whether or
+	// not the run is still running), then the end, on condition that the
+	// run is still running; it returns es numbered. The store need not
+	// read the run first: D1 writes it all in one batch, one round trip
+	// where AppendAll and Finish were three.
+	FinishHeld(ctx context.Context, run Run, es []NewEvent, o Outcome, end EventFunc) ([]Event, Run, bool, error)
 	// CancelQueued drops the token's queued run (incomplete, cancelled),
 	// appending end; false when it was not queued.
 	CancelQueued(ctx context.Context, tokenID, id string, at time.Time, end EventFunc) (Run, bool, error)

@@ -553,3 +553,123 @@ func TestAppendAllNumbersInOrder(t *testing.T) {
 		assert.Equal(t, `{"n": 2}`, evs[2].Data)
 	})
 }
+
+// FinishHeld stores the held steps and the end in one write, the end made
+// from the run the caller holds as the outcome leaves it; a run no longer
+// running gets the steps (as AppendAll then Finish would) but no second end.
+func TestFinishHeldStoresTheStepsAndTheEnd(t *testing.T) {
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		s := open("")
+		run, err := admit(t, s, "a", "A", store.Caps{Running: 1, RunningPerToken: 1}, false)
+		require.NoError(t, err)
+		require.Equal(t, store.Running, run.Status)
+		o := store.Outcome{Status: "answered", Reason: "answered", Report: `{"r": 1}`, At: t0.Add(time.Second)}
+		var seen store.Run
+		end := func(r store.Run) store.NewEvent {
+			seen = r
+			return store.NewEvent{Type: "end", Data: r.ID + " " + r.Status, At: r.FinishedAt}
+		}
+		steps := []store.NewEvent{{Type: "step", Data: "1", At: t0}, {Type: "step", Data: "2", At: t0}}
+		evs, r, ok, err := s.FinishHeld(ctx, run, steps, o, end)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, []int64{2, 3}, []int64{evs[0].Seq, evs[1].Seq})
+		assert.Equal(t, "answered", r.Status)
+		assert.Equal(t, "A", seen.TokenID, "the end is made from the held run")
+		assert.Equal(t, "answered", seen.Status)
+		stored, err := s.Events(ctx, "a", 0, 10)
+		require.NoError(t, err)
+		require.Len(t, stored, 4)
+		assert.Equal(t, []string{"admitted", "step", "step", "end"}, []string{stored[0].Type, stored[1].Type, stored[2].Type, stored[3].Type})
+		assert.Equal(t, "a answered", stored[3].Data)
+
+		evs, _, ok, err = s.FinishHeld(ctx, run, []store.NewEvent{{Type: "step", Data: "late", At: t0}}, o, end)
+		require.NoError(t, err)
+		assert.False(t, ok, "not running any more")
+		assert.Len(t, evs, 1)
+		stored, err = s.Events(ctx, "a", 0, 10)
+		require.NoError(t, err)
+		assert.Len(t, stored, 5, "the step, no second end")
+	})
+}
+
+// AddRequests returns each day's stored total, with what other writers
+// added (a Worker's isolates each count their own).
+func TestAddRequestsReturnsTheTotals(t *testing.T) {
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		ctx := context.Background()
+		s := open("")
+		ok, err := s.Charge(ctx, "A", "2026-11-29", store.Requests, 10)
+		require.NoError(t, err)
+		require.True(t, ok)
+		totals, err := s.AddRequests(ctx, []store.RequestCount{{TokenID: "A", Day: "2026-11-29", Requests: 3}, {TokenID: "B", Day: "2026-11-29", Requests: 2}})
+		require.NoError(t, err)
+		assert.Equal(t, []int{4, 2}, totals)
+	})
+}
+
+// countingBatcher counts D1's round trips.
+type countingBatcher struct {
+	store.Batcher
+	n int
+}
+
+func (c *countingBatcher) Batch(ctx context.Context, stmts []store.Statement) ([]store.Rows, error) {
+	c.n++
+	return c.Batcher.Batch(ctx, stmts)
+}
+
+// D1 starts a queued run in one round trip (the run chosen, its started
+// event and the start in one batch), the event as the EventFunc makes it;
+// an event that is not a template over the run's id takes the read first
+// and is still right.
+func TestD1PromotesInOneRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	b, err := store.OpenBatcher(ctx, filepath.Join(t.TempDir(), "api.db"))
+	require.NoError(t, err)
+	defer b.Close()
+	cb := &countingBatcher{Batcher: b}
+	s, err := store.NewD1(ctx, cb, 0)
+	require.NoError(t, err)
+	caps := store.Caps{Running: 1, RunningPerToken: 1, Queue: 4, QueuePerToken: 4}
+	for _, id := range []string{"run_a", "run_b", "run_c"} {
+		_, err := admit(t, s, id, "A", caps, true)
+		require.NoError(t, err)
+	}
+	_, ok, err := s.Finish(ctx, "run_a", store.Outcome{Status: "answered", At: t0}, ev("end"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	started := func(r store.Run) store.NewEvent {
+		return store.NewEvent{Type: "started", Data: `{"run_id":"` + r.ID + `","status":"` + r.Status + `"}`, At: t0}
+	}
+	before := cb.n
+	r, ok, err := s.Promote(ctx, caps, t0, started)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "run_b", r.ID)
+	assert.Equal(t, store.Running, r.Status)
+	assert.Equal(t, 1, cb.n-before, "one round trip")
+	evs, err := s.Events(ctx, "run_b", 0, 10)
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	assert.Equal(t, store.NewEvent{Type: "started", Data: `{"run_id":"run_b","status":"running"}`, At: t0}, store.NewEvent{Type: evs[1].Type, Data: evs[1].Data, At: evs[1].At})
+	before = cb.n
+	_, ok, err = s.Promote(ctx, caps, t0, started)
+	require.NoError(t, err)
+	assert.False(t, ok, "the cap is reached")
+	assert.Equal(t, 1, cb.n-before, "one round trip to find none can start")
+
+	_, ok, err = s.Finish(ctx, "run_b", store.Outcome{Status: "answered", At: t0}, ev("end"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	byToken := func(r store.Run) store.NewEvent {
+		return store.NewEvent{Type: "started", Data: r.TokenID + r.ID, At: t0}
+	}
+	r, ok, err = s.Promote(ctx, caps, t0, byToken)
+	require.NoError(t, err)
+	require.True(t, ok)
+	evs, err = s.Events(ctx, r.ID, 0, 10)
+	require.NoError(t, err)
+	assert.Equal(t, "Arun_c", evs[len(evs)-1].Data, "made from the run read first")
+}
