@@ -1,6 +1,7 @@
 // The Experiments view (#experiments) in Debian's Chromium: the engine's
-// own result (testdata/retrieval-python.json, made by engine.Retrieval,
-// never invented) drawn as intervals whose points sit at the values and
+// own result (core/engine/testdata/retrieval-python.json, the golden
+// TestRetrievalOnThePythonPack holds engine.Retrieval to, natively and
+// under WASM; never invented) drawn as intervals whose points sit at the values and
 // whose text says the same numbers, the paired differences with their
 // p-values, the per-question table with its wins, losses and ties and its
 // rows that open; a configuration of your own kept in localStorage and
@@ -16,7 +17,7 @@ import path from "node:path";
 import { root, serveSite, launch, openPage } from "./harness.mjs";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-const GOLDEN = JSON.parse(readFileSync(path.join(root, "tests", "browser", "testdata", "retrieval-python.json"), "utf8"));
+const GOLDEN = JSON.parse(readFileSync(path.join(root, "core", "engine", "testdata", "retrieval-python.json"), "utf8"));
 const METRICS = ["recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10"];
 
 let site, browser, page, problems, dir;
