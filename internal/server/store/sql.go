@@ -656,16 +656,8 @@ func endAll(ctx context.Context, tx *wtx, end EventFunc, stmt string, args ...an
 	if err != nil {
 		return nil, err
 	}
-	var out []Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Close(); err != nil {
+	out, err := scanRuns(rows)
+	if err != nil {
 		return nil, err
 	}
 	for _, r := range out {
@@ -784,16 +776,8 @@ func (s *SQL) Runs(ctx context.Context, tokenID string, before int64, limit int)
 	if err != nil {
 		return nil, err
 	}
-	var out []Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Close(); err != nil {
+	out, err := scanRuns(rows)
+	if err != nil {
 		return nil, err
 	}
 	for i := range out {
@@ -812,14 +796,23 @@ func (s *SQL) Running(ctx context.Context) ([]Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	return scanRuns(rows)
+}
+
+// scanRuns reads every row of rows as a run and closes rows, which must be
+// closed before the transaction they belong to goes on.
+func scanRuns(rows *sql.Rows) ([]Run, error) {
 	var out []Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
+			rows.Close()
 			return nil, err
 		}
 		out = append(out, r)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
 	}
 	return out, rows.Err()
 }
