@@ -157,13 +157,25 @@ func printEval(w io.Writer, res *engine.EvalResult) {
 	tw.Flush()
 	sm := res.Summary
 	fmt.Fprintf(w, "\n%d cases (%d answerable, %d the documents cannot answer), %d trials.\n", sm.Answerable+sm.Unanswer, sm.Answerable, sm.Unanswer, sm.Trials)
+	// Target reads are counted per trial: with repeats (a recording of
+	// several runs of each case) they are said of the answerable trials.
+	answerable := map[string]int{}
+	for _, c := range res.Cases {
+		if c.TargetRead != nil {
+			answerable[c.Mode]++
+		}
+	}
 	for _, p := range []struct {
 		name  string
 		t     evaluate.Tally
 		reads int
 	}{{"fixed", sm.Fixed, sm.TargetsRead.Fixed}, {"agent", sm.Agent, sm.TargetsRead.Agent}} {
-		fmt.Fprintf(w, "%-6s pass %d, fail %d, incomplete %d; a target passage read in %d of %d answerable cases\n",
-			p.name, p.t.Pass, p.t.Fail, p.t.Incomplete, p.reads, sm.Answerable)
+		of, unit := answerable[p.name], "trials"
+		if of == sm.Answerable {
+			unit = "cases"
+		}
+		fmt.Fprintf(w, "%-6s pass %d, fail %d, incomplete %d; a target passage read in %d of %d answerable %s\n",
+			p.name, p.t.Pass, p.t.Fail, p.t.Incomplete, p.reads, of, unit)
 	}
 	fmt.Fprintf(w, "\n%s\n", evaluate.Scope)
 	printEvalExperiment(w, &res.Experiment)
