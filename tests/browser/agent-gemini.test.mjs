@@ -9,12 +9,30 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { root, serveSite, launch, startFake, observe, ledgerText, goBinary } from "./harness.mjs";
 
 const KEY = "test-key-8c2e41d09b7a";
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** accessible checks axe (no serious violation) and no horizontal overflow at 360 and 1280 px. */
+async function accessible(page, what) {
+  await page.evaluate(AXE);
+  const found = await page.evaluate(async () => {
+    const res = await window.axe.run(document, { resultTypes: ["violations"] });
+    return res.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ")}`);
+  });
+  assert.deepEqual(found, [], what);
+  for (const width of [360, 1280]) {
+    await page.setViewportSize({ width, height: 800 });
+    await page.waitForTimeout(100);
+    const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+    assert.ok(scroll <= client, `${what}, ${width} px: the page is ${scroll} px wide`);
+  }
+}
 let site, fake, slow, browser, dir;
 
 before(async () => {
@@ -76,6 +94,7 @@ test("a plan is refused without a budget and refused whole over it; then the eva
   assert.equal(await showPlan(page), "refused");
   assert.match(await page.textContent("#exp-gemini-refusal"), /budget_exceeded: .*over the budget.*nothing was sent/);
   assert.match(await status(page), /^Refused: budget_exceeded\. Nothing was sent\./);
+  await accessible(page, "a refused plan");
   assert.equal(toFake(requests, fake.url).length, 0, "a refused plan sends nothing");
   assert.equal(JSON.parse(await ledgerText(page)).entries.length, 0, "and reserves nothing");
 
@@ -109,6 +128,7 @@ test("a plan is refused without a budget and refused whole over it; then the eva
     }), rate);
   }
   assert.equal(await page.isDisabled("#exp-gemini-download"), false, "the recording is offered");
+  await accessible(page, "a Gemini agent experiment's result");
   assert.ok(!consoleLines.some((l) => l.includes(KEY)), "the key is never logged");
   await page.close();
 });
