@@ -45,9 +45,10 @@ const corpus = corpusView.mount();
 const docs = documents.mount();
 const experiments = experimentsView.mount();
 
-// One key box serves the Run and Rerank views: it moves to the view shown.
+// One key box serves the Run, Rerank and Experiments views: it moves to the view shown.
 nav.onView((name) => {
   if (name === "rerank") rerank.borrowKeyBox();
+  else if (name === "experiments") experiments.borrowKeyBox();
   else run.reclaimKeyBox();
   if (name === "rerank" && state.info) rerank.load();
 });

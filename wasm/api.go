@@ -150,6 +150,20 @@ func exports() []export {
 			req.OnTrial = func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }
 			return c.Eval(context.Background(), req)
 		})},
+		// evalPlan(spec, store): a Gemini eval's plan with the worst case
+		// checked against the page's ledger (the refusal says why not).
+		{name: "evalPlan", do: answer(func(c call, s *spec) (any, error) {
+			req, hasKey, err := engine.ParseLiveEvalRequest(s.text)
+			if err != nil {
+				return nil, err
+			}
+			req.Transport = &jsbridge.Fetch{Keyed: hasKey}
+			if req.Ledger, err = jsbridge.StoreOf(c.args.At(1)); err != nil {
+				return nil, err
+			}
+			return c.PlanLiveEval(req)
+		})},
+		{name: "evalLive", do: job(evalLive)},
 		{name: "cancel", do: func(a *adapter, _ *export, args jsbridge.Args) any {
 			e, err := a.loaded()
 			id := args.At(0)
@@ -289,6 +303,39 @@ func retrievalJob(ctx context.Context, c call, s *spec) (any, error) {
 	}
 	data, err := res.JSON()
 	return string(data), err
+}
+
+// evalLive is evalLive(spec, {post, store, save, onTrial}): a Gemini eval
+// over the question set through the shell's fetch, each request reserved
+// in the page's ledger, the recording handed to save(text) after every
+// attempt; onTrial(done, total, id) reports each trial. cancel(id) stops
+// it before the next trial; the value then covers what ran.
+func evalLive(ctx context.Context, c call, s *spec) (any, error) {
+	hooks := c.args.At(1)
+	req, hasKey, err := engine.ParseLiveEvalRequest(s.text)
+	if err != nil {
+		return nil, err
+	}
+	post, save := jsbridge.Field(hooks, "post"), jsbridge.Field(hooks, "save")
+	if !jsbridge.IsFunc(post) || !jsbridge.IsFunc(save) {
+		return nil, errors.New("eval: a live eval calls the network and needs hooks.post and hooks.save")
+	}
+	req.Transport = &jsbridge.Fetch{Call: post, Keyed: hasKey}
+	if req.Ledger, err = jsbridge.StoreOf(jsbridge.Field(hooks, "store")); err != nil {
+		return nil, err
+	}
+	// A save that throws stops the eval: nothing more is sent unrecorded.
+	req.Save = func(data []byte) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("the recording could not be saved: %v", r)
+			}
+		}()
+		save.Invoke(string(data))
+		return nil
+	}
+	req.OnTrial = func(done, total int, id string) { jsbridge.Notify(jsbridge.Field(hooks, "onTrial"), done, total, id) }
+	return c.EvalLive(ctx, req)
 }
 
 // rerankLive is rerankLive(spec, {post, store, onCase}): the development

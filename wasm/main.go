@@ -49,6 +49,13 @@
 //	eval({corpus, policy, recording?, config?, cases?}, onTrial?)
 //	                             Promise<what ragagent eval --json prints>: the pack's cases on both paths,
 //	                             policy scripted (default) or replay (recording: text made over the pack)
+//	evalPlan({corpus, config?, cases?, endpoint?, hasKey}, store)
+//	                             Promise<the batch plan of ragagent eval --policy gemini, with ledger,
+//	                             allowance and refusal>: the worst case checked against the ledger
+//	evalLive({corpus, config?, cases?, endpoint?, hasKey}, {post, store, save, onTrial})
+//	                             {id, result: Promise<what ragagent eval --json prints, with ledger,
+//	                             actual_api_requests, planned_trials, cancelled>}: refused whole when the
+//	                             plan has a refusal; save(text) gets the recording after every attempt
 //	cancel(id)                   stops a run (it ends incomplete, reason cancelled); true if it was running
 //	rerank({gemini?, crossEncoder?})
 //	                             Promise<{coverage, gemini, cross_encoder, sources, elapsed_ms, ...}>: the

@@ -128,6 +128,9 @@ type BatchRun struct {
 	OnTrial func(report.Trial)
 	// Environment describes where it ran, for the report.
 	Environment map[string]string
+	// Spend, if set, is the ledger each request's estimate is reserved in
+	// before it is sent (the page's live eval; the command line has none).
+	Spend *Spend
 }
 
 // RunBatch runs a plan with live Gemini, saving the recording after every
@@ -153,6 +156,9 @@ func (e *Engine) RunBatch(ctx context.Context, p *BatchPlan, run BatchRun) (*rep
 		client, live, err := e.startLive(rec, pt.Record(), LiveModel{Model: gemini.Model, Transport: p.transport, Endpoint: p.Endpoint})
 		if err != nil {
 			return nil, nil, err
+		}
+		if run.Spend != nil {
+			return run.Spend.model(client, pt.ID), live.Log.Finish, nil
 		}
 		return client, live.Log.Finish, nil
 	}

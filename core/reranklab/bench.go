@@ -375,6 +375,17 @@ func (b *Bench) Recording() *recording.File {
 	return rec.File()
 }
 
+// HoldLedger makes the caller the bench's one ledger writer (a live eval
+// spending from the same ledger as the live reranks) until it calls the
+// returned release; false when a live rerank, a budget change or another
+// holder has it.
+func (b *Bench) HoldLedger() (release func(), ok bool) {
+	if !b.ledger.TryLock() {
+		return nil, false
+	}
+	return b.ledger.Unlock, true
+}
+
 // Ledger reads the ledger in store.
 func (b *Bench) Ledger(store budget.Store) (budget.Statement, error) {
 	l, err := budget.Open(store, b.clock)

@@ -22,13 +22,14 @@ import { onCorpus, onBusy, choose, DOCUMENTS } from "../corpus/picker.js";
 import { AUTHORED, FILE, MAX_SPEC_CHARS, encode, decode, parseSpec, runOrder, loadSpecs, saveSpecs, mergeSpecs, SpecError } from "./setup.js";
 import { metricsBlock, comparisonsBlock, questionsBlock } from "./results.js";
 import { agentBlock } from "./agent.js";
+import { mountLive } from "./live.js";
 
 /** storage is localStorage, or null when the browser blocks it. */
 function storage() {
   try { return window.localStorage; } catch { return null; }
 }
 
-/** mount binds the view. Returns {ready}. */
+/** mount binds the view. Returns {ready, gate, borrowKeyBox}. */
 export function mount() {
   const form = $("#exp-form");
   const fileInput = $("#exp-cases-file");
@@ -41,6 +42,14 @@ export function mount() {
   const output = $("#exp-results");
   const ex = state.experiments;
   let wanted = null; // a link's setup, applied once the engine and the corpus are ready
+  let agentWhy = "Waiting for the engine.";
+  // The Gemini agent experiment asks the same question set as the scripted one.
+  const live = mountLive(() => {
+    if (agentWhy) return { why: agentWhy };
+    const req = { corpus: state.corpus.id };
+    if (ex.casesText !== null) req.cases = ex.casesText;
+    return { req };
+  });
 
   function showMessage(text) {
     message.textContent = text;
@@ -79,9 +88,10 @@ export function mount() {
     start.disabled = Boolean(why) || ex.running !== null;
     $("#exp-why").textContent = ex.running ? "" : why;
     // The agent experiment needs the same question set, no configuration.
-    const agentWhy = why === "Check at least one configuration." ? "" : why;
+    agentWhy = why === "Check at least one configuration." ? "" : why;
     $("#exp-agent-run").disabled = Boolean(agentWhy) || ex.agentRunning;
     $("#exp-agent-why").textContent = ex.agentRunning ? "" : agentWhy;
+    live.gate(agentWhy);
   }
 
   /** runAgent runs the engine's eval over the question set: the scripted policy on both paths. */
@@ -401,7 +411,14 @@ export function mount() {
       if (wanted) await apply(wanted);
       describeCases();
       gate();
+      await live.ready();
     },
     gate,
+    /** borrowKeyBox shows the Run view's key box in the Gemini agent experiment's form. */
+    borrowKeyBox() {
+      const box = $("#key-fields");
+      $("#exp-key-slot").append(box);
+      box.hidden = false;
+    },
   };
 }

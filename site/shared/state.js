@@ -42,6 +42,7 @@
  * @property {{report: object|null, loading: Promise|null}} rerank  the
  *   reranking lab's replay, and that replay while it runs
  * @property {FlowState} rerankLive  the Rerank view's live rerank
+ * @property {FlowState} agentLive  the Experiments view's live Gemini eval
  * @property {{host: {url: string, test: boolean}|null, plan: object|null, run: object|null, running: boolean}} crossEncoder
  *   the cross-encoder in this browser (crossencoder.js): where its files
  *   come from, the engine's plan (model and calls), the last accepted
@@ -112,6 +113,7 @@ export const state = Object.seal({
   run: flow(),
   rerank: Object.seal({ report: null, loading: null }),
   rerankLive: flow(),
+  agentLive: flow(),
   crossEncoder: Object.seal({ host: null, plan: null, run: null, running: false }),
   corpus: Object.seal({ id: "seed", info: null, cases: [], shipped: [], documents: null, loading: false }),
   runs: Object.seal({ kept: [], error: "" }),
