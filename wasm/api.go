@@ -239,8 +239,8 @@ func exports() []export {
 			}
 			return c.SetBudget(st, *usd)
 		})},
-		{name: "warm", usage: fmt.Sprintf("rounds must be from 1 to %d", maxWarmRounds), do: answer(func(c call, rounds *int) (any, error) {
-			return warm(*rounds, c.args.Int(1))
+		{name: "warm", usage: fmt.Sprintf("rounds must be from 1 to %d", engine.MaxWarmRounds), do: answer(func(c call, rounds *int) (any, error) {
+			return engine.Warm(*rounds, c.args.Int(1))
 		})},
 		{name: "exit", do: func(a *adapter, _ *export, _ jsbridge.Args) any { a.stop.Do(func() { close(a.exit) }); return nil }},
 	}

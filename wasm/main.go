@@ -87,7 +87,7 @@
 //	                             Promise<OTLP/JSON text>: a run the page kept (run is its spec): a scripted
 //	                             one made again, a live one replayed from its own recording (engine.ExportRun)
 //	warm(rounds, round)          Promise<{rounds, elapsed_ms}>: repeats start-up on throwaway labs
-//	                             (1 to 50 rounds a call) so the browser caches optimised code (warm.go)
+//	                             (1 to 50 rounds a call) so the browser caches optimised code (engine.Warm)
 //	exit()                       releases the API and ends the program
 //
 // post(endpoint, body, {signal, timeoutMs}) is the shell's fetch (see

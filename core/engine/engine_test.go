@@ -767,7 +767,7 @@ func TestCancelStopsALiveRerankAndABudgetChangeWaits(t *testing.T) {
 	})
 	require.Eventually(t, func() bool { return transport.calls() == 1 }, 5*time.Second, time.Millisecond)
 	_, err = e.SetBudget(store, 1)
-	assert.ErrorContains(t, err, "live rerank is running")
+	assert.ErrorContains(t, err, "is spending from the ledger")
 	_, err = e.RerankLive(context.Background(), engine.LiveRerankRequest{Transport: transport, Ledger: store})
 	assert.ErrorIs(t, err, engine.ErrRerankRunning)
 	assert.True(t, e.Cancel(job.ID))

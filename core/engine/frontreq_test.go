@@ -80,3 +80,16 @@ func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestWarm: a warm call runs its rounds on throwaway engines (replaying on
+// every fifth) and refuses a count out of range.
+func TestWarm(t *testing.T) {
+	w, err := engine.Warm(2, 3)
+	require.NoError(t, err)
+	assert.Equal(t, 2, w.Rounds)
+	assert.Greater(t, w.ElapsedMS, 0.0)
+	for _, n := range []int{0, engine.MaxWarmRounds + 1} {
+		_, err := engine.Warm(n, 0)
+		assert.ErrorContains(t, err, "rounds must be from 1 to 50")
+	}
+}

@@ -396,10 +396,10 @@ func (b *Bench) Ledger(store budget.Store) (budget.Statement, error) {
 }
 
 // SetBudget sets the ledger's budget in US dollars (refused while a live
-// rerank runs).
+// rerank or a live eval holds the ledger).
 func (b *Bench) SetBudget(store budget.Store, usd float64) (budget.Statement, error) {
 	if !b.ledger.TryLock() {
-		return budget.Statement{}, errors.New("a live rerank is running; change the budget when it has finished")
+		return budget.Statement{}, errors.New("a live rerank or eval is spending from the ledger; change the budget when it has finished")
 	}
 	defer b.ledger.Unlock()
 	l, err := budget.Open(store, b.clock)
