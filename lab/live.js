@@ -6,8 +6,8 @@
 // test double's), the request allowance, the timeout (the run's remaining
 // deadline, at most 45 s), the response cap and the recording. The key
 // never enters the engine: every reply is redacted before it does, with
-// the page's redaction (site/shared/key.js, core/secret's rows).
-import { KEY_HEADER, MIN_KEY, contains, redact } from "../site/shared/key.js";
+// the page's redaction (site/common/key.js, core/secret's rows).
+import { KEY_HEADER, MIN_KEY, contains, redact } from "../site/common/key.js";
 import { CODES, LabError } from "./errors.js";
 
 // Go's unicode.IsSpace at either end, which strings.TrimSpace trims.

@@ -2,16 +2,16 @@
 // runs in a worker (engine/: client.js is its client); each view is a
 // folder of its own modules (replay/, trace/, run/, rerank/, recordings/,
 // corpus/, experiments/, runs/, compare/), its view.js exporting mount; what several views use is in
-// shared/, where key.js alone holds the Gemini key and state.js owns the
+// common/, where key.js alone holds the Gemini key and state.js owns the
 // page's state. Everything that comes from a recording, a passage or a
-// model is inserted as text, never as HTML (shared/dom.js).
+// model is inserted as text, never as HTML (common/dom.js).
 
 import { ready, call, connect, events, FETCH, LEDGER } from "./engine/client.js";
-import { screenDownloads } from "./shared/dom.js";
-import * as key from "./shared/key.js";
-import { liveEndpoints } from "./shared/endpoints.js";
-import * as nav from "./shared/nav.js";
-import { state, setInfo } from "./shared/state.js";
+import { screenDownloads } from "./common/dom.js";
+import * as key from "./common/key.js";
+import { liveEndpoints } from "./common/endpoints.js";
+import * as nav from "./common/nav.js";
+import { state, setInfo } from "./common/state.js";
 import { showProgress, showStartFailure, primeCodeCache, whenIdle } from "./engine/startup.js";
 import * as corpusPicker from "./corpus/picker.js";
 import * as documents from "./corpus/documents.js";

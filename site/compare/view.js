@@ -1,18 +1,18 @@
 // compare/view.js is the Compare view (#compare/<a>/<b>): any two trials
 // side by side, step by step: a recorded trial (the bundled comparison's,
-// or a loaded recording's) or a run kept in this browser (shared/runs.js),
+// or a loaded recording's) or a run kept in this browser (common/runs.js),
 // so repeat 1 faces repeat 2, the fixed path the agent path, a recorded
 // trial your own run. Steps are aligned by the model call they came from
-// (shared/trials.js), and each fact that differs (decision, query,
+// (common/trials.js), and each fact that differs (decision, query,
 // candidates, passage read, admission, then the ending: how it ended, the
 // answer, its citations, the outcome) is marked, in words as well as
 // colour. The pair is the link: #compare/bundled:<trial>/run:<key>.
 
-import { $, h, clear, option, badge, table } from "../shared/dom.js";
-import { go, replace, onRoute, currentView } from "../shared/nav.js";
-import { state } from "../shared/state.js";
-import * as runs from "../shared/runs.js";
-import { align, FIELDS, factText, endingFacts, outcome } from "../shared/trials.js";
+import { $, h, clear, option, badge, table } from "../common/dom.js";
+import { go, replace, onRoute, currentView } from "../common/nav.js";
+import { state } from "../common/state.js";
+import * as runs from "../common/runs.js";
+import { align, FIELDS, factText, endingFacts, outcome } from "../common/trials.js";
 
 /** label is a trial's name in the selectors. */
 function label(t) {

@@ -5,10 +5,10 @@
 // engine cannot read (binary, too large, not UTF-8, an unknown kind, a bad
 // passages line) gets its own message; what was kept before is kept.
 
-import { $, h, clear } from "../shared/dom.js";
-import { plural } from "../shared/format.js";
+import { $, h, clear } from "../common/dom.js";
+import { plural } from "../common/format.js";
 import { call, events } from "../engine/client.js";
-import { state } from "../shared/state.js";
+import { state } from "../common/state.js";
 import { DOCUMENTS, SEED, choose, setDocuments } from "./picker.js";
 
 /** entryFiles reads a dropped directory entry's files, with their paths. */

@@ -7,10 +7,10 @@
 // choice is remembered in localStorage. Replay, Trace and Rerank replay
 // recordings made on the seed and stay on it.
 
-import { $, h, clear, option } from "../shared/dom.js";
-import { mb, plural } from "../shared/format.js";
+import { $, h, clear, option } from "../common/dom.js";
+import { mb, plural } from "../common/format.js";
 import { call, events } from "../engine/client.js";
-import { state } from "../shared/state.js";
+import { state } from "../common/state.js";
 
 export const SEED = "seed";
 export const DOCUMENTS = "documents";

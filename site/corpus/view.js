@@ -4,10 +4,10 @@
 // <mark> elements built from text nodes), a hit opened in full with its
 // docs link, and the seed's pinned passages with their receipts.
 
-import { $, h, clear, option, numCell, external } from "../shared/dom.js";
-import { score, plural } from "../shared/format.js";
+import { $, h, clear, option, numCell, external } from "../common/dom.js";
+import { score, plural } from "../common/format.js";
 import { call } from "../engine/client.js";
-import { state } from "../shared/state.js";
+import { state } from "../common/state.js";
 import { SEED, onCorpus } from "./picker.js";
 
 const OPEN = "\u27e6";

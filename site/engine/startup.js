@@ -6,10 +6,10 @@
 // unless the person saves data) announces and runs the warm-up that primes
 // the browser's compiled-code cache for the next visit.
 
-import { $ } from "../shared/dom.js";
-import { mb } from "../shared/format.js";
+import { $ } from "../common/dom.js";
+import { mb } from "../common/format.js";
 import { call, events } from "./client.js";
-import { state } from "../shared/state.js";
+import { state } from "../common/state.js";
 
 const WARM_KEY = "ragagent.warmed";
 

@@ -6,8 +6,8 @@
 // the pairs that differ). Every number is the engine's; the intervals are
 // inline SVG hidden from screen readers beside the same numbers as text.
 
-import { h, svg, stackRow } from "../shared/dom.js";
-import { DASH } from "../shared/format.js";
+import { h, svg, stackRow } from "../common/dom.js";
+import { DASH } from "../common/format.js";
 import { fixed, pValue } from "./results.js";
 
 /** bar is a share and its interval on [lo, hi] as inline SVG (aria-hidden). */

@@ -2,7 +2,7 @@
 // set of the Experiments view on both paths, sent with the key the person
 // entered (key.js alone holds it; the engine builds each body and the
 // worker's post hands it to key.send). It follows the page's one live flow
-// (shared/flow.js): the engine's plan first (evalPlan: trials, worst-case
+// (common/flow.js): the engine's plan first (evalPlan: trials, worst-case
 // requests and cost, checked against the spending ledger in IndexedDB; a
 // plan whose worst case does not fit is refused whole), then evalLive,
 // which reserves each request's estimate before sending, records every
@@ -10,12 +10,12 @@
 // with Stop. The result is drawn as the scripted one is (agent.js): the
 // rates of `ragagent eval --policy gemini --json`.
 
-import { $, h, clear, download } from "../shared/dom.js";
-import { usd, plural } from "../shared/format.js";
+import { $, h, clear, download } from "../common/dom.js";
+import { usd, plural } from "../common/format.js";
 import { call, events, onLedgerChange, FETCH, LEDGER } from "../engine/client.js";
-import { liveFlow, planList, keyLine, retriesText } from "../shared/flow.js";
-import * as key from "../shared/key.js";
-import { state } from "../shared/state.js";
+import { liveFlow, planList, keyLine, retriesText } from "../common/flow.js";
+import * as key from "../common/key.js";
+import { state } from "../common/state.js";
 import { agentBlock } from "./agent.js";
 
 /**

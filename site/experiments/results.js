@@ -7,8 +7,8 @@
 // SVG hidden from screen readers beside the same numbers as text. Nothing
 // here is computed but what is drawn: the numbers are the engine's.
 
-import { h, svg, clear, stackRow, badge } from "../shared/dom.js";
-import { DASH } from "../shared/format.js";
+import { h, svg, clear, stackRow, badge } from "../common/dom.js";
+import { DASH } from "../common/format.js";
 import { METRICS, verdict, tally } from "./setup.js";
 
 /** fixed writes a metric or a difference for reading; its exact value goes in a title. */

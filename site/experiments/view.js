@@ -12,12 +12,12 @@
 // kept in the address (#experiments?corpus=...&configs=...), so a link
 // restores it.
 
-import { $, h, clear, option, download } from "../shared/dom.js";
-import { plural } from "../shared/format.js";
-import { readText } from "../shared/files.js";
+import { $, h, clear, option, download } from "../common/dom.js";
+import { plural } from "../common/format.js";
+import { readText } from "../common/files.js";
 import { call, events } from "../engine/client.js";
-import { onRoute, replace, currentView } from "../shared/nav.js";
-import { state } from "../shared/state.js";
+import { onRoute, replace, currentView } from "../common/nav.js";
+import { state } from "../common/state.js";
 import { onCorpus, onBusy, choose, DOCUMENTS } from "../corpus/picker.js";
 import { AUTHORED, FILE, MAX_SPEC_CHARS, encode, decode, parseSpec, runOrder, loadSpecs, saveSpecs, mergeSpecs, SpecError } from "./setup.js";
 import { metricsBlock, comparisonsBlock, questionsBlock } from "./results.js";

@@ -5,12 +5,12 @@
 // malformed or a request differs from it; a refused file leaves the
 // recording loaded before in place.
 
-import { $, h, clear, download } from "../shared/dom.js";
-import { plural } from "../shared/format.js";
+import { $, h, clear, download } from "../common/dom.js";
+import { plural } from "../common/format.js";
 import { call, ready } from "../engine/client.js";
-import { FileRefused, readText, dropped } from "../shared/files.js";
-import { link } from "../shared/nav.js";
-import { state } from "../shared/state.js";
+import { FileRefused, readText, dropped } from "../common/files.js";
+import { link } from "../common/nav.js";
+import { state } from "../common/state.js";
 import { trialRow, renderSummary } from "../trace/trial.js";
 
 /** mount binds the view; openTrace shows a trial in the Trace view,

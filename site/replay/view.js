@@ -5,11 +5,11 @@
 // case, path, outcome, stop reason and text; the outcomes per path as a
 // table and as stacked bars. Each row links to its trace.
 
-import { $, h, clear, option, badge, outcomeBadge, stackRow, breakable } from "../shared/dom.js";
-import { DASH } from "../shared/format.js";
+import { $, h, clear, option, badge, outcomeBadge, stackRow, breakable } from "../common/dom.js";
+import { DASH } from "../common/format.js";
 import { call, events } from "../engine/client.js";
-import { link } from "../shared/nav.js";
-import { state } from "../shared/state.js";
+import { link } from "../common/nav.js";
+import { state } from "../common/state.js";
 import { trialRow, renderSummary, reasonOf, outcomeOf } from "../trace/trial.js";
 
 /** HEADS are the trials table's column heads (a stacked row's labels). */

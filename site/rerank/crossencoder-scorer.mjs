@@ -1,7 +1,7 @@
 // crossencoder-scorer.mjs scores the reranking lab's cross-encoder pairs
 // with transformers.js, the same way in the page's cross-encoder worker and
 // under node (scripts/crossencode.mjs, the node tests). It imports only the
-// page's number format (shared/format.js, which imports nothing): the
+// page's number format (common/format.js, which imports nothing): the
 // caller hands it the transformers.js module, a fetch and a store, so it
 // runs unchanged in both (and is an .mjs file so node reads it as a module).
 //
@@ -20,7 +20,7 @@
 //                acceptance contract takes (acceptCrossEncoder)
 //   runScoring   the four in order: what the worker and the script call
 
-import { mb } from "../shared/format.js";
+import { mb } from "../common/format.js";
 
 /** PAYLOAD_FORMAT tags what scoreRun returns (the engine's reranklab.ScoresFormat). */
 export const PAYLOAD_FORMAT = "ragagent-cross-encoder-scores/1";

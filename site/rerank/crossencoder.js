@@ -8,11 +8,11 @@
 // download. Where the files come from is endpoints.js's modelHost: the hub,
 // or a loopback test host on a loopback page.
 
-import { $, h, clear, table, numCell, download, badge } from "../shared/dom.js";
-import { mb, plural, DASH } from "../shared/format.js";
+import { $, h, clear, table, numCell, download, badge } from "../common/dom.js";
+import { mb, plural, DASH } from "../common/format.js";
 import { call } from "../engine/client.js";
-import { modelHost } from "../shared/endpoints.js";
-import { state } from "../shared/state.js";
+import { modelHost } from "../common/endpoints.js";
+import { state } from "../common/state.js";
 
 const HUB = "https://huggingface.co";
 

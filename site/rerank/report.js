@@ -3,9 +3,9 @@
 // orders side by side, the mechanism check, the unfiltered diagnostic, the
 // twelve expanded cases and the summary. Every number is the engine's.
 
-import { h, badge, table, numCell } from "../shared/dom.js";
-import { num, score, DASH } from "../shared/format.js";
-import { slopegraph } from "../shared/charts.js";
+import { h, badge, table, numCell } from "../common/dom.js";
+import { num, score, DASH } from "../common/format.js";
+import { slopegraph } from "../common/charts.js";
 
 /** sourceList is a list of rows as "a, b, c" by source id. */
 export const sourceList = (rows) => rows.map((r) => r.source_id).join(", ");

@@ -4,15 +4,15 @@
 // with its price table and the spending ledger (kept by the worker in
 // IndexedDB, shared by the site's tabs).
 
-import { $, h, clear, table, numCell, download, badge } from "../shared/dom.js";
-import { usd, plural, DASH } from "../shared/format.js";
+import { $, h, clear, table, numCell, download, badge } from "../common/dom.js";
+import { usd, plural, DASH } from "../common/format.js";
 import { call, events, onLedgerChange, FETCH, LEDGER } from "../engine/client.js";
-import { liveFlow, planList, keyLine, retriesText } from "../shared/flow.js";
-import * as key from "../shared/key.js";
-import { currentView, onRoute } from "../shared/nav.js";
-import { PRICE_HEADS, priceRows } from "../shared/prices.js";
+import { liveFlow, planList, keyLine, retriesText } from "../common/flow.js";
+import * as key from "../common/key.js";
+import { currentView, onRoute } from "../common/nav.js";
+import { PRICE_HEADS, priceRows } from "../common/prices.js";
 import { rerankReport, sourceList } from "./report.js";
-import { state } from "../shared/state.js";
+import { state } from "../common/state.js";
 // The cross-encoder in this browser: its own module (crossencoder.js).
 import { mountCrossEncoder } from "./crossencoder.js";
 

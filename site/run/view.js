@@ -7,17 +7,17 @@
 // run can be shared and reloaded. The view owns the key box (#key-fields),
 // which the Rerank view borrows while it is shown.
 
-import { $, h, clear, option, download } from "../shared/dom.js";
-import { usd } from "../shared/format.js";
+import { $, h, clear, option, download } from "../common/dom.js";
+import { usd } from "../common/format.js";
 import { call, events, FETCH } from "../engine/client.js";
-import { liveFlow, planList, keyLine, retriesText } from "../shared/flow.js";
-import { hasKey, onChange as onKeyChange } from "../shared/key.js";
-import { onRoute, replace } from "../shared/nav.js";
-import { state } from "../shared/state.js";
+import { liveFlow, planList, keyLine, retriesText } from "../common/flow.js";
+import { hasKey, onChange as onKeyChange } from "../common/key.js";
+import { onRoute, replace } from "../common/nav.js";
+import { state } from "../common/state.js";
 import { stepList, trialView } from "../trace/trial.js";
 import { onCorpus, onBusy, passagesFor } from "../corpus/picker.js";
-import * as runs from "../shared/runs.js";
-import { outcome } from "../shared/trials.js";
+import * as runs from "../common/runs.js";
+import { outcome } from "../common/trials.js";
 
 /** refusalText is the status line for a run the engine refused or could not run. */
 function refusalText(err) {
@@ -94,7 +94,7 @@ export function mount({ onRecorded }) {
   let runSpec = null;
   let runConfig = "seed"; // the configuration the run's corpus ranks by (its manifest's default)
 
-  /** keepRun keeps a finished run in this browser (shared/runs.js), a
+  /** keepRun keeps a finished run in this browser (common/runs.js), a
    * live one with its own exchanges as a recording; a browser that keeps
    * nothing is told in the status line. */
   async function keepRun(report, recordingText) {

@@ -1,5 +1,5 @@
 // runs/view.js is the Runs view (#runs): the runs made in this page, kept
-// in this browser (shared/runs.js, the newest LIMIT), listed with their
+// in this browser (common/runs.js, the newest LIMIT), listed with their
 // time, question, corpus, configuration and outcome, each shown in full,
 // deleted, or downloaded as a recording (a live run's own exchanges) or as
 // OTLP/JSON (any run, scripted ones too: the engine exports it), and one
@@ -9,13 +9,13 @@
 // the address (#runs?q=...&source=...&outcome=...&corpus=...). Two rows
 // checked open the Compare view on them.
 
-import { $, h, clear, option, download, outcomeBadge, table } from "../shared/dom.js";
-import { plural } from "../shared/format.js";
+import { $, h, clear, option, download, outcomeBadge, table } from "../common/dom.js";
+import { plural } from "../common/format.js";
 import { call } from "../engine/client.js";
-import { onRoute, replace, currentView, go } from "../shared/nav.js";
-import { state } from "../shared/state.js";
-import * as runs from "../shared/runs.js";
-import { searchText, matches, outcome } from "../shared/trials.js";
+import { onRoute, replace, currentView, go } from "../common/nav.js";
+import { state } from "../common/state.js";
+import * as runs from "../common/runs.js";
+import { searchText, matches, outcome } from "../common/trials.js";
 import { trialView } from "../trace/trial.js";
 import { passagesFor } from "../corpus/picker.js";
 

@@ -9,10 +9,10 @@
 // keep no state; anything fetched (a trial's exchanges, its export) comes
 // through a function the caller passes.
 
-import { h, append, badge, clear, meter, copyButton, outcomeBadge, external, breakable } from "../shared/dom.js";
-import { usd, seconds, plural, score, DASH } from "../shared/format.js";
-import { waterfall, outcomeBars } from "../shared/charts.js";
-import { PRICE_HEADS, priceRows } from "../shared/prices.js";
+import { h, append, badge, clear, meter, copyButton, outcomeBadge, external, breakable } from "../common/dom.js";
+import { usd, seconds, plural, score, DASH } from "../common/format.js";
+import { waterfall, outcomeBars } from "../common/charts.js";
+import { PRICE_HEADS, priceRows } from "../common/prices.js";
 
 /** retrievalText is the "Expected sources read" cell: true, false or No target. */
 function retrievalText(checks) {

@@ -6,10 +6,10 @@
 // trial's request and reply bodies are fetched from the engine when first
 // opened, and its trace downloads as OTLP/JSON.
 
-import { $, h, clear, option, download } from "../shared/dom.js";
+import { $, h, clear, option, download } from "../common/dom.js";
 import { call } from "../engine/client.js";
-import { go, onRoute } from "../shared/nav.js";
-import { state } from "../shared/state.js";
+import { go, onRoute } from "../common/nav.js";
+import { state } from "../common/state.js";
 import { trialView } from "./trial.js";
 
 function report(source) {

@@ -90,7 +90,7 @@ const matches = (target, url) => (target.includes("#") ? url === target : url.sp
 
 test("each question opens every configuration's top results side by side, ranked as the experiment ranked them", async () => {
   // The experiment just run (the small set, every built-in), as the view holds it.
-  const result = await page.evaluate(async () => (await import("/shared/state.js")).state.experiments.result);
+  const result = await page.evaluate(async () => (await import("/common/state.js")).state.experiments.result);
   const want = targets();
   for (const [j, c] of result.configs[0].cases.entries()) {
     const row = `.exp-q tbody tr[data-case="${c.id}"]`;

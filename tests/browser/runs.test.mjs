@@ -183,7 +183,7 @@ test("a kept scripted run downloads as OTLP/JSON, and Delete removes it", async 
 
 test("the store keeps the newest 100 and drops the oldest", async () => {
   const kept = await page.evaluate(async () => {
-    const runs = await import("/shared/runs.js");
+    const runs = await import("/common/runs.js");
     const before = (await runs.list()).length;
     let dropped = 0;
     for (let i = 0; i < runs.LIMIT + 3 - before; i++) dropped += (await runs.keep({ time: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), question: `q${i}`, corpus: { id: "seed", title: "" }, config: "seed", policy: "scripted", mode: "agent", outcome: "none", report: { id: `r${i}`, mode: "agent" }, recording: null })).dropped;

@@ -5,7 +5,7 @@
 // the page has it (site/package.json makes the page's .js files modules).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readText, dropped, FileRefused } from "../../site/shared/files.js";
+import { readText, dropped, FileRefused } from "../../site/common/files.js";
 const CAP = 64;
 
 /** fake is a File-like whose size may differ from its bytes and whose read may fail. */

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { root, site } from "./engine.mjs";
 
-const source = readFileSync(path.join(site, "shared", "key.js"), "utf8");
+const source = readFileSync(path.join(site, "common", "key.js"), "utf8");
 const load = () => import(`data:text/javascript;base64,${Buffer.from(source).toString("base64")}#${Math.random()}`);
 const vectors = JSON.parse(readFileSync(path.join(root, "core", "secret", "testdata", "redact.json"), "utf8"));
 const bytes = (text, hex) => (hex !== undefined ? Uint8Array.from(Buffer.from(hex, "hex")) : new TextEncoder().encode(text ?? ""));

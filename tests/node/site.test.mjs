@@ -44,7 +44,7 @@ let constants;
 before(async () => { ({ info: { constants } } = await startEngine()); });
 
 test("the page's modules are the expected ones", () => {
-  for (const f of ["app.js", "engine/client.js", "engine/boot.js", "engine/worker.js", "shared/key.js", "shared/dom.js", "shared/state.js", "shared/flow.js",
+  for (const f of ["app.js", "engine/client.js", "engine/boot.js", "engine/worker.js", "common/key.js", "common/dom.js", "common/state.js", "common/flow.js",
     "trace/trial.js", "rerank/crossencoder.js", "rerank/crossencoder-worker.js", "rerank/crossencoder-scorer.mjs"]) {
     assert.ok(files.includes(f), f);
   }
@@ -56,9 +56,9 @@ test("the page's modules are the expected ones", () => {
 test("only key.js reads the key field, its storage or its header", () => {
   const keyOnly = ["run-key", "run-remember", "ragagent.key", "sessionStorage", "x-goog-api-key"];
   for (const word of keyOnly) {
-    assert.ok(source["shared/key.js"].includes(word), `shared/key.js has ${word}, so this test can find it`);
+    assert.ok(source["common/key.js"].includes(word), `common/key.js has ${word}, so this test can find it`);
     for (const f of files) {
-      if (f !== "shared/key.js") assert.ok(!source[f].includes(word), `${f} mentions ${word}`);
+      if (f !== "common/key.js") assert.ok(!source[f].includes(word), `${f} mentions ${word}`);
     }
   }
 });
@@ -75,17 +75,17 @@ test("only engine/client.js talks to the engine's worker, and only rerank/crosse
 
 test("every file the page offers is saved through dom.download, which key.js screens", () => {
   for (const f of files) {
-    if (f !== "shared/dom.js") assert.doesNotMatch(source[f], /createObjectURL|\{\s*download:|\.download\s*=/, `${f} saves a file itself`);
+    if (f !== "common/dom.js") assert.doesNotMatch(source[f], /createObjectURL|\{\s*download:|\.download\s*=/, `${f} saves a file itself`);
   }
-  assert.match(source["shared/dom.js"], /const withheld = screen\(text\);\n\s*if \(withheld\) throw/, "download asks the screen first");
+  assert.match(source["common/dom.js"], /const withheld = screen\(text\);\n\s*if \(withheld\) throw/, "download asks the screen first");
   assert.match(source["app.js"], /^screenDownloads\(key\.screen\);$/m, "the screen is key.js's");
 });
 
 test("every link that opens a new tab is dom.external's: no opener, no referrer", () => {
   for (const f of files) {
-    if (f !== "shared/dom.js") assert.doesNotMatch(source[f], /_blank|noopener/, `${f} makes its own new-tab link`);
+    if (f !== "common/dom.js") assert.doesNotMatch(source[f], /_blank|noopener/, `${f} makes its own new-tab link`);
   }
-  assert.match(source["shared/dom.js"], /rel: "noopener noreferrer", target: "_blank"/);
+  assert.match(source["common/dom.js"], /rel: "noopener noreferrer", target: "_blank"/);
 });
 
 test("no module builds HTML from text", () => {
@@ -119,7 +119,7 @@ test("index.html preloads every module app.js imports, and only those", () => {
 });
 
 test("format.js formats money, numbers, sizes and scores for reading", async () => {
-  const { usd, num, sig, plural, stamp, mb, mib, DASH } = await load("shared/format.js");
+  const { usd, num, sig, plural, stamp, mb, mib, DASH } = await load("common/format.js");
   assert.equal(usd(0.0079135), "$0.0079135");
   assert.equal(usd(0.05), "$0.05");
   assert.equal(usd(0.0420865), "$0.0420865");
@@ -143,13 +143,13 @@ test("format.js formats money, numbers, sizes and scores for reading", async () 
 
 test("format.js alone turns byte counts into MB or MiB", () => {
   for (const f of files) {
-    if (f !== "shared/format.js") assert.doesNotMatch(source[f], /\/\s*(1e6|1000000|1048576|1024\s*\*\s*1024)\b|\bMB = /, `${f} writes its own MB or MiB`);
+    if (f !== "common/format.js") assert.doesNotMatch(source[f], /\/\s*(1e6|1000000|1048576|1024\s*\*\s*1024)\b|\bMB = /, `${f} writes its own MB or MiB`);
   }
-  assert.match(source["shared/format.js"], /n \/ 1e6/);
+  assert.match(source["common/format.js"], /n \/ 1e6/);
 });
 
 test("endpoints.js takes the constants' endpoints, or a loopback fake only from a loopback page", async () => {
-  const { liveEndpoints, isLoopbackHost } = await load("shared/endpoints.js");
+  const { liveEndpoints, isLoopbackHost } = await load("common/endpoints.js");
   const real = { run: constants.endpoint, listwise: constants.listwise_endpoint };
   const runPath = new URL(constants.endpoint).pathname;
   const listwisePath = new URL(constants.listwise_endpoint).pathname;
@@ -175,7 +175,7 @@ test("endpoints.js takes the constants' endpoints, or a loopback fake only from 
 });
 
 test("endpoints.js takes the hub for the cross-encoder's files, or a loopback model host only from a loopback page", async () => {
-  const { modelHost } = await load("shared/endpoints.js");
+  const { modelHost } = await load("common/endpoints.js");
   const hub = "https://huggingface.co";
   const at = (page, host) => modelHost(hub, host === undefined ? page : `${page}?modelHost=${encodeURIComponent(host)}`);
   for (const [name, page, host, want] of [

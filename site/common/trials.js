@@ -1,4 +1,4 @@
-// shared/trials.js reads trial reports (the engine's report.Trial, as the
+// common/trials.js reads trial reports (the engine's report.Trial, as the
 // replay and run exports return them) for the Runs and Compare views: the
 // text a search looks through (the question, the answer and how it ended,
 // and every step's content: decisions, assessments, queries, candidates,

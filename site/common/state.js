@@ -52,7 +52,7 @@
  * @property {ExperimentState} experiments  the Experiments view's question
  *   set, configurations and last result (experiments/view.js)
  * @property {{kept: Array<object>, error: string}} runs  the runs kept in
- *   this browser, newest first, as shared/runs.js last read them, and why
+ *   this browser, newest first, as common/runs.js last read them, and why
  *   none could be read (IndexedDB refused); the Runs and Compare views
  *   list them
  */

@@ -1,4 +1,4 @@
-// shared/runs.js keeps the runs made in this page (scripted or live) in
+// common/runs.js keeps the runs made in this page (scripted or live) in
 // IndexedDB ("ragagent-runs"), bounded: the newest LIMIT are kept and the
 // oldest dropped as a new one is kept, which the Runs view says. Each run is
 // what the page needs to list, search, show, compare and download it
