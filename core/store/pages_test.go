@@ -10,16 +10,24 @@ import (
 	"github.com/ragagentlab/ragagent/fixtures"
 )
 
-// TestHasPages: a page is found when a passage's URL is the page or the
-// page with a #fragment, never a longer page that starts with it.
-func TestHasPages(t *testing.T) {
+// snapshotImage opens an image of the bundled snapshot's passages, closed
+// when the test ends.
+func snapshotImage(t *testing.T) (*corpus.Snapshot, *Index) {
+	t.Helper()
 	snap, err := corpus.Parse(fixtures.Snapshot)
 	require.NoError(t, err)
 	data, err := Image(snap.Passages)
 	require.NoError(t, err)
 	ix, err := OpenImage(data)
 	require.NoError(t, err)
-	defer ix.Close()
+	t.Cleanup(func() { ix.Close() })
+	return snap, ix
+}
+
+// TestHasPages: a page is found when a passage's URL is the page or the
+// page with a #fragment, never a longer page that starts with it.
+func TestHasPages(t *testing.T) {
+	_, ix := snapshotImage(t)
 	found, err := ix.HasPages([]string{"https://docs.python.org/3.12/library/json.html", "https://docs.python.org/3.12/library/json.htm",
 		"https://docs.python.org/3.12/library/pathlib.html", "https://docs.python.org/3.12/library/nowhere.html"})
 	require.NoError(t, err)
@@ -29,13 +37,7 @@ func TestHasPages(t *testing.T) {
 // TestHeadsAreThePassagesWithoutText: an image's heads are its passages,
 // in order, without their text.
 func TestHeadsAreThePassagesWithoutText(t *testing.T) {
-	snap, err := corpus.Parse(fixtures.Snapshot)
-	require.NoError(t, err)
-	data, err := Image(snap.Passages)
-	require.NoError(t, err)
-	ix, err := OpenImage(data)
-	require.NoError(t, err)
-	defer ix.Close()
+	snap, ix := snapshotImage(t)
 	heads, err := ix.Heads()
 	require.NoError(t, err)
 	require.Len(t, heads, len(snap.Passages))
