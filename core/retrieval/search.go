@@ -74,6 +74,10 @@ type Searcher struct {
 	base *Base
 	spec Spec
 	tok  int // 0 seed, 1 stemmed
+
+	// vec is the vector branch (OpenVector), queries its query vectors.
+	vec     *Vector
+	queries map[string][]float32
 }
 
 // Open is NewBase(ix).Open(spec).
@@ -91,6 +95,11 @@ func (bs *Base) Open(spec Spec) (*Searcher, error) {
 	if err := spec.Runnable(); err != nil {
 		return nil, err
 	}
+	return bs.open(spec)
+}
+
+// open is the searcher of a checked spec.
+func (bs *Base) open(spec Spec) (*Searcher, error) {
 	s := &Searcher{base: bs, spec: spec}
 	if spec.Tokenizer == TokenizerStemmed {
 		s.tok = 1
@@ -116,7 +125,7 @@ func (s *Searcher) Search(query string, k int, version string) ([]store.Hit, err
 	if k < 1 {
 		return nil, fmt.Errorf("retrieval: k must be at least 1, got %d", k)
 	}
-	return s.search(terms, k, version)
+	return s.search(query, terms, k, version)
 }
 
 // queryTerms are a query's terms under the spec: stop words dropped
@@ -153,7 +162,7 @@ type scored struct {
 	score float64
 }
 
-func (s *Searcher) search(raw []string, k int, version string) ([]store.Hit, error) {
+func (s *Searcher) search(query string, raw []string, k int, version string) ([]store.Hit, error) {
 	bs := s.base
 	if err := bs.prepare(); err != nil {
 		return nil, err
@@ -174,6 +183,9 @@ func (s *Searcher) search(raw []string, k int, version string) ([]store.Hit, err
 	if st := s.spec.SecondStage; st.Method == StageCoverage {
 		depth = max(depth, stageDepth(st))
 	}
+	if f := s.spec.Fusion; f != nil {
+		depth = max(depth, f.Depth)
+	}
 	ranked, err := s.rank(terms, weights, want, depth)
 	if err != nil {
 		return nil, err
@@ -189,6 +201,11 @@ func (s *Searcher) search(raw []string, k int, version string) ([]store.Hit, err
 	}
 	if p := s.spec.Proximity; p != nil {
 		if err := s.proximity(terms, ranked[:min(len(ranked), p.Depth)], p); err != nil {
+			return nil, err
+		}
+	}
+	if s.spec.Fusion != nil {
+		if ranked, err = s.fuse(query, ranked, want); err != nil {
 			return nil, err
 		}
 	}

@@ -123,12 +123,16 @@ type Expansion struct {
 
 // Fusion is reciprocal rank fusion (K 60 as in the second document's
 // hybrid) of the lexical ranking with a vector branch: passage vectors
-// made by Model, kept beside the pack in Vectors. Such a configuration
-// needs the model and the vectors; it runs only where both are present,
-// and is refused otherwise (see Open).
+// made by Model (its id, as its files' manifest names it), kept beside
+// the pack in the file Vectors (a plain file name: `ragagent corpus
+// embed` writes it). Each branch ranks its best Depth passages of the
+// version and a passage gets 1/(K+rank) from each branch that ranks it.
+// Such a configuration needs the model and the vectors; it runs only
+// where both are given (Base.OpenVector) and is refused otherwise.
 type Fusion struct {
 	Method  string `json:"method"`
 	K       int    `json:"k"`
+	Depth   int    `json:"depth"`
 	Model   string `json:"model"`
 	Vectors string `json:"vectors"`
 }
@@ -144,20 +148,33 @@ type SecondStage struct {
 
 // Bounds of a spec's numbers.
 const (
-	MaxK           = 100
-	MaxWeight      = 100.0
-	MaxWindow      = 64
-	MaxDepth       = 1000
-	MaxFeedback    = 100
-	DefaultRRFK    = 60
-	MaxSpecBytes   = 64 << 10
-	DefaultDepth   = 50
-	MaxNameLength  = 64
-	maxTextLength  = 4096
-	maxDescription = 1000
+	MaxK               = 100
+	MaxWeight          = 100.0
+	MaxWindow          = 64
+	MaxDepth           = 1000
+	MaxFeedback        = 100
+	DefaultRRFK        = 60
+	DefaultFusionDepth = 100
+	MaxSpecBytes       = 64 << 10
+	DefaultDepth       = 50
+	MaxNameLength      = 64
+	maxTextLength      = 4096
+	maxDescription     = 1000
 )
 
-var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+var (
+	validName  = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	validModel = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
+	validFile  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+)
+
+// clip is a value short enough to quote in a one-line error.
+func clip(v string) string {
+	if len(v) > 80 {
+		return v[:80] + "..."
+	}
+	return v
+}
 
 // Parse reads one configuration from JSON, refusing unknown or repeated
 // keys, a value out of range or a stage this package does not know, with
@@ -181,7 +198,7 @@ func Parse(data []byte) (Spec, error) {
 	// Sub-objects decode over their defaults, so an absent number takes it.
 	raw.Proximity = &Proximity{Window: 8, Weight: 1, Depth: DefaultDepth}
 	raw.Expansion = &Expansion{Method: ExpansionRM3, Docs: 10, Terms: 10, Weight: 0.5}
-	raw.Fusion = &Fusion{Method: FusionRRF, K: DefaultRRFK}
+	raw.Fusion = &Fusion{Method: FusionRRF, K: DefaultRRFK, Depth: DefaultFusionDepth}
 	present, err := topKeys(data)
 	if err != nil {
 		return Spec{}, err
@@ -299,8 +316,17 @@ func (s Spec) Validate() error {
 		if err := whole("fusion.k", f.K, 1, 1000); err != nil {
 			return err
 		}
-		if f.Model == "" || len(f.Model) > maxTextLength || f.Vectors == "" || len(f.Vectors) > maxTextLength {
-			return bad("fusion needs a model and a vectors file (each at most %d bytes)", maxTextLength)
+		if err := whole("fusion.depth", f.Depth, 1, MaxDepth); err != nil {
+			return err
+		}
+		if f.Model == "" || f.Vectors == "" {
+			return bad("fusion needs a model and a vectors file")
+		}
+		if !validModel.MatchString(f.Model) || len(f.Model) > 200 {
+			return bad("fusion.model %q is not a model id (owner/name)", clip(f.Model))
+		}
+		if !validFile.MatchString(f.Vectors) || len(f.Vectors) > 200 {
+			return bad("fusion.vectors %q is not a plain file name beside the pack (letters, digits, '.', '_', '-')", clip(f.Vectors))
 		}
 	}
 	switch s.SecondStage.Method {
@@ -370,12 +396,20 @@ func (s Spec) SearchK(packK int) int {
 	return packK
 }
 
-// Runnable reports why s cannot run offline here (a vector branch, a
-// cross-encoder or a live listwise stage), or nil.
+// Runnable reports why s cannot run offline, with no model at hand (a
+// vector branch, a cross-encoder or a live listwise stage), or nil.
 func (s Spec) Runnable() error {
+	if s.Fusion != nil {
+		return reason.New(reason.UnknownConfig, "configuration %s fuses a vector branch (model %s, vectors %s beside the pack), which needs the model and the pack's vectors: `ragagent corpus embed` makes them and `--model DIR` gives the model", s.Name, s.Fusion.Model, s.Fusion.Vectors)
+	}
+	return s.RunnableWithModels()
+}
+
+// RunnableWithModels is Runnable where a vector branch's model and
+// vectors can be given (Base.OpenVector): why a second stage cannot run
+// here, or nil.
+func (s Spec) RunnableWithModels() error {
 	switch {
-	case s.Fusion != nil:
-		return reason.New(reason.UnknownConfig, "configuration %s fuses a vector branch (model %q, vectors %q), which this build cannot compute: no passage vectors are kept beside the pack", s.Name, s.Fusion.Model, s.Fusion.Vectors)
 	case s.SecondStage.Method == StageCrossEncoder:
 		return reason.New(reason.UnknownConfig, "configuration %s reranks with the cross-encoder, a model this search cannot run; use `ragagent rerank` for the cross-encoder's recorded scores", s.Name)
 	case s.SecondStage.Method == StageListwise:
