@@ -66,6 +66,9 @@ type Options struct {
 	// adapter passes the browser's own (SubtleCrypto), many times faster
 	// than Go's portable code compiled to WebAssembly.
 	SHA256 func([]byte) (string, error)
+	// Models run the configurations that need a model (a vector
+	// branch); nil refuses them with reason.UnknownConfig.
+	Models Models
 }
 
 // PriceTable is the shipped price table, each source ending with the
@@ -119,6 +122,8 @@ type Engine struct {
 	jobs      jobs
 	packs     packs
 	sha256    func([]byte) (string, error)
+	models    Models
+	vectors   vectorSets
 }
 
 // Open validates the seed corpus and cases, builds the FTS5 index and
@@ -149,7 +154,7 @@ func Open(o Options) (*Engine, error) {
 	if o.Prices != nil {
 		prices = *o.Prices
 	}
-	e := &Engine{lab: l, clock: clock, allowance: a, prices: prices, bundled: bundled, sha256: o.SHA256}
+	e := &Engine{lab: l, clock: clock, allowance: a, prices: prices, bundled: bundled, sha256: o.SHA256, models: o.Models}
 	if err := e.packs.init(l, o.Packs); err != nil {
 		l.Close()
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/experiment"
 	"github.com/ragagentlab/ragagent/core/jsonfile"
+	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/retrieval"
 	"github.com/ragagentlab/ragagent/core/stats"
@@ -185,7 +186,7 @@ type Comparison struct {
 // AllConfigs adds every built-in not already named; a name repeated with
 // the same settings counts once, two different configurations under one
 // name are refused (comparisons are by name).
-func resolveConfigs(refs []ConfigRef) ([]retrieval.Spec, error) {
+func resolveConfigs(refs []ConfigRef, models bool) ([]retrieval.Spec, error) {
 	if len(refs) == 0 {
 		refs = []ConfigRef{{Name: AllConfigs}}
 	}
@@ -229,7 +230,11 @@ func resolveConfigs(refs []ConfigRef) ([]retrieval.Spec, error) {
 		}
 	}
 	for _, s := range out {
-		if err := s.Runnable(); err != nil {
+		check := s.Runnable
+		if models {
+			check = s.RunnableWithModels
+		}
+		if err := check(); err != nil {
 			return nil, err
 		}
 	}
@@ -250,7 +255,7 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 	if k < 1 || k > MaxRetrievalK {
 		return nil, fmt.Errorf("retrieval: k must be from 1 to %d, got %d", MaxRetrievalK, req.K)
 	}
-	specs, err := resolveConfigs(req.Configs)
+	specs, err := resolveConfigs(req.Configs, e.models != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +285,7 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 	err = l.Ranking(func(base *retrieval.Base, heads []corpus.Passage) error {
 		ideals := experiment.Ideals(answerable, heads, k)
 		for i, spec := range specs {
-			s, err := base.Open(spec)
+			s, err := e.openSearcher(ctx, l, base, spec, answerable)
 			if err != nil {
 				return err
 			}
@@ -304,6 +309,28 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 		return nil, err
 	}
 	return summarize(l.Pack.Manifest.ID, k, len(l.Cases.Cases), answerable, specs, rankings), nil
+}
+
+// openSearcher opens spec over base; a vector branch gets the pack's
+// vectors and its model's embedder, and the cases' questions embedded up
+// front.
+func (e *Engine) openSearcher(ctx context.Context, l *lab.Lab, base *retrieval.Base, spec retrieval.Spec, cases []*evaluate.Case) (*retrieval.Searcher, error) {
+	if spec.Fusion == nil {
+		return base.Open(spec)
+	}
+	v, err := e.vectorFor(ctx, l, spec)
+	if err != nil {
+		return nil, err
+	}
+	s, err := base.OpenVector(spec, v)
+	if err != nil {
+		return nil, err
+	}
+	questions := make([]string, len(cases))
+	for i, c := range cases {
+		questions[i] = c.Question
+	}
+	return s, s.Prefetch(questions)
 }
 
 // summarize is the experiment's result: each configuration's metrics with

@@ -50,3 +50,15 @@ func (l *Lab) WithCases(data []byte) (*Lab, error) {
 	c.Cases, c.CasesSHA256 = cs, corpus.SHA256(string(data))
 	return &c, nil
 }
+
+// Passages are the lab's passages with their texts, in index order: what
+// a pack's passage vectors are made of (one per passage, in this order).
+// The runs' searches and reads wait meanwhile.
+func (l *Lab) Passages() ([]corpus.Passage, error) {
+	l.tools.mu.Lock()
+	defer l.tools.mu.Unlock()
+	if l.Snapshot != nil {
+		return l.Snapshot.Passages, nil
+	}
+	return l.Library.Index().Passages()
+}
