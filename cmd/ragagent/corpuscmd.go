@@ -20,9 +20,11 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 			return cmdCorpusBuild(args[1:], stdout, stderr)
 		case "info":
 			return cmdCorpusInfo(args[1:], stdout, stderr)
+		case "embed":
+			return cmdCorpusEmbed(args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintln(stderr, "usage: ragagent corpus build --from DIR --out DIR --id ID ... | ragagent corpus info PACK")
+	fmt.Fprintln(stderr, "usage: ragagent corpus build --from DIR --out DIR --id ID ... | ragagent corpus info PACK | ragagent corpus embed --corpus PACK --model DIR")
 	return exitUsage
 }
 

@@ -43,7 +43,7 @@ func parseMinimum(v string) (minimum, error) {
 }
 
 func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("retrieval", "[--corpus PACK] [--cases FILE] [--config NAME|FILE]... [--k N] [--json] [--min METRIC=VALUE]... [--list]", stderr)
+	fs := newFlags("retrieval", "[--corpus PACK] [--cases FILE] [--config NAME|FILE]... [--k N] [--json] [--min METRIC=VALUE]... [--model DIR]... [--vectors DIR]... [--list]", stderr)
 	corpusName := fs.String("corpus", "seed", corpusHelp)
 	casesFile := fs.String("cases", "", "the question set `file` (ragagent-cases/1 JSON, or a TSV of id, question and target URLs or -); default: the pack's own cases")
 	var configs, mins listFlag
@@ -52,6 +52,7 @@ func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, `print {"corpus", "k", "cases", "answerable", "configs": [{name, spec, metrics, cases}], "comparisons": [...]}`)
 	fs.Var(&mins, "min", "fail (exit 1) when the first configuration's `METRIC=VALUE` is below VALUE, e.g. recall@10=0.6; repeatable")
 	list := fs.Bool("list", false, "list the built-in configurations and exit")
+	mf := addVectorFlags(fs)
 	in := addInputFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -78,7 +79,16 @@ func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
 		}
 		gates = append(gates, g)
 	}
-	e, err := engine.Open(engine.Options{Packs: knownPacks()})
+	models, err := mf.open()
+	if err != nil {
+		return usage(err)
+	}
+	opts := engine.Options{Packs: knownPacks()}
+	if models != nil {
+		defer models.Close()
+		opts.Models = models
+	}
+	e, err := engine.Open(opts)
 	if err != nil {
 		return fail(err)
 	}
@@ -103,6 +113,9 @@ func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
 	}
 	if req.Corpus, err = openCorpus(e, in, *corpusName); err != nil {
 		return fail(err)
+	}
+	if dir := packFolder(e, *corpusName); models != nil && dir != "" {
+		models.PackDir(req.Corpus, dir)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
