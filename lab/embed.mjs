@@ -15,7 +15,7 @@
 // devDependency of ragagent-lab, imported here only when a model is opened,
 // so installing the package downloads no runtime and no model.
 //
-//   import { openEmbedder } from "ragagent-lab/lab/embed.mjs"  (or a path)
+//   import { openEmbedder } from "./lab/embed.mjs";   (by path: the package exports only ".")
 //   const e = await openEmbedder({ modelDir });  e.model; await e.embed(texts); await e.close();
 //
 //   node lab/embed.mjs serve --model DIR [--threads N]
@@ -256,7 +256,9 @@ function onnxVersion(T) {
  * batch (texts per forward pass, default BATCH) and loadRuntime (returns
  * the transformers.js module; default importRuntime, for tests).
  *
- * Resolves to {model, embed(texts) -> Promise<Float32Array[]>, close()}.
+ * Resolves to {model, embed(texts) -> Promise<Float32Array[]>,
+ * tokenize(texts) -> number[][] (the token ids embed feeds, truncated),
+ * close()}.
  */
 export async function openEmbedder({ modelDir, weights = "fp32", threads, batch = BATCH, loadRuntime = importRuntime } = {}) {
   if (threads !== undefined && !(Number.isSafeInteger(threads) && threads > 0)) throw new LabError(EMBED_CODES.INVALID_REQUEST, "threads must be a whole number of at least 1");
@@ -367,6 +369,7 @@ export async function openEmbedder({ modelDir, weights = "fp32", threads, batch 
   return {
     model,
     embed,
+    tokenize: (texts) => encode(texts).map((r) => r.ids),
     async close() {
       if (closed) return;
       closed = true;
