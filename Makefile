@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: bench-retrieval bench-retrieval-rounds lint-api all build wasm site-packs vendor worker migrations serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder bench-node crossencode tiny-cross-encoder clean chromium
+.PHONY: bench-retrieval bench-retrieval-rounds lint-api all build wasm site-packs vendor worker migrations serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder bench-node crossencode tiny-cross-encoder tiny-embedder clean chromium
 
 all: build wasm
 
@@ -123,6 +123,12 @@ crossencode: wasm node_modules/.package-lock.json
 # with Debian's python3-torch and python3-onnx.
 tiny-cross-encoder:
 	/usr/bin/python3 scripts/tiny-cross-encoder.py tests/fixtures/tiny-cross-encoder
+
+# Remakes the tests' tiny sentence-embedding model (tests/fixtures/tiny-embedder,
+# for lab/embed.mjs) with Debian's python3-torch and python3-onnx; its
+# vocabulary comes from the bundled packs' passages.
+tiny-embedder:
+	/usr/bin/python3 scripts/tiny-embedder.py tests/fixtures/tiny-embedder
 
 # The loopback fake Gemini API, for trying `ragagent live` or the page
 # without a key: prints its URL, answers with the scripted policy.

@@ -1,0 +1,456 @@
+// embed.mjs makes sentence vectors for a retrieval configuration's vector
+// branch: a sentence-embedding model (a BERT-style encoder exported to
+// ONNX, as all-MiniLM-L6-v2 is) run by the pinned transformers.js under
+// node (onnxruntime-node, CPU, fp32), mean-pooled over the tokens and
+// L2-normalised, as sentence-transformers does.
+//
+// The model is a folder laid out as its hub repository with a
+// ragagent-model/1 manifest (ragagent-model.json) pinning each file's
+// sha256 and size. Every file is checked against it before transformers.js
+// is even imported; transformers.js is then given those verified bytes
+// only (from memory: it reads no file itself and may fetch nothing), so a
+// file changed on disk after the check cannot reach it either.
+//
+// Node only, and not imported by index.js: @huggingface/transformers is a
+// devDependency of ragagent-lab, imported here only when a model is opened,
+// so installing the package downloads no runtime and no model.
+//
+//   import { openEmbedder } from "./lab/embed.mjs";   (by path: the package exports only ".")
+//   const e = await openEmbedder({ modelDir });  e.model; await e.embed(texts); await e.close();
+//
+//   node lab/embed.mjs serve --model DIR [--threads N]
+//     JSON lines: first {"ready": true, "model": {...}} (or {"error": ...}
+//     and exit 1); then per stdin line {"id": N, "texts": [...]} one line
+//     {"id": N, "dimensions": D, "f32": base64} or {"id": N, "error": ...},
+//     in order; stdin's end exits 0. stdout carries nothing else.
+import { createHash } from "node:crypto";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import { fileURLToPath } from "node:url";
+import { LabError } from "./errors.js";
+
+/** RUNTIME_PACKAGE is the npm package that runs the model (a devDependency, pinned in package.json). */
+export const RUNTIME_PACKAGE = "@huggingface/transformers";
+
+/** MODEL_FORMAT tags the manifest a model folder holds (ragagent-model.json). */
+export const MODEL_FORMAT = "ragagent-model/1";
+
+/** EMBED_CODES are the error codes the embedder rejects with (as LabError's code). */
+export const EMBED_CODES = Object.freeze({
+  /** The manifest is missing or malformed, or a file is missing or differs from its pin. */
+  INVALID_MODEL: "invalid_model",
+  /** @huggingface/transformers is not installed. */
+  RUNTIME_MISSING: "runtime_missing",
+  /** embed() was given something other than a list of strings (or serve a bad line). */
+  INVALID_REQUEST: "invalid_request",
+  /** The runtime failed while embedding. */
+  EMBED_FAILED: "embed_failed",
+  /** embed() after close(). */
+  CLOSED: "embedder_closed",
+});
+
+/** BATCH is how many texts go through one forward pass: padding is to the batch's longest. */
+export const BATCH = 32;
+
+const MANIFEST = "ragagent-model.json";
+const HEX64 = /^[0-9a-f]{64}$/;
+const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+const invalid = (message, more) => Object.assign(new LabError(EMBED_CODES.INVALID_MODEL, message), more);
+
+/** safePath says whether p names a file inside the model folder. */
+function safePath(p) {
+  return typeof p === "string" && p !== "" && p.length <= 200 && !p.startsWith("/") && !p.includes("\\") &&
+    p.split("/").every((s) => s !== "" && s !== "." && s !== "..");
+}
+
+/**
+ * readManifest reads and checks modelDir's ragagent-model.json and picks
+ * the weights (by id, default "fp32"): every file must name a path inside
+ * the folder, a sha256 and an exact size, since each is checked before
+ * anything loads.
+ */
+async function readManifest(modelDir, weightsId) {
+  const where = path.join(modelDir, MANIFEST);
+  let m;
+  try {
+    m = JSON.parse(await readFile(where, "utf8"));
+  } catch (err) {
+    throw invalid(err.code === "ENOENT" ? `${where} is missing: a model folder holds a ${MODEL_FORMAT} manifest pinning each file`
+      : `${where}: ${err.code ? err.message : `not JSON (${err.message})`}`);
+  }
+  if (m === null || typeof m !== "object" || m.format !== MODEL_FORMAT) throw invalid(`${where}: format is ${JSON.stringify(m?.format)}, want "${MODEL_FORMAT}"`);
+  if (typeof m.model !== "string" || !MODEL_ID.test(m.model)) throw invalid(`${where}: model ${JSON.stringify(m.model)} is not an owner/name id`);
+  if (typeof m.revision !== "string" || m.revision === "") throw invalid(`${where}: revision is required`);
+  if (!Array.isArray(m.files) || !Array.isArray(m.weights)) throw invalid(`${where}: files and weights must be lists`);
+  const weights = m.weights.find((w) => w?.id === weightsId);
+  if (!weights) throw invalid(`${where}: no weights "${weightsId}" (it has ${m.weights.map((w) => JSON.stringify(w?.id)).join(", ") || "none"})`);
+  const files = [...m.files, weights];
+  const seen = new Set();
+  for (const f of files) {
+    const name = JSON.stringify(f?.path);
+    if (!safePath(f?.path)) throw invalid(`${where}: ${name} is not a path inside the model folder`);
+    if (seen.has(f.path)) throw invalid(`${where}: ${f.path} is named twice`);
+    seen.add(f.path);
+    if (typeof f.sha256 !== "string" || !HEX64.test(f.sha256)) throw invalid(`${where}: ${f.path} has no sha256 pin (a lower-case hex sha256); every file is checked before it loads`);
+    if (!Number.isSafeInteger(f.bytes) || f.bytes < 0 || f.approximate === true) throw invalid(`${where}: ${f.path} needs its exact size in bytes`);
+  }
+  if (!/\.onnx$/.test(weights.path)) throw invalid(`${where}: weights ${weights.path} are not an .onnx file`);
+  for (const p of ["config.json", "tokenizer.json", "tokenizer_config.json"]) {
+    if (!seen.has(p)) throw invalid(`${where}: ${p} is not among the files; transformers.js reads it`);
+  }
+  return { manifest: m, files, weights };
+}
+
+/**
+ * verifyModel reads every file the manifest names and checks its size and
+ * sha256 against the pins. The first difference rejects with code
+ * invalid_model naming the file and both sha256s (err.path,
+ * err.expected_sha256, err.actual_sha256 hold them too). Returns the
+ * manifest, the weights entry and the verified bytes by path.
+ */
+export async function verifyModel({ modelDir, weights = "fp32" }) {
+  if (typeof modelDir !== "string" || modelDir === "") throw new LabError(EMBED_CODES.INVALID_MODEL, "openEmbedder needs modelDir, the model folder");
+  const dir = path.resolve(modelDir);
+  const { manifest, files, weights: w } = await readManifest(dir, weights);
+  const bytes = new Map();
+  for (const f of files) {
+    let data;
+    try {
+      data = await readFile(path.join(dir, ...f.path.split("/")));
+    } catch (err) {
+      throw invalid(`${f.path} was refused: ${err.code === "ENOENT" ? "it is missing from" : `it cannot be read (${err.code || err.message}) in`} ${dir}. Nothing was loaded.`, { path: f.path });
+    }
+    const sha = createHash("sha256").update(data).digest("hex");
+    if (sha !== f.sha256 || data.byteLength !== f.bytes) {
+      throw invalid(`${f.path} was refused: its sha256 is ${sha} (${data.byteLength} bytes), the manifest pins ${f.sha256} (${f.bytes} bytes). Nothing was loaded.`,
+        { path: f.path, expected_sha256: f.sha256, actual_sha256: sha });
+    }
+    bytes.set(f.path, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  }
+  return { dir, manifest, weights: w, files: files.map((f) => ({ path: f.path, sha256: f.sha256, bytes: f.bytes })), bytes };
+}
+
+/** pinnedVersion is the transformers.js version ragagent-lab's package.json pins, or null. */
+async function pinnedVersion() {
+  try {
+    const pkg = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8"));
+    return pkg.devDependencies?.[RUNTIME_PACKAGE] ?? pkg.dependencies?.[RUNTIME_PACKAGE] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** importRuntime imports transformers.js, or rejects with runtime_missing saying what to install. */
+export async function importRuntime() {
+  try {
+    return await import(RUNTIME_PACKAGE);
+  } catch (err) {
+    if (err?.code !== "ERR_MODULE_NOT_FOUND" || !String(err.message).includes(RUNTIME_PACKAGE)) throw err;
+    const v = await pinnedVersion();
+    throw new LabError(EMBED_CODES.RUNTIME_MISSING,
+      `the embedder needs the npm package ${RUNTIME_PACKAGE}, which is not installed (ragagent-lab lists it as a devDependency, so installing ragagent-lab does not bring it): npm install ${RUNTIME_PACKAGE}${v ? `@${v}` : ""}`,
+      { cause: err });
+  }
+}
+
+// transformers.js keeps its settings in one env object: one model loads at a time.
+let loading = Promise.resolve();
+let opened = 0;
+
+const ENV_KEYS = ["allowLocalModels", "allowRemoteModels", "localModelPath", "useFSCache", "useBrowserCache", "useCustomCache", "customCache"];
+
+/**
+ * loadPipeline loads the feature-extraction pipeline from verified.bytes
+ * only: transformers.js sees them as its cache (env.customCache, matched
+ * by path), remote models are off (it fetches nothing), and its local
+ * folder is an empty temporary one, so a file the manifest does not name
+ * is simply absent rather than read unchecked from disk. The env is put
+ * back afterwards.
+ */
+async function loadPipeline(T, verified, threads) {
+  const key = `ragagent-verified/embedder-${++opened}`;
+  const empty = await mkdtemp(path.join(os.tmpdir(), "ragagent-embed-"));
+  const saved = Object.fromEntries(ENV_KEYS.map((k) => [k, T.env[k]]));
+  Object.assign(T.env, {
+    allowLocalModels: true, allowRemoteModels: false, localModelPath: empty,
+    useFSCache: false, useBrowserCache: false, useCustomCache: true,
+    customCache: {
+      async match(request) {
+        const k = String(request);
+        const at = k.indexOf(`${key}/`);
+        if (at < 0) return undefined;
+        const file = k.slice(at + key.length + 1).replace(/^resolve\/[^/]+\//, "");
+        const data = verified.bytes.get(file);
+        return data ? new Response(data, { headers: { "content-length": String(data.byteLength) } }) : undefined;
+      },
+      async put() {},
+    },
+  });
+  try {
+    const m = /^(?:(.*)\/)?([^/]+)\.onnx$/.exec(verified.weights.path);
+    return await T.pipeline("feature-extraction", key, {
+      revision: verified.manifest.revision, dtype: "fp32", device: "cpu",
+      subfolder: m[1] || "", model_file_name: m[2],
+      session_options: threads ? { intraOpNumThreads: threads, interOpNumThreads: 1 } : {},
+    });
+  } finally {
+    Object.assign(T.env, saved);
+    await rm(empty, { recursive: true, force: true });
+  }
+}
+
+/**
+ * maxTokens is how many tokens (specials included) the model reads: the
+ * tokenizer's model_max_length, capped by the positions it has
+ * (config.max_position_embeddings) and, when the manifest pins one, by
+ * sentence_bert_config.json's max_seq_length (what sentence-transformers
+ * truncates to, e.g. 256 for all-MiniLM-L6-v2 whose tokenizer says 512).
+ */
+function maxTokens(pipe, verified) {
+  const limits = [pipe.tokenizer.model_max_length, pipe.model.config?.max_position_embeddings];
+  const st = verified.bytes.get("sentence_bert_config.json");
+  if (st) {
+    try {
+      limits.push(JSON.parse(new TextDecoder().decode(st)).max_seq_length);
+    } catch {
+      throw invalid("sentence_bert_config.json is not JSON");
+    }
+  }
+  const ok = limits.filter((n) => Number.isSafeInteger(n) && n > 0);
+  if (ok.length === 0) throw invalid(`${verified.manifest.model}: neither tokenizer_config.json nor config.json says how many tokens the model reads`);
+  return Math.min(...ok);
+}
+
+/**
+ * specialLayout finds how many special tokens the tokenizer puts before
+ * and after a text ([CLS] … [SEP]: 1 and 1), so a long text is truncated
+ * as the Python tokenizers do it: the text's own pieces are cut and the
+ * specials kept. (transformers.js 4.3.2's truncation cuts the finished
+ * sequence instead, dropping the closing [SEP], which changes the vector
+ * of every passage longer than the model's context.)
+ */
+function specialLayout(tokenizer) {
+  const opts = { padding: false, truncation: false, return_tensor: false };
+  const full = tokenizer(["a b"], { ...opts, add_special_tokens: true }).input_ids[0].map(Number);
+  const bare = tokenizer(["a b"], { ...opts, add_special_tokens: false }).input_ids[0].map(Number);
+  for (let head = 0; head + bare.length <= full.length; head++) {
+    if (bare.every((id, i) => full[head + i] === id)) return { head, tail: full.length - head - bare.length };
+  }
+  throw invalid("the tokenizer's special tokens do not wrap the text; cannot truncate it safely");
+}
+
+function onnxVersion(T) {
+  const v = T.env.backends?.onnx?.versions ?? {};
+  return v.node ?? v.common ?? v.web ?? "unknown";
+}
+
+/**
+ * openEmbedder checks modelDir's files against its ragagent-model.json
+ * (rejecting with invalid_model before transformers.js is imported), then
+ * loads the model on the CPU in fp32 and embeds one text to learn its
+ * dimensions. Options: weights (the manifest's weights id, default
+ * "fp32"), threads (ONNX Runtime's intra-op threads; default its own),
+ * batch (texts per forward pass, default BATCH) and loadRuntime (returns
+ * the transformers.js module; default importRuntime, for tests).
+ *
+ * Resolves to {model, embed(texts) -> Promise<Float32Array[]>,
+ * tokenize(texts) -> number[][] (the token ids embed feeds, truncated),
+ * close()}.
+ */
+export async function openEmbedder({ modelDir, weights = "fp32", threads, batch = BATCH, loadRuntime = importRuntime } = {}) {
+  if (threads !== undefined && !(Number.isSafeInteger(threads) && threads > 0)) throw new LabError(EMBED_CODES.INVALID_REQUEST, "threads must be a whole number of at least 1");
+  if (!(Number.isSafeInteger(batch) && batch > 0)) throw new LabError(EMBED_CODES.INVALID_REQUEST, "batch must be a whole number of at least 1");
+  const verified = await verifyModel({ modelDir, weights });
+  const T = await loadRuntime();
+  const turn = loading.then(() => loadPipeline(T, verified, threads));
+  loading = turn.catch(() => {});
+  let pipe;
+  try {
+    pipe = await turn;
+  } catch (err) {
+    if (err instanceof LabError) throw err;
+    throw invalid(`${verified.manifest.model}: transformers.js could not load it: ${err.message}`, { cause: err });
+  }
+  const tokenizer = pipe.tokenizer;
+  const limit = maxTokens(pipe, verified);
+  const { head, tail } = specialLayout(tokenizer);
+  if (limit <= head + tail) throw invalid(`${verified.manifest.model}: a context of ${limit} tokens leaves no room for text`);
+  const padId = Number.isSafeInteger(tokenizer.pad_token_id) ? tokenizer.pad_token_id : 0;
+
+  /** encode tokenizes texts, each truncated to limit tokens with its specials kept. */
+  function encode(texts) {
+    const enc = tokenizer(texts, { padding: false, truncation: false, add_special_tokens: true, return_tensor: false });
+    return enc.input_ids.map((row, i) => {
+      let ids = row.map(Number);
+      let types = enc.token_type_ids ? enc.token_type_ids[i].map(Number) : null;
+      if (ids.length > limit) {
+        const keep = (a) => [...a.slice(0, limit - tail), ...a.slice(a.length - tail)];
+        ids = keep(ids);
+        types = types && keep(types);
+      }
+      return { ids, types };
+    });
+  }
+
+  /** forward embeds one batch: padded to its longest, one pass, mean-pooled and normalised. */
+  async function forward(texts) {
+    const rows = encode(texts);
+    const n = rows.length;
+    const len = Math.max(...rows.map((r) => r.ids.length));
+    const ids = new BigInt64Array(n * len).fill(BigInt(padId));
+    const mask = new BigInt64Array(n * len);
+    const types = new BigInt64Array(n * len);
+    rows.forEach((r, i) => {
+      r.ids.forEach((id, j) => {
+        ids[i * len + j] = BigInt(id);
+        mask[i * len + j] = 1n;
+        if (r.types) types[i * len + j] = BigInt(r.types[j]);
+      });
+    });
+    const inputs = {
+      input_ids: new T.Tensor("int64", ids, [n, len]),
+      attention_mask: new T.Tensor("int64", mask, [n, len]),
+    };
+    if (rows[0].types) inputs.token_type_ids = new T.Tensor("int64", types, [n, len]);
+    const out = await pipe.model(inputs);
+    const hidden = out.last_hidden_state ?? out.token_embeddings;
+    if (!hidden || hidden.dims.length !== 3 || hidden.dims[0] !== n) {
+      throw new LabError(EMBED_CODES.EMBED_FAILED, `the model gave no last_hidden_state of shape [${n}, ${len}, D]: not a sentence encoder`);
+    }
+    const pooled = T.mean_pooling(hidden, inputs.attention_mask).normalize(2, -1);
+    const d = pooled.dims[1];
+    const data = Float32Array.from(pooled.data);
+    return Array.from({ length: n }, (_, i) => data.slice(i * d, (i + 1) * d));
+  }
+
+  let closed = false;
+  let queue = Promise.resolve();
+  const dimensions = (await forward([""]))[0].length;
+
+  /** embed returns one unit-length Float32Array per text, in order, BATCH texts per forward pass. */
+  function embed(texts) {
+    const run = async () => {
+      if (closed) throw new LabError(EMBED_CODES.CLOSED, "the embedder was closed");
+      if (!Array.isArray(texts) || !texts.every((t) => typeof t === "string")) {
+        throw new LabError(EMBED_CODES.INVALID_REQUEST, "embed takes a list of strings");
+      }
+      const vectors = [];
+      for (let i = 0; i < texts.length; i += batch) {
+        try {
+          vectors.push(...(await forward(texts.slice(i, i + batch))));
+        } catch (err) {
+          if (err instanceof LabError) throw err;
+          throw new LabError(EMBED_CODES.EMBED_FAILED, `embedding failed: ${err.message}`, { cause: err });
+        }
+      }
+      return vectors;
+    };
+    const result = queue.then(run);
+    queue = result.catch(() => {});
+    return result;
+  }
+
+  const model = {
+    id: verified.manifest.model,
+    revision: verified.manifest.revision,
+    license: verified.manifest.license ?? null,
+    dimensions,
+    max_tokens: limit,
+    files: verified.files,
+    weights: verified.weights.id,
+    runtime: { "transformers.js": T.env.version, onnxruntime: onnxVersion(T), device: "cpu", dtype: "fp32", threads: threads ?? null },
+    pooling: "mean",
+    normalize: true,
+  };
+  verified.bytes.clear();
+  return {
+    model,
+    embed,
+    tokenize: (texts) => encode(texts).map((r) => r.ids),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await queue;
+      await pipe.dispose?.();
+    },
+  };
+}
+
+/** vectorsBase64 is the vectors' float32 little-endian bytes, row after row, in base64. */
+export function vectorsBase64(vectors) {
+  const d = vectors[0]?.length ?? 0;
+  const buf = Buffer.alloc(vectors.length * d * 4);
+  vectors.forEach((v, i) => v.forEach((x, j) => buf.writeFloatLE(x, (i * d + j) * 4)));
+  return buf.toString("base64");
+}
+
+const USAGE = "usage: node lab/embed.mjs serve --model DIR [--weights ID] [--threads N]";
+
+function parseArgs(argv) {
+  if (argv[0] !== "serve") throw new LabError(EMBED_CODES.INVALID_REQUEST, USAGE);
+  const opts = {};
+  for (let i = 1; i < argv.length; i += 2) {
+    const [flag, value] = [argv[i], argv[i + 1]];
+    if (value === undefined || !["--model", "--weights", "--threads"].includes(flag)) throw new LabError(EMBED_CODES.INVALID_REQUEST, USAGE);
+    if (flag === "--model") opts.modelDir = value;
+    if (flag === "--weights") opts.weights = value;
+    if (flag === "--threads") opts.threads = Number(value);
+  }
+  if (!opts.modelDir) throw new LabError(EMBED_CODES.INVALID_REQUEST, USAGE);
+  return opts;
+}
+
+const errorOf = (err) => ({ code: typeof err?.code === "string" && !err.code.startsWith("ERR_") ? err.code : EMBED_CODES.EMBED_FAILED, message: String(err?.message ?? err) });
+
+/**
+ * serve speaks the JSON-lines protocol on input and write (see the top of
+ * this file): a ready line or an error line, then one answer per request
+ * line in order. Resolves to the exit code: 0 at input's end, 1 when the
+ * model did not open.
+ */
+export async function serve(argv, { input = process.stdin, write = (line) => process.stdout.write(line) } = {}) {
+  const send = (value) => new Promise((resolve) => write(`${JSON.stringify(value)}\n`) ? resolve() : process.stdout.once("drain", resolve));
+  let embedder;
+  try {
+    embedder = await openEmbedder(parseArgs(argv));
+  } catch (err) {
+    await send({ error: errorOf(err) });
+    return 1;
+  }
+  await send({ ready: true, model: embedder.model });
+  const lines = readline.createInterface({ input, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line.trim() === "") continue;
+    let id = null;
+    try {
+      let req;
+      try {
+        req = JSON.parse(line);
+      } catch (err) {
+        throw new LabError(EMBED_CODES.INVALID_REQUEST, `a request is one JSON object a line: ${err.message}`);
+      }
+      if (req === null || typeof req !== "object" || Array.isArray(req)) throw new LabError(EMBED_CODES.INVALID_REQUEST, 'a request is {"id": N, "texts": [...]}');
+      if (Number.isSafeInteger(req.id) || typeof req.id === "string") id = req.id;
+      if (id === null) throw new LabError(EMBED_CODES.INVALID_REQUEST, "a request needs an id (a whole number or a string)");
+      const vectors = await embedder.embed(req.texts);
+      await send({ id, dimensions: embedder.model.dimensions, f32: vectorsBase64(vectors) });
+    } catch (err) {
+      await send({ id, error: errorOf(err) });
+    }
+  }
+  await embedder.close();
+  return 0;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  // stdout is the protocol's: whatever a library would print there goes to stderr.
+  console.log = console.info = console.debug = console.error;
+  const code = await serve(process.argv.slice(2)).catch((err) => {
+    process.stderr.write(`embed: ${err?.stack ?? err}\n`);
+    return 1;
+  });
+  process.exitCode = code;
+}
