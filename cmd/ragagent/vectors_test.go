@@ -1,0 +1,85 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragagentlab/ragagent/core/vectors"
+)
+
+// tinyEmbedder is the tests' tiny sentence encoder (random weights: its
+// vectors mean nothing), run by the project's embedder under node.
+var tinyEmbedder = filepath.Join("..", "..", "tests", "fixtures", "tiny-embedder")
+
+func useEmbedder(t *testing.T) {
+	t.Helper()
+	t.Setenv("RAGAGENT_EMBEDDER", filepath.Join("..", "..", "lab", "embed.mjs"))
+}
+
+const hybridSpec = `{"name": "hybrid", "tokenizer": "stemmed", "stop_words": "english", "fields": {"text": 1, "title": 0.5, "anchor": 1},
+ "proximity": {"window": 4}, "fusion": {"model": "ragagent-test/tiny-embedder", "vectors": "vectors-tiny-embedder.bin"}}`
+
+// TestEmbedThenRankTheVectorBranch: `corpus embed` writes the seed
+// pack's vectors through the node embedder (the tiny model), and
+// `retrieval` ranks a configuration that fuses them, against seed, with
+// the same model embedding the questions. The ranks are a golden.
+func TestEmbedThenRankTheVectorBranch(t *testing.T) {
+	useEmbedder(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "vectors-tiny-embedder.bin")
+	code, stdout, stderr := ragagent("corpus", "embed", "--corpus", "seed", "--model", tinyEmbedder, "--out", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "4 vectors of 32 dimensions from ragagent-test/tiny-embedder")
+	assert.Contains(t, stderr, "embedded 4/4 passages")
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	set, err := vectors.Parse(data)
+	require.NoError(t, err)
+	assert.Equal(t, "seed", set.Header.Pack)
+	assert.Equal(t, "ragagent-test/tiny-embedder", set.Header.Model.ID)
+	assert.NotEmpty(t, set.Header.Model.Runtime["transformers.js"], "the runtime is recorded")
+
+	code, _, stderr = ragagent("corpus", "embed", "--corpus", "seed", "--model", tinyEmbedder, "--out", out)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "exists; remove it or give another --out")
+
+	spec := filepath.Join(dir, "hybrid.json")
+	require.NoError(t, os.WriteFile(spec, []byte(hybridSpec), 0o644))
+	code, stdout, stderr = ragagent("retrieval", "--config", "seed", "--config", spec, "--model", tinyEmbedder, "--vectors", dir, "--json")
+	require.Equal(t, exitOK, code, stderr)
+	golden(t, "retrieval-hybrid-seed.json", stdout)
+}
+
+// TestTheVectorBranchNeedsItsFlags: one line each, naming what is
+// missing.
+func TestTheVectorBranchNeedsItsFlags(t *testing.T) {
+	useEmbedder(t)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "hybrid.json")
+	require.NoError(t, os.WriteFile(spec, []byte(hybridSpec), 0o644))
+	notAModel := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"no model or vectors", []string{"retrieval", "--config", spec}, exitError, "needs the model and the pack's vectors: `ragagent corpus embed` makes them and `--model DIR` gives the model"},
+		{"no vectors file", []string{"retrieval", "--config", spec, "--model", tinyEmbedder, "--vectors", dir}, exitError, "pack seed has no vectors file vectors-tiny-embedder.bin: it is not in " + dir},
+		{"a folder that is no model", []string{"retrieval", "--config", spec, "--model", notAModel}, exitUsage, "ragagent-model.json"},
+		{"embed without a model", []string{"corpus", "embed", "--corpus", "seed"}, exitUsage, "--model is required"},
+		{"embed a batch too big", []string{"corpus", "embed", "--corpus", "seed", "--model", tinyEmbedder, "--batch", "1000"}, exitUsage, "--batch must be from 1 to 256"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := ragagent(tc.args...)
+			assert.Equal(t, tc.code, code)
+			assert.Contains(t, stderr, tc.says)
+			assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line: %s", stderr)
+		})
+	}
+}
