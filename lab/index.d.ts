@@ -149,7 +149,7 @@ export declare class Lab {
   /** `ragagent eval --json`: the pack's authored cases (or the question set `cases` holds, as `--cases`) on both paths (scripted, or replay of a recording made over the pack). */
   eval(options?: { corpus?: string; policy?: "scripted" | "replay"; recording?: string; config?: string | Record<string, unknown>; cases?: string; onTrial?: (done: number, total: number, id: string) => void }): Promise<Evaluated>;
   /** `ragagent retrieval --json`: a question set ranked under each configuration, the first the baseline. */
-  retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void }): Promise<Compared>;
+  retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void; models?: string[]; vectors?: string[] }): Promise<Compared>;
   /** The session's recording (every live run of this lab) as ragagent-recording/1 text. */
   recording(): Promise<{ trials: number; exchanges: number; text: string }>;
   /** The pack ids a corpus may name: the engine's and those shipped beside it. */

@@ -87,6 +87,9 @@ export class Lab {
   #site;
   #closed = false;
   #packs = new Map();
+  // #folders are the folders of packs loaded from disk, by id: a vector
+  // branch's vectors file is looked for there too.
+  #folders = new Map();
 
   constructor({ api, go, exited, info, openMs }, site) {
     this.#api = api;
@@ -196,21 +199,42 @@ export class Lab {
    * pack's own), configs names (["all"], the default) or specs, the first
    * the baseline; k the depth ranked (default 10).
    *
-   * @param {{corpus?: string, cases?: string, configs?: Array<string | object>, k?: number, onCase?: Function}} [options]
+   * A configuration with a vector branch (fusion) also needs models,
+   * the model folders (each with its ragagent-model.json), and the
+   * pack's vectors file (`ragagent corpus embed`), looked for in the
+   * vectors folders and then beside a pack given as a folder: the
+   * command line's --model and --vectors. Its model runs here, under
+   * node, with lab/embed.mjs (install @huggingface/transformers).
+   *
+   * @param {{corpus?: string, cases?: string, configs?: Array<string | object>, k?: number, onCase?: Function, models?: string[], vectors?: string[]}} [options]
    */
-  async retrieval({ corpus, cases, configs, k, onCase } = {}) {
+  async retrieval({ corpus, cases, configs, k, onCase, models, vectors } = {}) {
     const api = this.#open();
     if (cases !== undefined && typeof cases !== "string") {
       throw new LabError(CODES.INVALID_ARGUMENT, "retrieval: cases must be the question set's text (a string)");
+    }
+    for (const [name, v] of [["models", models], ["vectors", vectors]]) {
+      if (v !== undefined && (!Array.isArray(v) || v.some((d) => typeof d !== "string"))) {
+        throw new LabError(CODES.INVALID_ARGUMENT, `retrieval: ${name} must be an array of folder paths`);
+      }
     }
     const req = { corpus: corpus === undefined ? "seed" : await this.#corpus(corpus) };
     if (cases !== undefined) req.cases = cases;
     if (configs !== undefined) req.configs = configs;
     if (k !== undefined) req.k = k;
-    // The engine's retrieval is a job whose value is the command's bytes
-    // (the page downloads them as they are); here they are parsed.
-    const text = await call(() => api.retrieval(req, { onProgress: onCase }).result);
-    return JSON.parse(text);
+    const hooks = { onProgress: onCase };
+    const opened = [];
+    if (models !== undefined || vectors !== undefined) {
+      Object.assign(hooks, modelHooks(models ?? [], [...(vectors ?? []), ...(this.#folders.has(req.corpus) ? [this.#folders.get(req.corpus)] : [])], opened));
+    }
+    try {
+      // The engine's retrieval is a job whose value is the command's bytes
+      // (the page downloads them as they are); here they are parsed.
+      const text = await call(() => api.retrieval(req, hooks).result);
+      return JSON.parse(text);
+    } finally {
+      for (const e of opened) await e.close();
+    }
   }
 
   /**
@@ -287,6 +311,7 @@ export class Lab {
     const { manifest, passages } = await readPack(manifestPath);
     const loaded = await call(() => api.loadPack(manifest, passages));
     this.#packs.set(corpus, loaded.manifest.id);
+    this.#folders.set(loaded.manifest.id, path.dirname(manifestPath));
     return loaded.manifest.id;
   }
 
@@ -318,6 +343,42 @@ async function call(fn) {
  * declares before unpacking them all (as the command line's packs.Load).
  * The engine then checks the passages against the manifest (size, sha256).
  */
+/**
+ * modelHooks are the engine's hooks for a vector branch (jsbridge.Models):
+ * vectors(pack, name) reads the file from the first folder holding it;
+ * embedder(model) starts lab/embed.mjs's embedder on the model folder
+ * whose ragagent-model.json names that model (kept in opened, which the
+ * caller closes).
+ */
+function modelHooks(modelDirs, vectorDirs, opened) {
+  return {
+    async vectors(pack, name) {
+      if (name !== path.basename(name) || name.startsWith(".")) {
+        throw new LabError("invalid_config", `${JSON.stringify(name)} is not a plain file name`);
+      }
+      for (const dir of vectorDirs) {
+        const data = await readFile(path.join(dir, name)).catch(() => null);
+        if (data !== null) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      }
+      throw new Error(vectorDirs.length === 0 ? "no folder to look in (give vectors: [folders])" : `it is not in ${vectorDirs.join(", ")}`);
+    },
+    async embedder(model) {
+      const known = [];
+      for (const dir of modelDirs) {
+        const manifest = JSON.parse(await readFile(path.join(dir, "ragagent-model.json"), "utf8"));
+        if (manifest.model === model) {
+          const { openEmbedder } = await import("./embed.mjs");
+          const e = await openEmbedder({ modelDir: dir });
+          opened.push(e);
+          return { model: e.model, embed: (texts) => e.embed(texts) };
+        }
+        known.push(manifest.model);
+      }
+      throw new Error(modelDirs.length === 0 ? "no model folder was given (models: [folders])" : `no model folder holds it (they hold ${known.join(", ")})`);
+    },
+  };
+}
+
 async function readPack(manifestPath) {
   let manifest;
   try {

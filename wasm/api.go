@@ -274,7 +274,8 @@ func runTrial(ctx context.Context, c call, s *spec) (engine.RunRequest, report.T
 	return req, tr, err
 }
 
-// retrievalJob is retrieval({corpus, cases, configs, k}, {onProgress}):
+// retrievalJob is retrieval({corpus, cases, configs, k}, {onProgress,
+// vectors, embedder}) (the last two a vector branch's: jsbridge.Models):
 // `ragagent retrieval --json`, its value the command's bytes as text
 // (RetrievalResult.JSON), so the page's download is byte for byte what
 // the command prints (the node module parses it); onProgress(done, total,
@@ -286,6 +287,9 @@ func retrievalJob(ctx context.Context, c call, s *spec) (any, error) {
 		return nil, err
 	}
 	on := jsbridge.Field(c.args.At(1), "onProgress")
+	if m := jsbridge.ModelsOf(c.args.At(1)); m != nil {
+		req.Models = m
+	}
 	// Ranking never waits on JS, so Go would not hand the worker's event
 	// loop back until it ends: every 50 ms it sleeps a millisecond, which
 	// lets the worker take a cancel(id) meanwhile.

@@ -94,6 +94,9 @@ type RetrievalRequest struct {
 	// OnCase, if set, sees each case ranked: done of total (cases times
 	// configurations) and the configuration's name.
 	OnCase func(done, total int, config string) `json:"-"`
+	// Models, if set, are this request's models (a vector branch's
+	// vectors and embedder), in place of the engine's Options.Models.
+	Models Models `json:"-"`
 }
 
 // ParseRetrievalRequest reads a front end's experiment request, JSON
@@ -255,7 +258,11 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 	if k < 1 || k > MaxRetrievalK {
 		return nil, fmt.Errorf("retrieval: k must be from 1 to %d, got %d", MaxRetrievalK, req.K)
 	}
-	specs, err := resolveConfigs(req.Configs, e.models != nil)
+	models := req.Models
+	if models == nil {
+		models = e.models
+	}
+	specs, err := resolveConfigs(req.Configs, models != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +292,7 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 	err = l.Ranking(func(base *retrieval.Base, heads []corpus.Passage) error {
 		ideals := experiment.Ideals(answerable, heads, k)
 		for i, spec := range specs {
-			s, err := e.openSearcher(ctx, l, base, spec, answerable)
+			s, err := e.openSearcher(ctx, models, req.Models == nil, l, base, spec, answerable)
 			if err != nil {
 				return err
 			}
@@ -314,11 +321,11 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 // openSearcher opens spec over base; a vector branch gets the pack's
 // vectors and its model's embedder, and the cases' questions embedded up
 // front.
-func (e *Engine) openSearcher(ctx context.Context, l *lab.Lab, base *retrieval.Base, spec retrieval.Spec, cases []*evaluate.Case) (*retrieval.Searcher, error) {
+func (e *Engine) openSearcher(ctx context.Context, models Models, keep bool, l *lab.Lab, base *retrieval.Base, spec retrieval.Spec, cases []*evaluate.Case) (*retrieval.Searcher, error) {
 	if spec.Fusion == nil {
 		return base.Open(spec)
 	}
-	v, err := e.vectorFor(ctx, l, spec)
+	v, err := e.vectorFor(ctx, models, keep, l, spec)
 	if err != nil {
 		return nil, err
 	}

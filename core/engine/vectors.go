@@ -33,31 +33,35 @@ type vectorSets struct {
 // vectorFor is what spec's vector branch needs over l's pack: the pack's
 // vectors file (parsed once and kept), checked to be of this very build
 // of the pack, and the embedder of the spec's model.
-func (e *Engine) vectorFor(ctx context.Context, l *lab.Lab, spec retrieval.Spec) (retrieval.Vector, error) {
-	if e.models == nil {
+func (e *Engine) vectorFor(ctx context.Context, models Models, keep bool, l *lab.Lab, spec retrieval.Spec) (retrieval.Vector, error) {
+	if models == nil {
 		return retrieval.Vector{}, spec.Runnable()
 	}
 	m := l.Pack.Manifest
 	name := spec.Fusion.Vectors
-	set, err := e.vectorSet(m.ID, m.PassagesSHA256, name)
+	set, err := e.vectorSet(models, keep, m.ID, m.PassagesSHA256, name)
 	if err != nil {
 		return retrieval.Vector{}, err
 	}
-	emb, err := e.models.Embedder(ctx, spec.Fusion.Model)
+	emb, err := models.Embedder(ctx, spec.Fusion.Model)
 	if err != nil {
 		return retrieval.Vector{}, reason.New(reason.UnknownConfig, "configuration %s: the model %s: %v", spec.Name, spec.Fusion.Model, err)
 	}
 	return retrieval.Vector{Ctx: ctx, Set: set, Embedder: emb}, nil
 }
 
-func (e *Engine) vectorSet(pack, receipt, name string) (*vectors.Set, error) {
+// vectorSet reads, parses and checks a pack's vectors file; with keep
+// (the engine's own Models) the set is kept for the next request. A
+// request's own Models may give other files under the same name, so
+// theirs are read for that request only.
+func (e *Engine) vectorSet(models Models, keep bool, pack, receipt, name string) (*vectors.Set, error) {
 	key := pack + "\x00" + receipt + "\x00" + name
 	e.vectors.mu.Lock()
 	defer e.vectors.mu.Unlock()
-	if s, ok := e.vectors.sets[key]; ok {
+	if s, ok := e.vectors.sets[key]; ok && keep {
 		return s, nil
 	}
-	data, err := e.models.Vectors(pack, name)
+	data, err := models.Vectors(pack, name)
 	if err != nil {
 		return nil, reason.New(reason.UnknownConfig, "pack %s has no vectors file %s: %v (`ragagent corpus embed` makes one)", pack, name, err)
 	}
@@ -69,10 +73,12 @@ func (e *Engine) vectorSet(pack, receipt, name string) (*vectors.Set, error) {
 		return nil, reason.New(reason.InvalidConfig, "the vectors file %s is of pack %s with passages %s, not of pack %s with passages %s: embed this pack again",
 			name, h.Pack, digest12(h.PassagesSHA256), pack, digest12(receipt))
 	}
-	if e.vectors.sets == nil {
-		e.vectors.sets = map[string]*vectors.Set{}
+	if keep {
+		if e.vectors.sets == nil {
+			e.vectors.sets = map[string]*vectors.Set{}
+		}
+		e.vectors.sets[key] = s
 	}
-	e.vectors.sets[key] = s
 	return s, nil
 }
 

@@ -56,7 +56,7 @@ type Model struct {
 	MaxTokens  int    `json:"max_tokens,omitempty"`
 	// Runtime is what ran it (transformers.js and ONNX Runtime versions,
 	// device, dtype): recorded, not compared.
-	Runtime map[string]string `json:"runtime,omitempty"`
+	Runtime map[string]any `json:"runtime,omitempty"`
 }
 
 // File is one model file and its sha256.
