@@ -115,7 +115,7 @@ func TestRetrievalRefusals(t *testing.T) {
 	noTarget := write("missing.tsv", "a\tq?\thttps://docs.python.org/3.12/library/nowhere.html\n")
 	empty := write("empty.tsv", "")
 	badConfig := write("config.json", `{"name": "x", "tokenizer": "porter"}`)
-	modelConfig := write("model.json", `{"name": "x", "second_stage": {"method": "cross-encoder"}}`)
+	modelConfig := write("model.json", `{"name": "x", "second_stage": {"method": "cross-encoder", "model": "cross-encoder/ms-marco-MiniLM-L6-v2"}}`)
 	for _, c := range []struct {
 		name string
 		args []string

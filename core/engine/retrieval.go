@@ -320,16 +320,16 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 
 // openSearcher opens spec over base; a vector branch gets the pack's
 // vectors and its model's embedder, and the cases' questions embedded up
-// front.
+// front; a cross-encoder stage its scorer.
 func (e *Engine) openSearcher(ctx context.Context, models Models, keep bool, l *lab.Lab, base *retrieval.Base, spec retrieval.Spec, cases []*evaluate.Case) (*retrieval.Searcher, error) {
-	if spec.Fusion == nil {
+	if spec.Fusion == nil && spec.SecondStage.Method != retrieval.StageCrossEncoder {
 		return base.Open(spec)
 	}
-	v, err := e.vectorFor(ctx, models, keep, l, spec)
+	v, err := e.modelsFor(ctx, models, keep, l, spec)
 	if err != nil {
 		return nil, err
 	}
-	s, err := base.OpenVector(spec, v)
+	s, err := base.OpenModels(spec, v)
 	if err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func TestRetrievalRefusals(t *testing.T) {
 	}{
 		{"unknown config", engine.RetrievalRequest{Configs: []engine.ConfigRef{{Name: "nope"}}}, reason.UnknownConfig},
 		{"bad spec", engine.RetrievalRequest{Configs: []engine.ConfigRef{{Spec: []byte(`{"name": "x", "tokenizer": "nope"}`)}}}, reason.InvalidConfig},
-		{"model stage", engine.RetrievalRequest{Configs: []engine.ConfigRef{{Spec: []byte(`{"name": "x", "second_stage": {"method": "cross-encoder"}}`)}}}, reason.UnknownConfig},
+		{"model stage", engine.RetrievalRequest{Configs: []engine.ConfigRef{{Spec: []byte(`{"name": "x", "second_stage": {"method": "cross-encoder", "model": "cross-encoder/ms-marco-MiniLM-L6-v2"}}`)}}}, reason.UnknownConfig},
 		{"name clash", engine.RetrievalRequest{Configs: []engine.ConfigRef{{Name: "seed"}, {Spec: []byte(`{"name": "seed", "tokenizer": "stemmed"}`)}}}, reason.InvalidConfig},
 		{"bad cases", engine.RetrievalRequest{Cases: "a\tq?\n"}, reason.InvalidCases},
 		{"no answerable", engine.RetrievalRequest{Cases: "a\tq?\t-\n"}, reason.InvalidCases},

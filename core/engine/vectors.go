@@ -22,6 +22,8 @@ type Models interface {
 	// Embedder is model's embedder, started on first use and kept by the
 	// front end, which closes it.
 	Embedder(ctx context.Context, model string) (vectors.Embedder, error)
+	// Scorer is the cross-encoder model's scorer, likewise.
+	Scorer(ctx context.Context, model string) (retrieval.Scorer, error)
 }
 
 // vectorSets are the parsed vectors files, by pack, receipt and name.
@@ -30,24 +32,37 @@ type vectorSets struct {
 	sets map[string]*vectors.Set
 }
 
-// vectorFor is what spec's vector branch needs over l's pack: the pack's
-// vectors file (parsed once and kept), checked to be of this very build
-// of the pack, and the embedder of the spec's model.
-func (e *Engine) vectorFor(ctx context.Context, models Models, keep bool, l *lab.Lab, spec retrieval.Spec) (retrieval.Vector, error) {
+// modelsFor is what spec's models are over l's pack: for a vector branch
+// the pack's vectors file (kept with keep), checked to be of this very
+// build of the pack, and the embedder of the branch's model; for a
+// cross-encoder stage its scorer.
+func (e *Engine) modelsFor(ctx context.Context, models Models, keep bool, l *lab.Lab, spec retrieval.Spec) (retrieval.Models, error) {
 	if models == nil {
-		return retrieval.Vector{}, spec.Runnable()
+		return retrieval.Models{}, spec.Runnable()
+	}
+	out := retrieval.Models{Ctx: ctx}
+	if st := spec.SecondStage; st.Method == retrieval.StageCrossEncoder {
+		sc, err := models.Scorer(ctx, st.Model)
+		if err != nil {
+			return out, reason.New(reason.UnknownConfig, "configuration %s: the cross-encoder %s: %v", spec.Name, st.Model, err)
+		}
+		out.Scorer = sc
+	}
+	if spec.Fusion == nil {
+		return out, nil
 	}
 	m := l.Pack.Manifest
 	name := spec.Fusion.Vectors
 	set, err := e.vectorSet(models, keep, m.ID, m.PassagesSHA256, name)
 	if err != nil {
-		return retrieval.Vector{}, err
+		return out, err
 	}
 	emb, err := models.Embedder(ctx, spec.Fusion.Model)
 	if err != nil {
-		return retrieval.Vector{}, reason.New(reason.UnknownConfig, "configuration %s: the model %s: %v", spec.Name, spec.Fusion.Model, err)
+		return out, reason.New(reason.UnknownConfig, "configuration %s: the model %s: %v", spec.Name, spec.Fusion.Model, err)
 	}
-	return retrieval.Vector{Ctx: ctx, Set: set, Embedder: emb}, nil
+	out.Vectors, out.Embedder = set, emb
+	return out, nil
 }
 
 // vectorSet reads, parses and checks a pack's vectors file; with keep

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/retrieval"
 	"github.com/ragagentlab/ragagent/core/store"
 	"github.com/ragagentlab/ragagent/core/vectors"
 )
@@ -59,6 +60,10 @@ func (m *models) Vectors(pack, name string) ([]byte, error) {
 		return b, nil
 	}
 	return nil, errors.New("no such file")
+}
+
+func (m *models) Scorer(context.Context, string) (retrieval.Scorer, error) {
+	return nil, errors.New("no cross-encoder here")
 }
 
 func (m *models) Embedder(_ context.Context, model string) (vectors.Embedder, error) {

@@ -3,31 +3,45 @@ package retrieval
 import (
 	"context"
 	"fmt"
+	"math"
+	"sort"
 
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/vectors"
 )
 
-// Vector is what a configuration's vector branch needs: the pack's
-// passage vectors and an embedder of the same model, and the context the
-// embedder's calls run under (a Searcher's Search has none of its own:
-// it has store.Index's method set).
-type Vector struct {
+// Models are what a configuration that needs a model is given: for a
+// vector branch the pack's passage vectors and an embedder of their
+// model, for a cross-encoder second stage its scorer; and the context
+// their calls run under (a Searcher's Search has none of its own: it has
+// store.Index's method set).
+type Models struct {
 	Ctx      context.Context
-	Set      *vectors.Set
+	Vectors  *vectors.Set
 	Embedder vectors.Embedder
+	Scorer   Scorer
+}
+
+// Scorer is a cross-encoder: one relevance logit per (query, text) pair,
+// higher is more relevant.
+type Scorer interface {
+	// Model is the model the scorer loaded.
+	Model() vectors.Model
+	Score(ctx context.Context, query string, texts []string) ([]float64, error)
 }
 
 // queryBatch is how many queries Prefetch embeds per call.
 const queryBatch = 32
 
-// OpenVector is Open for a spec that may fuse a vector branch: v's
-// vectors must be of this index's passages (one per passage) and of the
-// spec's model, and v's embedder that very model (vectors.Model.Same),
-// or it is refused with reason.InvalidConfig saying which. A spec with no
-// fusion ignores v.
-func (bs *Base) OpenVector(spec Spec, v Vector) (*Searcher, error) {
-	if spec.Fusion == nil {
+// OpenModels is Open for a spec that may need a model: a vector branch
+// (m's vectors must be of this index's passages, one per passage, and of
+// the spec's model, and m's embedder that very model, vectors.Model.Same)
+// or a cross-encoder stage (m's scorer the stage's model); a mismatch is
+// refused with reason.InvalidConfig saying which, a missing model with
+// reason.UnknownConfig. A spec that needs neither ignores m.
+func (bs *Base) OpenModels(spec Spec, m Models) (*Searcher, error) {
+	cross := spec.SecondStage.Method == StageCrossEncoder
+	if spec.Fusion == nil && !cross {
 		return bs.Open(spec)
 	}
 	if err := spec.Validate(); err != nil {
@@ -36,30 +50,40 @@ func (bs *Base) OpenVector(spec Spec, v Vector) (*Searcher, error) {
 	if err := spec.RunnableWithModels(); err != nil {
 		return nil, err
 	}
-	if v.Set == nil || v.Embedder == nil {
-		return nil, spec.Runnable()
-	}
-	h := v.Set.Header
 	bad := func(format string, a ...any) error {
 		return reason.New(reason.InvalidConfig, "configuration %s: %s", spec.Name, fmt.Sprintf(format, a...))
 	}
-	switch got := v.Embedder.Model(); {
-	case v.Set.Len() != bs.n:
-		return nil, bad("the vectors file %s holds %d vectors; the pack has %d passages", spec.Fusion.Vectors, v.Set.Len(), bs.n)
-	case h.Model.ID != spec.Fusion.Model:
-		return nil, bad("the vectors file %s was made by model %s, not %s", spec.Fusion.Vectors, h.Model.ID, spec.Fusion.Model)
-	case !got.Same(h.Model):
-		return nil, bad("the vectors file %s was made by model %s (%d dimensions, files %s); the embedder loaded %s (%d dimensions, files %s): a query must be embedded by the model its passages were",
-			spec.Fusion.Vectors, h.Model.ID, h.Model.Dimensions, fileList(h.Model), got.ID, got.Dimensions, fileList(got))
+	if f := spec.Fusion; f != nil {
+		if m.Vectors == nil || m.Embedder == nil {
+			return nil, spec.Runnable()
+		}
+		h := m.Vectors.Header
+		switch got := m.Embedder.Model(); {
+		case m.Vectors.Len() != bs.n:
+			return nil, bad("the vectors file %s holds %d vectors; the pack has %d passages", f.Vectors, m.Vectors.Len(), bs.n)
+		case h.Model.ID != f.Model:
+			return nil, bad("the vectors file %s was made by model %s, not %s", f.Vectors, h.Model.ID, f.Model)
+		case !got.Same(h.Model):
+			return nil, bad("the vectors file %s was made by model %s (%d dimensions, files %s); the embedder loaded %s (%d dimensions, files %s): a query must be embedded by the model its passages were",
+				f.Vectors, h.Model.ID, h.Model.Dimensions, fileList(h.Model), got.ID, got.Dimensions, fileList(got))
+		}
 	}
-	if v.Ctx == nil {
-		v.Ctx = context.Background()
+	if cross {
+		if m.Scorer == nil {
+			return nil, reason.New(reason.UnknownConfig, "configuration %s reranks with the cross-encoder %s, which needs the model: `--model DIR` gives it", spec.Name, spec.SecondStage.Model)
+		}
+		if got := m.Scorer.Model().ID; got != spec.SecondStage.Model {
+			return nil, bad("the second stage's model is %s; the scorer loaded %s", spec.SecondStage.Model, got)
+		}
+	}
+	if m.Ctx == nil {
+		m.Ctx = context.Background()
 	}
 	s, err := bs.open(spec)
 	if err != nil {
 		return nil, err
 	}
-	s.vec, s.queries = &v, map[string][]float32{}
+	s.models, s.queries = &m, map[string][]float32{}
 	return s, nil
 }
 
@@ -78,7 +102,7 @@ func fileList(m vectors.Model) string {
 // questions) in a few calls rather than one per search. A searcher without
 // a vector branch does nothing.
 func (s *Searcher) Prefetch(queries []string) error {
-	if s.vec == nil {
+	if s.models == nil || s.models.Embedder == nil {
 		return nil
 	}
 	var missing []string
@@ -89,7 +113,7 @@ func (s *Searcher) Prefetch(queries []string) error {
 			missing = append(missing, q)
 		}
 	}
-	got, err := vectors.EmbedAll(s.vec.Ctx, s.vec.Embedder, missing, queryBatch, nil)
+	got, err := vectors.EmbedAll(s.models.Ctx, s.models.Embedder, missing, queryBatch, nil)
 	if err != nil {
 		return fmt.Errorf("the vector branch: %w", err)
 	}
@@ -121,7 +145,7 @@ func (s *Searcher) fuse(query string, lexical []scored, want int32) ([]scored, e
 		return nil, err
 	}
 	verID := s.base.verID
-	near, err := s.vec.Set.Nearest(q, func(d int32) bool { return want < 0 || verID[d] == want }, f.Depth)
+	near, err := s.models.Vectors.Nearest(q, func(d int32) bool { return want < 0 || verID[d] == want }, f.Depth)
 	if err != nil {
 		return nil, err
 	}
@@ -138,4 +162,36 @@ func (s *Searcher) fuse(query string, lexical []scored, want int32) ([]scored, e
 	}
 	sortScored(out)
 	return out, nil
+}
+
+// crossEncode reorders cands (the first stage's first depth) by the
+// cross-encoder's logit for (query, passage text), higher first, ties in
+// first-stage order; each candidate's score becomes its logit.
+func (s *Searcher) crossEncode(query string, cands []scored) error {
+	if len(cands) == 0 {
+		return nil
+	}
+	texts := make([]string, len(cands))
+	for i, c := range cands {
+		t, err := s.base.ix.Text(int(c.doc))
+		if err != nil {
+			return err
+		}
+		texts[i] = t
+	}
+	logits, err := s.models.Scorer.Score(s.models.Ctx, query, texts)
+	if err != nil {
+		return fmt.Errorf("the cross-encoder: %w", err)
+	}
+	if len(logits) != len(cands) {
+		return fmt.Errorf("the cross-encoder returned %d scores for %d passages", len(logits), len(cands))
+	}
+	for i, l := range logits {
+		if math.IsNaN(l) || math.IsInf(l, 0) {
+			return fmt.Errorf("the cross-encoder's score for passage %d is %v", i+1, l)
+		}
+		cands[i].score = l
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	return nil
 }

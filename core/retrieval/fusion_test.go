@@ -3,6 +3,7 @@ package retrieval_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"testing"
@@ -68,7 +69,7 @@ func TestFusionIsReciprocalRankFusion(t *testing.T) {
 	spec := hybridSpec(t, "")
 	assert.Equal(t, 60, spec.Fusion.K)
 	assert.Equal(t, retrieval.DefaultFusionDepth, spec.Fusion.Depth)
-	s, err := base.OpenVector(spec, retrieval.Vector{Set: vectorSet(t, tinyModel, rows), Embedder: emb})
+	s, err := base.OpenModels(spec, retrieval.Models{Vectors: vectorSet(t, tinyModel, rows), Embedder: emb})
 	require.NoError(t, err)
 
 	lexSpec := spec
@@ -118,7 +119,7 @@ func TestFusionIsReciprocalRankFusion(t *testing.T) {
 func TestFusionDepthBoundsBothBranches(t *testing.T) {
 	base := retrieval.NewBase(openIndex(t))
 	emb := &embedder{model: tinyModel, queries: map[string][]float32{"json dumps": {1, 0, 0}}}
-	s, err := base.OpenVector(hybridSpec(t, `, "depth": 1`), retrieval.Vector{Set: vectorSet(t, tinyModel, rows), Embedder: emb})
+	s, err := base.OpenModels(hybridSpec(t, `, "depth": 1`), retrieval.Models{Vectors: vectorSet(t, tinyModel, rows), Embedder: emb})
 	require.NoError(t, err)
 	got, err := s.Search("json dumps", 10, "3.11")
 	require.NoError(t, err)
@@ -137,7 +138,7 @@ func TestPrefetchEmbedsEachQueryOnceInBatches(t *testing.T) {
 		list = append(list, q, q)
 	}
 	emb := &embedder{model: tinyModel, queries: qs}
-	s, err := base.OpenVector(hybridSpec(t, ""), retrieval.Vector{Set: vectorSet(t, tinyModel, rows), Embedder: emb})
+	s, err := base.OpenModels(hybridSpec(t, ""), retrieval.Models{Vectors: vectorSet(t, tinyModel, rows), Embedder: emb})
 	require.NoError(t, err)
 	require.NoError(t, s.Prefetch(list))
 	require.Len(t, emb.calls, 2, "40 distinct queries in batches of 32")
@@ -160,18 +161,18 @@ func TestOpenVectorRefuses(t *testing.T) {
 	named.ID = "sentence-transformers/all-MiniLM-L6-v2"
 	for _, tc := range []struct {
 		name string
-		v    retrieval.Vector
+		v    retrieval.Models
 		code reason.Code
 		want string
 	}{
-		{"no vectors", retrieval.Vector{Embedder: &embedder{model: tinyModel}}, reason.UnknownConfig, "ragagent corpus embed"},
-		{"no embedder", retrieval.Vector{Set: vectorSet(t, tinyModel, rows)}, reason.UnknownConfig, "--model DIR"},
-		{"vectors of another index", retrieval.Vector{Set: vectorSet(t, tinyModel, rows[:5]), Embedder: &embedder{model: tinyModel}}, reason.InvalidConfig, "holds 5 vectors; the pack has 6 passages"},
-		{"vectors of another model", retrieval.Vector{Set: vectorSet(t, named, rows), Embedder: &embedder{model: named}}, reason.InvalidConfig, "was made by model sentence-transformers/all-MiniLM-L6-v2, not ragagent-test/tiny-embedder"},
-		{"an embedder of other files", retrieval.Vector{Set: vectorSet(t, tinyModel, rows), Embedder: &embedder{model: other}}, reason.InvalidConfig, "the embedder loaded ragagent-test/tiny-embedder"},
+		{"no vectors", retrieval.Models{Embedder: &embedder{model: tinyModel}}, reason.UnknownConfig, "ragagent corpus embed"},
+		{"no embedder", retrieval.Models{Vectors: vectorSet(t, tinyModel, rows)}, reason.UnknownConfig, "--model DIR"},
+		{"vectors of another index", retrieval.Models{Vectors: vectorSet(t, tinyModel, rows[:5]), Embedder: &embedder{model: tinyModel}}, reason.InvalidConfig, "holds 5 vectors; the pack has 6 passages"},
+		{"vectors of another model", retrieval.Models{Vectors: vectorSet(t, named, rows), Embedder: &embedder{model: named}}, reason.InvalidConfig, "was made by model sentence-transformers/all-MiniLM-L6-v2, not ragagent-test/tiny-embedder"},
+		{"an embedder of other files", retrieval.Models{Vectors: vectorSet(t, tinyModel, rows), Embedder: &embedder{model: other}}, reason.InvalidConfig, "the embedder loaded ragagent-test/tiny-embedder"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := base.OpenVector(hybridSpec(t, ""), tc.v)
+			_, err := base.OpenModels(hybridSpec(t, ""), tc.v)
 			require.Error(t, err)
 			code, _ := reason.Of(err)
 			assert.Equal(t, tc.code, code)
@@ -181,4 +182,109 @@ func TestOpenVectorRefuses(t *testing.T) {
 	_, err := base.Open(hybridSpec(t, ""))
 	code, _ := reason.Of(err)
 	assert.Equal(t, reason.UnknownConfig, code, "Open has no models: a vector branch is refused as before")
+}
+
+// scorer is a test double of a cross-encoder: a logit per text from a
+// function of it.
+type scorer struct {
+	model vectors.Model
+	logit func(text string) float64
+	calls int
+}
+
+func (s *scorer) Model() vectors.Model { return s.model }
+func (s *scorer) Score(_ context.Context, _ string, texts []string) ([]float64, error) {
+	s.calls++
+	out := make([]float64, len(texts))
+	for i, t := range texts {
+		out[i] = s.logit(t)
+	}
+	return out, nil
+}
+
+func crossSpec(t *testing.T, depth int) retrieval.Spec {
+	t.Helper()
+	s, err := retrieval.Parse([]byte(fmt.Sprintf(`{"name": "ce", "tokenizer": "stemmed", "second_stage": {"method": "cross-encoder", "model": "ragagent-test/tiny-cross-encoder", "depth": %d}}`, depth)))
+	require.NoError(t, err)
+	return s
+}
+
+var crossModel = vectors.Model{ID: "ragagent-test/tiny-cross-encoder", Revision: "fixture-1", Dimensions: 1,
+	Files: []vectors.File{{Path: "onnx/model.onnx", SHA256: strings.Repeat("e", 64)}}}
+
+// TestCrossEncoderReordersTheFirstDepth: the first stage's first depth
+// reordered by the scorer's logit, higher first, ties in first-stage
+// order; the rest after, as the first stage ranked them.
+func TestCrossEncoderReordersTheFirstDepth(t *testing.T) {
+	base := retrieval.NewBase(openIndex(t))
+	spec := crossSpec(t, 3)
+	first := spec
+	first.SecondStage = retrieval.SecondStage{Method: retrieval.StageNone}
+	fs, err := base.Open(first)
+	require.NoError(t, err)
+	lexical, err := fs.Search("file", 10, "")
+	require.NoError(t, err)
+	require.Greater(t, len(lexical), 3)
+
+	// The logit is whether the text mentions "line": docs 2 and 4 do.
+	sc := &scorer{model: crossModel, logit: func(text string) float64 {
+		if strings.Contains(text, "line") {
+			return 2.5
+		}
+		return -1
+	}}
+	s, err := base.OpenModels(spec, retrieval.Models{Scorer: sc})
+	require.NoError(t, err)
+	got, err := s.Search("file", 10, "")
+	require.NoError(t, err)
+	var top []int
+	for _, h := range lexical[:3] {
+		if strings.Contains(docs[h.Doc].Text, "line") {
+			top = append(top, h.Doc)
+		}
+	}
+	for _, h := range lexical[:3] {
+		if !strings.Contains(docs[h.Doc].Text, "line") {
+			top = append(top, h.Doc)
+		}
+	}
+	for _, h := range lexical[3:] {
+		top = append(top, h.Doc)
+	}
+	var order []int
+	for _, h := range got {
+		order = append(order, h.Doc)
+	}
+	assert.Equal(t, top, order)
+	assert.Equal(t, 1, sc.calls, "one call per search")
+	assert.Contains(t, []float64{-2.5, 1}, got[0].Score, "a reranked passage's score is its negated logit")
+
+	sc.logit = func(string) float64 { return math.NaN() }
+	_, err = s.Search("file", 10, "")
+	assert.ErrorContains(t, err, "the cross-encoder's score for passage 1 is NaN")
+}
+
+func TestCrossEncoderIsRefusedWithoutItsModel(t *testing.T) {
+	base := retrieval.NewBase(openIndex(t))
+	other := crossModel
+	other.ID = "cross-encoder/ms-marco-MiniLM-L6-v2"
+	for _, tc := range []struct {
+		name string
+		m    retrieval.Models
+		code reason.Code
+		says string
+	}{
+		{"no scorer", retrieval.Models{}, reason.UnknownConfig, "needs the model: `--model DIR` gives it"},
+		{"a scorer of another model", retrieval.Models{Scorer: &scorer{model: other}}, reason.InvalidConfig, "the scorer loaded cross-encoder/ms-marco-MiniLM-L6-v2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := base.OpenModels(crossSpec(t, 0), tc.m)
+			code, _ := reason.Of(err)
+			assert.Equal(t, tc.code, code)
+			assert.ErrorContains(t, err, tc.says)
+		})
+	}
+	_, err := base.Open(crossSpec(t, 0))
+	code, _ := reason.Of(err)
+	assert.Equal(t, reason.UnknownConfig, code, "Open has no models")
 }

@@ -160,7 +160,7 @@ func TestOpenRefusesWhatCannotRunHere(t *testing.T) {
 	ix := openIndex(t)
 	for _, src := range []string{
 		`{"name": "hybrid", "fusion": {"method": "rrf", "model": "all-MiniLM-L6-v2", "vectors": "vectors.bin"}}`,
-		`{"name": "ce", "second_stage": {"method": "cross-encoder"}}`,
+		`{"name": "ce", "second_stage": {"method": "cross-encoder", "model": "cross-encoder/ms-marco-MiniLM-L6-v2"}}`,
 		`{"name": "lw", "second_stage": {"method": "listwise", "depth": 20}}`,
 	} {
 		spec, err := retrieval.Parse([]byte(src))
@@ -210,6 +210,10 @@ func TestParse(t *testing.T) {
 		{`{"name": "x", "fusion": {"model": "m", "vectors": "v.bin", "k": 0}}`, `fusion.k`},
 		{`{"name": "x", "second_stage": {"method": "magic"}}`, `second_stage.method "magic"`},
 		{`{"name": "x", "second_stage": {"method": "none", "depth": 5}}`, `second_stage.depth`},
+		{`{"name": "x", "second_stage": {"method": "cross-encoder"}}`, `second_stage.model is required`},
+		{`{"name": "x", "second_stage": {"method": "cross-encoder", "model": "a b"}}`, `second_stage.model "a b" is not a model id`},
+		{`{"name": "x", "second_stage": {"method": "coverage", "model": "o/m"}}`, `second_stage.model applies to "cross-encoder" or "listwise", not to "coverage"`},
+		{`{"name": "x", "second_stage": {"method": "magic", "model": "o/m"}}`, `second_stage.method "magic"`},
 		{`[1]`, `not a JSON object`},
 		{`{"name": "x"} {}`, `not`},
 	} {

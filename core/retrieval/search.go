@@ -75,8 +75,9 @@ type Searcher struct {
 	spec Spec
 	tok  int // 0 seed, 1 stemmed
 
-	// vec is the vector branch (OpenVector), queries its query vectors.
-	vec     *Vector
+	// models are the vector branch's and the cross-encoder's (OpenModels),
+	// queries the vector branch's query vectors.
+	models  *Models
 	queries map[string][]float32
 }
 
@@ -180,7 +181,7 @@ func (s *Searcher) search(query string, raw []string, k int, version string) ([]
 	if p := s.spec.Proximity; p != nil {
 		depth = max(depth, p.Depth)
 	}
-	if st := s.spec.SecondStage; st.Method == StageCoverage {
+	if st := s.spec.SecondStage; st.Method == StageCoverage || st.Method == StageCrossEncoder {
 		depth = max(depth, stageDepth(st))
 	}
 	if f := s.spec.Fusion; f != nil {
@@ -209,8 +210,13 @@ func (s *Searcher) search(query string, raw []string, k int, version string) ([]
 			return nil, err
 		}
 	}
-	if st := s.spec.SecondStage; st.Method == StageCoverage {
+	switch st := s.spec.SecondStage; st.Method {
+	case StageCoverage:
 		if err := s.coverage(terms, ranked[:min(len(ranked), stageDepth(st))]); err != nil {
+			return nil, err
+		}
+	case StageCrossEncoder:
+		if err := s.crossEncode(query, ranked[:min(len(ranked), stageDepth(st))]); err != nil {
 			return nil, err
 		}
 	}

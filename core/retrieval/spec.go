@@ -128,7 +128,7 @@ type Expansion struct {
 // embed` writes it). Each branch ranks its best Depth passages of the
 // version and a passage gets 1/(K+rank) from each branch that ranks it.
 // Such a configuration needs the model and the vectors; it runs only
-// where both are given (Base.OpenVector) and is refused otherwise.
+// where both are given (Base.OpenModels) and is refused otherwise.
 type Fusion struct {
 	Method  string `json:"method"`
 	K       int    `json:"k"`
@@ -139,11 +139,14 @@ type Fusion struct {
 
 // SecondStage is StageNone (default), StageCoverage (the first Depth
 // candidates reordered by the share of distinct query terms they hold,
-// ties in first-stage order), StageCrossEncoder or StageListwise (a model
-// or a live call: declared, and refused by Open where it cannot run).
+// ties in first-stage order), StageCrossEncoder (the first Depth
+// reordered by a cross-encoder's logit for (query, passage text), Model
+// its id; it runs where the model is given, Base.OpenModels) or
+// StageListwise (a live call: declared, and refused).
 type SecondStage struct {
 	Method string `json:"method"`
 	Depth  int    `json:"depth,omitempty"`
+	Model  string `json:"model,omitempty"`
 }
 
 // Bounds of a spec's numbers.
@@ -329,17 +332,26 @@ func (s Spec) Validate() error {
 			return bad("fusion.vectors %q is not a plain file name beside the pack (letters, digits, '.', '_', '-')", clip(f.Vectors))
 		}
 	}
-	switch s.SecondStage.Method {
+	st := s.SecondStage
+	switch st.Method {
 	case StageNone:
-		if s.SecondStage.Depth != 0 {
+		if st.Depth != 0 {
 			return bad("second_stage.depth applies to a second stage, not to %q", StageNone)
 		}
 	case StageCoverage, StageCrossEncoder, StageListwise:
-		if err := whole("second_stage.depth", s.SecondStage.Depth, 0, MaxDepth); err != nil {
+		if err := whole("second_stage.depth", st.Depth, 0, MaxDepth); err != nil {
 			return err
 		}
 	default:
-		return bad("second_stage.method %q is not one of %q, %q, %q, %q", s.SecondStage.Method, StageNone, StageCoverage, StageCrossEncoder, StageListwise)
+		return bad("second_stage.method %q is not one of %q, %q, %q, %q", st.Method, StageNone, StageCoverage, StageCrossEncoder, StageListwise)
+	}
+	switch {
+	case st.Method == StageCrossEncoder && st.Model == "":
+		return bad("second_stage.model is required for %q: the cross-encoder's id (owner/name)", StageCrossEncoder)
+	case st.Method == StageCrossEncoder && (!validModel.MatchString(st.Model) || len(st.Model) > 200):
+		return bad("second_stage.model %q is not a model id (owner/name)", clip(st.Model))
+	case st.Method != StageCrossEncoder && st.Method != StageListwise && st.Model != "":
+		return bad("second_stage.model applies to %q or %q, not to %q", StageCrossEncoder, StageListwise, st.Method)
 	}
 	return nil
 }
@@ -399,19 +411,23 @@ func (s Spec) SearchK(packK int) int {
 // Runnable reports why s cannot run offline, with no model at hand (a
 // vector branch, a cross-encoder or a live listwise stage), or nil.
 func (s Spec) Runnable() error {
-	if s.Fusion != nil {
-		return reason.New(reason.UnknownConfig, "configuration %s fuses a vector branch (model %s, vectors %s beside the pack), which needs the model and the pack's vectors: `ragagent corpus embed` makes them and `--model DIR` gives the model", s.Name, s.Fusion.Model, s.Fusion.Vectors)
+	if err := s.RunnableWithModels(); err != nil {
+		return err
 	}
-	return s.RunnableWithModels()
+	switch {
+	case s.Fusion != nil:
+		return reason.New(reason.UnknownConfig, "configuration %s fuses a vector branch (model %s, vectors %s beside the pack), which needs the model and the pack's vectors: `ragagent corpus embed` makes them and `--model DIR` gives the model", s.Name, s.Fusion.Model, s.Fusion.Vectors)
+	case s.SecondStage.Method == StageCrossEncoder:
+		return reason.New(reason.UnknownConfig, "configuration %s reranks with the cross-encoder %s, which needs the model: `--model DIR` gives it", s.Name, s.SecondStage.Model)
+	}
+	return nil
 }
 
 // RunnableWithModels is Runnable where a vector branch's model and
-// vectors can be given (Base.OpenVector): why a second stage cannot run
+// vectors can be given (Base.OpenModels): why a second stage cannot run
 // here, or nil.
 func (s Spec) RunnableWithModels() error {
 	switch {
-	case s.SecondStage.Method == StageCrossEncoder:
-		return reason.New(reason.UnknownConfig, "configuration %s reranks with the cross-encoder, a model this search cannot run; use `ragagent rerank` for the cross-encoder's recorded scores", s.Name)
 	case s.SecondStage.Method == StageListwise:
 		return reason.New(reason.UnknownConfig, "configuration %s reranks with a live Gemini listwise call, which an offline search does not make; use `ragagent rerank` to plan and run one", s.Name)
 	}

@@ -115,7 +115,7 @@ func TestNearestRanksByCosineTiesInPassageOrder(t *testing.T) {
 func TestSameIsTheIDAndFiles(t *testing.T) {
 	a := model(4)
 	b := model(4)
-	b.Runtime = map[string]string{"device": "cpu"}
+	b.Runtime = map[string]any{"device": "cpu"}
 	b.Revision = "another label"
 	assert.True(t, a.Same(b), "what ran it and the revision's label do not matter")
 	c := model(4)

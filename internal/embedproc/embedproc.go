@@ -99,28 +99,60 @@ func Start(ctx context.Context, command []string) (*Process, error) {
 // Model is the model the child loaded, as it reported it.
 func (p *Process) Model() vectors.Model { return p.model }
 
+// request is one protocol request: texts to embed, or with Query the
+// (query, text) pairs a cross-encoder scores.
+type request struct {
+	ID    int      `json:"id"`
+	Query *string  `json:"query,omitempty"`
+	Texts []string `json:"texts"`
+}
+
+// response is one protocol answer.
+type response struct {
+	ID         int         `json:"id"`
+	Dimensions int         `json:"dimensions"`
+	F32        string      `json:"f32"`
+	Scores     []float64   `json:"scores"`
+	Error      *protoError `json:"error"`
+}
+
 // Embed sends texts in one request and returns their vectors.
 func (p *Process) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	resp, err := p.send(ctx, request{Texts: texts})
+	if err != nil {
+		return nil, err
+	}
+	return decode(resp.F32, resp.Dimensions, len(texts), p.model.Dimensions)
+}
+
+// Score sends (query, text) pairs to a cross-encoder in one request and
+// returns one logit per text.
+func (p *Process) Score(ctx context.Context, query string, texts []string) ([]float64, error) {
+	resp, err := p.send(ctx, request{Query: &query, Texts: texts})
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Scores) != len(texts) {
+		return nil, fmt.Errorf("the cross-encoder sent %d scores for %d texts", len(resp.Scores), len(texts))
+	}
+	return resp.Scores, nil
+}
+
+// send writes one request and reads its answer; a child that ends, hangs
+// past ctx or answers out of step is dead from then on.
+func (p *Process) send(ctx context.Context, req request) (*response, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.dead != nil {
 		return nil, p.dead
 	}
 	p.next++
-	id := p.next
-	line, err := json.Marshal(struct {
-		ID    int      `json:"id"`
-		Texts []string `json:"texts"`
-	}{id, texts})
+	req.ID = p.next
+	line, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
-	var resp struct {
-		ID         int         `json:"id"`
-		Dimensions int         `json:"dimensions"`
-		F32        string      `json:"f32"`
-		Error      *protoError `json:"error"`
-	}
+	var resp response
 	err = p.within(ctx, 0, func() error {
 		if _, err := p.stdin.Write(append(line, '\n')); err != nil {
 			return err
@@ -132,15 +164,15 @@ func (p *Process) Embed(ctx context.Context, texts []string) ([][]float32, error
 		p.Close()
 		return nil, p.dead
 	}
-	if resp.ID != id {
-		p.dead = p.failed("is out of step", fmt.Errorf("it answered request %d to request %d", resp.ID, id))
+	if resp.ID != req.ID {
+		p.dead = p.failed("is out of step", fmt.Errorf("it answered request %d to request %d", resp.ID, req.ID))
 		p.Close()
 		return nil, p.dead
 	}
 	if resp.Error != nil {
-		return nil, fmt.Errorf("the embedder refused %d texts: %w", len(texts), resp.Error)
+		return nil, fmt.Errorf("the model refused %d texts: %w", len(req.Texts), resp.Error)
 	}
-	return decode(resp.F32, resp.Dimensions, len(texts), p.model.Dimensions)
+	return &resp, nil
 }
 
 func decode(f32 string, dims, n, want int) ([][]float32, error) {

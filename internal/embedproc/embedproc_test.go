@@ -53,6 +53,7 @@ func fakeEmbedder(mode string) {
 		n++
 		var req struct {
 			ID    int      `json:"id"`
+			Query *string  `json:"query"`
 			Texts []string `json:"texts"`
 		}
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
@@ -70,6 +71,16 @@ func fakeEmbedder(mode string) {
 			time.Sleep(time.Hour)
 		case len(req.Texts) == 1 && req.Texts[0] == "refuse me":
 			fmt.Fprintf(out, `{"id": %d, "error": {"code": "embed_failed", "message": "the text is too long"}}`+"\n", req.ID)
+			out.Flush()
+			continue
+		}
+		if req.Query != nil {
+			scores := make([]float64, len(req.Texts))
+			for i, t := range req.Texts {
+				scores[i] = float64(len(t) - len(*req.Query))
+			}
+			b, _ := json.Marshal(scores)
+			fmt.Fprintf(out, `{"id": %d, "scores": %s}`+"\n", req.ID, b)
 			out.Flush()
 			continue
 		}
@@ -113,6 +124,9 @@ func TestEmbedsInOrder(t *testing.T) {
 	got, err = p.Embed(context.Background(), []string{"after a refusal"})
 	require.NoError(t, err, "a refused request leaves the process working")
 	assert.Equal(t, [][]float32{{15, 1}}, got)
+	scores, err := p.Score(context.Background(), "ab", []string{"abcd", "a"})
+	require.NoError(t, err)
+	assert.Equal(t, []float64{2, -1}, scores, "a query makes it a cross-encoder's request")
 	assert.NoError(t, p.Close())
 }
 

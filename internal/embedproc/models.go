@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/ragagentlab/ragagent/core/rerank"
+	"github.com/ragagentlab/ragagent/core/retrieval"
 	"github.com/ragagentlab/ragagent/core/vectors"
 )
 
@@ -98,6 +99,16 @@ func (m *Models) Vectors(pack, name string) ([]byte, error) {
 
 // Embedder is model's running embedder, started now if it is not yet.
 func (m *Models) Embedder(ctx context.Context, model string) (vectors.Embedder, error) {
+	return m.process(ctx, model)
+}
+
+// Scorer is the cross-encoder model's running scorer, likewise.
+func (m *Models) Scorer(ctx context.Context, model string) (retrieval.Scorer, error) {
+	return m.process(ctx, model)
+}
+
+// process is model's running child, started now if it is not yet.
+func (m *Models) process(ctx context.Context, model string) (*Process, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p, ok := m.procs[model]; ok {

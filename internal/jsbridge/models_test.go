@@ -48,6 +48,23 @@ func TestModelsReadVectorsAndEmbed(t *testing.T) {
 	assert.Same(t, e, again, "one embedder per model")
 }
 
+func TestModelsScore(t *testing.T) {
+	o := hooks(t, "", "")
+	o.Set("scorer", jsFunc(t, "model", `return Promise.resolve({model: `+modelRecord+`, score: (q, texts) => Promise.resolve(
+	  q === "nan" ? texts.map(() => NaN) : Float64Array.from(texts, (t) => t.length - q.length))})`))
+	m := ModelsOf(o)
+	require.NotNil(t, m)
+	s, err := m.Scorer(context.Background(), "ragagent-test/tiny-embedder")
+	require.NoError(t, err)
+	got, err := s.Score(context.Background(), "ab", []string{"abcd", "a"})
+	require.NoError(t, err)
+	assert.Equal(t, []float64{2, -1}, got)
+	_, err = s.Score(context.Background(), "nan", []string{"x"})
+	assert.ErrorContains(t, err, "not a finite number")
+	_, err = ModelsOf(hooks(t, "return null", "")).Scorer(context.Background(), "m")
+	assert.ErrorContains(t, err, "runs no cross-encoder")
+}
+
 func TestModelsRefuse(t *testing.T) {
 	assert.Nil(t, ModelsOf(js.Global().Get("Object").New()), "no hooks, no models")
 	for _, tc := range []struct {
