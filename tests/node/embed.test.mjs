@@ -5,7 +5,7 @@
 // or unpinned file is refused with invalid_model before transformers.js is
 // imported; `node lab/embed.mjs serve` answers JSON lines in order, a
 // malformed line with an error line, and exits 0 at stdin's end.
-import { test } from "node:test";
+import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync, mkdirSync } from "node:fs";
@@ -168,9 +168,17 @@ test("a model that differs from its manifest is refused before transformers.js i
   });
 });
 
-/** startServer spawns `node lab/embed.mjs serve`, with lines() reading its stdout line by line. */
+// Servers a failed test left running are ended, so the run still finishes.
+const children = new Set();
+after(() => children.forEach((c) => c.kill()));
+// SERVE bounds a serve test: a server that stops answering fails it.
+const SERVE = { timeout: 60_000 };
+
+/** startServer spawns `node lab/embed.mjs serve`, with next() reading its stdout a line at a time. */
 function startServer(args, { cwd = root, script = SCRIPT } = {}) {
   const child = spawn(process.execPath, [script, "serve", ...args], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+  children.add(child);
+  child.on("exit", () => children.delete(child));
   let stderr = "";
   child.stderr.on("data", (d) => { stderr += d; });
   const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
@@ -198,7 +206,7 @@ function decode(f32, d) {
   return Array.from({ length: b.length / (4 * d) }, (_, i) => Array.from({ length: d }, (_, j) => b.readFloatLE((i * d + j) * 4)));
 }
 
-test("serve: a ready line, two requests answered in order, stdin's end exits 0", async () => {
+test("serve: a ready line, two requests answered in order, stdin's end exits 0", SERVE, async () => {
   const s = startServer(["--model", TINY, "--threads", "1"]);
   const ready = await s.next();
   assert.equal(ready.ready, true);
@@ -220,7 +228,7 @@ test("serve: a ready line, two requests answered in order, stdin's end exits 0",
   assert.equal(await s.exited, 0, s.stderr());
 });
 
-test("serve: a malformed request gets an error line and the server keeps going", async () => {
+test("serve: a malformed request gets an error line and the server keeps going", SERVE, async () => {
   const s = startServer(["--model", TINY, "--threads", "1"]);
   assert.equal((await s.next()).ready, true);
   s.send("this is not JSON");
@@ -243,7 +251,7 @@ test("serve: a malformed request gets an error line and the server keeps going",
   assert.equal(await s.exited, 0, s.stderr());
 });
 
-test("serve: a changed model is an error line and exit 1", async () => {
+test("serve: a changed model is an error line and exit 1", SERVE, async () => {
   const dir = copyModel((d) => writeFileSync(path.join(d, "config.json"), "{}"));
   try {
     const s = startServer(["--model", dir]);
@@ -257,7 +265,7 @@ test("serve: a changed model is an error line and exit 1", async () => {
   }
 });
 
-test("serve: bad arguments are an error line and exit 1", async () => {
+test("serve: bad arguments are an error line and exit 1", SERVE, async () => {
   for (const args of [[], ["--model"], ["--modle", TINY], ["--model", TINY, "--threads", "0"]]) {
     const s = startServer(args);
     const line = await s.next();
@@ -266,7 +274,7 @@ test("serve: bad arguments are an error line and exit 1", async () => {
   }
 });
 
-test("without @huggingface/transformers installed, the error names the package to install", async () => {
+test("without @huggingface/transformers installed, the error names the package to install", SERVE, async () => {
   // The module and its one import copied where no node_modules is above them.
   const dir = mkdtempSync(path.join(tmpdir(), "ragagent-embed-noruntime-"));
   try {
