@@ -295,9 +295,8 @@ export async function openEmbedder({ modelDir, weights = "fp32", threads, batch 
     });
   }
 
-  /** forward embeds one batch: padded to its longest, one pass, mean-pooled and normalised. */
-  async function forward(texts) {
-    const rows = encode(texts);
+  /** forward embeds one batch of encoded rows: padded to its longest, one pass, mean-pooled and normalised. */
+  async function forward(rows) {
     const n = rows.length;
     const len = Math.max(...rows.map((r) => r.ids.length));
     const ids = new BigInt64Array(n * len).fill(BigInt(padId));
@@ -328,23 +327,32 @@ export async function openEmbedder({ modelDir, weights = "fp32", threads, batch 
 
   let closed = false;
   let queue = Promise.resolve();
-  const dimensions = (await forward([""]))[0].length;
+  const dimensions = (await forward(encode([""])))[0].length;
 
-  /** embed returns one unit-length Float32Array per text, in order, BATCH texts per forward pass. */
+  /**
+   * embed returns one unit-length Float32Array per text, in order. The
+   * texts are tokenized together, then go through the model `batch` at a
+   * time in order of length (stable), so a batch pads little; each vector
+   * is put back in its text's place.
+   */
   function embed(texts) {
     const run = async () => {
       if (closed) throw new LabError(EMBED_CODES.CLOSED, "the embedder was closed");
       if (!Array.isArray(texts) || !texts.every((t) => typeof t === "string")) {
         throw new LabError(EMBED_CODES.INVALID_REQUEST, "embed takes a list of strings");
       }
-      const vectors = [];
-      for (let i = 0; i < texts.length; i += batch) {
-        try {
-          vectors.push(...(await forward(texts.slice(i, i + batch))));
-        } catch (err) {
-          if (err instanceof LabError) throw err;
-          throw new LabError(EMBED_CODES.EMBED_FAILED, `embedding failed: ${err.message}`, { cause: err });
+      const vectors = new Array(texts.length);
+      if (texts.length === 0) return vectors;
+      try {
+        const rows = encode(texts);
+        const order = rows.map((_, i) => i).sort((a, b) => rows[a].ids.length - rows[b].ids.length || a - b);
+        for (let i = 0; i < order.length; i += batch) {
+          const part = order.slice(i, i + batch);
+          (await forward(part.map((j) => rows[j]))).forEach((v, k) => { vectors[part[k]] = v; });
         }
+      } catch (err) {
+        if (err instanceof LabError) throw err;
+        throw new LabError(EMBED_CODES.EMBED_FAILED, `embedding failed: ${err.message}`, { cause: err });
       }
       return vectors;
     };
@@ -369,7 +377,7 @@ export async function openEmbedder({ modelDir, weights = "fp32", threads, batch 
   return {
     model,
     embed,
-    tokenize: (texts) => encode(texts).map((r) => r.ids),
+    tokenize: (texts) => (texts.length === 0 ? [] : encode(texts).map((r) => r.ids)),
     async close() {
       if (closed) return;
       closed = true;
