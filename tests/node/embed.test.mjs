@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { fileURLToPath } from "node:url";
+import { createHash } from "node:crypto";
 import { openEmbedder, importRuntime, vectorsBase64, EMBED_CODES } from "../../lab/embed.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -40,6 +41,16 @@ function copyModel(change) {
   cpSync(TINY, dir, { recursive: true });
   change?.(dir);
   return dir;
+}
+
+/** addPinned writes file into a model folder and pins it in the folder's manifest. */
+function addPinned(dir, file, value) {
+  const text = JSON.stringify(value);
+  mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+  writeFileSync(path.join(dir, file), text);
+  const m = JSON.parse(readFileSync(path.join(dir, "ragagent-model.json"), "utf8"));
+  m.files.push({ path: file, sha256: createHash("sha256").update(text).digest("hex"), bytes: Buffer.byteLength(text) });
+  writeFileSync(path.join(dir, "ragagent-model.json"), JSON.stringify(m));
 }
 
 test("the tiny model's vectors and token ids from transformers.js are PyTorch's", async () => {
@@ -74,6 +85,25 @@ test("the tiny model's vectors and token ids from transformers.js are PyTorch's"
     assert.deepEqual(await e.embed([]), []);
   } finally {
     await e.close();
+  }
+});
+
+test("a pinned sentence_bert_config.json's max_seq_length truncates, the closing [SEP] kept; a mean pooling config is accepted", async () => {
+  const dir = copyModel((d) => {
+    addPinned(d, "sentence_bert_config.json", { max_seq_length: 16, do_lower_case: false });
+    addPinned(d, "1_Pooling/config.json", { word_embedding_dimension: 32, pooling_mode_cls_token: false, pooling_mode_mean_tokens: true, pooling_mode_max_tokens: false });
+  });
+  try {
+    const e = await openEmbedder({ modelDir: dir, threads: 1 });
+    assert.equal(e.model.max_tokens, 16);
+    assert.equal(e.model.files.length, 6);
+    const long = EXPECTED.texts.at(-1).input_ids;
+    assert.deepEqual(e.tokenize([EXPECTED.texts.at(-1).text]), [[...long.slice(0, 15), long.at(-1)]]);
+    const [short] = await e.embed([EXPECTED.texts[4].text]); // 13 tokens: not truncated, PyTorch's vector
+    assert.ok(maxDiff(short, EXPECTED.texts[4].vector) <= TOLERANCE);
+    await e.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -131,6 +161,11 @@ test("a model that differs from its manifest is refused before transformers.js i
     { name: "an approximate size", change: (dir) => editManifest(dir, (m) => { m.weights[0].approximate = true; }), message: /onnx\/model\.onnx needs its exact size/ },
     { name: "a path outside the folder", change: (dir) => editManifest(dir, (m) => { m.files[0].path = "../config.json"; }), message: /"\.\.\/config\.json" is not a path inside the model folder/ },
     { name: "no such weights", change: (dir) => editManifest(dir, (m) => { m.weights[0].id = "int8"; }), message: /no weights "fp32" \(it has "int8"\)/ },
+    {
+      name: "a sentence-transformers pooling other than the mean",
+      change: (dir) => addPinned(dir, "1_Pooling/config.json", { word_embedding_dimension: 32, pooling_mode_cls_token: true, pooling_mode_mean_tokens: false }),
+      message: /^ragagent-test\/tiny-embedder pools with pooling_mode_cls_token \(1_Pooling\/config\.json\); this embedder mean-pools only$/,
+    },
     { name: "the tokenizer not listed", change: (dir) => editManifest(dir, (m) => { m.files = m.files.filter((f) => f.path !== "tokenizer.json"); }), message: /tokenizer\.json is not among the files/ },
   ];
   for (const c of cases) {
