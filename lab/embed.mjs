@@ -209,19 +209,41 @@ async function loadPipeline(T, verified, threads) {
  * sentence_bert_config.json's max_seq_length (what sentence-transformers
  * truncates to, e.g. 256 for all-MiniLM-L6-v2 whose tokenizer says 512).
  */
-function maxTokens(pipe, verified) {
-  const limits = [pipe.tokenizer.model_max_length, pipe.model.config?.max_position_embeddings];
-  const st = verified.bytes.get("sentence_bert_config.json");
-  if (st) {
-    try {
-      limits.push(JSON.parse(new TextDecoder().decode(st)).max_seq_length);
-    } catch {
-      throw invalid("sentence_bert_config.json is not JSON");
-    }
-  }
+function maxTokens(pipe, verified, declared) {
+  const limits = [pipe.tokenizer.model_max_length, pipe.model.config?.max_position_embeddings, declared];
   const ok = limits.filter((n) => Number.isSafeInteger(n) && n > 0);
   if (ok.length === 0) throw invalid(`${verified.manifest.model}: neither tokenizer_config.json nor config.json says how many tokens the model reads`);
   return Math.min(...ok);
+}
+
+/** pinnedJSON parses a verified file, or is null when the manifest does not name it. */
+function pinnedJSON(verified, file) {
+  const data = verified.bytes.get(file);
+  if (!data) return null;
+  try {
+    return JSON.parse(new TextDecoder().decode(data));
+  } catch {
+    throw invalid(`${file} is not JSON`);
+  }
+}
+
+/**
+ * sentenceTransformers reads what a sentence-transformers model's own
+ * files say, when the manifest pins them, before anything loads: the
+ * pooling (1_Pooling/config.json) must be the mean over the tokens, the
+ * only pooling this embedder does (else its vectors would be another
+ * model's), and sentence_bert_config.json's max_seq_length is returned
+ * (null without it) as the truncation length.
+ */
+function sentenceTransformers(verified) {
+  const cfg = pinnedJSON(verified, "1_Pooling/config.json");
+  if (cfg) {
+    const modes = Object.keys(cfg).filter((k) => k.startsWith("pooling_mode_") && cfg[k] === true);
+    if (modes.length !== 1 || modes[0] !== "pooling_mode_mean_tokens") {
+      throw invalid(`${verified.manifest.model} pools with ${modes.join(" and ") || "no mode"} (1_Pooling/config.json); this embedder mean-pools only`);
+    }
+  }
+  return pinnedJSON(verified, "sentence_bert_config.json")?.max_seq_length ?? null;
 }
 
 /**
@@ -264,6 +286,7 @@ export async function openEmbedder({ modelDir, weights = "fp32", threads, batch 
   if (threads !== undefined && !(Number.isSafeInteger(threads) && threads > 0)) throw new LabError(EMBED_CODES.INVALID_REQUEST, "threads must be a whole number of at least 1");
   if (!(Number.isSafeInteger(batch) && batch > 0)) throw new LabError(EMBED_CODES.INVALID_REQUEST, "batch must be a whole number of at least 1");
   const verified = await verifyModel({ modelDir, weights });
+  const declared = sentenceTransformers(verified);
   const T = await loadRuntime();
   const turn = loading.then(() => loadPipeline(T, verified, threads));
   loading = turn.catch(() => {});
@@ -275,7 +298,7 @@ export async function openEmbedder({ modelDir, weights = "fp32", threads, batch 
     throw invalid(`${verified.manifest.model}: transformers.js could not load it: ${err.message}`, { cause: err });
   }
   const tokenizer = pipe.tokenizer;
-  const limit = maxTokens(pipe, verified);
+  const limit = maxTokens(pipe, verified, declared);
   const { head, tail } = specialLayout(tokenizer);
   if (limit <= head + tail) throw invalid(`${verified.manifest.model}: a context of ${limit} tokens leaves no room for text`);
   const padId = Number.isSafeInteger(tokenizer.pad_token_id) ? tokenizer.pad_token_id : 0;
@@ -295,9 +318,8 @@ export async function openEmbedder({ modelDir, weights = "fp32", threads, batch 
     });
   }
 
-  /** forward embeds one batch: padded to its longest, one pass, mean-pooled and normalised. */
-  async function forward(texts) {
-    const rows = encode(texts);
+  /** forward embeds one batch of encoded rows: padded to its longest, one pass, mean-pooled and normalised. */
+  async function forward(rows) {
     const n = rows.length;
     const len = Math.max(...rows.map((r) => r.ids.length));
     const ids = new BigInt64Array(n * len).fill(BigInt(padId));
@@ -328,23 +350,32 @@ export async function openEmbedder({ modelDir, weights = "fp32", threads, batch 
 
   let closed = false;
   let queue = Promise.resolve();
-  const dimensions = (await forward([""]))[0].length;
+  const dimensions = (await forward(encode([""])))[0].length;
 
-  /** embed returns one unit-length Float32Array per text, in order, BATCH texts per forward pass. */
+  /**
+   * embed returns one unit-length Float32Array per text, in order. The
+   * texts are tokenized together, then go through the model `batch` at a
+   * time in order of length (stable), so a batch pads little; each vector
+   * is put back in its text's place.
+   */
   function embed(texts) {
     const run = async () => {
       if (closed) throw new LabError(EMBED_CODES.CLOSED, "the embedder was closed");
       if (!Array.isArray(texts) || !texts.every((t) => typeof t === "string")) {
         throw new LabError(EMBED_CODES.INVALID_REQUEST, "embed takes a list of strings");
       }
-      const vectors = [];
-      for (let i = 0; i < texts.length; i += batch) {
-        try {
-          vectors.push(...(await forward(texts.slice(i, i + batch))));
-        } catch (err) {
-          if (err instanceof LabError) throw err;
-          throw new LabError(EMBED_CODES.EMBED_FAILED, `embedding failed: ${err.message}`, { cause: err });
+      const vectors = new Array(texts.length);
+      if (texts.length === 0) return vectors;
+      try {
+        const rows = encode(texts);
+        const order = rows.map((_, i) => i).sort((a, b) => rows[a].ids.length - rows[b].ids.length || a - b);
+        for (let i = 0; i < order.length; i += batch) {
+          const part = order.slice(i, i + batch);
+          (await forward(part.map((j) => rows[j]))).forEach((v, k) => { vectors[part[k]] = v; });
         }
+      } catch (err) {
+        if (err instanceof LabError) throw err;
+        throw new LabError(EMBED_CODES.EMBED_FAILED, `embedding failed: ${err.message}`, { cause: err });
       }
       return vectors;
     };
@@ -369,7 +400,7 @@ export async function openEmbedder({ modelDir, weights = "fp32", threads, batch 
   return {
     model,
     embed,
-    tokenize: (texts) => encode(texts).map((r) => r.ids),
+    tokenize: (texts) => (texts.length === 0 ? [] : encode(texts).map((r) => r.ids)),
     async close() {
       if (closed) return;
       closed = true;
@@ -382,8 +413,10 @@ export async function openEmbedder({ modelDir, weights = "fp32", threads, batch 
 /** vectorsBase64 is the vectors' float32 little-endian bytes, row after row, in base64. */
 export function vectorsBase64(vectors) {
   const d = vectors[0]?.length ?? 0;
-  const buf = Buffer.alloc(vectors.length * d * 4);
-  vectors.forEach((v, i) => v.forEach((x, j) => buf.writeFloatLE(x, (i * d + j) * 4)));
+  const all = new Float32Array(vectors.length * d);
+  vectors.forEach((v, i) => all.set(v, i * d));
+  const buf = Buffer.from(all.buffer, all.byteOffset, all.byteLength);
+  if (os.endianness() === "BE") buf.swap32(); // the protocol is little-endian whatever the host
   return buf.toString("base64");
 }
 

@@ -5,7 +5,7 @@
 // or unpinned file is refused with invalid_model before transformers.js is
 // imported; `node lab/embed.mjs serve` answers JSON lines in order, a
 // malformed line with an error line, and exits 0 at stdin's end.
-import { test } from "node:test";
+import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync, mkdirSync } from "node:fs";
@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { fileURLToPath } from "node:url";
+import { createHash } from "node:crypto";
 import { openEmbedder, importRuntime, vectorsBase64, EMBED_CODES } from "../../lab/embed.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -40,6 +41,16 @@ function copyModel(change) {
   cpSync(TINY, dir, { recursive: true });
   change?.(dir);
   return dir;
+}
+
+/** addPinned writes file into a model folder and pins it in the folder's manifest. */
+function addPinned(dir, file, value) {
+  const text = JSON.stringify(value);
+  mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+  writeFileSync(path.join(dir, file), text);
+  const m = JSON.parse(readFileSync(path.join(dir, "ragagent-model.json"), "utf8"));
+  m.files.push({ path: file, sha256: createHash("sha256").update(text).digest("hex"), bytes: Buffer.byteLength(text) });
+  writeFileSync(path.join(dir, "ragagent-model.json"), JSON.stringify(m));
 }
 
 test("the tiny model's vectors and token ids from transformers.js are PyTorch's", async () => {
@@ -74,6 +85,25 @@ test("the tiny model's vectors and token ids from transformers.js are PyTorch's"
     assert.deepEqual(await e.embed([]), []);
   } finally {
     await e.close();
+  }
+});
+
+test("a pinned sentence_bert_config.json's max_seq_length truncates, the closing [SEP] kept; a mean pooling config is accepted", async () => {
+  const dir = copyModel((d) => {
+    addPinned(d, "sentence_bert_config.json", { max_seq_length: 16, do_lower_case: false });
+    addPinned(d, "1_Pooling/config.json", { word_embedding_dimension: 32, pooling_mode_cls_token: false, pooling_mode_mean_tokens: true, pooling_mode_max_tokens: false });
+  });
+  try {
+    const e = await openEmbedder({ modelDir: dir, threads: 1 });
+    assert.equal(e.model.max_tokens, 16);
+    assert.equal(e.model.files.length, 6);
+    const long = EXPECTED.texts.at(-1).input_ids;
+    assert.deepEqual(e.tokenize([EXPECTED.texts.at(-1).text]), [[...long.slice(0, 15), long.at(-1)]]);
+    const [short] = await e.embed([EXPECTED.texts[4].text]); // 13 tokens: not truncated, PyTorch's vector
+    assert.ok(maxDiff(short, EXPECTED.texts[4].vector) <= TOLERANCE);
+    await e.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -131,6 +161,11 @@ test("a model that differs from its manifest is refused before transformers.js i
     { name: "an approximate size", change: (dir) => editManifest(dir, (m) => { m.weights[0].approximate = true; }), message: /onnx\/model\.onnx needs its exact size/ },
     { name: "a path outside the folder", change: (dir) => editManifest(dir, (m) => { m.files[0].path = "../config.json"; }), message: /"\.\.\/config\.json" is not a path inside the model folder/ },
     { name: "no such weights", change: (dir) => editManifest(dir, (m) => { m.weights[0].id = "int8"; }), message: /no weights "fp32" \(it has "int8"\)/ },
+    {
+      name: "a sentence-transformers pooling other than the mean",
+      change: (dir) => addPinned(dir, "1_Pooling/config.json", { word_embedding_dimension: 32, pooling_mode_cls_token: true, pooling_mode_mean_tokens: false }),
+      message: /^ragagent-test\/tiny-embedder pools with pooling_mode_cls_token \(1_Pooling\/config\.json\); this embedder mean-pools only$/,
+    },
     { name: "the tokenizer not listed", change: (dir) => editManifest(dir, (m) => { m.files = m.files.filter((f) => f.path !== "tokenizer.json"); }), message: /tokenizer\.json is not among the files/ },
   ];
   for (const c of cases) {
@@ -168,9 +203,17 @@ test("a model that differs from its manifest is refused before transformers.js i
   });
 });
 
-/** startServer spawns `node lab/embed.mjs serve`, with lines() reading its stdout line by line. */
+// Servers a failed test left running are ended, so the run still finishes.
+const children = new Set();
+after(() => children.forEach((c) => c.kill()));
+// SERVE bounds a serve test: a server that stops answering fails it.
+const SERVE = { timeout: 60_000 };
+
+/** startServer spawns `node lab/embed.mjs serve`, with next() reading its stdout a line at a time. */
 function startServer(args, { cwd = root, script = SCRIPT } = {}) {
   const child = spawn(process.execPath, [script, "serve", ...args], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+  children.add(child);
+  child.on("exit", () => children.delete(child));
   let stderr = "";
   child.stderr.on("data", (d) => { stderr += d; });
   const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
@@ -198,7 +241,7 @@ function decode(f32, d) {
   return Array.from({ length: b.length / (4 * d) }, (_, i) => Array.from({ length: d }, (_, j) => b.readFloatLE((i * d + j) * 4)));
 }
 
-test("serve: a ready line, two requests answered in order, stdin's end exits 0", async () => {
+test("serve: a ready line, two requests answered in order, stdin's end exits 0", SERVE, async () => {
   const s = startServer(["--model", TINY, "--threads", "1"]);
   const ready = await s.next();
   assert.equal(ready.ready, true);
@@ -220,7 +263,7 @@ test("serve: a ready line, two requests answered in order, stdin's end exits 0",
   assert.equal(await s.exited, 0, s.stderr());
 });
 
-test("serve: a malformed request gets an error line and the server keeps going", async () => {
+test("serve: a malformed request gets an error line and the server keeps going", SERVE, async () => {
   const s = startServer(["--model", TINY, "--threads", "1"]);
   assert.equal((await s.next()).ready, true);
   s.send("this is not JSON");
@@ -243,7 +286,7 @@ test("serve: a malformed request gets an error line and the server keeps going",
   assert.equal(await s.exited, 0, s.stderr());
 });
 
-test("serve: a changed model is an error line and exit 1", async () => {
+test("serve: a changed model is an error line and exit 1", SERVE, async () => {
   const dir = copyModel((d) => writeFileSync(path.join(d, "config.json"), "{}"));
   try {
     const s = startServer(["--model", dir]);
@@ -257,7 +300,7 @@ test("serve: a changed model is an error line and exit 1", async () => {
   }
 });
 
-test("serve: bad arguments are an error line and exit 1", async () => {
+test("serve: bad arguments are an error line and exit 1", SERVE, async () => {
   for (const args of [[], ["--model"], ["--modle", TINY], ["--model", TINY, "--threads", "0"]]) {
     const s = startServer(args);
     const line = await s.next();
@@ -266,7 +309,7 @@ test("serve: bad arguments are an error line and exit 1", async () => {
   }
 });
 
-test("without @huggingface/transformers installed, the error names the package to install", async () => {
+test("without @huggingface/transformers installed, the error names the package to install", SERVE, async () => {
   // The module and its one import copied where no node_modules is above them.
   const dir = mkdtempSync(path.join(tmpdir(), "ragagent-embed-noruntime-"));
   try {

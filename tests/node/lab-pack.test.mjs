@@ -23,7 +23,7 @@ test("npm pack, then npm install --offline of the tarball, then import it by nam
   const { stdout: packed } = await run("npm", ["pack", "--json", "--pack-destination", tmp], { cwd: root, env: npmEnv, maxBuffer: 16 << 20 });
   const [info] = JSON.parse(packed);
   const files = info.files.map((f) => f.path).sort();
-  for (const f of ["lab/index.js", "lab/index.d.ts", "lab/assert.js", "site/main.wasm", "site/wasm_exec.js", "site/common/key.js", "site/packs/index.json", "docs/node.md", "package.json"]) {
+  for (const f of ["lab/index.js", "lab/index.d.ts", "lab/assert.js", "lab/embed.mjs", "site/main.wasm", "site/wasm_exec.js", "site/common/key.js", "site/packs/index.json", "docs/node.md", "package.json"]) {
     assert.ok(files.includes(f), `the tarball ships ${f}`);
   }
   assert.ok(!files.some((f) => f.startsWith("tests/") || f.startsWith("core/") || f.startsWith("site/vendor/")), "only what the module uses");
@@ -49,6 +49,15 @@ test("npm pack, then npm install --offline of the tarball, then import it by nam
     summary: { fixed: { pass: 4, fail: 2, incomplete: 2 }, agent: { pass: 4, fail: 3, incomplete: 1 } },
     packs: ["seed", "python-3.11", "sqlite-3.40"],
   });
+
+  // The embedder ships too, but its runtime (transformers.js) is a
+  // devDependency: installed offline it says what to install, and loads nothing.
+  const embed = await run(process.execPath, [path.join(app, "node_modules", "ragagent-lab", "lab", "embed.mjs"), "serve", "--model", path.join(root, "tests", "fixtures", "tiny-embedder")], { cwd: app })
+    .then(() => assert.fail("the embedder started without its runtime"), (err) => err);
+  assert.equal(embed.code, 1);
+  const line = JSON.parse(embed.stdout);
+  assert.equal(line.error.code, "runtime_missing");
+  assert.match(line.error.message, /npm install @huggingface\/transformers@/);
 });
 
 test("npm pack refuses a checkout without the built engine", async () => {
