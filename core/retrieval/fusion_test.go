@@ -150,10 +150,10 @@ func TestPrefetchEmbedsEachQueryOnceInBatches(t *testing.T) {
 	assert.Len(t, emb.calls, 2, "searches reuse the prefetched vectors")
 }
 
-// TestOpenVectorRefuses: the vector branch runs only on vectors of this
+// TestOpenModelsRefuses: the vector branch runs only on vectors of this
 // index made by the spec's model, with an embedder of that model; without
 // them the spec is refused as it is offline.
-func TestOpenVectorRefuses(t *testing.T) {
+func TestOpenModelsRefuses(t *testing.T) {
 	base := retrieval.NewBase(openIndex(t))
 	other := tinyModel
 	other.Files = []vectors.File{{Path: "onnx/model.onnx", SHA256: strings.Repeat("c", 64)}}
