@@ -439,13 +439,14 @@ function parseArgs(argv) {
 const errorOf = (err) => ({ code: typeof err?.code === "string" && !err.code.startsWith("ERR_") ? err.code : EMBED_CODES.EMBED_FAILED, message: String(err?.message ?? err) });
 
 /**
- * serve speaks the JSON-lines protocol on input and write (see the top of
+ * serve speaks the JSON-lines protocol on stdin and stdout (see the top of
  * this file): a ready line or an error line, then one answer per request
- * line in order. Resolves to the exit code: 0 at input's end, 1 when the
- * model did not open.
+ * line in order (a blank line is skipped, unanswered); the next request
+ * is embedded once the last answer's line has drained to stdout.
+ * Resolves to the exit code: 0 at stdin's end, 1 when the model did not open.
  */
-export async function serve(argv, { input = process.stdin, write = (line) => process.stdout.write(line) } = {}) {
-  const send = (value) => new Promise((resolve) => write(`${JSON.stringify(value)}\n`) ? resolve() : process.stdout.once("drain", resolve));
+export async function serve(argv) {
+  const send = (value) => new Promise((resolve) => (process.stdout.write(`${JSON.stringify(value)}\n`) ? resolve() : process.stdout.once("drain", resolve)));
   let embedder;
   try {
     embedder = await openEmbedder(parseArgs(argv));
@@ -454,7 +455,7 @@ export async function serve(argv, { input = process.stdin, write = (line) => pro
     return 1;
   }
   await send({ ready: true, model: embedder.model });
-  const lines = readline.createInterface({ input, crlfDelay: Infinity });
+  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
     if (line.trim() === "") continue;
     let id = null;
