@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -97,6 +98,9 @@ type RetrievalRequest struct {
 	// Models, if set, are this request's models (a vector branch's
 	// vectors and embedder), in place of the engine's Options.Models.
 	Models Models `json:"-"`
+	// Listwise, if set, is how listwise stages call Gemini (live or
+	// replayed); without it they are refused.
+	Listwise *ListwiseRun `json:"-"`
 }
 
 // ParseRetrievalRequest reads a front end's experiment request, JSON
@@ -123,6 +127,9 @@ type RetrievalResult struct {
 	Answerable  int            `json:"answerable"`
 	Configs     []ConfigResult `json:"configs"`
 	Comparisons []Comparison   `json:"comparisons"`
+	// Listwise is what listwise stages did (nil without one): not part of
+	// DESIGN's JSON; the command line reports it apart.
+	Listwise *ListwiseOutcome `json:"-"`
 }
 
 // ConfigResult is one configuration: its name and spec, its metrics and
@@ -189,7 +196,7 @@ type Comparison struct {
 // AllConfigs adds every built-in not already named; a name repeated with
 // the same settings counts once, two different configurations under one
 // name are refused (comparisons are by name).
-func resolveConfigs(refs []ConfigRef, models bool) ([]retrieval.Spec, error) {
+func resolveConfigs(refs []ConfigRef, models, listwise bool) ([]retrieval.Spec, error) {
 	if len(refs) == 0 {
 		refs = []ConfigRef{{Name: AllConfigs}}
 	}
@@ -233,11 +240,11 @@ func resolveConfigs(refs []ConfigRef, models bool) ([]retrieval.Spec, error) {
 		}
 	}
 	for _, s := range out {
-		check := s.Runnable
-		if models {
-			check = s.RunnableWithModels
+		needsModel := s.Fusion != nil || s.SecondStage.Method == retrieval.StageCrossEncoder
+		if models && needsModel {
+			continue // checked when its models are opened
 		}
-		if err := check(); err != nil {
+		if err := s.Runnable(); err != nil && !(listwise && s.SecondStage.Method == retrieval.StageListwise) {
 			return nil, err
 		}
 	}
@@ -262,7 +269,7 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 	if models == nil {
 		models = e.models
 	}
-	specs, err := resolveConfigs(req.Configs, models != nil)
+	specs, err := resolveConfigs(req.Configs, models != nil, req.Listwise != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -287,17 +294,43 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 		}
 		return nil, reason.New(reason.InvalidCases, "the question set has no answerable case (every one names no target), so there is nothing to rank")
 	}
+	hasListwise := false
+	for _, spec := range specs {
+		hasListwise = hasListwise || spec.SecondStage.Method == retrieval.StageListwise
+	}
+	if hasListwise && req.Listwise.Replay == nil {
+		release, ok := e.rerank.HoldLedger()
+		if !ok {
+			return nil, ErrLedgerBusy
+		}
+		defer release()
+	}
 	rankings := make([][]experiment.Ranking, len(specs))
 	total, done := len(answerable)*len(specs), 0
+	var lw *listwise
 	err = l.Ranking(func(base *retrieval.Base, heads []corpus.Passage) error {
 		ideals := experiment.Ideals(answerable, heads, k)
+		if hasListwise {
+			var err error
+			if lw, err = e.planListwise(ctx, req.Listwise, base, heads, specs, answerable, ideals, k); err != nil {
+				return err
+			}
+		}
 		for i, spec := range specs {
-			s, err := e.openSearcher(ctx, models, req.Models == nil, l, base, spec, answerable)
+			at := 0
+			var s *retrieval.Searcher
+			var err error
+			if spec.SecondStage.Method == retrieval.StageListwise {
+				s, err = base.OpenModels(spec, retrieval.Models{Ctx: ctx, Lister: lw.lister(spec, answerable, &at, req.Listwise.OnCall)})
+			} else {
+				s, err = e.openSearcher(ctx, models, req.Models == nil, l, base, spec, answerable)
+			}
 			if err != nil {
 				return err
 			}
 			rankings[i], err = experiment.Rank(answerable, heads, ideals, s, k, func() error {
 				done++
+				at++
 				if req.OnCase != nil {
 					req.OnCase(done, total, spec.Name)
 				}
@@ -309,14 +342,22 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 		}
 		return nil
 	})
+	if lw != nil {
+		err = errors.Join(err, lw.finish())
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, reason.New(reason.Cancelled, "the experiment was stopped")
 		}
 		return nil, err
 	}
-	return summarize(l.Pack.Manifest.ID, k, len(l.Cases.Cases), answerable, specs, rankings), nil
+	res := summarize(l.Pack.Manifest.ID, k, len(l.Cases.Cases), answerable, specs, rankings)
+	if lw != nil {
+		res.Listwise = lw.outcome
+	}
+	return res, nil
 }
+
 
 // openSearcher opens spec over base; a vector branch gets the pack's
 // vectors and its model's embedder, and the cases' questions embedded up

@@ -20,6 +20,21 @@ type Models struct {
 	Vectors  *vectors.Set
 	Embedder vectors.Embedder
 	Scorer   Scorer
+	Lister   Lister
+}
+
+// Lister is a listwise reranker (a Gemini call): given a query and its
+// candidates, their order, best first, as a permutation of their
+// indexes.
+type Lister interface {
+	Order(ctx context.Context, query string, cands []Candidate) ([]int, error)
+}
+
+// Candidate is what a listwise reranker sees of a passage: an id that
+// names it within the request, and its text.
+type Candidate struct {
+	ID   string
+	Text string
 }
 
 // Scorer is a cross-encoder: one relevance logit per (query, text) pair,
@@ -41,13 +56,11 @@ const queryBatch = 32
 // reason.UnknownConfig. A spec that needs neither ignores m.
 func (bs *Base) OpenModels(spec Spec, m Models) (*Searcher, error) {
 	cross := spec.SecondStage.Method == StageCrossEncoder
-	if spec.Fusion == nil && !cross {
+	listwise := spec.SecondStage.Method == StageListwise
+	if spec.Fusion == nil && !cross && !listwise {
 		return bs.Open(spec)
 	}
 	if err := spec.Validate(); err != nil {
-		return nil, err
-	}
-	if err := spec.RunnableWithModels(); err != nil {
 		return nil, err
 	}
 	bad := func(format string, a ...any) error {
@@ -75,6 +88,9 @@ func (bs *Base) OpenModels(spec Spec, m Models) (*Searcher, error) {
 		if got := m.Scorer.Model().ID; got != spec.SecondStage.Model {
 			return nil, bad("the second stage's model is %s; the scorer loaded %s", spec.SecondStage.Model, got)
 		}
+	}
+	if listwise && m.Lister == nil {
+		return nil, spec.Runnable()
 	}
 	if m.Ctx == nil {
 		m.Ctx = context.Background()
@@ -193,5 +209,39 @@ func (s *Searcher) crossEncode(query string, cands []scored) error {
 		cands[i].score = l
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	return nil
+}
+
+// listwise reorders cands (the first stage's first depth) in the order
+// the lister gives; the lister's value must be a permutation of them.
+func (s *Searcher) listwise(query string, cands []scored) error {
+	if len(cands) == 0 {
+		return nil
+	}
+	in := make([]Candidate, len(cands))
+	for i, c := range cands {
+		t, err := s.base.ix.Text(int(c.doc))
+		if err != nil {
+			return err
+		}
+		in[i] = Candidate{ID: fmt.Sprintf("p%d", c.doc+1), Text: t}
+	}
+	order, err := s.models.Lister.Order(s.models.Ctx, query, in)
+	if err != nil {
+		return fmt.Errorf("the listwise stage: %w", err)
+	}
+	if len(order) != len(cands) {
+		return fmt.Errorf("the listwise stage ordered %d of %d passages", len(order), len(cands))
+	}
+	seen := make([]bool, len(cands))
+	out := make([]scored, len(cands))
+	for r, i := range order {
+		if i < 0 || i >= len(cands) || seen[i] {
+			return fmt.Errorf("the listwise stage's order is not a permutation of its %d passages", len(cands))
+		}
+		seen[i] = true
+		out[r] = scored{doc: cands[i].doc, score: float64(len(cands) - r)}
+	}
+	copy(cands, out)
 	return nil
 }

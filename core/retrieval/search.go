@@ -181,7 +181,7 @@ func (s *Searcher) search(query string, raw []string, k int, version string) ([]
 	if p := s.spec.Proximity; p != nil {
 		depth = max(depth, p.Depth)
 	}
-	if st := s.spec.SecondStage; st.Method == StageCoverage || st.Method == StageCrossEncoder {
+	if st := s.spec.SecondStage; st.Method != StageNone {
 		depth = max(depth, stageDepth(st))
 	}
 	if f := s.spec.Fusion; f != nil {
@@ -219,6 +219,10 @@ func (s *Searcher) search(query string, raw []string, k int, version string) ([]
 		if err := s.crossEncode(query, ranked[:min(len(ranked), stageDepth(st))]); err != nil {
 			return nil, err
 		}
+	case StageListwise:
+		if err := s.listwise(query, ranked[:min(len(ranked), stageDepth(st))]); err != nil {
+			return nil, err
+		}
 	}
 	ranked = ranked[:min(k, len(ranked))]
 	hits := make([]store.Hit, len(ranked))
@@ -229,8 +233,11 @@ func (s *Searcher) search(query string, raw []string, k int, version string) ([]
 }
 
 func stageDepth(st SecondStage) int {
-	if st.Depth > 0 {
+	switch {
+	case st.Depth > 0:
 		return st.Depth
+	case st.Method == StageListwise:
+		return DefaultListwiseDepth
 	}
 	return DefaultDepth
 }

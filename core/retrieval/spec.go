@@ -158,6 +158,10 @@ const (
 	MaxFeedback        = 100
 	DefaultRRFK        = 60
 	DefaultFusionDepth = 100
+	// DefaultListwiseDepth and MaxListwiseDepth bound a listwise stage's
+	// candidates: every one's text goes into one request.
+	DefaultListwiseDepth = 10
+	MaxListwiseDepth     = 20
 	MaxSpecBytes       = 64 << 10
 	DefaultDepth       = 50
 	MaxNameLength      = 64
@@ -338,8 +342,12 @@ func (s Spec) Validate() error {
 		if st.Depth != 0 {
 			return bad("second_stage.depth applies to a second stage, not to %q", StageNone)
 		}
-	case StageCoverage, StageCrossEncoder, StageListwise:
+	case StageCoverage, StageCrossEncoder:
 		if err := whole("second_stage.depth", st.Depth, 0, MaxDepth); err != nil {
+			return err
+		}
+	case StageListwise:
+		if err := whole("second_stage.depth", st.Depth, 0, MaxListwiseDepth); err != nil {
 			return err
 		}
 	default:
@@ -350,6 +358,8 @@ func (s Spec) Validate() error {
 		return bad("second_stage.model is required for %q: the cross-encoder's id (owner/name)", StageCrossEncoder)
 	case st.Method == StageCrossEncoder && (!validModel.MatchString(st.Model) || len(st.Model) > 200):
 		return bad("second_stage.model %q is not a model id (owner/name)", clip(st.Model))
+	case st.Method == StageListwise && st.Model != "" && (!validModel.MatchString(st.Model) || len(st.Model) > 200):
+		return bad("second_stage.model %q is not a model name", clip(st.Model))
 	case st.Method != StageCrossEncoder && st.Method != StageListwise && st.Model != "":
 		return bad("second_stage.model applies to %q or %q, not to %q", StageCrossEncoder, StageListwise, st.Method)
 	}
@@ -411,25 +421,14 @@ func (s Spec) SearchK(packK int) int {
 // Runnable reports why s cannot run offline, with no model at hand (a
 // vector branch, a cross-encoder or a live listwise stage), or nil.
 func (s Spec) Runnable() error {
-	if err := s.RunnableWithModels(); err != nil {
-		return err
-	}
 	switch {
 	case s.Fusion != nil:
 		return reason.New(reason.UnknownConfig, "configuration %s fuses a vector branch (model %s, vectors %s beside the pack), which needs the model and the pack's vectors: `ragagent corpus embed` makes them and `--model DIR` gives the model", s.Name, s.Fusion.Model, s.Fusion.Vectors)
 	case s.SecondStage.Method == StageCrossEncoder:
 		return reason.New(reason.UnknownConfig, "configuration %s reranks with the cross-encoder %s, which needs the model: `--model DIR` gives it", s.Name, s.SecondStage.Model)
+	case s.SecondStage.Method == StageListwise:
+		return reason.New(reason.UnknownConfig, "configuration %s reranks with Gemini listwise calls, which an offline search does not make: `--live` plans and sends them through the ledger, `--gemini FILE` replays a recording of them", s.Name)
 	}
 	return nil
 }
 
-// RunnableWithModels is Runnable where a vector branch's model and
-// vectors can be given (Base.OpenModels): why a second stage cannot run
-// here, or nil.
-func (s Spec) RunnableWithModels() error {
-	switch {
-	case s.SecondStage.Method == StageListwise:
-		return reason.New(reason.UnknownConfig, "configuration %s reranks with a live Gemini listwise call, which an offline search does not make; use `ragagent rerank` to plan and run one", s.Name)
-	}
-	return nil
-}
