@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -43,7 +44,7 @@ func parseMinimum(v string) (minimum, error) {
 }
 
 func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("retrieval", "[--corpus PACK] [--cases FILE] [--config NAME|FILE]... [--k N] [--json] [--min METRIC=VALUE]... [--model DIR]... [--vectors DIR]... [--list]", stderr)
+	fs := newFlags("retrieval", "[--corpus PACK] [--cases FILE] [--config NAME|FILE]... [--k N] [--json] [--min METRIC=VALUE]... [--model DIR]... [--vectors DIR]... [--live --ledger FILE | --gemini FILE] [--list]", stderr)
 	corpusName := fs.String("corpus", "seed", corpusHelp)
 	casesFile := fs.String("cases", "", "the question set `file` (ragagent-cases/1 JSON, or a TSV of id, question and target URLs or -); default: the pack's own cases")
 	var configs, mins listFlag
@@ -53,6 +54,7 @@ func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&mins, "min", "fail (exit 1) when the first configuration's `METRIC=VALUE` is below VALUE, e.g. recall@10=0.6; repeatable")
 	list := fs.Bool("list", false, "list the built-in configurations and exit")
 	mf := addVectorFlags(fs)
+	lf := addListwiseFlags(fs)
 	in := addInputFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -66,6 +68,9 @@ func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if err := in.check(); err != nil {
+		return usage(err)
+	}
+	if err := lf.check(fs); err != nil {
 		return usage(err)
 	}
 	if *k < 1 || *k > engine.MaxRetrievalK {
@@ -117,12 +122,20 @@ func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
 	if dir := packFolder(e, *corpusName); models != nil && dir != "" {
 		models.PackDir(req.Corpus, dir)
 	}
+	run, out, err := lf.run(e, in, os.Getenv, time.Now(), stderr)
+	if err != nil {
+		return fail(err)
+	}
+	req.Listwise = run
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	progress := newCounter(stderr, "ranked", "questions × configurations")
 	req.OnCase = func(done, total int, _ string) { progress.step(done, total) }
 	res, err := e.Retrieval(ctx, req)
 	progress.done()
+	if err != nil && out != nil && out.created {
+		err = fmt.Errorf("%w (the recording %s keeps every attempt made)", err, out.path)
+	}
 	if err != nil {
 		if *casesFile != "" {
 			if code, _ := reason.Of(err); code == reason.InvalidCases {
@@ -143,6 +156,7 @@ func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
 	} else {
 		printRetrieval(stdout, res)
 	}
+	lf.report(stderr, res, out)
 	return checkMinimums(res, gates, stderr)
 }
 

@@ -139,7 +139,7 @@ func (m *modelLister) Order(ctx context.Context, query string, cands []retrieval
 	}
 	code, refused := reason.Of(err)
 	if !refused || ctx.Err() != nil || (m.replay && (code == reason.ReplayRequestMismatch || code == reason.ReplayExhausted)) {
-		return nil, fmt.Errorf("case %s: %w", caseID, err)
+		return nil, err // experiment.Rank names the case
 	}
 	m.outcome.Refused = append(m.outcome.Refused, ListwiseRefusal{Config: m.config, CaseID: caseID, Code: code, Detail: reason.DetailOf(err)})
 	return identity(len(cands)), nil

@@ -101,7 +101,11 @@ func TestListwiseStageReservesRecordsAndReplays(t *testing.T) {
 	var plan *engine.ListwisePlan
 	var calls []int
 	res, err := e.Retrieval(context.Background(), listwiseRequest(listwiseSpec, &engine.ListwiseRun{Transport: incoming, Ledger: store,
-		OnPlan: func(p *engine.ListwisePlan) error { plan = p; assert.Zero(t, incoming.calls(), "the plan comes first"); return nil },
+		OnPlan: func(p *engine.ListwisePlan) error {
+			plan = p
+			assert.Zero(t, incoming.calls(), "the plan comes first")
+			return nil
+		},
 		OnCall: func(done, total int) { calls = append(calls, done); assert.Equal(t, 3, total) }}))
 	require.NoError(t, err)
 	require.NotNil(t, plan)

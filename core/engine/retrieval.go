@@ -358,7 +358,6 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 	return res, nil
 }
 
-
 // openSearcher opens spec over base; a vector branch gets the pack's
 // vectors and its model's embedder, and the cases' questions embedded up
 // front; a cross-encoder stage its scorer.

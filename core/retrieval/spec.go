@@ -162,11 +162,11 @@ const (
 	// candidates: every one's text goes into one request.
 	DefaultListwiseDepth = 10
 	MaxListwiseDepth     = 20
-	MaxSpecBytes       = 64 << 10
-	DefaultDepth       = 50
-	MaxNameLength      = 64
-	maxTextLength      = 4096
-	maxDescription     = 1000
+	MaxSpecBytes         = 64 << 10
+	DefaultDepth         = 50
+	MaxNameLength        = 64
+	maxTextLength        = 4096
+	maxDescription       = 1000
 )
 
 var (
@@ -431,4 +431,3 @@ func (s Spec) Runnable() error {
 	}
 	return nil
 }
-
