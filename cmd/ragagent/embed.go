@@ -146,3 +146,47 @@ func cmdCorpusEmbed(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, `  {"name": "hybrid", "tokenizer": "stemmed", "stop_words": "english", "fields": {"text": 1, "title": 0.5, "anchor": 1}, "proximity": {"window": 4}, "fusion": {"model": %q, "vectors": %q}}`+"\n", model.ID, name)
 	return exitOK
 }
+
+func cmdModel(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "pin" {
+		fmt.Fprintln(stderr, "usage: ragagent model pin DIR --id OWNER/NAME --revision REV --license LICENSE [--weights PATH]")
+		return exitUsage
+	}
+	fs := newFlags("model pin", "DIR --id OWNER/NAME --revision REV --license LICENSE [--weights PATH]", stderr)
+	id := fs.String("id", "", "the model's `id` on its host, owner/name (e.g. sentence-transformers/all-MiniLM-L6-v2)")
+	revision := fs.String("revision", "", "the `revision` (commit) the files were downloaded at")
+	license := fs.String("license", "", "the model's `licence` (e.g. Apache-2.0)")
+	weights := fs.String("weights", "onnx/model.onnx", "the ONNX weights' `path` inside the folder")
+	args = args[1:]
+	var dir string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		dir, args = args[0], args[1:]
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	usage := func(msg string) int {
+		fmt.Fprintf(stderr, "ragagent model pin: %s\n", msg)
+		return exitUsage
+	}
+	switch {
+	case dir == "" && fs.NArg() == 1:
+		dir = fs.Arg(0)
+	case dir == "" || fs.NArg() > 0:
+		return usage("name one model folder")
+	}
+	if *id == "" || *revision == "" || *license == "" {
+		return usage("--id, --revision and --license are required: the manifest names the model before anything loads")
+	}
+	data, err := embedproc.Pin(dir, *id, *revision, *license, "pinned by ragagent model pin from the files on disk", *weights)
+	if err == nil {
+		err = atomicfile.Create(filepath.Join(dir, embedproc.ManifestFile), data)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ragagent model pin: %s\n", oneLine(err))
+		return exitError
+	}
+	fmt.Fprintf(stdout, "wrote %s: the sha256 of each file as it is on disk now; compare them with the ones %s's host lists before trusting them\n",
+		filepath.Join(dir, embedproc.ManifestFile), *id)
+	return exitOK
+}

@@ -34,6 +34,7 @@ func commands() map[string]command {
 		"run":              {"run one question (scripted policy, live Gemini or a recording), showing each step", cmdRun},
 		"rerank":           {"rerank frozen hybrid candidates by coverage, Gemini listwise and cross-encoder (replayed, or --live)", cmdRerank},
 		"corpus":           {"build a corpus pack from a folder of documents (corpus build), describe one (corpus info PACK), or make its passage vectors (corpus embed)", cmdCorpus},
+		"model":            {"pin a downloaded model folder's files (model pin DIR): the manifest a vector branch's or cross-encoder's model is checked against", cmdModel},
 		"search":           {"search a corpus pack as the agent does, with bm25 scores and highlighted snippets", cmdSearch},
 		"retrieval":        {"compare retrieval configurations on a question set: recall, MRR and nDCG with 95% intervals, paired differences", cmdRetrieval},
 		"eval":             {"run a pack's authored cases on both paths (scripted, replayed or live Gemini) and grade them", cmdEval},

@@ -83,3 +83,30 @@ func TestTheVectorBranchNeedsItsFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestModelPin: a downloaded folder without a manifest gets one pinning
+// its files, which the embedder then accepts; an existing one is never
+// overwritten.
+func TestModelPin(t *testing.T) {
+	useEmbedder(t)
+	dir := t.TempDir()
+	for _, rel := range []string{"config.json", "tokenizer.json", "tokenizer_config.json", "onnx/model.onnx"} {
+		data, err := os.ReadFile(filepath.Join(tinyEmbedder, rel))
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, rel), data, 0o644))
+	}
+	code, stdout, stderr := ragagent("model", "pin", dir, "--id", "someone/tiny", "--revision", "abc123", "--license", "CC0-1.0")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "compare them with the ones someone/tiny's host lists")
+	code, stdout, stderr = ragagent("corpus", "embed", "--corpus", "seed", "--model", dir, "--out", filepath.Join(t.TempDir(), "v.bin"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "from someone/tiny")
+
+	code, _, stderr = ragagent("model", "pin", dir, "--id", "someone/tiny", "--revision", "abc123", "--license", "CC0-1.0")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "exists")
+	code, _, stderr = ragagent("model", "pin", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--id, --revision and --license are required")
+}
