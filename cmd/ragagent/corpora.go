@@ -61,3 +61,20 @@ func openCorpus(e *engine.Engine, in inputs, name string) (string, error) {
 	}
 	return info.Manifest.ID, nil
 }
+
+// openWithCorpus opens an engine with the shipped packs and makes name
+// usable in it (openCorpus), returning its pack id; the caller closes the
+// engine.
+func openWithCorpus(o engine.Options, in inputs, name string) (*engine.Engine, string, error) {
+	o.Packs = knownPacks()
+	e, err := engine.Open(o)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := openCorpus(e, in, name)
+	if err != nil {
+		e.Close()
+		return nil, "", err
+	}
+	return e, id, nil
+}

@@ -102,15 +102,11 @@ func cmdCorpusEmbed(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer models.Close()
-	e, err := engine.Open(engine.Options{Packs: knownPacks()})
+	e, id, err := openWithCorpus(engine.Options{}, in, *corpusName)
 	if err != nil {
 		return fail(err)
 	}
 	defer e.Close()
-	id, err := openCorpus(e, in, *corpusName)
-	if err != nil {
-		return fail(err)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fmt.Fprintf(stderr, "starting the embedder for %s\n", *modelDir)

@@ -59,15 +59,11 @@ func cmdSearch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ragagent search: %s\n", oneLine(err))
 		return exitError
 	}
-	e, err := engine.Open(engine.Options{Packs: knownPacks()})
+	e, id, err := openWithCorpus(engine.Options{}, in, *corpusName)
 	if err != nil {
 		return fail(err)
 	}
 	defer e.Close()
-	id, err := openCorpus(e, in, *corpusName)
-	if err != nil {
-		return fail(err)
-	}
 	pack, err := e.Pack(id)
 	if err != nil {
 		return fail(err)

@@ -56,6 +56,8 @@ type inProcess struct {
 	block bool
 	// status, if set, is every attempt's HTTP status, with an API error body.
 	status int
+	// responder, if set, answers in place of the fake's Policy.
+	responder geminitest.Responder
 }
 
 func (f *inProcess) HasKey() bool { return f.key }
@@ -85,7 +87,11 @@ func (f *inProcess) Post(ctx context.Context, _ string, body []byte) (int, []byt
 		return 400, nil, nil
 	}
 	payload, _ := v.(*pyjson.Object)
-	reply := geminitest.Policy().Reply(geminitest.Request{Method: "POST", Body: body, Payload: payload})
+	responder := f.responder
+	if responder == nil {
+		responder = geminitest.Policy()
+	}
+	reply := responder.Reply(geminitest.Request{Method: "POST", Body: body, Payload: payload})
 	status := reply.Status
 	if status == 0 {
 		status = 200

@@ -258,7 +258,7 @@ func (e *Engine) planListwise(ctx context.Context, run *ListwiseRun, base *retri
 	// Reserved together, under the ledger's lock: another process may
 	// have spent since the check, and the run is still refused whole.
 	if _, err := led.ReserveAll(reqs); err != nil {
-		return nil, nothingSent(err)
+		return nil, reranklab.NothingSent(err)
 	}
 	started := e.clock()
 	head := recording.Header(ListwiseModel, plan.Endpoint, reranklab.LiveConfig(), started)
@@ -308,17 +308,9 @@ func (e *Engine) listwiseRefusal(run *ListwiseRun, led *budget.Ledger, plan *Lis
 		estimates[i] = c.EstimatedUSD
 	}
 	if err := led.Check(fmt.Sprintf("the %d listwise requests", len(plan.Calls)), estimates...); err != nil {
-		return nothingSent(err)
+		return reranklab.NothingSent(err)
 	}
 	return nil
-}
-
-// nothingSent adds to a coded refusal that nothing was sent.
-func nothingSent(err error) error {
-	if code, ok := reason.Of(err); ok {
-		return reason.New(code, "%s; nothing was sent", reason.DetailOf(err))
-	}
-	return err
 }
 
 // lister is the listwise stage of spec over cases (at the case being

@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,40 +15,6 @@ import (
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/internal/geminitest"
 )
-
-// ranker is a gemini.Transport answering listwise requests with one of
-// the fake's responders, in process.
-type ranker struct {
-	key       bool
-	responder geminitest.Responder
-	mu        sync.Mutex
-	n         int
-}
-
-func (f *ranker) HasKey() bool { return f.key }
-
-func (f *ranker) calls() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.n
-}
-
-func (f *ranker) Post(ctx context.Context, _ string, body []byte) (int, []byte, error) {
-	f.mu.Lock()
-	f.n++
-	f.mu.Unlock()
-	v, err := pyjson.Decode(string(body))
-	if err != nil {
-		return 400, nil, nil
-	}
-	payload, _ := v.(*pyjson.Object)
-	reply := f.responder.Reply(geminitest.Request{Method: "POST", Body: body, Payload: payload})
-	status := reply.Status
-	if status == 0 {
-		status = 200
-	}
-	return status, reply.Body, ctx.Err()
-}
 
 const listwiseSpec = `{"name": "lw", "tokenizer": "stemmed", "second_stage": {"method": "listwise", "depth": 3}}`
 const firstStageSpec = `{"name": "lw", "tokenizer": "stemmed"}`
@@ -97,7 +62,7 @@ func TestListwiseStageReservesRecordsAndReplays(t *testing.T) {
 
 	e := open(t, 20)
 	store := ledgerWith(t, 0.05)
-	incoming := &ranker{key: true, responder: geminitest.Ranking(geminitest.RankIncoming)}
+	incoming := &inProcess{key: true, responder: geminitest.Ranking(geminitest.RankIncoming)}
 	var plan *engine.ListwisePlan
 	var calls []int
 	res, err := e.Retrieval(context.Background(), listwiseRequest(listwiseSpec, &engine.ListwiseRun{Transport: incoming, Ledger: store,
@@ -136,7 +101,7 @@ func TestListwiseStageReservesRecordsAndReplays(t *testing.T) {
 	code, _ := reason.Of(err)
 	assert.Equal(t, reason.ReplayRequestMismatch, code, "other candidates are other requests: %v", err)
 
-	reversed := &ranker{key: true, responder: geminitest.Ranking(geminitest.RankReversed)}
+	reversed := &inProcess{key: true, responder: geminitest.Ranking(geminitest.RankReversed)}
 	rev, err := open(t, 20).Retrieval(context.Background(), listwiseRequest(listwiseSpec, &engine.ListwiseRun{Transport: reversed, Ledger: ledgerWith(t, 0.05)}))
 	require.NoError(t, err)
 	assert.NotEqual(t, ranks(t, res, "lw"), ranks(t, rev, "lw"), "Gemini's order is applied")
@@ -161,7 +126,7 @@ func TestListwiseStageRefusals(t *testing.T) {
 		{"then all of them within it", true, 3, ledgerWith(t, 0.0001), reason.BudgetExceeded, "nothing was sent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := &ranker{key: tc.key, responder: geminitest.Ranking(geminitest.RankIncoming)}
+			tr := &inProcess{key: tc.key, responder: geminitest.Ranking(geminitest.RankIncoming)}
 			_, err := open(t, tc.allowance).Retrieval(context.Background(), listwiseRequest(listwiseSpec, &engine.ListwiseRun{Transport: tr, Ledger: tc.store}))
 			require.Error(t, err)
 			code, _ := reason.Of(err)
@@ -182,7 +147,7 @@ func TestListwiseStageRefusals(t *testing.T) {
 	t.Run("a reply that is no permutation", func(t *testing.T) {
 		first, err := open(t, 3).Retrieval(context.Background(), engine.RetrievalRequest{Configs: []engine.ConfigRef{{Name: "seed"}, {Spec: []byte(firstStageSpec)}}})
 		require.NoError(t, err)
-		bad := &ranker{key: true, responder: geminitest.ResponderFunc(func(geminitest.Request) geminitest.Reply {
+		bad := &inProcess{key: true, responder: geminitest.ResponderFunc(func(geminitest.Request) geminitest.Reply {
 			return geminitest.Decision(pyjson.NewObject("ranked_ids", []any{"p1"}))
 		})}
 		res, err := open(t, 3).Retrieval(context.Background(), listwiseRequest(listwiseSpec, &engine.ListwiseRun{Transport: bad, Ledger: ledgerWith(t, 0.05)}))

@@ -219,13 +219,14 @@ func (b *Bench) Refusal(p *Prepared) error {
 		estimates[i] = c.EstimatedUSD
 	}
 	if err := p.Ledger.Check(fmt.Sprintf("the %d listwise requests", len(p.Calls)), estimates...); err != nil {
-		return nothingSent(err)
+		return NothingSent(err)
 	}
 	return nil
 }
 
-// nothingSent adds to a coded refusal that nothing was sent.
-func nothingSent(err error) error {
+// NothingSent adds to a coded refusal that nothing was sent (the
+// reranking lab's and an experiment's listwise refusals say it alike).
+func NothingSent(err error) error {
 	if code, ok := reason.Of(err); ok {
 		return reason.New(code, "%s; nothing was sent", reason.DetailOf(err))
 	}
@@ -241,7 +242,7 @@ func (p *Prepared) reserveAll() error {
 			RequestSHA256: c.RequestSHA256, RequestBytes: c.RequestBytes, EstimatedUSD: c.EstimatedUSD}
 	}
 	_, err := p.Ledger.ReserveAll(reqs)
-	return nothingSent(err)
+	return NothingSent(err)
 }
 
 // LiveRun is how a prepared live rerank runs.
