@@ -326,18 +326,30 @@ function specialLayout(tokenizer) {
 }
 
 /**
- * pairLayout is specialLayout for a (query, passage) pair: how many
- * special tokens come before the query, between the two and after the
- * passage ([CLS] q [SEP] p [SEP]: 1, 1 and 1).
+ * pairTemplate is how the tokenizer lays out a (query, passage) pair, read
+ * from its own encoding of ("a", "b"): the special tokens before the
+ * query, between the two and after the passage ([CLS] q [SEP] p [SEP]),
+ * each with its token type, and the token type of the query's and of the
+ * passage's pieces (0 and 1 for BERT). A pair is then the two texts'
+ * pieces, each tokenized alone, set in the template, as Python's
+ * tokenizers' post-processor does; transformers.js 4.3.2 would drop an
+ * empty passage from a pair instead ([CLS] q [SEP], not [CLS] q [SEP]
+ * [SEP]).
  */
-function pairLayout(tokenizer) {
+function pairTemplate(tokenizer) {
   const opts = { padding: false, truncation: false, return_tensor: false };
-  const full = tokenizer(["a"], { ...opts, text_pair: ["b"], add_special_tokens: true }).input_ids[0].map(Number);
+  const enc = tokenizer(["a"], { ...opts, text_pair: ["b"], add_special_tokens: true });
+  const full = enc.input_ids[0].map(Number);
+  const types = enc.token_type_ids ? enc.token_type_ids[0].map(Number) : null;
   const [a, b] = tokenizer(["a", "b"], { ...opts, add_special_tokens: false }).input_ids.map((r) => r.map(Number));
   const head = find(full, a, 0);
   const at = head < 0 ? -1 : find(full, b, head + a.length);
-  if (at < 0) throw invalid("the tokenizer's pair encoding is not [specials] query [specials] passage [specials]; cannot truncate a passage safely");
-  return { head, mid: at - head - a.length, tail: full.length - at - b.length };
+  if (at < 0) throw invalid("the tokenizer's pair encoding is not [specials] query [specials] passage [specials]; cannot set a pair out safely");
+  const part = (from, to) => ({ ids: full.slice(from, to), types: types && types.slice(from, to) });
+  return {
+    head: part(0, head), mid: part(head + a.length, at), tail: part(at + b.length, full.length),
+    queryType: types && types[head], passageType: types && types[at],
+  };
 }
 
 /** find is where the ids part first occur in row at or after from, or -1. */
@@ -603,33 +615,28 @@ async function scorerOf(opened, options) {
   const { T, pipe, limit, verified } = opened;
   const batch = options.batch ?? SCORE_BATCH;
   const tokenizer = pipe.tokenizer;
-  const { head, mid, tail } = pairLayout(tokenizer);
+  const { head, mid, tail, queryType, passageType } = pairTemplate(tokenizer);
+  const specials = head.ids.length + mid.ids.length + tail.ids.length;
   const padId = Number.isSafeInteger(tokenizer.pad_token_id) ? tokenizer.pad_token_id : 0;
-  const opts = { padding: false, truncation: false, return_tensor: false };
+  const opts = { padding: false, truncation: false, add_special_tokens: false, return_tensor: false };
 
   /**
-   * encode tokenizes each (query, text) pair as the tokenizer lays a pair
-   * out, then cuts the passage's own tokens from their end until the pair
-   * fits in limit tokens (the specials after it kept).
+   * encode sets each (query, text) pair in the tokenizer's pair template,
+   * the passage's own pieces cut from their end until the pair fits in
+   * limit tokens (the specials after it kept).
    */
   function encode(query, texts) {
-    const q = tokenizer([query], { ...opts, add_special_tokens: false }).input_ids[0].length;
-    if (head + q + mid + tail >= limit) {
-      throw new LabError(EMBED_CODES.QUERY_TOO_LONG, `the query has ${q} tokens; beside its ${head + mid + tail} special tokens that leaves no room for a passage in the model's ${limit}`);
+    const q = tokenizer([query], opts).input_ids[0].map(Number);
+    const room = limit - specials - q.length;
+    if (room <= 0) {
+      throw new LabError(EMBED_CODES.QUERY_TOO_LONG, `the query has ${q.length} tokens; beside the pair's ${specials} special tokens that leaves no room for a passage in the model's ${limit}`);
     }
-    const bare = tokenizer(texts, { ...opts, add_special_tokens: false }).input_ids;
-    const enc = tokenizer(texts.map(() => query), { ...opts, text_pair: texts, add_special_tokens: true });
-    return enc.input_ids.map((row, i) => {
-      let ids = row.map(Number);
-      let types = enc.token_type_ids ? enc.token_type_ids[i].map(Number) : null;
-      const end = head + q + mid + bare[i].length; // where the passage's tokens end
-      if (ids.length !== end + tail) throw new LabError(EMBED_CODES.SCORE_FAILED, `pair ${i + 1} has ${ids.length} tokens, not its query's and passage's ${end + tail}: the tokenizer joins a pair in a way this scorer cannot truncate`);
-      const over = ids.length - limit;
-      if (over > 0) {
-        const cut = (a) => [...a.slice(0, end - over), ...a.slice(end)];
-        ids = cut(ids);
-        types = types && cut(types);
-      }
+    const same = (n, type) => (type === null ? [] : new Array(n).fill(type));
+    const passages = tokenizer(texts, opts).input_ids;
+    return passages.map((row) => {
+      const p = row.slice(0, room).map(Number);
+      const ids = [...head.ids, ...q, ...mid.ids, ...p, ...tail.ids];
+      const types = queryType === null ? null : [...head.types, ...same(q.length, queryType), ...mid.types, ...same(p.length, passageType), ...tail.types];
       return { ids, types };
     });
   }
