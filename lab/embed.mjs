@@ -416,7 +416,7 @@ function record({ verified, kind, T, limit, threads }, dimensions, own) {
 }
 
 /**
- * inputs are the model's input tensors for rows of token ids (and token
+ * inputsOf is the model's input tensors for rows of token ids (and token
  * types), padded to the longest with padId and masked.
  */
 function inputsOf(T, rows, padId) {
