@@ -148,7 +148,13 @@ export declare class Lab {
   run(options: RunOptions): Promise<RunOutput>;
   /** `ragagent eval --json`: the pack's authored cases (or the question set `cases` holds, as `--cases`) on both paths (scripted, or replay of a recording made over the pack). */
   eval(options?: { corpus?: string; policy?: "scripted" | "replay"; recording?: string; config?: string | Record<string, unknown>; cases?: string; onTrial?: (done: number, total: number, id: string) => void }): Promise<Evaluated>;
-  /** `ragagent retrieval --json`: a question set ranked under each configuration, the first the baseline. */
+  /**
+   * `ragagent retrieval --json`: a question set ranked under each configuration, the first the baseline.
+   * `models` are model folders (`--model DIR`): a vector branch's embedder and a cross-encoder second
+   * stage's scorer run under node with lab/embed.mjs, from the folder whose ragagent-model.json names the
+   * configuration's model, and are closed when the call ends; `vectors` are where a vector branch's
+   * vectors file is looked for (`--vectors DIR`).
+   */
   retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void; models?: string[]; vectors?: string[] }): Promise<Compared>;
   /** The session's recording (every live run of this lab) as ragagent-recording/1 text. */
   recording(): Promise<{ trials: number; exchanges: number; text: string }>;

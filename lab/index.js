@@ -203,8 +203,10 @@ export class Lab {
    * the model folders (each with its ragagent-model.json), and the
    * pack's vectors file (`ragagent corpus embed`), looked for in the
    * vectors folders and then beside a pack given as a folder: the
-   * command line's --model and --vectors. Its model runs here, under
-   * node, with lab/embed.mjs (install @huggingface/transformers).
+   * command line's --model and --vectors. A cross-encoder second stage
+   * needs its model's folder among models. The models run here, under
+   * node, with lab/embed.mjs (install @huggingface/transformers), and are
+   * closed when the call ends.
    *
    * @param {{corpus?: string, cases?: string, configs?: Array<string | object>, k?: number, onCase?: Function, models?: string[], vectors?: string[]}} [options]
    */
@@ -344,13 +346,24 @@ async function call(fn) {
  * The engine then checks the passages against the manifest (size, sha256).
  */
 /**
- * modelHooks are the engine's hooks for a vector branch (jsbridge.Models):
- * vectors(pack, name) reads the file from the first folder holding it;
- * embedder(model) starts lab/embed.mjs's embedder on the model folder
- * whose ragagent-model.json names that model (kept in opened, which the
- * caller closes).
+ * modelHooks are the engine's hooks for a vector branch and a
+ * cross-encoder second stage (jsbridge.Models): vectors(pack, name) reads
+ * the file from the first folder holding it; embedder(model) opens
+ * lab/embed.mjs's embedder, scorer(model) its cross-encoder scorer, on the
+ * model folder whose ragagent-model.json names that model (each kept in
+ * opened, which the caller closes when the call ends).
  */
 function modelHooks(modelDirs, vectorDirs, opened) {
+  /** folderOf is the model folder whose manifest names model. */
+  async function folderOf(model) {
+    const known = [];
+    for (const dir of modelDirs) {
+      const manifest = JSON.parse(await readFile(path.join(dir, "ragagent-model.json"), "utf8"));
+      if (manifest.model === model) return dir;
+      known.push(manifest.model);
+    }
+    throw new Error(modelDirs.length === 0 ? "no model folder was given (models: [folders])" : `no model folder holds it (they hold ${known.join(", ")})`);
+  }
   return {
     async vectors(pack, name) {
       if (name !== path.basename(name) || name.startsWith(".")) {
@@ -363,18 +376,18 @@ function modelHooks(modelDirs, vectorDirs, opened) {
       throw new Error(vectorDirs.length === 0 ? "no folder to look in (give vectors: [folders])" : `it is not in ${vectorDirs.join(", ")}`);
     },
     async embedder(model) {
-      const known = [];
-      for (const dir of modelDirs) {
-        const manifest = JSON.parse(await readFile(path.join(dir, "ragagent-model.json"), "utf8"));
-        if (manifest.model === model) {
-          const { openEmbedder } = await import("./embed.mjs");
-          const e = await openEmbedder({ modelDir: dir });
-          opened.push(e);
-          return { model: e.model, embed: (texts) => e.embed(texts) };
-        }
-        known.push(manifest.model);
-      }
-      throw new Error(modelDirs.length === 0 ? "no model folder was given (models: [folders])" : `no model folder holds it (they hold ${known.join(", ")})`);
+      const dir = await folderOf(model);
+      const { openEmbedder } = await import("./embed.mjs");
+      const e = await openEmbedder({ modelDir: dir });
+      opened.push(e);
+      return { model: e.model, embed: (texts) => e.embed(texts) };
+    },
+    async scorer(model) {
+      const dir = await folderOf(model);
+      const { openScorer } = await import("./embed.mjs");
+      const s = await openScorer({ modelDir: dir });
+      opened.push(s);
+      return { model: s.model, score: (query, texts) => s.score(query, texts) };
     },
   };
 }
