@@ -63,6 +63,8 @@ func TestTheVectorBranchNeedsItsFlags(t *testing.T) {
 	spec := filepath.Join(dir, "hybrid.json")
 	require.NoError(t, os.WriteFile(spec, []byte(hybridSpec), 0o644))
 	notAModel := t.TempDir()
+	ce := filepath.Join(dir, "ce.json")
+	require.NoError(t, os.WriteFile(ce, []byte(`{"name": "ce", "second_stage": {"method": "cross-encoder", "model": "ragagent-test/tiny-embedder"}}`), 0o644))
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -72,6 +74,7 @@ func TestTheVectorBranchNeedsItsFlags(t *testing.T) {
 		{"no model or vectors", []string{"retrieval", "--config", spec}, exitError, "needs the model and the pack's vectors: `ragagent corpus embed` makes them and `--model DIR` gives the model"},
 		{"no vectors file", []string{"retrieval", "--config", spec, "--model", tinyEmbedder, "--vectors", dir}, exitError, "pack seed has no vectors file vectors-tiny-embedder.bin: it is not in " + dir},
 		{"a folder that is no model", []string{"retrieval", "--config", spec, "--model", notAModel}, exitUsage, "ragagent-model.json"},
+		{"a sentence encoder as the cross-encoder", []string{"retrieval", "--config", "seed", "--config", ce, "--model", tinyEmbedder}, exitError, "holds a model of kind embedder, not cross-encoder"},
 		{"embed without a model", []string{"corpus", "embed", "--corpus", "seed"}, exitUsage, "--model is required"},
 		{"embed a batch too big", []string{"corpus", "embed", "--corpus", "seed", "--model", tinyEmbedder, "--batch", "1000"}, exitUsage, "--batch must be from 1 to 256"},
 	} {

@@ -54,10 +54,19 @@ type Model struct {
 	Pooling    string `json:"pooling"`
 	Normalize  bool   `json:"normalize"`
 	MaxTokens  int    `json:"max_tokens,omitempty"`
+	// Kind is what the model is, as its runner says: KindEmbedder or
+	// KindCrossEncoder ("" where the runner does not say).
+	Kind string `json:"kind,omitempty"`
 	// Runtime is what ran it (transformers.js and ONNX Runtime versions,
 	// device, dtype): recorded, not compared.
 	Runtime map[string]any `json:"runtime,omitempty"`
 }
+
+// Kinds of model a runner reports.
+const (
+	KindEmbedder     = "embedder"
+	KindCrossEncoder = "cross-encoder"
+)
 
 // File is one model file and its sha256.
 type File struct {

@@ -1,8 +1,9 @@
-// Package embedproc runs a sentence-embedding model for the command line:
-// the project's transformers.js embedder (lab/embed.mjs) as a child
-// process speaking JSON lines, one process per model folder, so the
-// command line's query vectors come from the same runtime that made the
-// pack's passage vectors. It implements vectors.Embedder.
+// Package embedproc runs models for the command line: the project's
+// transformers.js runner (lab/embed.mjs) as a child process speaking JSON
+// lines, one process per model folder, a sentence encoder's or a
+// cross-encoder's, so the command line's query vectors come from the same
+// runtime that made the pack's passage vectors. A Process implements
+// vectors.Embedder and retrieval.Scorer; Models is engine.Models.
 //
 // The protocol: the child writes {"ready": true, "model": {...}} (or
 // {"error": {"code", "message"}}) on start; each request line {"id",
@@ -263,7 +264,7 @@ func (p *Process) failed(what string, err error) error {
 	if t := p.stderr.String(); t != "" {
 		said = "; it said: " + t
 	}
-	return fmt.Errorf("the embedder %s: %w%s", what, err, said)
+	return fmt.Errorf("the model process %s: %w%s", what, err, said)
 }
 
 type protoError struct {

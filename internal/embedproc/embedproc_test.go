@@ -147,7 +147,7 @@ func TestStartAndEmbedFailures(t *testing.T) {
 		_, err = p.Embed(context.Background(), []string{"x"})
 		require.NoError(t, err)
 		_, err = p.Embed(context.Background(), []string{"x"})
-		assert.ErrorContains(t, err, "the embedder stopped: it ended; it said: RangeError: out of memory")
+		assert.ErrorContains(t, err, "the model process stopped: it ended; it said: RangeError: out of memory")
 		_, again := p.Embed(context.Background(), []string{"x"})
 		assert.Equal(t, err, again, "a dead process says so again, without writing")
 	})

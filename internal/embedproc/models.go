@@ -99,21 +99,35 @@ func (m *Models) Vectors(pack, name string) ([]byte, error) {
 
 // Embedder is model's running embedder, started now if it is not yet.
 func (m *Models) Embedder(ctx context.Context, model string) (vectors.Embedder, error) {
-	return m.process(ctx, model)
+	return m.process(ctx, model, vectors.KindEmbedder)
 }
 
 // Scorer is the cross-encoder model's running scorer, likewise.
 func (m *Models) Scorer(ctx context.Context, model string) (retrieval.Scorer, error) {
-	return m.process(ctx, model)
+	return m.process(ctx, model, vectors.KindCrossEncoder)
 }
 
-// process is model's running child, started now if it is not yet.
-func (m *Models) process(ctx context.Context, model string) (*Process, error) {
+// process is model's running child, started now if it is not yet, and
+// refused when its runner says the model is not of kind.
+func (m *Models) process(ctx context.Context, model, kind string) (*Process, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p, ok := m.procs[model]; ok {
-		return p, nil
+	p, ok := m.procs[model]
+	if !ok {
+		var err error
+		if p, err = m.start(ctx, model); err != nil {
+			return nil, err
+		}
+		m.procs[model] = p
 	}
+	if got := p.Model().Kind; got != "" && got != kind {
+		return nil, fmt.Errorf("its folder %s holds a model of kind %s, not %s", m.dirs[model], got, kind)
+	}
+	return p, nil
+}
+
+// start starts model's child (m.mu held).
+func (m *Models) start(ctx context.Context, model string) (*Process, error) {
 	dir, ok := m.dirs[model]
 	if !ok {
 		known := make([]string, 0, len(m.dirs))
@@ -132,9 +146,8 @@ func (m *Models) process(ctx context.Context, model string) (*Process, error) {
 	}
 	if got := p.Model().ID; got != model {
 		p.Close()
-		return nil, fmt.Errorf("the embedder in %s loaded model %s", dir, got)
+		return nil, fmt.Errorf("the model process in %s loaded model %s", dir, got)
 	}
-	m.procs[model] = p
 	return p, nil
 }
 
