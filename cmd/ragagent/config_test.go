@@ -63,8 +63,9 @@ func TestReplayRefusesAnotherConfiguration(t *testing.T) {
 	}
 	for _, row := range refused {
 		t.Run(row.name, func(t *testing.T) {
-			code, _, errs := ragagent(row.args...)
+			code, out, errs := ragagent(row.args...)
 			assert.Equal(t, exitError, code)
+			assert.Empty(t, out, "a refused replay prints no run header first")
 			assert.Contains(t, errs, "config_mismatch: ")
 			assert.Contains(t, errs, row.says)
 			assert.Equal(t, 1, strings.Count(strings.TrimSpace(errs), "\n")+1, "one line: %q", errs)

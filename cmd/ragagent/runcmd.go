@@ -100,6 +100,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if req.Config, err = in.config(*config); err != nil {
 		return usage("%v", err)
 	}
+	if err := req.CheckRecorded(); err != nil {
+		return fail(err)
+	}
 	var recorded *string
 	if name == engine.Gemini {
 		path, err := liveRun(e, &req, *record)

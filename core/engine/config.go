@@ -61,3 +61,18 @@ func checkRecorded(config string, t recording.Trial) error {
 	}
 	return nil
 }
+
+// CheckRecorded refuses a replay run whose trial cannot replay under the
+// request's configuration (config_mismatch, or a recorded configuration
+// this build lacks), before anything runs: what Run would refuse it with,
+// so a front end can refuse before it prints the run's header.
+func (req RunRequest) CheckRecorded() error {
+	if req.Policy != Replay || req.Trial == nil {
+		return nil
+	}
+	if err := checkRecorded(req.Config, *req.Trial); err != nil {
+		return err
+	}
+	_, err := lab.Recorded(req.Trial.Retrieval)
+	return err
+}
