@@ -155,7 +155,7 @@ export declare class Lab {
    * configuration's model, and are closed when the call ends; `vectors` are where a vector branch's
    * vectors file is looked for (`--vectors DIR`).
    */
-  retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void; models?: string[]; vectors?: string[] }): Promise<Compared>;
+  retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void; models?: string[]; vectors?: string[]; gemini?: string }): Promise<Compared>;
   /** The session's recording (every live run of this lab) as ragagent-recording/1 text. */
   recording(): Promise<{ trials: number; exchanges: number; text: string }>;
   /** The pack ids a corpus may name: the engine's and those shipped beside it. */

@@ -208,9 +208,9 @@ export class Lab {
    * node, with lab/embed.mjs (install @huggingface/transformers), and are
    * closed when the call ends.
    *
-   * @param {{corpus?: string, cases?: string, configs?: Array<string | object>, k?: number, onCase?: Function, models?: string[], vectors?: string[]}} [options]
+   * @param {{corpus?: string, cases?: string, configs?: Array<string | object>, k?: number, onCase?: Function, models?: string[], vectors?: string[], gemini?: string}} [options]
    */
-  async retrieval({ corpus, cases, configs, k, onCase, models, vectors } = {}) {
+  async retrieval({ corpus, cases, configs, k, onCase, models, vectors, gemini } = {}) {
     const api = this.#open();
     if (cases !== undefined && typeof cases !== "string") {
       throw new LabError(CODES.INVALID_ARGUMENT, "retrieval: cases must be the question set's text (a string)");
@@ -224,6 +224,10 @@ export class Lab {
     if (cases !== undefined) req.cases = cases;
     if (configs !== undefined) req.configs = configs;
     if (k !== undefined) req.k = k;
+    if (gemini !== undefined) {
+      if (typeof gemini !== "string") throw new LabError(CODES.INVALID_ARGUMENT, "retrieval: gemini must be a listwise recording's text (a string)");
+      req.gemini = gemini;
+    }
     const hooks = { onProgress: onCase };
     const opened = [];
     if (models !== undefined || vectors !== undefined) {

@@ -14,6 +14,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/jsonfile"
 	"github.com/ragagentlab/ragagent/core/lab"
 	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/retrieval"
 	"github.com/ragagentlab/ragagent/core/stats"
 )
@@ -101,17 +102,20 @@ type RetrievalRequest struct {
 	// Listwise, if set, is how listwise stages call Gemini (live or
 	// replayed); without it they are refused.
 	Listwise *ListwiseRun `json:"-"`
+	// Gemini is a listwise recording's text to replay the listwise
+	// stages from (a front end's form of Listwise{Replay}).
+	Gemini string `json:"gemini,omitempty"`
 }
 
 // ParseRetrievalRequest reads a front end's experiment request, JSON
-// {corpus, cases, configs, k}, strictly (unknown keys refused).
+// {corpus, cases, configs, k, gemini}, strictly (unknown keys refused).
 func ParseRetrievalRequest(text string) (RetrievalRequest, error) {
 	var req RetrievalRequest
 	if err := jsonfile.Decode([]byte(text), &req); err != nil {
 		if _, ok := reason.Of(err); ok {
 			return req, err
 		}
-		return req, fmt.Errorf("retrieval: the request is not {corpus, cases, configs, k}: %v", err)
+		return req, fmt.Errorf("retrieval: the request is not {corpus, cases, configs, k, gemini}: %v", err)
 	}
 	return req, nil
 }
@@ -264,6 +268,16 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 	}
 	if k < 1 || k > MaxRetrievalK {
 		return nil, fmt.Errorf("retrieval: k must be from 1 to %d, got %d", MaxRetrievalK, req.K)
+	}
+	if req.Gemini != "" {
+		if req.Listwise != nil {
+			return nil, errors.New("retrieval: a listwise recording to replay and a listwise run are two ways; give one")
+		}
+		rec, err := recording.Parse([]byte(req.Gemini))
+		if err != nil {
+			return nil, fmt.Errorf("retrieval: the listwise recording: %w", err)
+		}
+		req.Listwise = &ListwiseRun{Replay: rec}
 	}
 	models := req.Models
 	if models == nil {
