@@ -71,7 +71,7 @@ func TestTheVectorBranchNeedsItsFlags(t *testing.T) {
 		code int
 		says string
 	}{
-		{"no model or vectors", []string{"retrieval", "--config", spec}, exitError, "needs the model and the pack's vectors: `ragagent corpus embed` makes them and `--model DIR` gives the model"},
+		{"no model or vectors", []string{"retrieval", "--config", spec}, exitError, "needs the model and the pack's vectors: `ragagent corpus embed` makes them and `ragagent retrieval --model DIR --vectors DIR` runs it"},
 		{"no vectors file", []string{"retrieval", "--config", spec, "--model", tinyEmbedder, "--vectors", dir}, exitError, "pack seed has no vectors file vectors-tiny-embedder.bin: it is not in " + dir},
 		{"a folder that is no model", []string{"retrieval", "--config", spec, "--model", notAModel}, exitUsage, "ragagent-model.json"},
 		{"a sentence encoder as the cross-encoder", []string{"retrieval", "--config", "seed", "--config", ce, "--model", tinyEmbedder}, exitError, "holds a model of kind embedder, not cross-encoder"},

@@ -142,7 +142,7 @@ func TestListwiseStageRefusals(t *testing.T) {
 		_, err := open(t, 3).Retrieval(context.Background(), listwiseRequest(listwiseSpec, nil))
 		code, _ := reason.Of(err)
 		assert.Equal(t, reason.UnknownConfig, code)
-		assert.ErrorContains(t, err, "`--live` plans and sends them through the ledger")
+		assert.ErrorContains(t, err, "`ragagent retrieval --live` plans and sends them through the ledger")
 	})
 	t.Run("a reply that is no permutation", func(t *testing.T) {
 		first, err := open(t, 3).Retrieval(context.Background(), engine.RetrievalRequest{Configs: []engine.ConfigRef{{Name: "seed"}, {Spec: []byte(firstStageSpec)}}})

@@ -83,7 +83,7 @@ func (bs *Base) OpenModels(spec Spec, m Models) (*Searcher, error) {
 	}
 	if cross {
 		if m.Scorer == nil {
-			return nil, reason.New(reason.UnknownConfig, "configuration %s reranks with the cross-encoder %s, which needs the model: `--model DIR` gives it", spec.Name, spec.SecondStage.Model)
+			return nil, reason.New(reason.UnknownConfig, "configuration %s reranks with the cross-encoder %s, which needs the model: `ragagent retrieval --model DIR` runs it", spec.Name, spec.SecondStage.Model)
 		}
 		if got := m.Scorer.Model().ID; got != spec.SecondStage.Model {
 			return nil, bad("the second stage's model is %s; the scorer loaded %s", spec.SecondStage.Model, got)

@@ -274,7 +274,7 @@ func TestCrossEncoderIsRefusedWithoutItsModel(t *testing.T) {
 		code reason.Code
 		says string
 	}{
-		{"no scorer", retrieval.Models{}, reason.UnknownConfig, "needs the model: `--model DIR` gives it"},
+		{"no scorer", retrieval.Models{}, reason.UnknownConfig, "needs the model: `ragagent retrieval --model DIR` runs it"},
 		{"a scorer of another model", retrieval.Models{Scorer: &scorer{model: other}}, reason.InvalidConfig, "the scorer loaded cross-encoder/ms-marco-MiniLM-L6-v2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

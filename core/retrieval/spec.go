@@ -423,11 +423,11 @@ func (s Spec) SearchK(packK int) int {
 func (s Spec) Runnable() error {
 	switch {
 	case s.Fusion != nil:
-		return reason.New(reason.UnknownConfig, "configuration %s fuses a vector branch (model %s, vectors %s beside the pack), which needs the model and the pack's vectors: `ragagent corpus embed` makes them and `--model DIR` gives the model", s.Name, s.Fusion.Model, s.Fusion.Vectors)
+		return reason.New(reason.UnknownConfig, "configuration %s fuses a vector branch (model %s, vectors %s beside the pack), which needs the model and the pack's vectors: `ragagent corpus embed` makes them and `ragagent retrieval --model DIR --vectors DIR` runs it", s.Name, s.Fusion.Model, s.Fusion.Vectors)
 	case s.SecondStage.Method == StageCrossEncoder:
-		return reason.New(reason.UnknownConfig, "configuration %s reranks with the cross-encoder %s, which needs the model: `--model DIR` gives it", s.Name, s.SecondStage.Model)
+		return reason.New(reason.UnknownConfig, "configuration %s reranks with the cross-encoder %s, which needs the model: `ragagent retrieval --model DIR` runs it", s.Name, s.SecondStage.Model)
 	case s.SecondStage.Method == StageListwise:
-		return reason.New(reason.UnknownConfig, "configuration %s reranks with Gemini listwise calls, which an offline search does not make: `--live` plans and sends them through the ledger, `--gemini FILE` replays a recording of them", s.Name)
+		return reason.New(reason.UnknownConfig, "configuration %s reranks with Gemini listwise calls, which an offline search does not make: `ragagent retrieval --live` plans and sends them through the ledger, `--gemini FILE` replays a recording of them", s.Name)
 	}
 	return nil
 }
