@@ -7,18 +7,16 @@
 // malformed line with an error line, and exits 0 at stdin's end.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import readline from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
+import { copyModel, SERVE, startServer } from "./models.mjs";
 import { openEmbedder, importRuntime, vectorsBase64, EMBED_CODES } from "../../lab/embed.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const TINY = path.join(root, "tests/fixtures/tiny-embedder");
-const SCRIPT = path.join(root, "lab/embed.mjs");
 const EXPECTED = JSON.parse(readFileSync(path.join(TINY, "expected.json"), "utf8"));
 const MANIFEST = JSON.parse(readFileSync(path.join(TINY, "ragagent-model.json"), "utf8"));
 const TEXTS = EXPECTED.texts.map((t) => t.text);
@@ -35,13 +33,6 @@ const TOLERANCE = 1e-5;
 const maxDiff = (got, want) => Math.max(...want.map((x, j) => Math.abs(x - got[j])));
 const norm = (v) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
 
-/** copyModel copies the tiny model to a temporary folder and lets change() alter it. */
-function copyModel(change) {
-  const dir = mkdtempSync(path.join(tmpdir(), "ragagent-embed-test-"));
-  cpSync(TINY, dir, { recursive: true });
-  change?.(dir);
-  return dir;
-}
 
 /** addPinned writes file into a model folder and pins it in the folder's manifest. */
 function addPinned(dir, file, value) {
@@ -89,7 +80,7 @@ test("the tiny model's vectors and token ids from transformers.js are PyTorch's"
 });
 
 test("a pinned sentence_bert_config.json's max_seq_length truncates, the closing [SEP] kept; a mean pooling config is accepted", async () => {
-  const dir = copyModel((d) => {
+  const dir = copyModel(TINY, (d) => {
     addPinned(d, "sentence_bert_config.json", { max_seq_length: 16, do_lower_case: false });
     addPinned(d, "1_Pooling/config.json", { word_embedding_dimension: 32, pooling_mode_cls_token: false, pooling_mode_mean_tokens: true, pooling_mode_max_tokens: false });
   });
@@ -170,7 +161,7 @@ test("a model that differs from its manifest is refused before transformers.js i
   ];
   for (const c of cases) {
     await t.test(c.name, async () => {
-      const dir = copyModel(c.change);
+      const dir = copyModel(TINY, c.change);
       let imported = 0;
       try {
         await assert.rejects(openEmbedder({ modelDir: dir, loadRuntime: async () => { imported++; return importRuntime(); } }), (err) => {
@@ -191,7 +182,7 @@ test("a model that differs from its manifest is refused before transformers.js i
     });
   }
   await t.test("the untouched copy opens (the refusals above are the changes')", async () => {
-    const dir = copyModel();
+    const dir = copyModel(TINY, );
     let imported = 0;
     try {
       const e = await openEmbedder({ modelDir: dir, threads: 1, loadRuntime: async () => { imported++; return importRuntime(); } });
@@ -203,36 +194,6 @@ test("a model that differs from its manifest is refused before transformers.js i
   });
 });
 
-// Servers a failed test left running are ended, so the run still finishes.
-const children = new Set();
-after(() => children.forEach((c) => c.kill()));
-// SERVE bounds a serve test: a server that stops answering fails it.
-const SERVE = { timeout: 60_000 };
-
-/** startServer spawns `node lab/embed.mjs serve`, with next() reading its stdout a line at a time. */
-function startServer(args, { cwd = root, script = SCRIPT } = {}) {
-  const child = spawn(process.execPath, [script, "serve", ...args], { cwd, stdio: ["pipe", "pipe", "pipe"] });
-  children.add(child);
-  child.on("exit", () => children.delete(child));
-  let stderr = "";
-  child.stderr.on("data", (d) => { stderr += d; });
-  const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const exited = new Promise((resolve) => child.on("close", (code) => resolve(code)));
-  return {
-    child, exited, stderr: () => stderr,
-    async next() {
-      const { value, done } = await lines.next();
-      assert.ok(!done, `the server closed stdout early; stderr: ${stderr}`);
-      return JSON.parse(value); // every stdout line is a protocol line: JSON
-    },
-    send: (value) => child.stdin.write(typeof value === "string" ? `${value}\n` : `${JSON.stringify(value)}\n`),
-    async rest() {
-      const out = [];
-      for (let r = await lines.next(); !r.done; r = await lines.next()) out.push(r.value);
-      return out;
-    },
-  };
-}
 
 /** decode turns a response's base64 back into vectors of d components. */
 function decode(f32, d) {
@@ -287,7 +248,7 @@ test("serve: a malformed request gets an error line and the server keeps going",
 });
 
 test("serve: a changed model is an error line and exit 1", SERVE, async () => {
-  const dir = copyModel((d) => writeFileSync(path.join(d, "config.json"), "{}"));
+  const dir = copyModel(TINY, (d) => writeFileSync(path.join(d, "config.json"), "{}"));
   try {
     const s = startServer(["--model", dir]);
     const line = await s.next();

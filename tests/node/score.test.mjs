@@ -11,17 +11,14 @@
 // kind with an error line, and exits 0 at stdin's end.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import readline from "node:readline";
 import { openScorer, openEmbedder, openAny, importRuntime, EMBED_CODES, KINDS, SCORE_BATCH } from "../../lab/embed.mjs";
 import { startEngine, releaseTimers, root } from "./engine.mjs";
+import { copyModel, SERVE, startServer } from "./models.mjs";
 
 const TINY = path.join(root, "tests/fixtures/tiny-cross-encoder");
 const EMBEDDER = path.join(root, "tests/fixtures/tiny-embedder");
-const SCRIPT = path.join(root, "lab/embed.mjs");
 const EXPECTED = JSON.parse(readFileSync(path.join(TINY, "expected.json"), "utf8"));
 const MANIFEST = JSON.parse(readFileSync(path.join(TINY, "ragagent-model.json"), "utf8"));
 
@@ -47,13 +44,6 @@ after(releaseTimers);
 /** unpadded drops the [PAD] (id 0) PyTorch's batched ids end with. */
 const unpadded = (ids) => ids.slice(0, ids.findLastIndex((id) => id !== 0) + 1);
 
-/** copyModel copies the tiny cross-encoder to a temporary folder and lets change() alter it. */
-function copyModel(change) {
-  const dir = mkdtempSync(path.join(tmpdir(), "ragagent-score-test-"));
-  cpSync(TINY, dir, { recursive: true });
-  change?.(dir);
-  return dir;
-}
 
 test("the tiny cross-encoder's raw logits and pair token ids from openScorer are PyTorch's", async () => {
   const s = await openScorer({ modelDir: TINY, threads: 1 });
@@ -179,7 +169,7 @@ test("a changed cross-encoder, or a folder of the other kind, is refused with in
   ];
   for (const c of cases) {
     await t.test(c.name, async () => {
-      const dir = c.dir ?? copyModel(c.change);
+      const dir = c.dir ?? copyModel(TINY, c.change);
       let imported = 0;
       try {
         await assert.rejects(c.open({ modelDir: dir, loadRuntime: async () => { imported++; return importRuntime(); } }), (err) => {
@@ -199,7 +189,7 @@ test("a changed cross-encoder, or a folder of the other kind, is refused with in
     });
   }
   await t.test("the untouched copy opens (the refusals above are the changes'), as openAny's scorer too", async () => {
-    const dir = copyModel();
+    const dir = copyModel(TINY, );
     let imported = 0;
     try {
       const s = await openAny({ modelDir: dir, threads: 1, loadRuntime: async () => { imported++; return importRuntime(); } });
@@ -213,35 +203,6 @@ test("a changed cross-encoder, or a folder of the other kind, is refused with in
   });
 });
 
-// Servers a failed test left running are ended, so the run still finishes.
-const children = new Set();
-after(() => children.forEach((c) => c.kill()));
-const SERVE = { timeout: 60_000 };
-
-/** startServer spawns `node lab/embed.mjs serve`, with next() reading its stdout a line at a time. */
-function startServer(args) {
-  const child = spawn(process.execPath, [SCRIPT, "serve", ...args], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
-  children.add(child);
-  child.on("exit", () => children.delete(child));
-  let stderr = "";
-  child.stderr.on("data", (d) => { stderr += d; });
-  const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const exited = new Promise((resolve) => child.on("close", (code) => resolve(code)));
-  return {
-    child, exited, stderr: () => stderr,
-    async next() {
-      const { value, done } = await lines.next();
-      assert.ok(!done, `the server closed stdout early; stderr: ${stderr}`);
-      return JSON.parse(value);
-    },
-    send: (value) => child.stdin.write(`${JSON.stringify(value)}\n`),
-    async rest() {
-      const out = [];
-      for (let r = await lines.next(); !r.done; r = await lines.next()) out.push(r.value);
-      return out;
-    },
-  };
-}
 
 test("serve on a cross-encoder: a ready line of dimensions 1, score requests answered in order, an embed request refused and the server goes on, stdin's end exits 0", SERVE, async () => {
   const s = startServer(["--model", TINY, "--threads", "1"]);
