@@ -247,7 +247,7 @@ func (e *Engine) planListwise(ctx context.Context, run *ListwiseRun, base *retri
 			return nil, err
 		}
 	}
-	if err := e.listwiseRefusal(run, led, plan); err != nil {
+	if err := reranklab.RefuseCalls(run.Transport.HasKey(), e.allowance, led, plan.Calls); err != nil {
 		return nil, err
 	}
 	reqs := make([]budget.Request, len(plan.Calls))
@@ -289,29 +289,6 @@ func (e *Engine) planListwise(ctx context.Context, run *ListwiseRun, base *retri
 	return lw, nil
 }
 
-// listwiseRefusal is why live listwise stages may not start, checked
-// before anything is reserved or sent, in the reranking lab's order: no
-// key, too few requests left in the allowance, no budget, or requests
-// that together would pass what the budget has left.
-func (e *Engine) listwiseRefusal(run *ListwiseRun, led *budget.Ledger, plan *ListwisePlan) error {
-	if !run.Transport.HasKey() {
-		return reason.New(reason.MissingAPIKey, "no Gemini API key; nothing was sent")
-	}
-	if left := e.allowance.Limit() - e.allowance.Used(); left < len(plan.Calls) {
-		return reason.New(reason.BatchRequestLimit, "%d listwise requests are needed and %d of the %d allowed are left; nothing was sent", len(plan.Calls), left, e.allowance.Limit())
-	}
-	if _, ok := led.Budget(); !ok {
-		return errors.New("set a budget first: no paid request is sent without one")
-	}
-	estimates := make([]float64, len(plan.Calls))
-	for i, c := range plan.Calls {
-		estimates[i] = c.EstimatedUSD
-	}
-	if err := led.Check(fmt.Sprintf("the %d listwise requests", len(plan.Calls)), estimates...); err != nil {
-		return reranklab.NothingSent(err)
-	}
-	return nil
-}
 
 // lister is the listwise stage of spec over cases (at the case being
 // ranked), asking lw's model.

@@ -121,7 +121,7 @@ func TestListwiseStageRefusals(t *testing.T) {
 		says      string
 	}{
 		{"no key first", false, 2, budget.NewMemory(nil), reason.MissingAPIKey, "no Gemini API key"},
-		{"then the allowance", true, 2, budget.NewMemory(nil), reason.BatchRequestLimit, "3 listwise requests are needed and 2"},
+		{"then the allowance", true, 2, budget.NewMemory(nil), reason.BatchRequestLimit, "3 requests are needed and 2"},
 		{"then a budget", true, 3, budget.NewMemory(nil), "", "set a budget first"},
 		{"then all of them within it", true, 3, ledgerWith(t, 0.0001), reason.BudgetExceeded, "nothing was sent"},
 	} {

@@ -198,27 +198,32 @@ func (p *Prepared) TotalUSD() float64 {
 }
 
 // Refusal is why a live rerank may not start, checked before anything is
-// reserved or sent, in this order: no key (missing_api_key), too few
-// requests left in the bench's allowance (batch_request_limit), no budget,
-// or reservations that together would pass the budget (budget_exceeded). A
-// rerank is refused whole: it never spends part of a budget it cannot
-// finish.
+// reserved or sent (RefuseCalls). A rerank is refused whole: it never
+// spends part of a budget it cannot finish.
 func (b *Bench) Refusal(p *Prepared) error {
-	if !p.HasKey {
+	return RefuseCalls(p.HasKey, b.allowance, p.Ledger, p.Calls)
+}
+
+// RefuseCalls is why listwise calls (a rerank's, or an experiment's
+// listwise stages') may not be sent, in this order: no key
+// (missing_api_key), too few requests left in the allowance
+// (batch_request_limit), no budget, or reservations that together would
+// pass the budget (budget_exceeded).
+func RefuseCalls(hasKey bool, a *gemini.Allowance, led *budget.Ledger, calls []rerank.Call) error {
+	if !hasKey {
 		return reason.New(reason.MissingAPIKey, "no Gemini API key; nothing was sent")
 	}
-	a := b.allowance
-	if left := a.Limit() - a.Used(); left < len(p.Calls) {
-		return reason.New(reason.BatchRequestLimit, "%d requests are needed and %d of the %d allowed are left; nothing was sent", len(p.Calls), left, a.Limit())
+	if left := a.Limit() - a.Used(); left < len(calls) {
+		return reason.New(reason.BatchRequestLimit, "%d requests are needed and %d of the %d allowed are left; nothing was sent", len(calls), left, a.Limit())
 	}
-	if _, ok := p.Ledger.Budget(); !ok {
+	if _, ok := led.Budget(); !ok {
 		return errors.New("set a budget first: no paid request is sent without one")
 	}
-	estimates := make([]float64, len(p.Calls))
-	for i, c := range p.Calls {
+	estimates := make([]float64, len(calls))
+	for i, c := range calls {
 		estimates[i] = c.EstimatedUSD
 	}
-	if err := p.Ledger.Check(fmt.Sprintf("the %d listwise requests", len(p.Calls)), estimates...); err != nil {
+	if err := led.Check(fmt.Sprintf("the %d listwise requests", len(calls)), estimates...); err != nil {
 		return NothingSent(err)
 	}
 	return nil
