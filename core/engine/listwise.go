@@ -289,7 +289,6 @@ func (e *Engine) planListwise(ctx context.Context, run *ListwiseRun, base *retri
 	return lw, nil
 }
 
-
 // lister is the listwise stage of spec over cases (at the case being
 // ranked), asking lw's model.
 func (lw *listwise) lister(spec retrieval.Spec, cases []*evaluate.Case, at *int, onCall func(done, total int)) *modelLister {
