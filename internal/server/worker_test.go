@@ -87,6 +87,23 @@ var workerTokens = []workerToken{{"alice", []string{"read", "run", "live"}}, {"b
 // process (as much CPU as the Worker's own under load, measured).
 func startWorker(t testing.TB, caps store.Caps, tokens []workerToken, logLevel string) *localWorker {
 	t.Helper()
+	return startWorkerVia(t, viaWrangler, caps, tokens, logLevel)
+}
+
+// How the local Worker is run: under wrangler dev (the README's way, and
+// TestWorker's), or in workerd alone through Miniflare's API
+// (scripts/worker-workerd.mjs): the same workerd, Worker and local
+// storage without wrangler's proxy worker in front and without the
+// debugger session wrangler dev attaches to the Worker (docs/worker.md,
+// "Throughput under wrangler dev").
+const (
+	viaWrangler = "wrangler dev"
+	viaWorkerd  = "workerd"
+)
+
+// startWorkerVia is startWorker run the way via says.
+func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerToken, logLevel string) *localWorker {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("the local Worker takes seconds to start: not in -short")
 	}
@@ -158,8 +175,13 @@ func startWorker(t testing.TB, caps store.Caps, tokens []workerToken, logLevel s
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	began := time.Now()
-	w.cmd = exec.Command(wrangler, "dev", "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
-		"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", logLevel)
+	if via == viaWorkerd {
+		w.cmd = exec.Command("node", filepath.Join(root, "scripts", "worker-workerd.mjs"), "--config", "wrangler.toml", "--vars", ".dev.vars",
+			"--state", state, "--port", fmt.Sprint(port), "--log", logLevel)
+	} else {
+		w.cmd = exec.Command(wrangler, "dev", "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
+			"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", logLevel)
+	}
 	w.cmd.Dir, w.cmd.Env = w.dir, environ
 	pr, pw := io.Pipe()
 	w.cmd.Stdout, w.cmd.Stderr = pw, pw
@@ -189,7 +211,7 @@ func startWorker(t testing.TB, caps store.Caps, tokens []workerToken, logLevel s
 		time.Sleep(100 * time.Millisecond)
 	}
 	w.ready = time.Since(began)
-	t.Logf("the local Worker answered %.1f s after wrangler dev started", w.ready.Seconds())
+	t.Logf("the local Worker answered %.1f s after %s started", w.ready.Seconds(), via)
 	return w
 }
 
@@ -673,3 +695,4 @@ func TestSuperviseLeavesNoProcess(t *testing.T) {
 		assert.True(t, waitGone(pgid), "the group outlived the test process: %v", groupAlive(pgid))
 	})
 }
+
