@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -174,17 +175,29 @@ func (s *Server) sendEvents(w http.ResponseWriter, flush func() bool, r *http.Re
 		}
 		evs, finished = stored, status != store.Queued && status != store.Running
 	}
+	// The events read together go in one write: on a Worker each write to
+	// a response is a chunk that crosses from the run's object to the
+	// front and out (a turn of the object's program, one of the stream's
+	// reader, and, under wrangler dev, its DevTools events), and a
+	// scripted run's steps and end are stored together. Natively the
+	// response is buffered either way.
+	var out bytes.Buffer
+	end := false
 	for _, e := range evs {
-		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, e.Data); err != nil {
-			return false, false, false
-		}
+		fmt.Fprintf(&out, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, e.Data)
 		*after = e.Seq
 		if e.Type == EventEnd {
-			return false, true, flush()
+			end = true
+			break
 		}
 	}
-	if len(evs) > 0 && !flush() {
-		return false, false, false
+	if out.Len() > 0 {
+		if _, err := w.Write(out.Bytes()); err != nil || !flush() {
+			return false, false, false
+		}
+	}
+	if end {
+		return false, true, true
 	}
 	if len(evs) < streamPage && finished {
 		// A client resuming after the end event: nothing is left to send.
