@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -87,8 +88,16 @@ func (s *Server) remoteCancel(ctx context.Context, id string) <-chan struct{} {
 //
 //	POST /runner/start?id=      execute the run (it is running in the store; the body is the run, as JSON)
 //	POST /runner/cancel?id=     stop it; answers once it has ended
-//	GET  /runner/events?id=&after=&token=&capped=&cancel=   its event stream
+//	GET  /runner/events?id=&after=&token=&capped=&cancel=&stream=   its event stream
+//	POST /runner/gone?stream=   the client of that stream has gone
 //	POST /runner/recover        end the runs lost with an evicted object, start queued ones
+//
+// A stream named by stream= ends when /runner/gone names it, as a native
+// stream ends when its client's connection closes (and with cancel=1 its
+// run is cancelled, on_disconnect "cancel"): a Worker's run object learns
+// that the client of the stream it relays went from the relaying
+// ReadableStream's cancel, not from the request, and must not cancel the
+// program's own stream (worker.mjs says why).
 func (s *Server) RunnerHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /runner/start", func(w http.ResponseWriter, r *http.Request) {
@@ -137,6 +146,16 @@ func (s *Server) RunnerHandler() http.Handler {
 	mux.HandleFunc("GET /runner/events", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		id, token := q.Get("id"), q.Get("token")
+		if key := q.Get("stream"); key != "" {
+			ctx, stop := context.WithCancel(r.Context())
+			defer stop()
+			if !s.relayed.add(key, stop) {
+				refuse(http.StatusConflict, CodeMalformedRequest, "a stream of that name is open").write(w)
+				return
+			}
+			defer s.relayed.remove(key)
+			r = r.WithContext(ctx)
+		}
 		after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
 		if q.Get("capped") == "1" {
 			release, aerr := s.acquireStream(token)
@@ -146,12 +165,19 @@ func (s *Server) RunnerHandler() http.Handler {
 			}
 			defer release()
 		}
-		if completed := s.stream(w, r, id, after); !completed && q.Get("cancel") == "1" {
+		beat := s.heartbeat
+		if q.Get("cancel") == "1" {
+			beat = s.goneBeat
+		}
+		if completed := s.streamBeating(w, r, id, after, beat); !completed && q.Get("cancel") == "1" {
 			s.log.Info("stream client gone; cancelling as asked", "run", id)
 			if run, found, err := s.store.Run(context.Background(), id); err == nil && found {
 				s.cancelRun(token, run)
 			}
 		}
+	})
+	mux.HandleFunc("POST /runner/gone", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]bool{"open": s.relayed.end(r.URL.Query().Get("stream"))})
 	})
 	mux.HandleFunc("POST /runner/recover", func(w http.ResponseWriter, r *http.Request) {
 		held, queued, err := s.Recover(r.Context())
@@ -199,4 +225,42 @@ func (s *Server) Recover(ctx context.Context) (held, queued int, err error) {
 		return 0, 0, err
 	}
 	return s.runner.count(), c.Queued, nil
+}
+
+// relayedStreams are the open streams a runner serves under a name
+// (RunnerHandler's stream=), each with the function that ends it.
+type relayedStreams struct {
+	mu   sync.Mutex
+	open map[string]context.CancelFunc
+}
+
+// add names an open stream; false if the name is taken.
+func (r *relayedStreams) add(key string, stop context.CancelFunc) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, taken := r.open[key]; taken {
+		return false
+	}
+	if r.open == nil {
+		r.open = map[string]context.CancelFunc{}
+	}
+	r.open[key] = stop
+	return true
+}
+
+func (r *relayedStreams) remove(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.open, key)
+}
+
+// end ends the stream of that name: whether it was open.
+func (r *relayedStreams) end(key string) bool {
+	r.mu.Lock()
+	stop, ok := r.open[key]
+	r.mu.Unlock()
+	if ok {
+		stop()
+	}
+	return ok
 }

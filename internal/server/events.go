@@ -106,6 +106,11 @@ const streamPage = 256
 // until the end event. It reports whether the end event was sent; false
 // means the client went away (or the server is closing) first.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after int64) bool {
+	return s.streamBeating(w, r, id, after, s.heartbeat)
+}
+
+// streamBeating is stream with keep-alive comments every beat.
+func (s *Server) streamBeating(w http.ResponseWriter, r *http.Request, id string, after int64, every time.Duration) bool {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -118,7 +123,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 		return false
 	}
 	ctx := r.Context()
-	beat := time.NewTicker(s.heartbeat)
+	beat := time.NewTicker(every)
 	defer beat.Stop()
 	poll := time.NewTimer(s.poll)
 	defer poll.Stop()

@@ -583,13 +583,15 @@ func TestWorker(t *testing.T) {
 		assert.Equal(t, "end", evs[len(evs)-1].event)
 	})
 
+	t.Run("a client gone cancels the run that asked", func(t *testing.T) { workerClientGone(t, w) })
+
 	t.Run("no request's I/O lost to another", func(t *testing.T) {
 		// One program serves every request of the isolate: workerd says so
 		// when a request's promise, timer or fetch outlives it or is used
 		// from another request's turn.
 		log := w.log.String()
 		for _, bad := range []string{"Cannot perform I/O on behalf of a different request", "hanging Promise", "will never complete",
-			"different request context", "never generate a response", "Uncaught", "server fault"} {
+			"different request context", "never generate a response", "Uncaught", "server fault", "panic:", "exit code"} {
 			assert.NotContains(t, log, bad)
 		}
 	})
@@ -696,3 +698,51 @@ func TestSuperviseLeavesNoProcess(t *testing.T) {
 	})
 }
 
+// workerClientGone is TestDisconnectCancelsOnlyWhenAsked on the Worker: a
+// streamed Gemini run (its model never answers) whose client closes the
+// connection after the first event ends incomplete, cancelled, its model
+// request aborted, when it asked for on_disconnect "cancel", and goes on
+// when it asked for "continue" (the default). The caps allow the token one
+// running run, so the two go one after the other. The run object's
+// program must live through it: TestWorker's "no request's I/O lost to
+// another" fails on a panic in the log.
+func workerClientGone(t *testing.T, w *localWorker) {
+	e := w.env(t)
+	f := newFake(t, hanging())
+	w.fake.use(f)
+	tok := w.toks["alice"]
+	open := func(onDisconnect string) (string, time.Time) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		body := `{` + overwrite + `, "policy": "gemini", "stream": true, "on_disconnect": "` + onDisconnect + `"}`
+		hr, err := http.NewRequestWithContext(ctx, "POST", w.base+"/v1/runs", strings.NewReader(body))
+		require.NoError(t, err)
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Authorization", "Bearer "+tok)
+		// A connection of its own, closed with the response.
+		c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := c.Do(hr)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		buf := make([]byte, 1)
+		_, err = resp.Body.Read(buf) // the first event has begun
+		require.NoError(t, err)
+		id := strings.TrimPrefix(resp.Header.Get("Content-Location"), "/v1/runs/")
+		cancel()
+		resp.Body.Close()
+		return id, time.Now()
+	}
+	cancelled, closed := open("cancel")
+	waitFor(t, func() bool { got, _ := f.counts(); return got == 1 }, "its model request is in flight")
+	run := e.await(tok, cancelled)
+	assert.Equal(t, "incomplete", run["status"])
+	assert.Equal(t, "cancelled", run["reason"])
+	t.Logf("the run ended %s, %s %.1f s after its client closed", run["status"], run["reason"], time.Since(closed).Seconds())
+	waitFor(t, func() bool { _, aborted := f.counts(); return aborted == 1 }, "its in-flight model request was aborted")
+
+	kept, _ := open("continue")
+	time.Sleep(5 * time.Second) // longer than the cancelled run took to end
+	assert.Equal(t, "running", e.run(tok, kept)["status"], "a run that asked to continue goes on")
+	r := e.do(req{method: "POST", path: "/v1/runs/" + kept + "/cancel", token: tok, valid: true})
+	assert.Equal(t, http.StatusOK, r.status)
+}
