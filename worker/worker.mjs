@@ -430,8 +430,8 @@ export class Runner {
     const program = await this.run(null);
     if (program.binding.error) return;
     const res = await program.binding.handleRequest(new Request("https://runner/runner/recover", { method: "POST" }));
-    const { held, queued } = await res.json();
-    console.log(`run object: ${held} runs held, ${queued} queued; memory ${Math.round(memory(program) / 1048576)} MiB`);
-    if (held > 0 || queued > 0) await this.state.storage.setAlarm(Date.now() + ALARM_MS);
+    const { held, queued, grace } = await res.json();
+    console.log(`run object: ${held} runs held, ${queued} queued, ${grace} not held in their grace; memory ${Math.round(memory(program) / 1048576)} MiB`);
+    if (held > 0 || queued > 0 || grace > 0) await this.state.storage.setAlarm(Date.now() + ALARM_MS);
   }
 }

@@ -180,13 +180,13 @@ func (s *Server) RunnerHandler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]bool{"open": s.relayed.end(r.URL.Query().Get("stream"))})
 	})
 	mux.HandleFunc("POST /runner/recover", func(w http.ResponseWriter, r *http.Request) {
-		held, queued, err := s.Recover(r.Context())
+		got, err := s.Recover(r.Context())
 		if err != nil {
 			s.internal("recovering runs", err).write(w)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]int{"held": held, "queued": queued})
+		json.NewEncoder(w).Encode(map[string]int{"held": got.Held, "queued": got.Queued, "grace": got.InGrace})
 	})
 	return mux
 }
@@ -198,22 +198,26 @@ const RecoverGrace = 10 * time.Second
 // Recover is what a Worker's run object does when its alarm fires: the
 // runs it owns that the store shows running but it does not hold (lost
 // with an evicted object, or never handed over) end incomplete,
-// interrupted, and queued runs start as the caps allow. held is how many
-// runs it holds now, queued how many wait: while either is not zero the
-// object keeps an alarm set.
-func (s *Server) Recover(ctx context.Context) (held, queued int, err error) {
+// interrupted, and queued runs start as the caps allow. While any count
+// of what it says is not zero the object keeps an alarm set.
+func (s *Server) Recover(ctx context.Context) (Recovered, error) {
+	var got Recovered
 	running, err := s.store.Running(ctx)
 	if err != nil {
-		return 0, 0, err
+		return got, err
 	}
 	now := s.clock()
 	for _, run := range running {
-		if (s.dispatch != nil && !s.dispatch.Local(run.ID)) || s.runner.holds(run.ID) || now.Sub(run.StartedAt) < RecoverGrace {
+		if (s.dispatch != nil && !s.dispatch.Local(run.ID)) || s.runner.holds(run.ID) {
+			continue
+		}
+		if now.Sub(run.StartedAt) < RecoverGrace {
+			got.InGrace++
 			continue
 		}
 		o := store.Outcome{Status: store.Incomplete, Reason: string(reason.Interrupted), At: now}
 		if _, ok, err := s.store.Finish(ctx, run.ID, o, s.endEvent); err != nil {
-			return 0, 0, err
+			return got, err
 		} else if ok {
 			s.log.Info("run interrupted: its runner lost it", "run", run.ID)
 			s.hub.notify(run.ID)
@@ -222,9 +226,20 @@ func (s *Server) Recover(ctx context.Context) (held, queued int, err error) {
 	s.runner.promote()
 	c, err := s.store.Counts(ctx)
 	if err != nil {
-		return 0, 0, err
+		return got, err
 	}
-	return s.runner.count(), c.Queued, nil
+	got.Held, got.Queued = s.runner.count(), c.Queued
+	return got, nil
+}
+
+// Recovered is what Recover found: the runs the object holds, the runs
+// waiting in the queue, and the runs it owns that the store shows running
+// without its holding them, started less than RecoverGrace ago (their
+// start may be on its way; if it is not, only a later alarm ends them:
+// an object evicted right after a run's start wakes in a fresh one whose
+// alarm finds it in its grace, holding nothing and nothing queued).
+type Recovered struct {
+	Held, Queued, InGrace int
 }
 
 // relayedStreams are the open streams a runner serves under a name
