@@ -29,6 +29,11 @@ func serveRunner() error {
 	}
 	cfg.Dispatch = &objects{n: n, self: jsContext.Get("shard").Int()}
 	cfg.Poll = 5 * time.Second
+	// A stream whose run cancels when its client goes writes a keep-alive
+	// every second: workerd notices a closed connection only at a write
+	// (the second after the close), and the relay in worker.mjs then
+	// tells this program (/runner/gone).
+	cfg.GoneHeartbeat = time.Second
 	cfg.UsageFlush = 0
 	srv, err := server.New(cfg)
 	if err != nil {

@@ -126,6 +126,24 @@ async function gemini(url, body, { signal, key, cap }) {
   return { status: res.status, body: out };
 }
 
+// relay is body read through a stream of its own. When that stream is
+// cancelled (its reader gone), it calls gone and reads body to its end,
+// discarding it, rather than cancelling body.
+function relay(body, gone) {
+  const reader = body.getReader();
+  return new ReadableStream({
+    async pull(c) {
+      const { done, value } = await reader.read();
+      if (done) c.close();
+      else c.enqueue(value);
+    },
+    async cancel() {
+      await gone();
+      while (!(await reader.read()).done);
+    },
+  });
+}
+
 // stub is the run object numbered shard.
 function stub(env, shard) {
   return env.RUNNER.get(env.RUNNER.idFromName("runner-" + shard));
@@ -344,6 +362,8 @@ export class Runner {
     this.state = state;
     this.env = env;
     this.program = null;
+    this.said = 0; // the memory last logged (bytes)
+    this.streams = 0; // the streams relayed so far (each one's name)
   }
 
   // run starts the object's program once; its shard comes with the
@@ -377,19 +397,41 @@ export class Runner {
       await this.keepAlarm();
       // What the isolate holds in WebAssembly memory (it only grows), against
       // Workers' 128 MB an isolate: this object's program, and the front's
-      // when it shares the isolate (it does under wrangler dev).
+      // when it shares the isolate (it does under wrangler dev). Said when it
+      // has grown, not at every start: under wrangler dev each console line
+      // crosses its DevTools session to node.
       const fronts = front ? memory(await front) : 0;
-      console.log(`run object memory: ${memory(program)} bytes; front program ${fronts} bytes`);
+      if (memory(program) + fronts > this.said) {
+        this.said = memory(program) + fronts;
+        console.log(`run object memory: ${memory(program)} bytes; front program ${fronts} bytes`);
+      }
     }
-    return program.binding.handleRequest(request);
+    if (url.pathname !== "/runner/events") return program.binding.handleRequest(request);
+    // A stream is relayed under a name of its own: when its reader goes
+    // (the client closed its connection, which workerd notices at the next
+    // write), the program is told through /runner/gone, and its stream
+    // ends as a native one does when its client goes (the run cancelled if
+    // it asked, on_disconnect "cancel"). The program's own ReadableStream
+    // (syumai/workers') is never cancelled: a pull in flight then closes a
+    // cancelled stream, which throws, a panic that ended the object's
+    // program and every run it held. It is read to its end instead.
+    const key = String(++this.streams);
+    url.searchParams.set("stream", key);
+    const res = await program.binding.handleRequest(new Request(url, request));
+    if (!res.body) return res;
+    const gone = async () => {
+      const said = await program.binding.handleRequest(new Request("https://runner/runner/gone?stream=" + key, { method: "POST" }));
+      await said.text(); // read, so that the handler's write returns
+    };
+    return new Response(relay(res.body, gone), res);
   }
 
   async alarm() {
     const program = await this.run(null);
     if (program.binding.error) return;
     const res = await program.binding.handleRequest(new Request("https://runner/runner/recover", { method: "POST" }));
-    const { held, queued } = await res.json();
-    console.log(`run object: ${held} runs held, ${queued} queued; memory ${Math.round(memory(program) / 1048576)} MiB`);
-    if (held > 0 || queued > 0) await this.state.storage.setAlarm(Date.now() + ALARM_MS);
+    const { held, queued, grace } = await res.json();
+    console.log(`run object: ${held} runs held, ${queued} queued, ${grace} not held in their grace; memory ${Math.round(memory(program) / 1048576)} MiB`);
+    if (held > 0 || queued > 0 || grace > 0) await this.state.storage.setAlarm(Date.now() + ALARM_MS);
   }
 }

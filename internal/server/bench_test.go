@@ -95,6 +95,10 @@ func streamRun(base, token, body string) (streamed, error) {
 		data, _ := io.ReadAll(resp.Body)
 		_ = json.Unmarshal(data, &e)
 		out.code = e.Error.Code
+		if out.code == "" {
+			// Not the API's refusal: say what answered instead.
+			out.code = fmt.Sprintf("%d %.80q", resp.StatusCode, data)
+		}
 		return out, nil
 	}
 	out.id = strings.TrimPrefix(resp.Header.Get("Content-Location"), "/v1/runs/")
@@ -118,6 +122,9 @@ type loadTarget struct {
 	caps   store.Caps
 	db     *sql.DB
 	log    func() string
+	// prior are the runs of the rounds before this one on the same
+	// database, left out of this round's checks.
+	prior map[string]bool
 }
 
 // openReadOnly opens a server's SQLite database for reading beside it.
@@ -203,6 +210,9 @@ func load(b *testing.B, t loadTarget, clients int) loadFigures {
 		var id, status string
 		var ends int
 		require.NoError(b, rows.Scan(&id, &status, &ends))
+		if t.prior[id] {
+			continue
+		}
 		require.True(b, ids[id], "run %s stored but not admitted", id)
 		require.NotContains(b, []string{store.Queued, store.Running}, status, "run %s", id)
 		require.Equal(b, 1, ends, "run %s has one end event", id)
@@ -210,6 +220,9 @@ func load(b *testing.B, t loadTarget, clients int) loadFigures {
 	}
 	require.NoError(b, rows.Err())
 	require.Equal(b, len(ids), stored, "no admitted run lost")
+	for id := range ids {
+		t.prior[id] = true
+	}
 	require.Positive(b, sm.samples.Load(), "the running counts were sampled")
 	require.LessOrEqual(b, sm.all.Load(), int64(t.caps.Running), "running runs never pass the global cap")
 	require.LessOrEqual(b, sm.one.Load(), int64(t.caps.RunningPerToken), "a token's running runs never pass its cap")
@@ -234,38 +247,119 @@ func load(b *testing.B, t loadTarget, clients int) loadFigures {
 
 // 200 concurrent clients of 50 tokens start streamed scripted runs under
 // the same caps against the native server, then against the local Worker
-// (wrangler dev --local, a fresh D1; see startWorker): the load scenario
-// (load) on each, its guarantees checked and its figures reported side by
-// side.
+// under wrangler dev --local, then against the same Worker in workerd
+// alone (no wrangler dev: its proxy worker and its debugger session out of
+// the path; see startWorkerVia), each with a fresh database: the load
+// scenario (load) on each, its guarantees checked and its figures reported
+// side by side. Each target takes the scenario twice in a row (a second
+// round on the same database, the first's runs left out of its checks):
+// the first round of a Worker includes compiling its WebAssembly and V8's
+// tiering up of the hot functions, the second is the isolate warm, as a
+// Worker serving traffic is. For each Worker it logs its processes' CPU
+// time per run (workerd, and wrangler's node and proxy workerd when they
+// are there) and, as the ceiling of that path, the rate of GET /healthz
+// (answered by the front program, no D1) through the same port.
 func BenchmarkServerLoad200Clients(b *testing.B) {
 	scenario(b)
-	const clients, tokens = 200, 50
+	const clients, tokens, rounds = 200, 50, 3
 	b.Run("native", func(b *testing.B) {
 		for range b.N {
 			e := newEnv(b, options{caps: loadCaps})
-			t := loadTarget{base: e.http.URL, caps: loadCaps, db: openReadOnly(b, e.dbPath), log: e.log.String}
+			t := loadTarget{base: e.http.URL, caps: loadCaps, db: openReadOnly(b, e.dbPath), log: e.log.String, prior: map[string]bool{}}
 			for i := range tokens {
 				t.tokens = append(t.tokens, e.token(fmt.Sprint("t", i), []string{"read", "run"}, 100000, 1))
 			}
-			load(b, t, clients)
+			for range rounds {
+				load(b, t, clients)
+			}
+			b.Logf("GET /healthz: %s", healthzRate(b, t.base))
 			e.close()
 		}
 	})
-	b.Run("worker", func(b *testing.B) {
-		var toks []workerToken
-		for i := range tokens {
-			toks = append(toks, workerToken{fmt.Sprint("t", i), []string{"read", "run"}})
-		}
-		for range b.N {
-			w := startWorker(b, loadCaps, toks, "warn")
-			t := loadTarget{base: w.base, caps: loadCaps, db: openReadOnly(b, w.d1File(b)), log: w.log.String}
-			for _, tk := range toks {
-				t.tokens = append(t.tokens, w.toks[tk.name])
+	for _, via := range []string{viaWrangler, viaWorkerd} {
+		b.Run(map[string]string{viaWrangler: "worker", viaWorkerd: "workerd"}[via], func(b *testing.B) {
+			var toks []workerToken
+			for i := range tokens {
+				toks = append(toks, workerToken{fmt.Sprint("t", i), []string{"read", "run"}})
 			}
-			f := load(b, t, clients)
-			d1Calls(b, w.base, f.admitted)
+			for range b.N {
+				w := startWorkerVia(b, via, loadCaps, toks, "warn")
+				t := loadTarget{base: w.base, caps: loadCaps, db: openReadOnly(b, w.d1File(b)), log: w.log.String, prior: map[string]bool{}}
+				for _, tk := range toks {
+					t.tokens = append(t.tokens, w.toks[tk.name])
+				}
+				for round := range rounds {
+					cpu0 := groupCPU(w.cmd.Process.Pid)
+					f := load(b, t, clients)
+					cpu := groupCPU(w.cmd.Process.Pid)
+					var sb strings.Builder
+					for name, d := range cpu {
+						fmt.Fprintf(&sb, "; %s %.1f ms", name, ms(d-cpu0[name])/float64(f.admitted))
+					}
+					b.Logf("%s, round %d: CPU a run%s", via, round+1, sb.String())
+				}
+				d1Calls(b, w.base, len(t.prior))
+				b.Logf("GET /healthz through %s: %s", via, healthzRate(b, t.base))
+			}
+		})
+	}
+}
+
+// groupCPU is the CPU time (user and system) of the live processes of a
+// process group, by process name (one name's processes added up).
+func groupCPU(pgid int) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, pid := range groupAlive(pgid) {
+		data, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(pid), "stat"))
+		if err != nil {
+			continue
 		}
-	})
+		i := strings.LastIndexByte(string(data), ')')
+		name := string(data[strings.IndexByte(string(data), '(')+1 : i])
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		var user, sys int64
+		fmt.Sscan(f[11], &user)
+		fmt.Sscan(f[12], &sys)
+		// Clock ticks: 100 a second on Linux (USER_HZ).
+		out[name] += time.Duration(user+sys) * 10 * time.Millisecond
+	}
+	return out
+}
+
+// healthzRate is how many GET /healthz a second 16 keep-alive clients
+// get answered at base, 2,000 in all.
+func healthzRate(b *testing.B, base string) string {
+	const clients, total = 16, 2000
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: 30 * time.Second}
+	defer c.CloseIdleConnections()
+	load0 := loadavg()
+	var n, bad atomic.Int64
+	var wg sync.WaitGroup
+	began := time.Now()
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n.Add(1) <= total {
+				resp, err := c.Get(base + "/healthz")
+				if err != nil {
+					bad.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					bad.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Zero(b, bad.Load(), "every GET /healthz answered 200")
+	return fmt.Sprintf("%.0f/s (%d clients, %d requests); load average %s -> %s", total/time.Since(began).Seconds(), clients, total, load0, loadavg())
 }
 
 // d1Calls logs the local Worker's D1 calls by kind (worker.mjs counts them

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -87,8 +88,16 @@ func (s *Server) remoteCancel(ctx context.Context, id string) <-chan struct{} {
 //
 //	POST /runner/start?id=      execute the run (it is running in the store; the body is the run, as JSON)
 //	POST /runner/cancel?id=     stop it; answers once it has ended
-//	GET  /runner/events?id=&after=&token=&capped=&cancel=   its event stream
+//	GET  /runner/events?id=&after=&token=&capped=&cancel=&stream=   its event stream
+//	POST /runner/gone?stream=   the client of that stream has gone
 //	POST /runner/recover        end the runs lost with an evicted object, start queued ones
+//
+// A stream named by stream= ends when /runner/gone names it, as a native
+// stream ends when its client's connection closes (and with cancel=1 its
+// run is cancelled, on_disconnect "cancel"): a Worker's run object learns
+// that the client of the stream it relays went from the relaying
+// ReadableStream's cancel, not from the request, and must not cancel the
+// program's own stream (worker.mjs says why).
 func (s *Server) RunnerHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /runner/start", func(w http.ResponseWriter, r *http.Request) {
@@ -137,6 +146,16 @@ func (s *Server) RunnerHandler() http.Handler {
 	mux.HandleFunc("GET /runner/events", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		id, token := q.Get("id"), q.Get("token")
+		if key := q.Get("stream"); key != "" {
+			ctx, stop := context.WithCancel(r.Context())
+			defer stop()
+			if !s.relayed.add(key, stop) {
+				refuse(http.StatusConflict, CodeMalformedRequest, "a stream of that name is open").write(w)
+				return
+			}
+			defer s.relayed.remove(key)
+			r = r.WithContext(ctx)
+		}
 		after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
 		if q.Get("capped") == "1" {
 			release, aerr := s.acquireStream(token)
@@ -146,21 +165,28 @@ func (s *Server) RunnerHandler() http.Handler {
 			}
 			defer release()
 		}
-		if completed := s.stream(w, r, id, after); !completed && q.Get("cancel") == "1" {
+		beat := s.heartbeat
+		if q.Get("cancel") == "1" {
+			beat = s.goneBeat
+		}
+		if completed := s.streamBeating(w, r, id, after, beat); !completed && q.Get("cancel") == "1" {
 			s.log.Info("stream client gone; cancelling as asked", "run", id)
 			if run, found, err := s.store.Run(context.Background(), id); err == nil && found {
 				s.cancelRun(token, run)
 			}
 		}
 	})
+	mux.HandleFunc("POST /runner/gone", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]bool{"open": s.relayed.end(r.URL.Query().Get("stream"))})
+	})
 	mux.HandleFunc("POST /runner/recover", func(w http.ResponseWriter, r *http.Request) {
-		held, queued, err := s.Recover(r.Context())
+		got, err := s.Recover(r.Context())
 		if err != nil {
 			s.internal("recovering runs", err).write(w)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]int{"held": held, "queued": queued})
+		json.NewEncoder(w).Encode(map[string]int{"held": got.Held, "queued": got.Queued, "grace": got.InGrace})
 	})
 	return mux
 }
@@ -172,22 +198,26 @@ const RecoverGrace = 10 * time.Second
 // Recover is what a Worker's run object does when its alarm fires: the
 // runs it owns that the store shows running but it does not hold (lost
 // with an evicted object, or never handed over) end incomplete,
-// interrupted, and queued runs start as the caps allow. held is how many
-// runs it holds now, queued how many wait: while either is not zero the
-// object keeps an alarm set.
-func (s *Server) Recover(ctx context.Context) (held, queued int, err error) {
+// interrupted, and queued runs start as the caps allow. While any count
+// of what it says is not zero the object keeps an alarm set.
+func (s *Server) Recover(ctx context.Context) (Recovered, error) {
+	var got Recovered
 	running, err := s.store.Running(ctx)
 	if err != nil {
-		return 0, 0, err
+		return got, err
 	}
 	now := s.clock()
 	for _, run := range running {
-		if (s.dispatch != nil && !s.dispatch.Local(run.ID)) || s.runner.holds(run.ID) || now.Sub(run.StartedAt) < RecoverGrace {
+		if (s.dispatch != nil && !s.dispatch.Local(run.ID)) || s.runner.holds(run.ID) {
+			continue
+		}
+		if now.Sub(run.StartedAt) < RecoverGrace {
+			got.InGrace++
 			continue
 		}
 		o := store.Outcome{Status: store.Incomplete, Reason: string(reason.Interrupted), At: now}
 		if _, ok, err := s.store.Finish(ctx, run.ID, o, s.endEvent); err != nil {
-			return 0, 0, err
+			return got, err
 		} else if ok {
 			s.log.Info("run interrupted: its runner lost it", "run", run.ID)
 			s.hub.notify(run.ID)
@@ -196,7 +226,56 @@ func (s *Server) Recover(ctx context.Context) (held, queued int, err error) {
 	s.runner.promote()
 	c, err := s.store.Counts(ctx)
 	if err != nil {
-		return 0, 0, err
+		return got, err
 	}
-	return s.runner.count(), c.Queued, nil
+	got.Held, got.Queued = s.runner.count(), c.Queued
+	return got, nil
+}
+
+// Recovered is what Recover found: the runs the object holds, the runs
+// waiting in the queue, and the runs it owns that the store shows running
+// without its holding them, started less than RecoverGrace ago (their
+// start may be on its way; if it is not, only a later alarm ends them:
+// an object evicted right after a run's start wakes in a fresh one whose
+// alarm finds it in its grace, holding nothing and nothing queued).
+type Recovered struct {
+	Held, Queued, InGrace int
+}
+
+// relayedStreams are the open streams a runner serves under a name
+// (RunnerHandler's stream=), each with the function that ends it.
+type relayedStreams struct {
+	mu   sync.Mutex
+	open map[string]context.CancelFunc
+}
+
+// add names an open stream; false if the name is taken.
+func (r *relayedStreams) add(key string, stop context.CancelFunc) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, taken := r.open[key]; taken {
+		return false
+	}
+	if r.open == nil {
+		r.open = map[string]context.CancelFunc{}
+	}
+	r.open[key] = stop
+	return true
+}
+
+func (r *relayedStreams) remove(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.open, key)
+}
+
+// end ends the stream of that name: whether it was open.
+func (r *relayedStreams) end(key string) bool {
+	r.mu.Lock()
+	stop, ok := r.open[key]
+	r.mu.Unlock()
+	if ok {
+		stop()
+	}
+	return ok
 }

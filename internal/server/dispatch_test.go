@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -147,17 +148,19 @@ func TestRecoverEndsTheRunsItsOwnerLost(t *testing.T) {
 	queued := e.start(tok, `{`+overwrite+`, "strategy": "enqueue"}`)
 	assert.Equal(t, "queued", e.run(tok, queued)["status"])
 
-	held, waiting, err := e.owner.Recover(ctx)
+	got, err := e.owner.Recover(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 0, held)
-	assert.Equal(t, 1, waiting, "within the grace the run is left alone: its start may be on its way")
+	assert.Equal(t, 0, got.Held)
+	assert.Equal(t, 1, got.Queued)
+	assert.Equal(t, 1, got.InGrace, "within the grace the run is left alone (its start may be on its way), and counted, so the alarm stays")
 	r, _, err := e.store.Run(ctx, "run_lost")
 	require.NoError(t, err)
 	assert.Equal(t, store.Running, r.Status)
 
 	e.clock.Set(e.clock.Now().Add(2 * time.Minute))
-	_, _, err = e.owner.Recover(ctx)
+	got, err = e.owner.Recover(ctx)
 	require.NoError(t, err)
+	assert.Equal(t, 0, got.InGrace)
 	r, _, err = e.store.Run(ctx, "run_lost")
 	require.NoError(t, err)
 	assert.Equal(t, store.Incomplete, r.Status)
@@ -167,6 +170,64 @@ func TestRecoverEndsTheRunsItsOwnerLost(t *testing.T) {
 	assert.Equal(t, "end", evs[len(evs)-1].Type)
 	done := e.await(tok, queued)
 	assert.Equal(t, "answered", done["status"], "the queued run started at the owner")
+}
+
+// A stream the owner serves under a name (stream=, as a Worker's run
+// object serves the streams it relays) ends when /runner/gone names it,
+// its connection still open: the run goes on when its stream did not ask
+// to cancel, and ends incomplete, cancelled, with its in-flight request
+// aborted, when it did (on_disconnect "cancel" on the Worker, whose run
+// object learns of a gone client only from the relay).
+func TestRelayedStreamEndsWhenItsClientIsGone(t *testing.T) {
+	f := newFake(t, hanging())
+	e := newEnv(t, options{endpoint: f.srv.URL, owner: true, caps: storeCaps(2, 2, 4, 4)})
+	tok := e.token("alice", []string{"read", "run", "live"}, 100, 20)
+	c := &http.Client{Timeout: 10 * time.Second}
+	for i, cancel := range []bool{false, true} {
+		id := e.start(tok, `{`+overwrite+`, "policy": "gemini"}`)
+		waitFor(t, func() bool { got, _ := f.counts(); return got == i+1 }, "the owner sent the run's request")
+		key := fmt.Sprint("s", i)
+		q := url.Values{"id": {id}, "token": {tokenID(t, tok)}, "after": {"0"}, "stream": {key}}
+		if cancel {
+			q.Set("cancel", "1")
+		}
+		resp, err := c.Get(e.ownerURL + "/runner/events?" + q.Encode())
+		require.NoError(t, err)
+		first, err := bufio.NewReader(resp.Body).ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "id: 1\n", first, "the stream has begun")
+		taken, err := c.Get(e.ownerURL + "/runner/events?" + q.Encode())
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusConflict, taken.StatusCode, "one open stream a name")
+		taken.Body.Close()
+
+		gone, err := c.Post(e.ownerURL+"/runner/gone?stream="+key, "", nil)
+		require.NoError(t, err)
+		var said map[string]bool
+		require.NoError(t, json.NewDecoder(gone.Body).Decode(&said))
+		gone.Body.Close()
+		assert.True(t, said["open"])
+		_, err = io.Copy(io.Discard, resp.Body)
+		assert.NoError(t, err, "the stream ended")
+		resp.Body.Close()
+		if !cancel {
+			time.Sleep(100 * time.Millisecond)
+			assert.Equal(t, "running", e.run(tok, id)["status"], "a run whose stream did not ask to cancel goes on")
+			r := e.do(req{method: "POST", path: "/v1/runs/" + id + "/cancel", token: tok, valid: true})
+			require.Equal(t, http.StatusOK, r.status, string(r.body))
+			continue
+		}
+		run := e.await(tok, id)
+		assert.Equal(t, "incomplete", run["status"])
+		assert.Equal(t, "cancelled", run["reason"])
+		waitFor(t, func() bool { _, aborted := f.counts(); return aborted == 2 }, "the in-flight request was aborted")
+	}
+	gone, err := c.Post(e.ownerURL+"/runner/gone?stream=s0", "", nil)
+	require.NoError(t, err)
+	defer gone.Body.Close()
+	var said map[string]bool
+	require.NoError(t, json.NewDecoder(gone.Body).Decode(&said))
+	assert.False(t, said["open"], "a stream that ended is no longer named")
 }
 
 // tokenID is the id part of a bearer token rag_<id>_<secret>.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -105,6 +106,11 @@ const streamPage = 256
 // until the end event. It reports whether the end event was sent; false
 // means the client went away (or the server is closing) first.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after int64) bool {
+	return s.streamBeating(w, r, id, after, s.heartbeat)
+}
+
+// streamBeating is stream with keep-alive comments every beat.
+func (s *Server) streamBeating(w http.ResponseWriter, r *http.Request, id string, after int64, every time.Duration) bool {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -117,7 +123,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 		return false
 	}
 	ctx := r.Context()
-	beat := time.NewTicker(s.heartbeat)
+	beat := time.NewTicker(every)
 	defer beat.Stop()
 	poll := time.NewTimer(s.poll)
 	defer poll.Stop()
@@ -174,17 +180,29 @@ func (s *Server) sendEvents(w http.ResponseWriter, flush func() bool, r *http.Re
 		}
 		evs, finished = stored, status != store.Queued && status != store.Running
 	}
+	// The events read together go in one write: on a Worker each write to
+	// a response is a chunk that crosses from the run's object to the
+	// front and out (a turn of the object's program, one of the stream's
+	// reader, and, under wrangler dev, its DevTools events), and a
+	// scripted run's steps and end are stored together. Natively the
+	// response is buffered either way.
+	var out bytes.Buffer
+	end := false
 	for _, e := range evs {
-		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, e.Data); err != nil {
-			return false, false, false
-		}
+		fmt.Fprintf(&out, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, e.Data)
 		*after = e.Seq
 		if e.Type == EventEnd {
-			return false, true, flush()
+			end = true
+			break
 		}
 	}
-	if len(evs) > 0 && !flush() {
-		return false, false, false
+	if out.Len() > 0 {
+		if _, err := w.Write(out.Bytes()); err != nil || !flush() {
+			return false, false, false
+		}
+	}
+	if end {
+		return false, true, true
 	}
 	if len(evs) < streamPage && finished {
 		// A client resuming after the end event: nothing is left to send.

@@ -111,19 +111,20 @@ func (c contract) schema(t testing.TB, name string, data []byte) {
 
 // env is a server under test with its fake Gemini.
 type env struct {
-	t       testing.TB
-	srv     *server.Server
-	owner   *server.Server // the runs' owner, with options.owner
-	http    *httptest.Server
-	base    string // the API's URL: the httptest server's, or a Worker's
-	store   *store.SQL
-	engine  *engine.Engine
-	dbPath  string
-	log     *testlog.Buffer
-	clock   *clock
-	c       contract
-	tokens  map[string]string // name -> bearer token
-	closeFn []func()
+	t        testing.TB
+	srv      *server.Server
+	owner    *server.Server // the runs' owner, with options.owner
+	ownerURL string         // where the owner's RunnerHandler is served
+	http     *httptest.Server
+	base     string // the API's URL: the httptest server's, or a Worker's
+	store    *store.SQL
+	engine   *engine.Engine
+	dbPath   string
+	log      *testlog.Buffer
+	clock    *clock
+	c        contract
+	tokens   map[string]string // name -> bearer token
+	closeFn  []func()
 }
 
 type options struct {
@@ -220,6 +221,7 @@ func newEnv(t testing.TB, o options) *env {
 			_ = e.owner.Shutdown(ctx)
 		})
 		dispatch = &ownerDispatch{base: owner.URL}
+		e.ownerURL = owner.URL
 	}
 	e.srv, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
 		UsageFlush: flush, FlushInRequests: o.flushInRequests, StreamsPerToken: o.streams, Dispatch: dispatch,

@@ -53,6 +53,13 @@ type Config struct {
 	// run of this process wakes it (default 5 s: in one process every event
 	// wakes its streams; the poll is for events other processes write).
 	Heartbeat, Poll time.Duration
+	// GoneHeartbeat, when set, is the keep-alive interval of a stream
+	// served to a Dispatch's caller for a run that cancels when its client
+	// goes (on_disconnect "cancel"): a Worker's run object learns that the
+	// client of a relayed stream went only when a write to it fails, so
+	// these streams write more often than Heartbeat. Natively the
+	// request's context says so at once.
+	GoneHeartbeat time.Duration
 	// Go starts a run's goroutine; nil means the go statement. A Worker
 	// keeps its isolate alive until every run it started has ended.
 	Go func(run func())
@@ -97,6 +104,7 @@ type Server struct {
 	log        *slog.Logger
 	cancelWait time.Duration
 	heartbeat  time.Duration
+	goneBeat   time.Duration
 	poll       time.Duration
 
 	hub    hub
@@ -109,6 +117,7 @@ type Server struct {
 	stopFlush       chan struct{}
 	streamsPerToken int
 	streams         streams
+	relayed         relayedStreams
 
 	mu      sync.Mutex
 	closing bool
@@ -132,7 +141,7 @@ func New(c Config) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s := &Server{engine: engineOnce{e: c.Engine, open: c.OpenEngine}, goRun: c.Go, store: c.Store, transport: c.Transport, endpoint: c.Endpoint, pepper: c.Pepper,
-		caps: c.Caps, clock: c.Clock, log: c.Log, cancelWait: c.CancelWait, heartbeat: c.Heartbeat, poll: c.Poll}
+		caps: c.Caps, clock: c.Clock, log: c.Log, cancelWait: c.CancelWait, heartbeat: c.Heartbeat, goneBeat: c.GoneHeartbeat, poll: c.Poll}
 	if s.clock == nil {
 		s.clock = time.Now
 	}
@@ -152,6 +161,9 @@ func New(c Config) (*Server, error) {
 	}
 	if s.heartbeat <= 0 {
 		s.heartbeat = 15 * time.Second
+	}
+	if s.goneBeat <= 0 {
+		s.goneBeat = s.heartbeat
 	}
 	if s.poll <= 0 {
 		s.poll = 5 * time.Second

@@ -87,6 +87,23 @@ var workerTokens = []workerToken{{"alice", []string{"read", "run", "live"}}, {"b
 // process (as much CPU as the Worker's own under load, measured).
 func startWorker(t testing.TB, caps store.Caps, tokens []workerToken, logLevel string) *localWorker {
 	t.Helper()
+	return startWorkerVia(t, viaWrangler, caps, tokens, logLevel)
+}
+
+// How the local Worker is run: under wrangler dev (the README's way, and
+// TestWorker's), or in workerd alone through Miniflare's API
+// (scripts/worker-workerd.mjs): the same workerd, Worker and local
+// storage without wrangler's proxy worker in front and without the
+// debugger session wrangler dev attaches to the Worker (docs/worker.md,
+// "Throughput under wrangler dev").
+const (
+	viaWrangler = "wrangler dev"
+	viaWorkerd  = "workerd"
+)
+
+// startWorkerVia is startWorker run the way via says.
+func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerToken, logLevel string) *localWorker {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("the local Worker takes seconds to start: not in -short")
 	}
@@ -158,8 +175,13 @@ func startWorker(t testing.TB, caps store.Caps, tokens []workerToken, logLevel s
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	began := time.Now()
-	w.cmd = exec.Command(wrangler, "dev", "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
-		"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", logLevel)
+	if via == viaWorkerd {
+		w.cmd = exec.Command("node", filepath.Join(root, "scripts", "worker-workerd.mjs"), "--config", "wrangler.toml", "--vars", ".dev.vars",
+			"--state", state, "--port", fmt.Sprint(port), "--log", logLevel)
+	} else {
+		w.cmd = exec.Command(wrangler, "dev", "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
+			"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", logLevel)
+	}
 	w.cmd.Dir, w.cmd.Env = w.dir, environ
 	pr, pw := io.Pipe()
 	w.cmd.Stdout, w.cmd.Stderr = pw, pw
@@ -189,7 +211,7 @@ func startWorker(t testing.TB, caps store.Caps, tokens []workerToken, logLevel s
 		time.Sleep(100 * time.Millisecond)
 	}
 	w.ready = time.Since(began)
-	t.Logf("the local Worker answered %.1f s after wrangler dev started", w.ready.Seconds())
+	t.Logf("the local Worker answered %.1f s after %s started", w.ready.Seconds(), via)
 	return w
 }
 
@@ -561,13 +583,15 @@ func TestWorker(t *testing.T) {
 		assert.Equal(t, "end", evs[len(evs)-1].event)
 	})
 
+	t.Run("a client gone cancels the run that asked", func(t *testing.T) { workerClientGone(t, w) })
+
 	t.Run("no request's I/O lost to another", func(t *testing.T) {
 		// One program serves every request of the isolate: workerd says so
 		// when a request's promise, timer or fetch outlives it or is used
 		// from another request's turn.
 		log := w.log.String()
 		for _, bad := range []string{"Cannot perform I/O on behalf of a different request", "hanging Promise", "will never complete",
-			"different request context", "never generate a response", "Uncaught", "server fault"} {
+			"different request context", "never generate a response", "Uncaught", "server fault", "panic:", "exit code"} {
 			assert.NotContains(t, log, bad)
 		}
 	})
@@ -672,4 +696,53 @@ func TestSuperviseLeavesNoProcess(t *testing.T) {
 		_ = child.Wait()
 		assert.True(t, waitGone(pgid), "the group outlived the test process: %v", groupAlive(pgid))
 	})
+}
+
+// workerClientGone is TestDisconnectCancelsOnlyWhenAsked on the Worker: a
+// streamed Gemini run (its model never answers) whose client closes the
+// connection after the first event ends incomplete, cancelled, its model
+// request aborted, when it asked for on_disconnect "cancel", and goes on
+// when it asked for "continue" (the default). The caps allow the token one
+// running run, so the two go one after the other. The run object's
+// program must live through it: TestWorker's "no request's I/O lost to
+// another" fails on a panic in the log.
+func workerClientGone(t *testing.T, w *localWorker) {
+	e := w.env(t)
+	f := newFake(t, hanging())
+	w.fake.use(f)
+	tok := w.toks["alice"]
+	open := func(onDisconnect string) (string, time.Time) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		body := `{` + overwrite + `, "policy": "gemini", "stream": true, "on_disconnect": "` + onDisconnect + `"}`
+		hr, err := http.NewRequestWithContext(ctx, "POST", w.base+"/v1/runs", strings.NewReader(body))
+		require.NoError(t, err)
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Authorization", "Bearer "+tok)
+		// A connection of its own, closed with the response.
+		c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := c.Do(hr)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		buf := make([]byte, 1)
+		_, err = resp.Body.Read(buf) // the first event has begun
+		require.NoError(t, err)
+		id := strings.TrimPrefix(resp.Header.Get("Content-Location"), "/v1/runs/")
+		cancel()
+		resp.Body.Close()
+		return id, time.Now()
+	}
+	cancelled, closed := open("cancel")
+	waitFor(t, func() bool { got, _ := f.counts(); return got == 1 }, "its model request is in flight")
+	run := e.await(tok, cancelled)
+	assert.Equal(t, "incomplete", run["status"])
+	assert.Equal(t, "cancelled", run["reason"])
+	t.Logf("the run ended %s, %s %.1f s after its client closed", run["status"], run["reason"], time.Since(closed).Seconds())
+	waitFor(t, func() bool { _, aborted := f.counts(); return aborted == 1 }, "its in-flight model request was aborted")
+
+	kept, _ := open("continue")
+	time.Sleep(5 * time.Second) // longer than the cancelled run took to end
+	assert.Equal(t, "running", e.run(tok, kept)["status"], "a run that asked to continue goes on")
+	r := e.do(req{method: "POST", path: "/v1/runs/" + kept + "/cancel", token: tok, valid: true})
+	assert.Equal(t, http.StatusOK, r.status)
 }
