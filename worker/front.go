@@ -58,7 +58,25 @@ func serveFront() error {
 	return nil
 }
 
+// serveOne serves one request given as plain values ({method, url,
+// headers: [name, value] pairs, body: Uint8Array or null}) and answers
+// with the whole response as plain values ({status, headers, body}).
 func serveOne(h http.Handler, in js.Value) (js.Value, error) {
+	req, err := requestOf(in)
+	if err != nil {
+		return js.Value{}, err
+	}
+	w := &answer{header: http.Header{}, status: http.StatusOK}
+	h.ServeHTTP(w, req)
+	out := headOf(w.status, w.header)
+	data := js.Global().Get("Uint8Array").New(w.body.Len())
+	js.CopyBytesToJS(data, w.body.Bytes())
+	out.Set("body", data)
+	return out, nil
+}
+
+// requestOf is the request worker.mjs gives as plain values.
+func requestOf(in js.Value) (*http.Request, error) {
 	var body []byte
 	if b := in.Get("body"); !b.IsNull() && !b.IsUndefined() {
 		body = make([]byte, b.Length())
@@ -66,30 +84,32 @@ func serveOne(h http.Handler, in js.Value) (js.Value, error) {
 	}
 	req, err := http.NewRequest(in.Get("method").String(), in.Get("url").String(), bytes.NewReader(body))
 	if err != nil {
-		return js.Value{}, err
+		return nil, err
 	}
 	req.ContentLength = int64(len(body))
-	hs := in.Get("headers")
-	for i := range hs.Length() {
-		kv := hs.Index(i)
-		req.Header.Add(kv.Index(0).String(), kv.Index(1).String())
+	if hs := in.Get("headers"); !hs.IsUndefined() {
+		for i := range hs.Length() {
+			kv := hs.Index(i)
+			req.Header.Add(kv.Index(0).String(), kv.Index(1).String())
+		}
 	}
 	req.Host = req.URL.Host
-	w := &answer{header: http.Header{}, status: http.StatusOK}
-	h.ServeHTTP(w, req)
+	return req, nil
+}
+
+// headOf is a response's status and headers as plain values ({status,
+// headers: [name, value] pairs}).
+func headOf(status int, header http.Header) js.Value {
 	out := js.Global().Get("Object").New()
-	out.Set("status", w.status)
+	out.Set("status", status)
 	headers := js.Global().Get("Array").New()
-	for k, vs := range w.header {
+	for k, vs := range header {
 		for _, v := range vs {
 			headers.Call("push", js.ValueOf([]any{k, v}))
 		}
 	}
 	out.Set("headers", headers)
-	data := js.Global().Get("Uint8Array").New(w.body.Len())
-	js.CopyBytesToJS(data, w.body.Bytes())
-	out.Set("body", data)
-	return out, nil
+	return out
 }
 
 // answer is a whole response, buffered: the front streams nothing itself

@@ -126,22 +126,50 @@ async function gemini(url, body, { signal, key, cap }) {
   return { status: res.status, body: out };
 }
 
-// relay is body read through a stream of its own. When that stream is
-// cancelled (its reader gone), it calls gone and reads body to its end,
-// discarding it, rather than cancelling body.
-function relay(body, gone) {
-  const reader = body.getReader();
-  return new ReadableStream({
-    async pull(c) {
-      const { done, value } = await reader.read();
-      if (done) c.close();
-      else c.enqueue(value);
+// plain is a request as the Go programs take it: plain values, the body
+// read here, in the request's own context.
+async function plain(request) {
+  const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+  return { method: request.method, url: request.url, headers: [...request.headers], body };
+}
+
+// call has a run object's program answer one call whole (worker/runner.go).
+async function call(program, request) {
+  const out = await program.binding.call(await plain(request));
+  return new Response(out.body, { status: out.status, headers: out.headers });
+}
+
+// streamed has a run object's program answer a call (req: plain values)
+// whose body it writes as it goes (an event stream, worker/runner.go): the
+// program pushes each chunk into a ReadableStream of this file's, which,
+// cancelled (its reader gone: the client closed its connection, which
+// workerd notices at the next write), calls gone; the program's pushes
+// after that are dropped.
+async function streamed(program, req, gone) {
+  let controller;
+  let open = true;
+  const body = new ReadableStream({
+    start(c) {
+      controller = c;
     },
-    async cancel() {
-      await gone();
-      while (!(await reader.read()).done);
+    cancel() {
+      open = false;
+      return gone();
     },
   });
+  const sink = {
+    push(chunk) {
+      if (open) controller.enqueue(chunk);
+    },
+    close() {
+      if (open) {
+        open = false;
+        controller.close();
+      }
+    },
+  };
+  const head = await program.binding.stream(req, sink);
+  return new Response(body, { status: head.status, headers: head.headers });
 }
 
 // stub is the run object numbered shard.
@@ -319,14 +347,9 @@ export default {
       if (request.method === "POST") stage("1 arrived");
       const program = await frontProgram(env);
       if (program.binding.error) return misconfigured(program.binding.error);
-      const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+      const req = await plain(request);
       current = mine;
-      const out = await program.binding.serve({
-        method: request.method,
-        url: request.url,
-        headers: [...request.headers],
-        body,
-      });
+      const out = await program.binding.serve(req);
       current = mine;
       if (request.method === "POST") stage("2 front answered");
       const headers = new Headers(out.headers);
@@ -363,7 +386,7 @@ export class Runner {
     this.env = env;
     this.program = null;
     this.said = 0; // the memory last logged (bytes)
-    this.streams = 0; // the streams relayed so far (each one's name)
+    this.streams = 0; // the streams served so far (each one's name)
   }
 
   // run starts the object's program once; its shard comes with the
@@ -406,30 +429,23 @@ export class Runner {
         console.log(`run object memory: ${memory(program)} bytes; front program ${fronts} bytes`);
       }
     }
-    if (url.pathname !== "/runner/events") return program.binding.handleRequest(request);
-    // A stream is relayed under a name of its own: when its reader goes
-    // (the client closed its connection, which workerd notices at the next
-    // write), the program is told through /runner/gone, and its stream
-    // ends as a native one does when its client goes (the run cancelled if
-    // it asked, on_disconnect "cancel"). The program's own ReadableStream
-    // (syumai/workers') is never cancelled: a pull in flight then closes a
-    // cancelled stream, which throws, a panic that ended the object's
-    // program and every run it held. It is read to its end instead.
+    if (url.pathname !== "/runner/events") return call(program, request);
+    // A stream goes under a name of its own: when its reader goes, the
+    // program is told through /runner/gone, and its stream ends as a
+    // native one does when its client goes (the run cancelled if it
+    // asked, on_disconnect "cancel").
     const key = String(++this.streams);
     url.searchParams.set("stream", key);
-    const res = await program.binding.handleRequest(new Request(url, request));
-    if (!res.body) return res;
     const gone = async () => {
-      const said = await program.binding.handleRequest(new Request("https://runner/runner/gone?stream=" + key, { method: "POST" }));
-      await said.text(); // read, so that the handler's write returns
+      await program.binding.call({ method: "POST", url: "https://runner/runner/gone?stream=" + key, headers: [], body: null });
     };
-    return new Response(relay(res.body, gone), res);
+    return streamed(program, { method: request.method, url: url.href, headers: [...request.headers], body: null }, gone);
   }
 
   async alarm() {
     const program = await this.run(null);
     if (program.binding.error) return;
-    const res = await program.binding.handleRequest(new Request("https://runner/runner/recover", { method: "POST" }));
+    const res = await call(program, new Request("https://runner/runner/recover", { method: "POST" }));
     const { held, queued, grace } = await res.json();
     console.log(`run object: ${held} runs held, ${queued} queued, ${grace} not held in their grace; memory ${Math.round(memory(program) / 1048576)} MiB`);
     if (held > 0 || queued > 0 || grace > 0) await this.state.storage.setAlarm(Date.now() + ALARM_MS);

@@ -178,6 +178,11 @@ func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerTo
 	if via == viaWorkerd {
 		w.cmd = exec.Command("node", filepath.Join(root, "scripts", "worker-workerd.mjs"), "--config", "wrangler.toml", "--vars", ".dev.vars",
 			"--state", state, "--port", fmt.Sprint(port), "--log", logLevel)
+		// A DevTools port on the Worker, for profiling a benchmark
+		// (docs/worker.md, "Where workerd's CPU goes"); never set by make.
+		if ip := os.Getenv("RAGAGENT_INSPECTOR_PORT"); ip != "" {
+			w.cmd.Args = append(w.cmd.Args, "--inspector-port", ip)
+		}
 	} else {
 		w.cmd = exec.Command(wrangler, "dev", "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
 			"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", logLevel)
