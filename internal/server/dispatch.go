@@ -36,13 +36,18 @@ type Dispatch interface {
 	Stream(w http.ResponseWriter, r *http.Request, id, tokenID string, after int64, capped, cancel bool)
 }
 
-// start executes a run the store shows running, here or at its owner. A
-// run its owner could not be given ends failed at once, not left running
-// with nobody to run it.
-func (rn *runner) start(run store.Run) {
+// start executes a run the store shows running, here or at its owner,
+// its event log begun with evs when the store read them (else read when
+// it is opened). A run its owner could not be given ends failed at once,
+// not left running with nobody to run it.
+func (rn *runner) start(run store.Run, evs []store.Event) {
 	d := rn.s.dispatch
 	if d == nil || d.Local(run.ID) {
-		rn.launch(run, nil)
+		var first *[]store.Event
+		if evs != nil {
+			first = &evs
+		}
+		rn.launch(run, first)
 		return
 	}
 	rn.s.hub.notify(run.ID)

@@ -49,7 +49,7 @@ func (rn *runner) admit(ctx context.Context, n store.NewRun, enqueue bool) (stor
 		return run, err
 	}
 	if run.Status == store.Running {
-		rn.start(run)
+		rn.start(run, nil)
 	}
 	return run, nil
 }
@@ -80,7 +80,7 @@ func (rn *runner) promote() {
 
 func (rn *runner) promoteQueued() {
 	for !rn.s.isClosing() {
-		run, ok, err := rn.s.store.Promote(context.Background(), rn.s.caps, rn.s.clock(), rn.s.startedEvent)
+		run, evs, ok, err := rn.s.store.Promote(context.Background(), rn.s.caps, rn.s.clock(), rn.s.startedEvent, streamPage)
 		if err != nil {
 			rn.s.log.Error("server fault", "during", "starting a queued run", "error", err.Error())
 			return
@@ -90,7 +90,7 @@ func (rn *runner) promoteQueued() {
 		}
 		// start wakes the run's streams (here once its log is open: a
 		// stream woken before would read the store for what the log has).
-		rn.start(run)
+		rn.start(run, evs)
 	}
 }
 

@@ -477,19 +477,19 @@ const promoteTries = 16
 // Promote starts the oldest queued run that may start: read which one,
 // then start it and append started in one batch on condition that it is
 // still the one the SQL store's statement would pick.
-func (d *D1) Promote(ctx context.Context, c Caps, at time.Time, started EventFunc) (Run, bool, error) {
-	if run, ok, done, err := d.promoteOnce(ctx, c, at, started); done || err != nil {
-		return run, ok, err
+func (d *D1) Promote(ctx context.Context, c Caps, at time.Time, started EventFunc, limit int) (Run, []Event, bool, error) {
+	if run, evs, ok, done, err := d.promoteOnce(ctx, c, at, started, limit); done || err != nil {
+		return run, evs, ok, err
 	}
 	for range promoteTries {
 		rows, err := d.one(ctx, `SELECT `+runColumns+` FROM runs WHERE seq = (`+strings.NewReplacer("?2", "?1", "?3", "?2").Replace(nextQueued)+`)`,
 			c.Running, c.RunningPerToken)
 		if err != nil || len(rows) == 0 {
-			return Run{}, false, err
+			return Run{}, nil, false, err
 		}
 		r, err := runOf(rows[0])
 		if err != nil {
-			return Run{}, false, err
+			return Run{}, nil, false, err
 		}
 		r.Status, r.StartedAt, r.Position = Running, at, 0
 		// nextQueued takes the caps as ?2 and ?3: here ?5 and ?6.
@@ -497,10 +497,10 @@ func (d *D1) Promote(ctx context.Context, c Caps, at time.Time, started EventFun
 		out, ok, err := d.change(ctx, started(r), cond, `UPDATE runs SET status = 'running', started_at = ?8`,
 			r.ID, c.Running, c.RunningPerToken, r.Seq, stamp(at))
 		if err != nil || ok {
-			return out, ok, err
+			return out, nil, ok, err
 		}
 	}
-	return Run{}, false, fmt.Errorf("store: the queue changed under %d tries to start a run", promoteTries)
+	return Run{}, nil, false, fmt.Errorf("store: the queue changed under %d tries to start a run", promoteTries)
 }
 
 // startedTemplate is the started event as a template over the run's id:
@@ -525,13 +525,15 @@ const safeID = ` AND q.id NOT GLOB '*[^A-Za-z0-9_-]*'`
 // promoteOnce starts the next queued run in one batch, without a read
 // first: which run is next (nextQueued), its started event (the template,
 // the id spliced by SQL) and the start, both under the same choice of run
-// in the same transaction. done is false when it could not decide (an
-// event that is not a template over the id, or an id SQL cannot splice):
-// then Promote reads first.
-func (d *D1) promoteOnce(ctx context.Context, c Caps, at time.Time, started EventFunc) (Run, bool, bool, error) {
+// in the same transaction; then the started run's events, found by the
+// event just inserted (last_insert_rowid, when the start changed a row),
+// and kept only when they are that run's. done is false when it could
+// not decide (an event that is not a template over the id, or an id SQL
+// cannot splice): then Promote reads first.
+func (d *D1) promoteOnce(ctx context.Context, c Caps, at time.Time, started EventFunc, limit int) (Run, []Event, bool, bool, error) {
 	e, before, after, ok := startedTemplate(started, at)
 	if !ok {
-		return Run{}, false, false, nil
+		return Run{}, nil, false, false, nil
 	}
 	next := strings.NewReplacer("?2", "?1", "?3", "?2").Replace(nextQueued)
 	rs, err := d.db.Batch(ctx, []Statement{
@@ -541,19 +543,44 @@ SELECT q.id, (SELECT coalesce(max(seq), 0) + 1 FROM events WHERE run_id = q.id),
 FROM runs q WHERE q.seq = (`+next+`)`+safeID, c.Running, c.RunningPerToken, e.Type, before, after, stamp(e.At)),
 		stmt(`UPDATE runs SET status = 'running', started_at = ?3 WHERE seq = (`+next+`)
 AND EXISTS (SELECT 1 FROM runs q WHERE q.seq = runs.seq`+safeID+`) RETURNING `+runColumns, c.Running, c.RunningPerToken, stamp(at)),
+		stmt(`SELECT run_id, seq, type, data, at FROM events
+WHERE changes() = 1 AND run_id = (SELECT run_id FROM events WHERE rowid = last_insert_rowid())
+ORDER BY seq LIMIT ?1`, limit),
 	})
 	if err != nil {
-		return Run{}, false, true, err
+		return Run{}, nil, false, true, err
 	}
-	if len(rs) != 3 {
-		return Run{}, false, true, fmt.Errorf("store: a batch of 3 returned %d results", len(rs))
+	if len(rs) != 4 {
+		return Run{}, nil, false, true, fmt.Errorf("store: a batch of 4 returned %d results", len(rs))
 	}
 	if len(rs[2]) == 1 {
 		r, err := runOf(rs[2][0])
-		return r, err == nil, true, err
+		if err != nil {
+			return Run{}, nil, false, true, err
+		}
+		return r, startedEvents(r.ID, rs[3]), true, true, nil
 	}
 	// None promoted: none could start, or the next one's id needs the read.
-	return Run{}, false, len(rs[0]) == 0, nil
+	return Run{}, nil, false, len(rs[0]) == 0, nil
+}
+
+// startedEvents are the rows (run_id, then an event's columns) as the
+// run's events, nil unless every row is that run's and the first is its
+// first event (anything else: the caller reads them).
+func startedEvents(id string, rows Rows) []Event {
+	if len(rows) == 0 || len(rows[0]) != 5 || text(rows[0][0]) != id || number(rows[0][1]) != 1 {
+		return nil
+	}
+	for _, row := range rows {
+		if len(row) != 5 || text(row[0]) != id {
+			return nil
+		}
+	}
+	evs, err := eventsOf(id, rows, 1)
+	if err != nil {
+		return nil
+	}
+	return evs
 }
 
 // Finish ends a running run.

@@ -580,9 +580,11 @@ const promoteStmt = `UPDATE runs SET status = 'running', started_at = ?1
 WHERE seq = (` + nextQueued + `)
 RETURNING ` + runColumns
 
-// Promote starts the oldest queued run that may start.
-func (s *SQL) Promote(ctx context.Context, c Caps, at time.Time, started EventFunc) (Run, bool, error) {
-	return s.transition(ctx, started, promoteStmt, stamp(at), c.Running, c.RunningPerToken)
+// Promote starts the oldest queued run that may start. It reads none of
+// its events (natively no event log is kept: a read costs nothing).
+func (s *SQL) Promote(ctx context.Context, c Caps, at time.Time, started EventFunc, _ int) (Run, []Event, bool, error) {
+	r, ok, err := s.transition(ctx, started, promoteStmt, stamp(at), c.Running, c.RunningPerToken)
+	return r, nil, ok, err
 }
 
 const finishStmt = `UPDATE runs SET status = ?2, reason = ?3, report = ?4, error = ?5, finished_at = ?6

@@ -198,7 +198,11 @@ type Store interface {
 	Admit(ctx context.Context, n NewRun, c Caps, enqueue bool, first EventFunc) (Run, error)
 	// Promote starts the oldest queued run whose token is under its cap,
 	// when the global cap allows, appending started; false when none can.
-	Promote(ctx context.Context, c Caps, at time.Time, started EventFunc) (Run, bool, error)
+	// The events are the started run's first events (limit at most) when
+	// the store read them in the same call (D1: in the promotion's batch,
+	// which saves a Worker's run object a read for the run's event log),
+	// nil when it did not.
+	Promote(ctx context.Context, c Caps, at time.Time, started EventFunc, limit int) (Run, []Event, bool, error)
 	// Finish ends a running run, appending end; false when it was not
 	// running.
 	Finish(ctx context.Context, id string, o Outcome, end EventFunc) (Run, bool, error)

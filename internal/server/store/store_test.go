@@ -106,7 +106,7 @@ func TestAdmissionOrder(t *testing.T) {
 			assert.Equal(t, fmt.Sprintf(`{"status":%q,"position":%d}`, row.status, row.position), evs[0].Data)
 		}
 		// Nothing can start while a1 and b1 run.
-		_, ok, err := s.Promote(ctx, caps, t0, ev("started"))
+		_, _, ok, err := s.Promote(ctx, caps, t0, ev("started"), 256)
 		require.NoError(t, err)
 		assert.False(t, ok)
 		// b1 ends: the oldest queued run whose token is under its cap starts
@@ -114,7 +114,7 @@ func TestAdmissionOrder(t *testing.T) {
 		_, ok, err = s.Finish(ctx, "b1", store.Outcome{Status: store.Answered, Reason: "citation_contract_passed", Report: `{}`, At: t0}, ev("end"))
 		require.NoError(t, err)
 		require.True(t, ok)
-		r, ok, err := s.Promote(ctx, caps, t0, ev("started"))
+		r, _, ok, err := s.Promote(ctx, caps, t0, ev("started"), 256)
 		require.NoError(t, err)
 		require.True(t, ok)
 		assert.Equal(t, "c2", r.ID)
@@ -179,7 +179,7 @@ func TestAdmissionHoldsTheCapsUnderConcurrency(t *testing.T) {
 		promoteAll := func() []string {
 			var ids []string
 			for {
-				r, ok, err := s.Promote(ctx, caps, t0, ev("started"))
+				r, _, ok, err := s.Promote(ctx, caps, t0, ev("started"), 256)
 				assert.NoError(t, err)
 				if !ok {
 					return ids
@@ -256,7 +256,7 @@ func TestReopenInterruptsRunningKeepsQueued(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, evs, 3)
 		assert.Equal(t, []string{"admitted", "step", "end"}, []string{evs[0].Type, evs[1].Type, evs[2].Type})
-		r, ok, err := again.Promote(ctx, caps, t0, ev("started"))
+		r, _, ok, err := again.Promote(ctx, caps, t0, ev("started"), 256)
 		require.NoError(t, err)
 		require.True(t, ok)
 		assert.Equal(t, "wait", r.ID, "the queued run resumes")
@@ -372,11 +372,11 @@ func TestRevokeEndsTheTokensRuns(t *testing.T) {
 		_, ok, err = s.Finish(ctx, "b1", store.Outcome{Status: store.Answered, At: t0}, ev("end"))
 		require.NoError(t, err)
 		require.True(t, ok)
-		run, ok, err := s.Promote(ctx, caps, t0, ev("started"))
+		run, _, ok, err := s.Promote(ctx, caps, t0, ev("started"), 256)
 		require.NoError(t, err)
 		require.True(t, ok)
 		assert.Equal(t, "b2", run.ID)
-		_, ok, err = s.Promote(ctx, caps, t0, ev("started"))
+		_, _, ok, err = s.Promote(ctx, caps, t0, ev("started"), 256)
 		require.NoError(t, err)
 		assert.False(t, ok)
 	})
@@ -523,7 +523,7 @@ func TestRunningListsTheRunningRunsOldestFirst(t *testing.T) {
 		_, ok, err := s.Finish(ctx, "a", store.Outcome{Status: store.Answered, Reason: "citation_contract_passed", At: t0}, ev("end"))
 		require.NoError(t, err)
 		require.True(t, ok)
-		_, ok, err = s.Promote(ctx, caps, t0, ev("started"))
+		_, _, ok, err = s.Promote(ctx, caps, t0, ev("started"), 256)
 		require.NoError(t, err)
 		require.True(t, ok)
 		got, err := s.Running(ctx)
@@ -621,9 +621,9 @@ func (c *countingBatcher) Batch(ctx context.Context, stmts []store.Statement) ([
 }
 
 // D1 starts a queued run in one round trip (the run chosen, its started
-// event and the start in one batch), the event as the EventFunc makes it;
-// an event that is not a template over the run's id takes the read first
-// and is still right.
+// event, the start and the run's events in one batch), the event as the
+// EventFunc makes it; an event that is not a template over the run's id
+// takes the read first and is still right (its events then not read).
 func TestD1PromotesInOneRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	b, err := store.OpenBatcher(ctx, filepath.Join(t.TempDir(), "api.db"))
@@ -644,7 +644,7 @@ func TestD1PromotesInOneRoundTrip(t *testing.T) {
 		return store.NewEvent{Type: "started", Data: `{"run_id":"` + r.ID + `","status":"` + r.Status + `"}`, At: t0}
 	}
 	before := cb.n
-	r, ok, err := s.Promote(ctx, caps, t0, started)
+	r, got, ok, err := s.Promote(ctx, caps, t0, started, 256)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, "run_b", r.ID)
@@ -653,9 +653,10 @@ func TestD1PromotesInOneRoundTrip(t *testing.T) {
 	evs, err := s.Events(ctx, "run_b", 0, 10)
 	require.NoError(t, err)
 	require.Len(t, evs, 2)
+	assert.Equal(t, evs, got, "the started run's events, as a read finds them")
 	assert.Equal(t, store.NewEvent{Type: "started", Data: `{"run_id":"run_b","status":"running"}`, At: t0}, store.NewEvent{Type: evs[1].Type, Data: evs[1].Data, At: evs[1].At})
 	before = cb.n
-	_, ok, err = s.Promote(ctx, caps, t0, started)
+	_, _, ok, err = s.Promote(ctx, caps, t0, started, 256)
 	require.NoError(t, err)
 	assert.False(t, ok, "the cap is reached")
 	assert.Equal(t, 1, cb.n-before, "one round trip to find none can start")
@@ -666,9 +667,10 @@ func TestD1PromotesInOneRoundTrip(t *testing.T) {
 	byToken := func(r store.Run) store.NewEvent {
 		return store.NewEvent{Type: "started", Data: r.TokenID + r.ID, At: t0}
 	}
-	r, ok, err = s.Promote(ctx, caps, t0, byToken)
+	r, got, ok, err = s.Promote(ctx, caps, t0, byToken, 256)
 	require.NoError(t, err)
 	require.True(t, ok)
+	assert.Nil(t, got, "not read in the promotion")
 	evs, err = s.Events(ctx, r.ID, 0, 10)
 	require.NoError(t, err)
 	assert.Equal(t, "Arun_c", evs[len(evs)-1].Data, "made from the run read first")
