@@ -3,12 +3,10 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"syscall/js"
 
+	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
 )
 
@@ -29,16 +27,21 @@ func packSources() ([]engine.PackSource, error) {
 			return nil, fmt.Errorf("bundled pack %d has no manifest", i)
 		}
 		gz := p.Get("passages")
+		manifest := []byte(p.Get("manifest").String())
 		out = append(out, engine.PackSource{
-			Manifest: []byte(p.Get("manifest").String()),
+			Manifest: manifest,
 			Passages: func() ([]byte, error) {
-				data := make([]byte, gz.Get("byteLength").Int())
-				js.CopyBytesToGo(data, js.Global().Get("Uint8Array").New(gz))
-				r, err := gzip.NewReader(bytes.NewReader(data))
+				m, err := corpus.ParseManifest(manifest)
 				if err != nil {
 					return nil, fmt.Errorf("bundled pack %d: %w", i, err)
 				}
-				return io.ReadAll(r)
+				data := make([]byte, gz.Get("byteLength").Int())
+				js.CopyBytesToGo(data, js.Global().Get("Uint8Array").New(gz))
+				passages, err := m.Gunzip(data)
+				if err != nil {
+					return nil, fmt.Errorf("bundled pack %s: %w", m.ID, err)
+				}
+				return passages, nil
 			},
 		})
 	}

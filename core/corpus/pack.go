@@ -2,8 +2,10 @@ package corpus
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"unicode"
@@ -180,6 +182,32 @@ func CheckPackTitle(title string) error {
 // size or another sha256.
 func (m *Manifest) CheckFile(passages []byte) error {
 	return m.CheckFileWith(passages, func(b []byte) (string, error) { return SHA256(string(b)), nil })
+}
+
+// Gunzip is the pack's gzip passages file raw decompressed into one
+// buffer of the manifest's size, refusing more bytes than the manifest
+// says before holding them. The one allocation matters where memory only
+// grows (a Worker's Go program): reading into a growing buffer held up to
+// twice a 12.7 MB image at once.
+func (m *Manifest) Gunzip(raw []byte) ([]byte, error) {
+	z, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	// Not a bytes.Buffer: its ReadFrom wants 512 bytes free before each
+	// read, so a buffer of the exact size is copied once more at its end.
+	// The read after the buffer tells a clean end (io.EOF, again after a
+	// short file) from a cut one and from more bytes.
+	out := make([]byte, m.PassagesBytes)
+	n, _ := io.ReadFull(z, out)
+	more, err := io.ReadFull(z, make([]byte, 1))
+	switch {
+	case more > 0:
+		return nil, fmt.Errorf("it holds more than the manifest's %d bytes", m.PassagesBytes)
+	case err != io.EOF:
+		return nil, err
+	}
+	return out[:n], nil // fewer bytes than the manifest's: CheckFile says so
 }
 
 // CheckFileWith is CheckFile with another implementation of sha256 (lower-

@@ -1,6 +1,8 @@
 package corpus
 
 import (
+	"bytes"
+	"compress/gzip"
 	"strings"
 	"testing"
 
@@ -108,4 +110,42 @@ func TestPackRefusals(t *testing.T) {
 		_, err := DecodeJSON([]byte(`{"format": "ragagent-snapshot/9", "passages": []}`))
 		assert.ErrorContains(t, err, `pack: the passages file's format is "ragagent-snapshot/9"`)
 	})
+}
+
+// Gunzip gives the manifest's bytes in one buffer of exactly that size and
+// refuses a file that inflates to more, or is not gzip.
+func TestGunzip(t *testing.T) {
+	gz := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		_, err := w.Write([]byte(s))
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		return b.Bytes()
+	}
+	for _, row := range []struct {
+		name  string
+		raw   []byte
+		size  int
+		want  string
+		error string
+	}{
+		{name: "the manifest's size", raw: gz("passages"), size: 8, want: "passages"},
+		{name: "fewer bytes than the manifest says (CheckFile refuses them)", raw: gz("pass"), size: 8, want: "pass"},
+		{name: "more bytes than the manifest says", raw: gz("passages!"), size: 8, error: "more than the manifest's 8 bytes"},
+		{name: "not gzip", raw: []byte("passages, not compressed"), size: 8, error: "gzip"},
+		{name: "cut short", raw: gz("passages")[:12], size: 8, error: "EOF"},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			got, err := (&Manifest{PassagesBytes: row.size}).Gunzip(row.raw)
+			if row.error != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), row.error)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, row.want, string(got))
+			assert.Equal(t, row.size, cap(got), "one buffer of the manifest's size")
+		})
+	}
 }
