@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -604,10 +606,11 @@ func (d *D1) FinishHeld(ctx context.Context, run Run, es []NewEvent, o Outcome, 
 	e := end(r)
 	const cond = `EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND status = 'running')`
 	args := []any{run.ID, e.Type, e.Data, stamp(e.At), o.Status, nullable(o.Reason), nullable(o.Report), nullable(o.Error), stamp(o.At)}
-	stmts := make([]Statement, 0, len(es)+2)
-	for _, s := range es {
-		stmts = append(stmts, stmt(appendStmt, run.ID, s.Type, s.Data, stamp(s.At)))
+	stmts, err := appendMany(run.ID, es)
+	if err != nil {
+		return nil, Run{}, false, err
 	}
+	appends := len(stmts)
 	stmts = append(stmts, stmt(guardedEventStmt+cond, args...),
 		stmt(`UPDATE runs SET status = ?5, reason = ?6, report = ?7, error = ?8, finished_at = ?9 WHERE id = ?1 AND `+cond+` RETURNING `+runColumns, args...))
 	rs, err := d.db.Batch(ctx, stmts)
@@ -617,12 +620,9 @@ func (d *D1) FinishHeld(ctx context.Context, run Run, es []NewEvent, o Outcome, 
 	if len(rs) != len(stmts) {
 		return nil, Run{}, false, fmt.Errorf("store: a batch of %d returned %d results", len(stmts), len(rs))
 	}
-	evs := make([]Event, len(es))
-	for i, s := range es {
-		if len(rs[i]) != 1 || len(rs[i][0]) != 1 {
-			return nil, Run{}, false, errors.New("store: an append returned no number")
-		}
-		evs[i] = Event{RunID: run.ID, Seq: number(rs[i][0][0]), Type: s.Type, Data: s.Data, At: s.At}
+	evs, err := appended(run.ID, es, rs[:appends])
+	if err != nil {
+		return nil, Run{}, false, err
 	}
 	last := rs[len(rs)-1]
 	if len(last) == 0 {
@@ -705,23 +705,91 @@ func (d *D1) AppendAll(ctx context.Context, runID string, es []NewEvent) ([]Even
 	if len(es) == 0 {
 		return nil, nil
 	}
-	stmts := make([]Statement, len(es))
-	for i, e := range es {
-		stmts[i] = stmt(appendStmt, runID, e.Type, e.Data, stamp(e.At))
+	stmts, err := appendMany(runID, es)
+	if err != nil {
+		return nil, err
 	}
 	rs, err := d.db.Batch(ctx, stmts)
 	if err != nil {
 		return nil, err
 	}
-	if len(rs) != len(es) {
+	if len(rs) != len(stmts) {
 		return nil, errors.New("store: a batch of appends returned another number of results")
+	}
+	return appended(runID, es, rs)
+}
+
+// appendManyStmt appends the events in ?2 (JSON: [[type, data, at], ...])
+// to run ?1, numbered after its last in their order: one statement for a
+// run's held steps, where a statement each made D1 (and a Worker's CPU,
+// under wrangler dev) pay for every one of them. SQLite reads the events
+// table for the numbers before it inserts (an INSERT ... SELECT from its
+// own table goes through a temporary table), and RETURNING gives the
+// numbers in no set order.
+const appendManyStmt = `INSERT INTO events (run_id, seq, type, data, at)
+SELECT ?1, b.n + j.key, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]')
+FROM (SELECT coalesce(max(seq), 0) + 1 AS n FROM events WHERE run_id = ?1) b, json_each(?2) j
+ORDER BY j.key
+RETURNING seq`
+
+// appendBytes bounds the JSON of one appendManyStmt (D1 takes a bound
+// value of 2 MB at most); a run's held steps are rarely a tenth of it.
+const appendBytes = 512 << 10
+
+// appendMany are the statements appending es to run id, as few as the
+// JSON's bound allows (none for none).
+func appendMany(id string, es []NewEvent) ([]Statement, error) {
+	var out []Statement
+	var list [][3]string
+	size := 0
+	flush := func() error {
+		if len(list) == 0 {
+			return nil
+		}
+		data, err := json.Marshal(list)
+		if err != nil {
+			return err
+		}
+		out = append(out, stmt(appendManyStmt, id, string(data)))
+		list, size = nil, 0
+		return nil
+	}
+	for _, e := range es {
+		n := len(e.Type) + len(e.Data) + 64
+		if size+n > appendBytes {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+		list = append(list, [3]string{e.Type, e.Data, stamp(e.At)})
+		size += n
+	}
+	return out, flush()
+}
+
+// appended are es as stored by appendMany's statements, whose results
+// are rs: each statement's numbers, in any order, are the next ones.
+func appended(id string, es []NewEvent, rs []Rows) ([]Event, error) {
+	var seqs []int64
+	for _, rows := range rs {
+		from := len(seqs)
+		for _, row := range rows {
+			if len(row) != 1 {
+				return nil, errors.New("store: an append returned no number")
+			}
+			seqs = append(seqs, number(row[0]))
+		}
+		slices.Sort(seqs[from:])
+	}
+	if len(seqs) != len(es) {
+		return nil, fmt.Errorf("store: %d events appended, %d numbers returned", len(es), len(seqs))
 	}
 	out := make([]Event, len(es))
 	for i, e := range es {
-		if len(rs[i]) != 1 || len(rs[i][0]) != 1 {
-			return nil, errors.New("store: an append returned no number")
+		if i > 0 && seqs[i] != seqs[i-1]+1 {
+			return nil, errors.New("store: appended events numbered with a gap")
 		}
-		out[i] = Event{RunID: runID, Seq: number(rs[i][0][0]), Type: e.Type, Data: e.Data, At: e.At}
+		out[i] = Event{RunID: id, Seq: seqs[i], Type: e.Type, Data: e.Data, At: e.At}
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -674,4 +675,66 @@ func TestD1PromotesInOneRoundTrip(t *testing.T) {
 	evs, err = s.Events(ctx, r.ID, 0, 10)
 	require.NoError(t, err)
 	assert.Equal(t, "Arun_c", evs[len(evs)-1].Data, "made from the run read first")
+}
+
+// statementCounter records how many statements each D1 batch held.
+type statementCounter struct {
+	store.Batcher
+	sizes []int
+}
+
+func (c *statementCounter) Batch(ctx context.Context, stmts []store.Statement) ([]store.Rows, error) {
+	c.sizes = append(c.sizes, len(stmts))
+	return c.Batcher.Batch(ctx, stmts)
+}
+
+// D1 appends a run's held steps in one statement (a statement each made
+// D1 pay for every step), byte for byte and in their order, however their
+// text is escaped; steps past the bound on one statement's JSON go in a
+// next one, numbered on.
+func TestD1AppendsHeldStepsInOneStatement(t *testing.T) {
+	ctx := context.Background()
+	b, err := store.OpenBatcher(ctx, filepath.Join(t.TempDir(), "api.db"))
+	require.NoError(t, err)
+	defer b.Close()
+	sc := &statementCounter{Batcher: b}
+	s, err := store.NewD1(ctx, sc, 0)
+	require.NoError(t, err)
+	run, err := admit(t, s, "a", "A", store.Caps{Running: 1, RunningPerToken: 1}, false)
+	require.NoError(t, err)
+	data := []string{`{"q": "a \"quoted\" <b>&amp;</b>"}`, "line\nbreak\ttab", `\u00e9 é 🐍`, `[1, 2.50, 1e3]`, "", `{"nul": "\u0000"}`}
+	var steps []store.NewEvent
+	for i, d := range data {
+		steps = append(steps, store.NewEvent{Type: fmt.Sprint("step", i), Data: d, At: t0.Add(time.Duration(i) * time.Millisecond)})
+	}
+	sc.sizes = nil
+	o := store.Outcome{Status: "answered", Reason: "answered", Report: `{}`, At: t0.Add(time.Second)}
+	end := func(r store.Run) store.NewEvent { return store.NewEvent{Type: "end", Data: "{}", At: r.FinishedAt} }
+	evs, _, ok, err := s.FinishHeld(ctx, run, steps, o, end)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, []int{3}, sc.sizes, "the steps, the end and the finish: three statements in one batch")
+	stored, err := s.Events(ctx, "a", 0, 20)
+	require.NoError(t, err)
+	require.Len(t, stored, len(data)+2)
+	for i, d := range data {
+		assert.Equal(t, int64(i+2), evs[i].Seq)
+		assert.Equal(t, d, stored[i+1].Data, "step %d byte for byte", i)
+		assert.Equal(t, fmt.Sprint("step", i), stored[i+1].Type)
+		assert.True(t, stored[i+1].At.Equal(steps[i].At), "step %d's time", i)
+	}
+
+	_, err = admit(t, s, "b", "B", store.Caps{Running: 2, RunningPerToken: 1}, false)
+	require.NoError(t, err)
+	big := strings.Repeat("x", 300<<10)
+	sc.sizes = nil
+	got, err := s.AppendAll(ctx, "b", []store.NewEvent{{Type: "s", Data: big + "1", At: t0}, {Type: "s", Data: big + "2", At: t0}, {Type: "s", Data: "3", At: t0}})
+	require.NoError(t, err)
+	assert.Equal(t, []int{2}, sc.sizes, "two statements: the first event's JSON and the next two's")
+	assert.Equal(t, []int64{2, 3, 4}, []int64{got[0].Seq, got[1].Seq, got[2].Seq})
+	stored, err = s.Events(ctx, "b", 0, 10)
+	require.NoError(t, err)
+	require.Len(t, stored, 4)
+	assert.Equal(t, big+"2", stored[2].Data)
+	assert.Equal(t, "3", stored[3].Data)
 }
