@@ -422,24 +422,28 @@ func (d *D1) Admit(ctx context.Context, n NewRun, c Caps, enqueue bool, first Ev
 	rs, err := d.db.Batch(ctx, []Statement{
 		{SQL: admitStmt, Args: []any{n.ID, n.TokenID, n.Spec, stamp(n.At), c.Running, c.RunningPerToken, q, c.Queue, c.QueuePerToken}},
 		{SQL: admitEventStmt, Args: []any{n.ID, started.Type, queued.Type, started.Data, before, after, s, stamp(started.At)}},
-		{SQL: positionStmt, Args: []any{n.ID}},
-		{SQL: `SELECT 1 WHERE ` + revokedToken, Args: []any{n.TokenID}},
+		// The run's position (null when refused) and whether its token is
+		// revoked (what a refusal says), in one statement.
+		{SQL: `SELECT (` + positionStmt + `), ` + strings.ReplaceAll(revokedToken, "?1", "?2"), Args: []any{n.ID, n.TokenID}},
 	})
 	if err != nil {
 		return Run{}, err
 	}
-	if len(rs) != 4 {
-		return Run{}, fmt.Errorf("store: a batch of 4 returned %d results", len(rs))
+	if len(rs) != 3 {
+		return Run{}, fmt.Errorf("store: a batch of 3 returned %d results", len(rs))
+	}
+	if len(rs[2]) != 1 || len(rs[2][0]) != 2 {
+		return Run{}, errors.New("store: the admission's position and token read returned no row")
 	}
 	if len(rs[0]) == 0 {
-		return Run{}, refusal(enqueue, len(rs[3]) == 1)
+		return Run{}, refusal(enqueue, number(rs[2][0][1]) == 1)
 	}
 	run, err := runOf(rs[0][0])
 	if err != nil {
 		return Run{}, err
 	}
-	if len(rs[2]) == 1 && len(rs[2][0]) == 1 {
-		run.Position = int(number(rs[2][0][0]))
+	if p := rs[2][0][0]; p != nil {
+		run.Position = int(number(p))
 	}
 	return run, nil
 }
