@@ -50,6 +50,9 @@ async function d1(db, stmts) {
 // answered at GET /_d1-calls when RAGAGENT_D1_CALLS is "1" (make
 // bench-server reads it; it is never on otherwise).
 const d1Calls = {};
+// d1Statements counts the statements of those calls by the same kinds
+// (a batch's statements each cost the local D1 a query).
+const d1Statements = {};
 // stages: when front requests arrived, had the front's answer, and had
 // their run object's stream (first and last, ms since the first arrival).
 const stages = {};
@@ -66,6 +69,7 @@ function d1Kind(stmts) {
   const sql = stmts[0][0];
   const kinds = [
     [/^INSERT INTO runs /, "admission"],
+    [/json_each/, "steps and end"],
     [/AS n FROM events WHERE run_id/, "change (start, end, cancel)"],
     [/^INSERT INTO events /, "step events"],
     [/FROM tokens WHERE id = \?1$/, "token"],
@@ -87,6 +91,7 @@ function d1Kind(stmts) {
 function countD1(stmts) {
   const kind = d1Kind(stmts);
   d1Calls[kind] = (d1Calls[kind] ?? 0) + 1;
+  d1Statements[kind] = (d1Statements[kind] ?? 0) + stmts.length;
 }
 
 // gemini posts one generateContent request as internal/jsbridge's Fetch
@@ -339,7 +344,11 @@ export default {
   async fetch(request, env, ctx) {
     if (env.RAGAGENT_D1_CALLS === "1" && new URL(request.url).pathname === "/_d1-calls") {
       const { t0, ...rest } = stages;
-      return Response.json({ ...d1Calls, ...Object.fromEntries(Object.entries(rest).map(([k, v]) => ["stage " + k + " (n, first ms, last ms)", [v.n, v.first, v.last]])) });
+      return Response.json({
+        ...d1Calls,
+        ...Object.fromEntries(Object.entries(d1Statements).map(([k, n]) => ["statements " + k, n])),
+        ...Object.fromEntries(Object.entries(rest).map(([k, v]) => ["stage " + k + " (n, first ms, last ms)", [v.n, v.first, v.last]])),
+      });
     }
     const mine = new Pending();
     const alive = setInterval(() => {}, 1000);

@@ -373,9 +373,9 @@ func d1Calls(b *testing.B, base string, runs int) {
 	defer resp.Body.Close()
 	var all map[string]json.RawMessage
 	require.NoError(b, json.NewDecoder(resp.Body).Decode(&all))
-	calls := map[string]int{}
+	calls, statements := map[string]int{}, map[string]int{}
 	kinds := make([]string, 0, len(all))
-	total := 0
+	total, stmts := 0, 0
 	for k, v := range all {
 		if strings.HasPrefix(k, "stage ") {
 			b.Logf("front %s: %s", k, v)
@@ -383,6 +383,11 @@ func d1Calls(b *testing.B, base string, runs int) {
 		}
 		var n int
 		require.NoError(b, json.Unmarshal(v, &n))
+		if kind, ok := strings.CutPrefix(k, "statements "); ok {
+			statements[kind] = n
+			stmts += n
+			continue
+		}
 		calls[k] = n
 		kinds = append(kinds, k)
 		total += n
@@ -394,6 +399,12 @@ func d1Calls(b *testing.B, base string, runs int) {
 	}
 	b.ReportMetric(float64(total)/float64(runs), "d1-calls/run")
 	b.Logf("D1 calls: %d for %d runs (%.2f a run)%s", total, runs, float64(total)/float64(runs), sb.String())
+	sb.Reset()
+	for _, k := range kinds {
+		fmt.Fprintf(&sb, "; %s %.2f a run", k, float64(statements[k])/float64(runs))
+	}
+	b.ReportMetric(float64(stmts)/float64(runs), "d1-statements/run")
+	b.Logf("D1 statements: %d (%.2f a run)%s", stmts, float64(stmts)/float64(runs), sb.String())
 }
 
 // Cancel latency: a Gemini run waits on a model that never answers; the
