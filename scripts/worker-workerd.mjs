@@ -3,7 +3,7 @@
 // and the same local D1 and Durable Object storage as `wrangler dev
 // --local --persist-to STATE`, but no proxy worker in front of it and no
 // debugger session attached to it (wrangler dev always opens one, for
-// the Worker's console; docs/worker.md, "Throughput under wrangler dev").
+// the Worker's console; docs/worker.md, "Where workerd's CPU goes").
 // make bench-server runs the 200-client scenario this way too, beside
 // wrangler dev, to tell the Worker's own cost from the dev tool's.
 //
