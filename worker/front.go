@@ -51,6 +51,9 @@ func serveFront() error {
 		return err
 	}
 	h := srv.Handler()
+	// How many run objects there are: worker.mjs wakes each when the
+	// isolate's front starts (see Runner's wake).
+	jsContext.Get("binding").Set("runners", n)
 	jsContext.Get("binding").Set("serve", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		in := args[0]
 		return jsbridge.Promise(func() (any, error) { return serveOne(h, in) })

@@ -336,6 +336,23 @@ function misconfigured(message) {
   );
 }
 
+// wakeRunners has every run object see to its alarm (Runner's wake),
+// once an isolate's front has started: an object whose alarm was lost
+// with its process (a restart of the local Worker loses the pending
+// alarms; on Cloudflare they last) and whom no request reaches would
+// otherwise never end the runs it lost (TestWorkerRecoversTheRunsOfAKilledProcess).
+async function wakeRunners(env, n) {
+  await Promise.all(
+    Array.from({ length: n }, async (_, shard) => {
+      const res = await stub(env, shard).fetch("https://runner/runner/wake", {
+        method: "POST",
+        headers: { "X-Ragagent-Shard": String(shard) },
+      });
+      await res.arrayBuffer();
+    }),
+  );
+}
+
 // forwardable are the front's marker headers (worker/front.go), never sent on.
 const FORWARD = "x-ragagent-forward";
 const SHARD = "x-ragagent-runner";
@@ -354,8 +371,10 @@ export default {
     const alive = setInterval(() => {}, 1000);
     try {
       if (request.method === "POST") stage("1 arrived");
+      const fresh = front === null;
       const program = await frontProgram(env);
       if (program.binding.error) return misconfigured(program.binding.error);
+      if (fresh) ctx.waitUntil(wakeRunners(env, program.binding.runners));
       const req = await plain(request);
       current = mine;
       const out = await program.binding.serve(req);
@@ -396,6 +415,7 @@ export class Runner {
     this.program = null;
     this.said = 0; // the memory last logged (bytes)
     this.streams = 0; // the streams served so far (each one's name)
+    this.armed = false; // whether this instance has set the alarm
   }
 
   // run starts the object's program once; its shard comes with the
@@ -414,14 +434,27 @@ export class Runner {
     return this.program;
   }
 
+  // keepAlarm sets the alarm unless this instance has and it is pending.
+  // An instance's first call sets it anew even when one is stored: a local
+  // Worker's workerd keeps the time of a pending alarm across a restart
+  // but never fires it (TestWorkerRecoversTheRunsOfAKilledProcess).
   async keepAlarm() {
-    if ((await this.state.storage.getAlarm()) === null) {
+    if (!this.armed || (await this.state.storage.getAlarm()) === null) {
       await this.state.storage.setAlarm(Date.now() + ALARM_MS);
+      this.armed = true;
     }
   }
 
   async fetch(request) {
     const header = request.headers.get("X-Ragagent-Shard");
+    if (new URL(request.url).pathname === "/runner/wake") {
+      // A front has started: an alarm, so that the runs this object lost
+      // end (its alarm then recovers them, or finds nothing to do), and
+      // its shard kept for that alarm; its program is not started.
+      if (header !== null && this.program === null) await this.state.storage.put("shard", Number(header));
+      await this.keepAlarm();
+      return new Response(null, { status: 204 });
+    }
     const program = await this.run(header === null ? null : Number(header));
     if (program.binding.error) return misconfigured(program.binding.error);
     const url = new URL(request.url);
@@ -457,6 +490,7 @@ export class Runner {
     const res = await call(program, new Request("https://runner/runner/recover", { method: "POST" }));
     const { held, queued, grace } = await res.json();
     console.log(`run object: ${held} runs held, ${queued} queued, ${grace} not held in their grace; memory ${Math.round(memory(program) / 1048576)} MiB`);
-    if (held > 0 || queued > 0 || grace > 0) await this.state.storage.setAlarm(Date.now() + ALARM_MS);
+    this.armed = false; // this one has fired
+    if (held > 0 || queued > 0 || grace > 0) await this.keepAlarm();
   }
 }

@@ -47,6 +47,12 @@ type localWorker struct {
 	toks  map[string]string
 	cmd   *exec.Cmd
 	ready time.Duration // from starting wrangler to the first answered request
+
+	// What launch needs to start (or start again) the same Worker.
+	via, root, logLevel string
+	port                int
+	environ             []string
+	stop                func() // stops the running launch's process group
 }
 
 // switchFake is one loopback endpoint for the Worker's whole life that
@@ -95,7 +101,7 @@ func startWorker(t testing.TB, caps store.Caps, tokens []workerToken, logLevel s
 // (scripts/worker-workerd.mjs): the same workerd, Worker and local
 // storage without wrangler's proxy worker in front and without the
 // debugger session wrangler dev attaches to the Worker (docs/worker.md,
-// "Throughput under wrangler dev").
+// "Where workerd's CPU goes").
 const (
 	viaWrangler = "wrangler dev"
 	viaWorkerd  = "workerd"
@@ -172,9 +178,23 @@ func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerTo
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
+	w.port = ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
+	w.via, w.root, w.logLevel, w.environ = via, root, logLevel, environ
+	w.base = fmt.Sprintf("http://127.0.0.1:%d", w.port)
+	w.launch(t)
+	return w
+}
+
+// launch starts the Worker's process (wrangler dev, or workerd through
+// scripts/worker-workerd.mjs) on the Worker's port and state, and waits
+// until it answers.
+func (w *localWorker) launch(t testing.TB) {
+	t.Helper()
+	state := filepath.Join(w.dir, "state")
 	began := time.Now()
+	via, root, logLevel, port := w.via, w.root, w.logLevel, w.port
+	wrangler := filepath.Join(root, "node_modules", ".bin", "wrangler")
 	if via == viaWorkerd {
 		w.cmd = exec.Command("node", filepath.Join(root, "scripts", "worker-workerd.mjs"), "--config", "wrangler.toml", "--vars", ".dev.vars",
 			"--state", state, "--port", fmt.Sprint(port), "--log", logLevel)
@@ -187,7 +207,7 @@ func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerTo
 		w.cmd = exec.Command(wrangler, "dev", "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
 			"--persist-to", state, "--show-interactive-dev-session=false", "--log-level", logLevel)
 	}
-	w.cmd.Dir, w.cmd.Env = w.dir, environ
+	w.cmd.Dir, w.cmd.Env = w.dir, w.environ
 	pr, pw := io.Pipe()
 	w.cmd.Stdout, w.cmd.Stderr = pw, pw
 	go func() {
@@ -196,13 +216,14 @@ func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerTo
 			w.log.Write([]byte(sc.Text() + "\n"))
 		}
 	}()
-	stop = supervise(t, w.cmd)
-	t.Cleanup(func() {
+	stop := supervise(t, w.cmd)
+	cmd := w.cmd
+	w.stop = func() {
 		stop()
-		_ = w.cmd.Wait()
+		_ = cmd.Wait()
 		pw.Close()
-	})
-	w.base = fmt.Sprintf("http://127.0.0.1:%d", port)
+	}
+	t.Cleanup(w.stop)
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		resp, err := http.Get(w.base + "/healthz")
@@ -217,8 +238,17 @@ func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerTo
 	}
 	w.ready = time.Since(began)
 	t.Logf("the local Worker answered %.1f s after %s started", w.ready.Seconds(), via)
-	return w
 }
+
+// kill9 kills the Worker's processes (workerd with them) with SIGKILL, as
+// a machine's loss would: its run objects' memory is gone, its storage
+// (the local D1, the objects' storage and alarms) stays.
+func (w *localWorker) kill9(t testing.TB) {
+	t.Helper()
+	require.NoError(t, syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL))
+	w.stop()
+}
+
 
 // supervise starts cmd in a process group of its own (wrangler starts
 // workerd, which must stop with it) and returns the function that stops
@@ -315,6 +345,7 @@ func (w *localWorker) env(t *testing.T) *env {
 // where the model's replies echo it, in any form),
 // cancel of an in-flight request, admission at the cap.
 func TestWorker(t *testing.T) {
+	t.Parallel() // with TestWorkerRecoversTheRunsOfAKilledProcess, which mostly waits
 	w := startWorker(t, workerCaps, workerTokens, "log")
 	var outputs [][]byte
 	keep := func(r response) response {
@@ -750,4 +781,40 @@ func workerClientGone(t *testing.T, w *localWorker) {
 	assert.Equal(t, "running", e.run(tok, kept)["status"], "a run that asked to continue goes on")
 	r := e.do(req{method: "POST", path: "/v1/runs/" + kept + "/cancel", token: tok, valid: true})
 	assert.Equal(t, http.StatusOK, r.status)
+}
+
+// The Worker's process killed (kill -9: its run objects' memory gone,
+// their storage and alarms kept, as when a machine is lost) and started
+// again on the same state: the run that was waiting on the model ends
+// incomplete, interrupted, with its end event, once the alarm of its
+// object's fresh instance finds it lost past its grace (RecoverGrace):
+// what TestRecoverEndsTheRunsItsOwnerLost holds natively, staged here
+// in workerd.
+func TestWorkerRecoversTheRunsOfAKilledProcess(t *testing.T) {
+	t.Parallel()
+	w := startWorkerVia(t, viaWorkerd, workerCaps, workerTokens[:1], "log")
+	e := w.env(t)
+	f := newFake(t, hanging())
+	w.fake.use(f)
+	tok := w.toks["alice"]
+	id := e.start(tok, `{`+overwrite+`, "policy": "gemini"}`)
+	waitFor(t, func() bool { got, _ := f.counts(); return got == 1 }, "the request is in flight")
+	w.kill9(t)
+	killed := time.Now()
+	w.launch(t)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		run := e.run(tok, id)
+		if run["status"] != "running" {
+			assert.Equal(t, "incomplete", run["status"])
+			assert.Equal(t, "interrupted", run["reason"])
+			t.Logf("ended %s %.1f s after the kill", run["reason"], time.Since(killed).Seconds())
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the run still shows running 60 s after its process was killed:\n%s", w.log.String())
+		time.Sleep(250 * time.Millisecond)
+	}
+	evs := e.events(tok, id, nil)
+	require.NotEmpty(t, evs)
+	assert.Equal(t, "end", evs[len(evs)-1].event)
 }
