@@ -249,7 +249,6 @@ func (w *localWorker) kill9(t testing.TB) {
 	w.stop()
 }
 
-
 // supervise starts cmd in a process group of its own (wrangler starts
 // workerd, which must stop with it) and returns the function that stops
 // the group: SIGTERM to cmd, SIGKILL to the group after 5 s, then it waits until no process
