@@ -240,6 +240,17 @@ func (w *localWorker) launch(t testing.TB) {
 	t.Logf("the local Worker answered %.1f s after %s started", w.ready.Seconds(), via)
 }
 
+// hangingRun starts a Gemini run whose model never answers and waits
+// until its request is in flight: the fake it waits on, and the run.
+func (w *localWorker) hangingRun(t *testing.T, e *env, tok string) (*fake, string) {
+	t.Helper()
+	f := newFake(t, hanging())
+	w.fake.use(f)
+	id := e.start(tok, `{`+overwrite+`, "policy": "gemini"}`)
+	waitFor(t, func() bool { got, _ := f.counts(); return got == 1 }, "the request is in flight")
+	return f, id
+}
+
 // kill9 kills the Worker's processes (workerd with them) with SIGKILL, as
 // a machine's loss would: its run objects' memory is gone, its storage
 // (the local D1, the objects' storage and alarms) stays.
@@ -460,11 +471,8 @@ func TestWorker(t *testing.T) {
 
 	t.Run("cancel aborts the request in flight", func(t *testing.T) {
 		e := w.env(t)
-		f := newFake(t, hanging())
-		w.fake.use(f)
 		tok := w.toks["alice"]
-		id := e.start(tok, `{`+overwrite+`, "policy": "gemini"}`)
-		waitFor(t, func() bool { got, _ := f.counts(); return got == 1 }, "the request is in flight")
+		f, id := w.hangingRun(t, e, tok)
 		r := keep(e.do(req{method: "POST", path: "/v1/runs/" + id + "/cancel", token: tok, valid: true}))
 		require.Equal(t, http.StatusOK, r.status, string(r.body))
 		assert.Equal(t, "incomplete", r.json(t)["status"])
@@ -793,11 +801,8 @@ func TestWorkerRecoversTheRunsOfAKilledProcess(t *testing.T) {
 	t.Parallel()
 	w := startWorkerVia(t, viaWorkerd, workerCaps, workerTokens[:1], "log")
 	e := w.env(t)
-	f := newFake(t, hanging())
-	w.fake.use(f)
 	tok := w.toks["alice"]
-	id := e.start(tok, `{`+overwrite+`, "policy": "gemini"}`)
-	waitFor(t, func() bool { got, _ := f.counts(); return got == 1 }, "the request is in flight")
+	_, id := w.hangingRun(t, e, tok)
 	w.kill9(t)
 	killed := time.Now()
 	w.launch(t)

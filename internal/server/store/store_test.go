@@ -610,14 +610,16 @@ func TestAddRequestsReturnsTheTotals(t *testing.T) {
 	})
 }
 
-// countingBatcher counts D1's round trips.
+// countingBatcher counts D1's round trips and the statements of each.
 type countingBatcher struct {
 	store.Batcher
-	n int
+	n     int
+	sizes []int
 }
 
 func (c *countingBatcher) Batch(ctx context.Context, stmts []store.Statement) ([]store.Rows, error) {
 	c.n++
+	c.sizes = append(c.sizes, len(stmts))
 	return c.Batcher.Batch(ctx, stmts)
 }
 
@@ -677,17 +679,6 @@ func TestD1PromotesInOneRoundTrip(t *testing.T) {
 	assert.Equal(t, "Arun_c", evs[len(evs)-1].Data, "made from the run read first")
 }
 
-// statementCounter records how many statements each D1 batch held.
-type statementCounter struct {
-	store.Batcher
-	sizes []int
-}
-
-func (c *statementCounter) Batch(ctx context.Context, stmts []store.Statement) ([]store.Rows, error) {
-	c.sizes = append(c.sizes, len(stmts))
-	return c.Batcher.Batch(ctx, stmts)
-}
-
 // D1 appends a run's held steps in one statement (a statement each made
 // D1 pay for every step), byte for byte and in their order, however their
 // text is escaped; steps past the bound on one statement's JSON go in a
@@ -697,7 +688,7 @@ func TestD1AppendsHeldStepsInOneStatement(t *testing.T) {
 	b, err := store.OpenBatcher(ctx, filepath.Join(t.TempDir(), "api.db"))
 	require.NoError(t, err)
 	defer b.Close()
-	sc := &statementCounter{Batcher: b}
+	sc := &countingBatcher{Batcher: b}
 	s, err := store.NewD1(ctx, sc, 0)
 	require.NoError(t, err)
 	run, err := admit(t, s, "a", "A", store.Caps{Running: 1, RunningPerToken: 1}, false)
