@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"syscall/js"
 	"time"
@@ -78,6 +80,13 @@ func serveStreamed(h http.Handler, in, sink js.Value) (js.Value, error) {
 	go func() {
 		defer sink.Call("close")
 		defer w.WriteHeader(http.StatusOK) // the head, if the handler wrote nothing
+		defer func() {
+			// A panic ends this stream, not the object's program and every
+			// run it holds.
+			if r := recover(); r != nil {
+				println("ragagent: internal error in a stream:", fmt.Sprint(r), "\n"+string(debug.Stack()))
+			}
+		}()
 		h.ServeHTTP(w, req)
 	}()
 	<-w.head

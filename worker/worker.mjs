@@ -374,7 +374,9 @@ export default {
       const fresh = front === null;
       const program = await frontProgram(env);
       if (program.binding.error) return misconfigured(program.binding.error);
-      if (fresh) ctx.waitUntil(wakeRunners(env, program.binding.runners));
+      if (fresh) {
+        ctx.waitUntil(wakeRunners(env, program.binding.runners).catch((e) => console.error("waking the run objects: " + e)));
+      }
       const req = await plain(request);
       current = mine;
       const out = await program.binding.serve(req);
