@@ -160,14 +160,17 @@ func (p *Process) send(ctx context.Context, req request) (*response, error) {
 		}
 		return p.read(&resp)
 	})
+	// The child is closed (waited for) before its error is made: what it
+	// wrote to stderr is copied in by exec until Wait returns, so an error
+	// made first could miss its last words.
 	if err != nil {
-		p.dead = p.failed("stopped", err)
 		p.Close()
+		p.dead = p.failed("stopped", err)
 		return nil, p.dead
 	}
 	if resp.ID != req.ID {
-		p.dead = p.failed("is out of step", fmt.Errorf("it answered request %d to request %d", resp.ID, req.ID))
 		p.Close()
+		p.dead = p.failed("is out of step", fmt.Errorf("it answered request %d to request %d", resp.ID, req.ID))
 		return nil, p.dead
 	}
 	if resp.Error != nil {
