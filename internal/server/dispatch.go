@@ -100,9 +100,11 @@ func (s *Server) remoteCancel(ctx context.Context, id string) <-chan struct{} {
 // A stream named by stream= ends when /runner/gone names it, as a native
 // stream ends when its client's connection closes (and with cancel=1 its
 // run is cancelled, on_disconnect "cancel"): a Worker's run object learns
-// that the client of the stream it relays went from the relaying
-// ReadableStream's cancel, not from the request, and must not cancel the
-// program's own stream (worker.mjs says why).
+// that the client of a stream went from the cancel of the ReadableStream
+// worker.mjs serves it through, not from the request (worker/runner.go).
+//
+// worker.mjs answers POST /runner/wake itself, without this handler: it
+// sets the object's alarm when a front starts.
 func (s *Server) RunnerHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /runner/start", func(w http.ResponseWriter, r *http.Request) {
