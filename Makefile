@@ -11,9 +11,12 @@ ADDR ?= 127.0.0.1:8080
 
 all: build wasm
 
+# The command line, the fake Gemini API and the static server in bin/ (the
+# node and browser tests run these: RAGAGENT_BIN).
 build:
 	$(GO) build -o bin/ragagent ./cmd/ragagent
 	$(GO) build -o bin/fakegemini ./cmd/fakegemini
+	$(GO) build -o bin/serve ./cmd/serve
 
 # The engine for the page and the node tests: site/main.wasm, its gzip twin
 # (and a brotli twin when the brotli command is installed; the server
@@ -28,9 +31,12 @@ build:
 # SQLite's own code has no such checks in any C build; the rest of the
 # program (the go-sqlite3 wrapper included) keeps them. See docs/page.md.
 WASM_GCFLAGS ?= github.com/ncruces/go-sqlite3-wasm/v6/...=-B
+# The flags every js/wasm compile of make test shares (vet's, the builds',
+# test-wasm's): the same flags are the same compiled packages in Go's cache.
+WASM_BUILDFLAGS = -trimpath -gcflags='$(WASM_GCFLAGS)'
 
 wasm:
-	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -gcflags='$(WASM_GCFLAGS)' -o site/main.wasm.new ./wasm
+	GOOS=js GOARCH=wasm $(GO) build $(WASM_BUILDFLAGS) -ldflags='-s -w' -o site/main.wasm.new ./wasm
 	if cmp -s site/main.wasm.new site/main.wasm; then rm site/main.wasm.new; else mv site/main.wasm.new site/main.wasm; fi
 	cp "$(GOROOT)/lib/wasm/wasm_exec.js" site/wasm_exec.js
 	$(MAKE) --no-print-directory site/main.wasm.gz $(if $(shell command -v brotli),site/main.wasm.br) site-packs
@@ -60,7 +66,7 @@ site/packs/index.json: $(foreach p,$(PACKS),fixtures/packs/$(p)/manifest.json)
 WORKER_PACKS ?= python-3.11
 worker:
 	mkdir -p worker/build
-	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -gcflags='$(WASM_GCFLAGS)' -o worker/build/app.wasm.new ./worker
+	GOOS=js GOARCH=wasm $(GO) build $(WASM_BUILDFLAGS) -ldflags='-s -w' -o worker/build/app.wasm.new ./worker
 	if cmp -s worker/build/app.wasm.new worker/build/app.wasm; then rm worker/build/app.wasm.new; else mv worker/build/app.wasm.new worker/build/app.wasm; fi
 	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o worker/build/assets
 	cp worker/build/assets/wasm_exec.js worker/worker.mjs worker/build/ && rm -rf worker/build/assets
@@ -147,15 +153,16 @@ API_ADDR ?= 127.0.0.1:8090
 serve-api:
 	$(GO) run ./cmd/ragagent serve-api --db $(API_DB) --addr $(API_ADDR)
 
-# The suites in the order a failure is cheapest to read, after the two
-# WebAssembly builds made side by side (each mostly one core compiling the
-# translated SQLite; their output kept apart, -O). On this 2-core kind of
-# machine the serial order used about 0.9 of its cores (CI: 10 m 9 s).
-# The native and the WASM suites side by side were tried and not kept:
-# the server package's tests, which wait on the local Worker, took 443 s
-# instead of about 65.
+# The suites in the order a failure is cheapest to read, after the builds
+# they use (side by side, their output kept apart, -O). vet compiles every
+# dependency first, for js/wasm with the very flags of the WebAssembly
+# builds and of test-wasm (-trimpath, WASM_GCFLAGS), so the translated
+# SQLite, 40 to 50 s of compiling on a fresh machine, is compiled once
+# natively and once for js/wasm, not four times. The native and the WASM
+# suites side by side were tried and not kept: the server package's tests,
+# which wait on the local Worker, took 443 s instead of about 65.
 test: vet lint-api
-	$(MAKE) --no-print-directory -j2 -Otarget worker wasm vendor
+	$(MAKE) --no-print-directory -j2 -Otarget worker wasm vendor build
 	$(MAKE) --no-print-directory test-go test-wasm test-node test-browser
 
 # The API document under Redocly CLI's recommended rules, warnings failing
@@ -166,7 +173,7 @@ lint-api: node_modules/.package-lock.json
 
 vet:
 	$(GO) vet ./...
-	GOOS=js GOARCH=wasm $(GO) vet ./wasm ./worker ./internal/jsbridge
+	GOOS=js GOARCH=wasm $(GO) vet $(WASM_BUILDFLAGS) ./wasm ./worker ./internal/jsbridge
 
 # Natively, and the API tests against the local Worker (TestWorker:
 # wrangler dev, offline, started once; skipped with a message when wrangler
@@ -175,18 +182,26 @@ test-go: worker node_modules/.package-lock.json
 	$(GO) test ./...
 
 # The core's own suites again, compiled to WASM (with the engine's flags)
-# and run under node.
+# and run under node by scripts/go-wasm-test-exec (Go's go_js_wasm_exec
+# with V8's baseline compiler alone: see the script).
 test-wasm:
-	PATH="$(WASM_PATH)" GOOS=js GOARCH=wasm $(GO) test -gcflags='$(WASM_GCFLAGS)' ./core/... ./wasm ./internal/jsbridge
+	GOOS=js GOARCH=wasm $(GO) test $(WASM_BUILDFLAGS) -exec "$(CURDIR)/scripts/go-wasm-test-exec" ./core/... ./wasm ./internal/jsbridge
 
 # The node tests, the node module's among them (tests/node/lab*.test.mjs:
 # against the command line's --json, and its packed tarball installed
 # offline), and the examples a user copies (examples/node/).
-test-node: wasm vendor
-	$(NODE) --test tests/node/ examples/node/
+# Under V8's baseline WebAssembly compiler alone (--liftoff-only, passed on
+# to each test file's process): a test file starts the engine for seconds,
+# and the optimising tier compiled main.wasm on the second core meanwhile
+# (4.7 s of CPU a process against 0.7 s; the suite's CPU 311 -> 173 s).
+# bench-node measures with the optimising tier, as users run.
+test-node: wasm vendor build
+	RAGAGENT_BIN="$(CURDIR)/bin" $(NODE) --liftoff-only --test tests/node/ examples/node/
 
-test-browser: wasm vendor chromium
-	$(NODE) --test --test-concurrency=1 tests/browser/
+# The pages skip the warm-up and run the engine on V8's baseline compiler
+# alone, but for the warm-up's own tests (tests/browser/harness.mjs, launch).
+test-browser: wasm vendor chromium build
+	RAGAGENT_BIN="$(CURDIR)/bin" $(NODE) --test --test-concurrency=1 tests/browser/
 
 # A short run of every fuzz target (go test allows one target per run).
 FUZZTIME ?= 15s

@@ -53,7 +53,7 @@ async function scoreInPage(context) {
 console.log(`load average before: ${loadavg()}; ${os.cpus().length} cores`);
 const cold = [], warm = [];
 for (let i = 0; i < RUNS; i++) {
-  const browser = await launch();
+  const browser = await launch({ optimizing: true });
   try {
     cold.push(await scoreInPage(browser.context));
     warm.push(await scoreInPage(browser.context));

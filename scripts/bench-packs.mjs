@@ -131,7 +131,7 @@ const warmed = (page) => page.waitForFunction(() => ["done", "skipped", "failed"
 async function chromiumFigures(url) {
   const out = { network: [], cold: [], repeat: [], wall: [], engine: [], wasmBytes: [] };
   for (let i = 0; i < RUNS; i++) {
-    const b = await launch();
+    const b = await launch({ optimizing: true });
     // Visit 1: the seed, the warm-up done, then the pack chosen: downloaded.
     const first = await visit(b.context, url);
     await warmed(first);

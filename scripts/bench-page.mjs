@@ -101,7 +101,7 @@ async function searches(page) {
 /** engineTag is main.wasm's ETag as the browser's worker sees it (the server
  * names the encoding in it, and Chromium asks for brotli). */
 async function engineTag(url) {
-  const b = await launch();
+  const b = await launch({ optimizing: true });
   try {
     const page = await b.context.newPage();
     await page.goto(`${url}favicon.svg`);
@@ -156,7 +156,7 @@ const EXP_RUNS = Number(process.env.EXP_RUNS || 3);
  * times after the pack is open (the pack's opening timed apart), each
  * result's bytes kept to compare with the command's. */
 async function experimentFigures(url) {
-  const b = await launch();
+  const b = await launch({ optimizing: true });
   try {
     const page = await b.context.newPage();
     await page.goto(`${url}#experiments`);

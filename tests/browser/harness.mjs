@@ -18,8 +18,18 @@ export const LAUNCH_FLAGS = [
 
 let built;
 
-/** goBinary builds a Go command once per process into a temp dir. */
+/**
+ * goBinary builds a Go command once per process into a temp dir, or, when
+ * RAGAGENT_BIN names a folder (make test-browser builds bin/ once for every
+ * test file), returns the command built there.
+ */
 export function goBinary(pkg) {
+  const prebuilt = process.env.RAGAGENT_BIN;
+  if (prebuilt) {
+    const bin = path.join(prebuilt, path.basename(pkg));
+    if (!existsSync(bin)) throw new Error(`RAGAGENT_BIN=${prebuilt} holds no ${path.basename(pkg)}: make build, or unset it to build here`);
+    return bin;
+  }
   if (!built) {
     built = mkdtempSync(path.join(tmpdir(), "ragagent-bin-"));
     process.on("exit", () => rmSync(built, { recursive: true, force: true }));
@@ -60,13 +70,22 @@ export function serveSite(connect = []) {
  * Its pages report Save-Data (navigator.connection.saveData), so the
  * page skips its background warm-up (7 s of both cores per fresh profile
  * and origin, in every test's shadow) unless warmUp is set: the warm-up's
- * own tests set it. */
-export async function launch({ downloads, warmUp = false } = {}) {
+ * own tests set it.
+ *
+ * optimizing says whether V8 may tier the page's WebAssembly up to its
+ * optimising compiler, as in a user's browser. By default it may only when
+ * warmUp is set (the warm-up exists to make optimised code that the
+ * browser caches, and its tests check that); otherwise the engine runs on
+ * V8's baseline compiler alone (--liftoff-only), which runs the same
+ * module: a test opens a page for seconds, and the optimising tier spent
+ * more CPU on main.wasm in the background than the test itself (the
+ * browser suite's time, README). The benchmarks pass optimizing: true. */
+export async function launch({ downloads, warmUp = false, optimizing = warmUp } = {}) {
   const profile = mkdtempSync(path.join(tmpdir(), "ragagent-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: LAUNCH_FLAGS,
+    args: optimizing ? LAUNCH_FLAGS : [...LAUNCH_FLAGS, "--js-flags=--liftoff-only"],
     acceptDownloads: true,
     downloadsPath: downloads,
     viewport: { width: 1280, height: 900 },

@@ -3,7 +3,7 @@
 // module's values can be compared with what `ragagent ... --json` prints
 // for the same inputs.
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -12,9 +12,20 @@ import { root } from "./engine.mjs";
 const run = promisify(execFile);
 let built;
 
-/** build compiles bin/ragagent and bin/fakegemini into a temporary folder (once). */
+/**
+ * build compiles bin/ragagent and bin/fakegemini into a temporary folder
+ * (once), or, when RAGAGENT_BIN names a folder (make test-node builds bin/
+ * once for every test file), returns that folder.
+ */
 export function build() {
   built ??= (async () => {
+    const prebuilt = process.env.RAGAGENT_BIN;
+    if (prebuilt) {
+      for (const name of ["ragagent", "fakegemini"]) {
+        if (!existsSync(path.join(prebuilt, name))) throw new Error(`RAGAGENT_BIN=${prebuilt} holds no ${name}: make build, or unset it to build here`);
+      }
+      return prebuilt;
+    }
     const dir = mkdtempSync(path.join(tmpdir(), "ragagent-cli-"));
     process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
     for (const name of ["ragagent", "fakegemini"]) {
