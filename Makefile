@@ -187,7 +187,7 @@ test-go: worker node_modules/.package-lock.json
 # and run under node by scripts/go-wasm-test-exec (Go's go_js_wasm_exec
 # with V8's baseline compiler alone: see the script).
 test-wasm:
-	GOOS=js GOARCH=wasm $(GO) test -vet=off $(WASM_BUILDFLAGS) -exec "$(CURDIR)/scripts/go-wasm-test-exec" ./core/... ./wasm ./internal/jsbridge
+	GO="$(GO)" NODE="$(NODE)" GOOS=js GOARCH=wasm $(GO) test -vet=off $(WASM_BUILDFLAGS) -exec "$(CURDIR)/scripts/go-wasm-test-exec" ./core/... ./wasm ./internal/jsbridge
 
 # The node tests, the node module's among them (tests/node/lab*.test.mjs:
 # against the command line's --json, and its packed tarball installed
