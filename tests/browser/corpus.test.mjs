@@ -10,9 +10,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { root, serveSite, launch, observe, startFake } from "./harness.mjs";
+import { root, serveSite, launch, observe, startFake, screenshot, SHOTS } from "./harness.mjs";
 
-const SHOTS = path.join(root, "tests", "browser", "screenshots");
 let site, fake, browser, page, consoleLines, requests;
 
 const settled = () => page.waitForFunction(() => ["ready", "failed"].includes(document.body.dataset.corpus), null, { timeout: 180000 });
@@ -36,7 +35,7 @@ after(async () => {
   fake?.stop();
 });
 
-const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+const shot = (name) => screenshot(page, name);
 
 test("the seed is the corpus until another is chosen", async () => {
   assert.equal(await page.inputValue("#corpus-choice"), "seed");

@@ -8,16 +8,15 @@
 // the page offers replays through `ragagent rerank`; a second scoring reads
 // the browser's cache; malformed scores are refused by the contract; a
 // changed model file is refused with a clear message and nothing is loaded
-// or scored. Screenshots go to tests/browser/screenshots/.
+// or scored. Screenshots go to tests/browser/screenshots/ under make screenshots.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { root, serveSite, launch, observe, goBinary } from "./harness.mjs";
+import { root, serveSite, launch, observe, goBinary, screenshot, SHOTS } from "./harness.mjs";
 import { startModelHost, TINY } from "../../scripts/modelhost.mjs";
 
-const SHOTS = path.join(root, "tests", "browser", "screenshots");
 const EXPECTED = JSON.parse(readFileSync(path.join(TINY, "expected.json"), "utf8"));
 const TOLERANCE = 1e-4;
 
@@ -63,7 +62,7 @@ test("the block names the model, revision, licence and download size before anyt
   assert.match(await page.textContent("#xenc-pairs-count"), /44 \(question, passage\) pairs in 16 calls/);
   assert.deepEqual(host.requests, ["/ragagent-model.json"], "only the test host's manifest: no model file before the button");
   assert.ok(!requests.some((r) => r.url.includes("vendor/")), "the runtime is not loaded before the button either");
-  await page.locator("#xenc").screenshot({ path: path.join(SHOTS, "crossencoder-before.png") });
+  await screenshot(page.locator("#xenc"), "crossencoder-before", {});
 });
 
 test("on the published model the block names its pins and about 92 MB, and fetches nothing from the hub before the button", async () => {
@@ -82,7 +81,7 @@ test("on the published model the block names its pins and about 92 MB, and fetch
   await p.check('input[name="xenc-weights"][value="quint8"]');
   await p.waitForFunction(() => /about 23\.7 MB in 4 files/.test(document.querySelector("#xenc-size").textContent));
   assert.ok(!seen.requests.some((r) => !r.url.startsWith(site.url)), "nothing but the site before the button");
-  await p.locator("#xenc").screenshot({ path: path.join(SHOTS, "crossencoder-published.png") });
+  await screenshot(p.locator("#xenc"), "crossencoder-published", {});
   await p.close();
 });
 
@@ -112,7 +111,7 @@ test("scoring in the page gives PyTorch's logits within 1e-4, fetched without cr
   assert.ok(requests.some((r) => r.url === `${site.url}/vendor/ort-wasm-simd-threaded.wasm`), "ONNX Runtime Web's WebAssembly from the site");
   assert.ok(!requests.some((r) => !r.url.startsWith(site.url) && !r.url.startsWith(host.url) && !r.url.startsWith("data:") && !r.url.startsWith("blob:")), "no other host");
   assert.deepEqual(consoleLines.filter((l) => /Content Security Policy|Refused to/.test(l)), [], "nothing the CSP refused");
-  await page.locator("#xenc").screenshot({ path: path.join(SHOTS, "crossencoder-scored.png") });
+  await screenshot(page.locator("#xenc"), "crossencoder-scored", {});
 });
 
 test("the recording the page offers replays through ragagent rerank", async () => {
@@ -177,6 +176,6 @@ test("a changed model file is refused with a clear message, and nothing is loade
   assert.equal(await p.textContent("#xenc-status"), "Nothing was scored.");
   assert.equal(await p.$$eval("#xenc-output > *", (els) => els.length), 0, "no scores, no comparison, no recording");
   assert.ok(!seen.some((r) => r.url.includes("vendor/transformers")), "transformers.js was never loaded");
-  await p.locator("#xenc").screenshot({ path: path.join(SHOTS, "crossencoder-refused.png") });
+  await screenshot(p.locator("#xenc"), "crossencoder-refused", {});
   await p.close();
 });

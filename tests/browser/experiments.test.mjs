@@ -14,7 +14,7 @@ import { readFileSync, mkdtempSync, openSync, ftruncateSync, closeSync, rmSync }
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { root, serveSite, launch, openPage } from "./harness.mjs";
+import { root, serveSite, launch, openPage, screenshot } from "./harness.mjs";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const GOLDEN = JSON.parse(readFileSync(path.join(root, "core", "engine", "testdata", "retrieval-python.json"), "utf8"));
@@ -122,7 +122,7 @@ test("the Experiments view with a result has no serious accessibility violation 
     await page.waitForTimeout(100);
     const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
     assert.ok(scroll <= client, `${width} px: the page is ${scroll} px wide`);
-    await page.screenshot({ path: path.join(root, "tests", "browser", "screenshots", `experiments-${width}.png`), fullPage: true });
+    await screenshot(page, `experiments-${width}`);
   }
   await page.setViewportSize({ width: 1280, height: 900 });
 });

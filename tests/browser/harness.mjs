@@ -116,6 +116,20 @@ export async function openPage(context, url) {
   return { page, problems };
 }
 
+/** SHOTS is where the screenshots go (not committed); downloads land there too. */
+export const SHOTS = path.join(root, "tests", "browser", "screenshots");
+
+/**
+ * screenshot saves a picture of a page or a locator under SHOTS, for
+ * people reviewing the page (make screenshots), when RAGAGENT_SCREENSHOTS
+ * is set. Nothing asserts on them, and in make test their 0.25 to 1.2 s
+ * each (about 35 of them, mostly full-page) were time spent on nothing.
+ */
+export async function screenshot(target, name, options = { fullPage: true }) {
+  if (!process.env.RAGAGENT_SCREENSHOTS) return;
+  await target.screenshot({ path: path.join(SHOTS, `${name}.png`), ...options });
+}
+
 /** startFake starts cmd/fakegemini on loopback; its request log (never a header's value) collects in fake.log(). */
 export async function startFake(args = []) {
   const fake = await startProcess(goBinary("./cmd/fakegemini"), ["--addr", "127.0.0.1:0", ...args]);

@@ -9,9 +9,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { root, serveSite, launch, startFake, observe } from "./harness.mjs";
+import { root, serveSite, launch, startFake, observe, screenshot, SHOTS } from "./harness.mjs";
 
-const SHOTS = path.join(root, "tests", "browser", "screenshots");
 const KEY = "AIzaSyPagerel-test_KEY0123456789abcdefg";
 const escaped = [...KEY].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("");
 const encoded = [...Buffer.from(KEY)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join("");
@@ -122,7 +121,7 @@ test("no file the page offers holds the key: a key typed into the question withh
   await page.click("#rec-download");
   await page.waitForSelector("#rec-download-message:not([hidden])");
   assert.match(await page.textContent("#rec-download-message"), /^Could not download: the file holds your API key .* so it was not saved\.$/);
-  await page.screenshot({ path: path.join(SHOTS, "keys-withheld.png"), fullPage: true });
+  await screenshot(page, "keys-withheld");
   await new Promise((r) => setTimeout(r, 500));
   assert.equal(downloads, 0, "nothing was saved");
   await page.close();

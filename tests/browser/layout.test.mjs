@@ -3,15 +3,14 @@
 // a search): no serious or critical accessibility violation (axe-core,
 // pinned in package-lock.json, run in Chromium), and no horizontal page
 // overflow at 360 px wide. Screenshots of each view on a phone go to
-// tests/browser/screenshots/.
+// tests/browser/screenshots/ under make screenshots.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { root, serveSite, launch, startFake } from "./harness.mjs";
+import { root, serveSite, launch, startFake, screenshot, SHOTS } from "./harness.mjs";
 
-const SHOTS = path.join(root, "tests", "browser", "screenshots");
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const VIEWS = ["replay", "trace", "run", "rerank", "recordings", "corpus", "experiments", "runs", "compare"];
 
@@ -82,7 +81,7 @@ test("no horizontal page overflow at 360 px in any view", async () => {
     await page.waitForTimeout(100);
     const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
     assert.ok(scroll <= client, `${view}: the page is ${scroll} px wide in a ${client} px window`);
-    await page.screenshot({ path: path.join(SHOTS, `${view}-360.png`), fullPage: true });
+    await screenshot(page, `${view}-360`);
   }
   // The tabs stay reachable while a long view scrolls.
   await show("trace");

@@ -12,9 +12,8 @@ import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { root, serveSite, launch, startFake, observe, ledgerText } from "./harness.mjs";
+import { root, serveSite, launch, startFake, observe, ledgerText, screenshot, SHOTS } from "./harness.mjs";
 
-const SHOTS = path.join(root, "tests", "browser", "screenshots");
 const KEY = "test-key-ledger-5d2e81aa";
 const TABS = 4;
 const RUN_USD = 0.0079135; // one live rerank: four requests (tests/browser/rerank.test.mjs)
@@ -108,7 +107,7 @@ test("tabs starting live reranks at once never pass the budget, and every reques
   for (const t of tabs) {
     await t.waitForFunction((n) => document.querySelector("#rerank-ledger-spent").textContent.endsWith(`in ${n} reservations`), counted.length);
   }
-  await tabs[1].screenshot({ path: path.join(SHOTS, "ledger-tabs.png"), fullPage: true });
+  await screenshot(tabs[1], "ledger-tabs");
   for (const t of tabs) await t.close();
 });
 

@@ -1,14 +1,13 @@
 // The page end to end in Debian's Chromium: served on loopback by cmd/serve,
 // live calls going to cmd/fakegemini on loopback. Screenshots of each view
-// are saved under tests/browser/screenshots/ (not committed) for review.
+// are saved under tests/browser/screenshots/ (not committed) by make screenshots.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { root, serveSite, launch, startFake, observe } from "./harness.mjs";
+import { root, serveSite, launch, startFake, observe, screenshot, SHOTS } from "./harness.mjs";
 
-const SHOTS = path.join(root, "tests", "browser", "screenshots");
 const KEY = "test-key-4f1d9c0b7e2a";
 const PUBLISHED = [
   "overwrite / 1|fixed|true|pass|citation_contract_passed|1",
@@ -65,7 +64,7 @@ after(async () => {
   if (scripts) rmSync(scripts, { recursive: true, force: true });
 });
 
-const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+const shot = (name) => screenshot(page, name);
 
 async function rows(selector) {
   return page.$$eval(`${selector} tbody tr`, (trs) => trs.filter((tr) => !tr.hidden).map((tr) =>
@@ -259,7 +258,7 @@ test("Stop cancels a live run that is waiting for its reply", async () => {
   await other.waitForFunction(() => /^Finished/.test(document.querySelector("#run-status").textContent), null, { timeout: 20000 });
   assert.match(await other.textContent("#run-status"), /Finished: incomplete, cancelled\./);
   assert.equal(await other.isEnabled("#run-stop"), false);
-  await other.screenshot({ path: path.join(SHOTS, "run-stopped.png"), fullPage: true });
+  await screenshot(other, "run-stopped");
   await other.close();
 });
 

@@ -3,14 +3,13 @@
 // the browser, not pre-rendered), and a live Gemini listwise rerank goes to
 // cmd/fakegemini on loopback (which ranks listwise requests by coverage)
 // with the key only in x-goog-api-key and the spending ledger in the
-// browser's storage. Screenshots go to tests/browser/screenshots/.
+// browser's storage. Screenshots go to tests/browser/screenshots/ under make screenshots.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { root, serveSite, launch, startFake, observe, ledgerText } from "./harness.mjs";
+import { root, serveSite, launch, startFake, observe, ledgerText, screenshot, SHOTS } from "./harness.mjs";
 
-const SHOTS = path.join(root, "tests", "browser", "screenshots");
 const KEY = "test-key-rerank-93b1e07c";
 const published = (name) => JSON.parse(readFileSync(path.join(root, "fixtures", "rerank", "published", name), "utf8"));
 const COVERAGE = published("rerank-coverage-result.json");
@@ -38,7 +37,7 @@ after(async () => {
   fake?.stop();
 });
 
-const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+const shot = (name) => screenshot(page, name);
 
 /** cells reads a table's body rows as "|"-joined cell texts. */
 function cells(selector) {

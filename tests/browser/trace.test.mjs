@@ -3,15 +3,14 @@
 // reply; the limits as meters, seconds included; links that reload to the
 // same trace and that back and forward follow; the OTLP download; a live
 // run without a key (nothing sent or recorded) and with a refused key.
-// Screenshots go to tests/browser/screenshots/ (not committed).
+// Screenshots go to tests/browser/screenshots/ (not committed) under make screenshots.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { root, serveSite, launch, startFake, observe } from "./harness.mjs";
+import { root, serveSite, launch, startFake, observe, screenshot, SHOTS } from "./harness.mjs";
 
-const SHOTS = path.join(root, "tests", "browser", "screenshots");
 const RECORDING = JSON.parse(readFileSync(path.join(root, "recordings", "agent-comparison.json"), "utf8"));
 const PUBLISHED = JSON.parse(readFileSync(path.join(root, "site", "published.json"), "utf8"));
 const KEY = "test-key-trace-5e1b";
@@ -46,7 +45,7 @@ after(async () => {
   if (scripts) rmSync(scripts, { recursive: true, force: true });
 });
 
-const shot = (p, name) => p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+const shot = (p, name) => screenshot(p, name);
 const ready = (p) => p.waitForFunction(() => document.body.dataset.replay === "done" || document.body.dataset.engine === "failed", null, { timeout: 180000 });
 
 test("the published table is shown before the engine is ready, then each row is marked verified", async () => {
