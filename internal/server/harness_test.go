@@ -300,6 +300,14 @@ type req struct {
 	valid bool
 }
 
+// harnessClient bounds every request a test sends, stream reads
+// included (every stream a test reads belongs to a run that ends within
+// seconds): a server that never answers fails the test in a minute,
+// naming the request, instead of hanging the package until go test's
+// ten-minute timeout with only a goroutine dump to go on (seen once on
+// the local Worker: a GET of a run in "replies echoing the key").
+var harnessClient = &http.Client{Timeout: time.Minute}
+
 // do sends a request and checks the response against the contract (and
 // the request too when it is meant to be valid).
 func (e *env) do(r req) response {
@@ -323,11 +331,11 @@ func (e *env) do(r req) response {
 			hr.Header.Set(k, v)
 		}
 	}
-	resp, err := http.DefaultClient.Do(hr)
-	require.NoError(e.t, err)
+	resp, err := harnessClient.Do(hr)
+	require.NoError(e.t, err, "%s %s", r.method, r.path)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
-	require.NoError(e.t, err)
+	require.NoError(e.t, err, "%s %s", r.method, r.path)
 	out := response{status: resp.StatusCode, header: resp.Header, body: data}
 	e.check(hr, r, out)
 	return out
