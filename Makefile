@@ -7,7 +7,7 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_PATH := $(GOROOT)/lib/wasm:$(PATH)
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: bench-retrieval bench-retrieval-rounds lint-api all build wasm site-packs vendor worker migrations serve-worker test-worker serve demo fake replay serve-api test test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder bench-node crossencode tiny-cross-encoder tiny-embedder clean chromium
+.PHONY: bench-retrieval bench-retrieval-rounds lint-api all build wasm site-packs vendor worker migrations serve-worker test-worker serve demo fake replay serve-api test test-beside-browser test-go test-wasm test-node test-browser vet fuzz bench bench-go bench-server bench-page bench-packs bench-crossencoder bench-node crossencode tiny-cross-encoder tiny-embedder clean chromium screenshots
 
 all: build wasm
 
@@ -153,17 +153,26 @@ API_ADDR ?= 127.0.0.1:8090
 serve-api:
 	$(GO) run ./cmd/ragagent serve-api --db $(API_DB) --addr $(API_ADDR)
 
-# The suites in the order a failure is cheapest to read, after the builds
-# they use (side by side, their output kept apart, -O). vet compiles every
-# dependency first, for js/wasm with the very flags of the WebAssembly
-# builds and of test-wasm (-trimpath, WASM_GCFLAGS), so the translated
-# SQLite, 40 to 50 s of compiling on a fresh machine, is compiled once
-# natively and once for js/wasm, not four times. The native and the WASM
-# suites side by side were tried and not kept: the server package's tests,
-# which wait on the local Worker, took 443 s instead of about 65.
-test: vet lint-api
-	$(MAKE) --no-print-directory -j2 -Otarget worker wasm vendor build
-	$(MAKE) --no-print-directory test-go test-wasm test-node test-browser
+# make test: the builds the suites use, side by side (their output kept
+# apart, -O); then the browser suite beside vet and the other suites; then
+# the native suite alone.
+# The browser suite is the longest (about 400 s on a 2-core machine) and
+# keeps only about 1.5 of the two cores busy (its pages wait on timers,
+# the fake model and Chromium's own threads), so the other suites fill the
+# gap: vet (which, after the WebAssembly builds compiled every dependency
+# for js/wasm with the very flags of test-wasm, -trimpath and WASM_GCFLAGS,
+# compiles them natively for test-go), test-wasm and test-node.
+# test-go runs last and alone: its server package waits on the local
+# Worker (workerd, one thread), and beside the WASM suites those tests took
+# 443 s instead of about 65.
+test:
+	$(MAKE) --no-print-directory -j2 -Otarget worker wasm vendor build node_modules/.package-lock.json
+	$(MAKE) --no-print-directory -j2 -Otarget test-browser test-beside-browser
+	$(MAKE) --no-print-directory test-go
+
+# What make test runs beside the browser suite, in this order.
+test-beside-browser:
+	$(MAKE) --no-print-directory vet lint-api test-wasm test-node
 
 # The API document under Redocly CLI's recommended rules, warnings failing
 # too (recommended-strict), offline: @redocly/cli is pinned in
@@ -204,6 +213,12 @@ test-node: wasm vendor build
 # alone, but for the warm-up's own tests (tests/browser/harness.mjs, launch).
 test-browser: wasm vendor chromium build
 	RAGAGENT_BIN="$(CURDIR)/bin" $(NODE) --test --test-concurrency=1 tests/browser/
+
+# The browser suite again, saving its screenshots of every view for people
+# to look at (tests/browser/screenshots/, not committed): make test skips
+# them (nothing asserts on them; tests/browser/harness.mjs, screenshot).
+screenshots: wasm vendor chromium build
+	RAGAGENT_SCREENSHOTS=1 RAGAGENT_BIN="$(CURDIR)/bin" $(NODE) --test --test-concurrency=1 tests/browser/
 
 # A short run of every fuzz target (go test allows one target per run).
 FUZZTIME ?= 15s
