@@ -155,24 +155,26 @@ serve-api:
 
 # make test: the builds the suites use, side by side (their output kept
 # apart, -O); then the browser suite beside vet and the other suites; then
-# the native suite alone.
-# The browser suite is the longest (about 400 s on a 2-core machine) and
-# keeps only about 1.5 of the two cores busy (its pages wait on timers,
+# the server package's native tests alone.
+# The browser suite is the longest (400 to 500 s on a 2-core machine) and
+# alone keeps about 1.5 of the two cores busy (its pages wait on timers,
 # the fake model and Chromium's own threads), so the other suites fill the
 # gap: vet (which, after the WebAssembly builds compiled every dependency
 # for js/wasm with the very flags of test-wasm, -trimpath and WASM_GCFLAGS,
-# compiles them natively for test-go), test-wasm and test-node.
-# test-go runs last and alone: its server package waits on the local
-# Worker (workerd, one thread), and beside the WASM suites those tests took
-# 443 s instead of about 65.
+# compiles them natively for test-go), test-wasm, test-node and the native
+# tests of every package but internal/server.
+# internal/server runs last and alone: its tests wait on the local Worker
+# (workerd, one thread), and beside the WASM suites they took 443 s
+# instead of about 65.
 test:
 	$(MAKE) --no-print-directory -j2 -Otarget worker wasm vendor build node_modules/.package-lock.json
 	$(MAKE) --no-print-directory -j2 -Otarget test-browser test-beside-browser
-	$(MAKE) --no-print-directory test-go
+	$(GO) test -vet=off ./internal/server
 
 # What make test runs beside the browser suite, in this order.
 test-beside-browser:
 	$(MAKE) --no-print-directory vet lint-api test-wasm test-node
+	$(GO) test -vet=off $$($(GO) list ./... | grep -v '/internal/server$$')
 
 # The API document under Redocly CLI's recommended rules, warnings failing
 # too (recommended-strict), offline: @redocly/cli is pinned in
