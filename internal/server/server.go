@@ -336,7 +336,7 @@ func (s *Server) chargeRequest(ctx context.Context, t store.Token) *apiError {
 	if s.usageFlush > 0 {
 		ok, err = s.meter.charge(ctx, s.store, t, day(now))
 		if err == nil && s.flushInRequests && s.meter.due(now, s.usageFlush) {
-			if ferr := s.Flush(ctx); ferr != nil {
+			if ferr := s.meter.flush(ctx, s.store, day(now), now, false); ferr != nil {
 				s.log.Error("server fault", "during", "writing request counts", "error", ferr.Error())
 			}
 		}

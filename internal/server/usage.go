@@ -52,19 +52,28 @@ type usageCount struct {
 
 // charge counts one request for t today, unless its allowance is used.
 func (m *requestMeter) charge(ctx context.Context, st store.Store, t store.Token, today string) (bool, error) {
+	k := usageKey{t.ID, today}
+	m.mu.Lock()
+	_, ok := m.counts[k]
+	m.mu.Unlock()
+	var stored int
+	if !ok {
+		// Read without the lock: a read that never returns (a Worker's
+		// D1 call whose request was cut off) must stop only its request.
+		u, err := st.Usage(ctx, t.ID, today)
+		if err != nil {
+			return false, err
+		}
+		stored = u.Requests
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.counts == nil {
 		m.counts = map[usageKey]*usageCount{}
 	}
-	k := usageKey{t.ID, today}
 	c, ok := m.counts[k]
-	if !ok {
-		u, err := st.Usage(ctx, t.ID, today)
-		if err != nil {
-			return false, err
-		}
-		c = &usageCount{known: u.Requests}
+	if !ok { // another request may have read it meanwhile: the first kept
+		c = &usageCount{known: stored}
 		m.counts[k] = c
 	}
 	if c.known >= t.DailyRequests {
@@ -76,9 +85,16 @@ func (m *requestMeter) charge(ctx context.Context, st store.Store, t store.Token
 }
 
 // flush writes the pending counts (one transaction) and forgets the days
-// before today; counts that could not be written stay pending.
-func (m *requestMeter) flush(ctx context.Context, st store.Store, today string, now time.Time) error {
-	m.flushing.Lock()
+// before today; counts that could not be written stay pending. Unless
+// wait is set, it returns at once when another flush is writing: a
+// request that finds the counts due must not wait on another request's
+// write, which on a Worker may never return (its request cut off).
+func (m *requestMeter) flush(ctx context.Context, st store.Store, today string, now time.Time, wait bool) error {
+	if wait {
+		m.flushing.Lock()
+	} else if !m.flushing.TryLock() {
+		return nil
+	}
 	defer m.flushing.Unlock()
 	m.mu.Lock()
 	var batch []store.RequestCount
@@ -120,7 +136,7 @@ func (s *Server) Flush(ctx context.Context) error {
 		return nil
 	}
 	now := s.clock()
-	if err := s.meter.flush(ctx, s.store, day(now), now); err != nil {
+	if err := s.meter.flush(ctx, s.store, day(now), now, true); err != nil {
 		return fmt.Errorf("server: writing request counts: %w", err)
 	}
 	return nil

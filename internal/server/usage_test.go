@@ -192,3 +192,87 @@ func TestRequestsAreWrittenByTheRequestThatFindsThemOld(t *testing.T) {
 	require.Equal(t, http.StatusOK, get())
 	assert.Equal(t, http.StatusTooManyRequests, get(), "the other isolate's 5 count: 11th of 10")
 }
+
+// stuckStore never answers one token's usage read, or any count write,
+// until release closes, whatever the context says: a Worker's D1 call
+// whose request was cut off, a promise that never settles.
+type stuckStore struct {
+	store.Store
+	usageOf string // the token whose usage read sticks
+	writes  bool   // whether count writes stick
+	release chan struct{}
+}
+
+func (s *stuckStore) Usage(ctx context.Context, tokenID, day string) (store.Usage, error) {
+	if tokenID == s.usageOf {
+		<-s.release
+	}
+	return s.Store.Usage(ctx, tokenID, day)
+}
+
+func (s *stuckStore) AddRequests(ctx context.Context, counts []store.RequestCount) ([]int, error) {
+	if s.writes {
+		<-s.release
+	}
+	return s.Store.AddRequests(ctx, counts)
+}
+
+// One request's store call that never returns holds up no other request:
+// neither the first read of a token's count (charge read it holding the
+// meter's lock, so every authenticated request waited behind it) nor a
+// request's write of the counts (the next request due waited for it).
+// The local Worker once hung a GET for go test's ten minutes, which one of
+// these would explain.
+func TestAStuckUsageCallHoldsUpNoOtherRequest(t *testing.T) {
+	for _, row := range []struct {
+		name   string
+		usage  bool
+		writes bool
+	}{
+		{"the first read of a token's count", true, false},
+		{"a request's write of the counts", false, true},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			stuck := &stuckStore{writes: row.writes, release: make(chan struct{})}
+			e := newEnv(t, options{usageFlush: time.Second, flushInRequests: true, wrap: func(s store.Store) store.Store {
+				stuck.Store = s
+				return stuck
+			}})
+			defer close(stuck.release)
+			alice := e.token("alice", []string{"read"}, 10, 1)
+			bob := e.token("bob", []string{"read"}, 10, 1)
+			if row.usage {
+				stuck.usageOf = strings.Split(alice, "_")[1]
+			}
+			get := func(tok string, status chan<- int) {
+				hr, err := http.NewRequest("GET", e.base+"/v1/runs", nil)
+				if err != nil {
+					panic(err)
+				}
+				hr.Header.Set("Authorization", "Bearer "+tok)
+				resp, err := harnessClient.Do(hr)
+				if err != nil {
+					status <- 0
+					return
+				}
+				resp.Body.Close()
+				status <- resp.StatusCode
+			}
+			aliceDone, bobDone := make(chan int, 1), make(chan int, 1)
+			go get(alice, aliceDone)
+			time.Sleep(200 * time.Millisecond) // alice's request is in its store call
+			go get(bob, bobDone)
+			select {
+			case status := <-bobDone:
+				assert.Equal(t, http.StatusOK, status)
+			case <-time.After(5 * time.Second):
+				t.Errorf("bob's request waited on alice's stuck store call")
+			}
+			select {
+			case <-aliceDone:
+				t.Errorf("alice's request answered while its store call was stuck")
+			default:
+			}
+		})
+	}
+}
