@@ -189,7 +189,7 @@ vet:
 # Natively, and the API tests against the local Worker (TestWorker:
 # wrangler dev, offline, started once; skipped with a message when wrangler
 # or the built Worker is missing). go test's own vet pass is off here and in
-# test-wasm: make test runs the whole of go vet first (a superset of it),
+# test-wasm: make test runs the whole of go vet before them (a superset of it),
 # and on a fresh machine the pass cost about 23 s natively.
 test-go: worker node_modules/.package-lock.json
 	$(GO) test -vet=off ./...

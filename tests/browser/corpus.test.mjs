@@ -10,7 +10,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { root, serveSite, launch, observe, startFake, screenshot, SHOTS } from "./harness.mjs";
+import { serveSite, launch, observe, startFake, screenshot, SHOTS } from "./harness.mjs";
 
 let site, fake, browser, page, consoleLines, requests;
 

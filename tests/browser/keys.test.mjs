@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { root, serveSite, launch, startFake, observe, screenshot, SHOTS } from "./harness.mjs";
+import { serveSite, launch, startFake, observe, screenshot, SHOTS } from "./harness.mjs";
 
 const KEY = "AIzaSyPagerel-test_KEY0123456789abcdefg";
 const escaped = [...KEY].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("");

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { root, serveSite, launch, startFake, observe, ledgerText, screenshot, SHOTS } from "./harness.mjs";
+import { serveSite, launch, startFake, observe, ledgerText, screenshot, SHOTS } from "./harness.mjs";
 
 const KEY = "test-key-ledger-5d2e81aa";
 const TABS = 4;

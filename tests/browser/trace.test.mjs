@@ -45,7 +45,6 @@ after(async () => {
   if (scripts) rmSync(scripts, { recursive: true, force: true });
 });
 
-const shot = (p, name) => screenshot(p, name);
 const ready = (p) => p.waitForFunction(() => document.body.dataset.replay === "done" || document.body.dataset.engine === "failed", null, { timeout: 180000 });
 
 test("the published table is shown before the engine is ready, then each row is marked verified", async () => {
@@ -60,7 +59,7 @@ test("the published table is shown before the engine is ready, then each row is 
     assert.match(await page.textContent(`#view-${view} .waiting`), /^Waiting for the engine/, `${view} says what it waits for`);
   }
   assert.deepEqual(await page.$$eval("#summary tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent).join(" "))), ["fixed 4 2 2", "agent 4 3 1"]);
-  await shot(page, "replay-published");
+  await screenshot(page, "replay-published");
   release();
   await ready(page);
   assert.equal(await page.$$eval("#trials tbody tr[data-verified=yes]", (trs) => trs.length), 16);
@@ -130,7 +129,7 @@ test("a model call's exact request and recorded reply, the five meters, tokens, 
   assert.match(head, /No per-step times: this recording keeps only the trial's elapsed time/);
   assert.match(await page.textContent(`${agent} .prices`), /gemini-3\.8-flash \(this trace\)/);
   assert.match(await page.textContent(`${agent} .steps > li:first-child summary`), /Call 1\s*search.*admitted.*\d+ tokens · \$0\.\d+ est\./);
-  await shot(page, "trace-exchange");
+  await screenshot(page, "trace-exchange");
 });
 
 test("a link to a trace reloads to the same trace, and back and forward follow the choices", async () => {
@@ -209,7 +208,7 @@ test("without a key the Send button is disabled, the reason is beside it, and no
   assert.equal(await page.inputValue("#run-key"), "");
   assert.equal(await page.isDisabled("#run-start"), true, "a forgotten key disables Send again");
   assert.match(await page.textContent("#key-status"), /forgotten/);
-  await shot(page, "run-no-key");
+  await screenshot(page, "run-no-key");
 });
 
 test("a key the API refuses (HTTP 403) is shown as a key problem, not a fixture failure", async () => {
@@ -227,7 +226,7 @@ test("a key the API refuses (HTTP 403) is shown as a key problem, not a fixture 
   assert.equal(await page.$$eval("#run-output .checks", (c) => c.length), 0, "no fixture checks");
   await page.click("#run-output .exchange summary");
   await page.waitForFunction(() => /HTTP 403/.test(document.querySelector("#run-output .exchange .reply")?.textContent || ""));
-  await shot(page, "run-key-refused");
+  await screenshot(page, "run-key-refused");
   assert.ok(!consoleLines.some((l) => l.includes(KEY)), "the key never reached the console");
 });
 
