@@ -2,22 +2,58 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"text/tabwriter"
 
+	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// openTime is the one figure that differs from run to run.
+// openTime is a pack's open time, in text or JSON.
 var openTime = regexp.MustCompile(`opened in [0-9]+ ms|"open_ms": [0-9.e+-]+`)
 
-// runTime is a scripted eval's measured time per path, which differs from
-// run to run too (a replay's is the recording's).
-var runTime = regexp.MustCompile(`(?m)^time  .*$`)
+// measured replaces the figures that differ from run to run: a pack's
+// open time, and a scripted eval's time per path (a replay's is the
+// recording's). The time row is a row of the rates table, whose columns
+// are as wide as their widest cell, so the table is aligned again after
+// its time cells are replaced: a slow machine's longer time must not
+// widen the golden file's columns (it did on CI).
+func measured(out string) string {
+	out = openTime.ReplaceAllString(out, "opened in N ms")
+	lines := strings.Split(out, "\n")
+	for end, line := range lines {
+		if !strings.HasPrefix(line, "time  ") {
+			continue
+		}
+		start := end
+		for start > 0 && lines[start-1] != "" {
+			start--
+		}
+		var table strings.Builder
+		tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+		for i := start; i <= end; i++ {
+			cells := cellGap.Split(lines[i], -1)
+			if i == end {
+				for j := 1; j < len(cells); j++ {
+					cells[j] = "N s, N ms a trial"
+				}
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+		tw.Flush()
+		copy(lines[start:end+1], strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n"))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// cellGap separates an aligned table's cells (no cell holds two spaces).
+var cellGap = regexp.MustCompile(` {2,}`)
 
 func TestCorpusGolden(t *testing.T) {
 	for _, c := range []struct {
@@ -42,9 +78,32 @@ func TestCorpusGolden(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			code, stdout, stderr := ragagent(c.args...)
 			require.Equal(t, exitOK, code, stderr)
-			golden(t, c.name, runTime.ReplaceAllString(openTime.ReplaceAllString(stdout, "opened in N ms"), "time  N s, N ms a trial per path"))
+			golden(t, c.name, measured(stdout))
 		})
 	}
+}
+
+// TestMeasuredIgnoresHowLongTheRunsTook: an eval on a slow machine prints
+// a longer time, which widens the rates table's columns; the golden
+// comparison must not see it (it failed on CI when it did).
+func TestMeasuredIgnoresHowLongTheRunsTook(t *testing.T) {
+	print := func(seconds float64) string {
+		v := 0.25
+		var b strings.Builder
+		path := func(name string) engine.PathRates {
+			p := engine.PathRates{Path: name, Trials: 4, Seconds: seconds, MeanSeconds: seconds / 4}
+			for _, r := range engine.EvalRates() {
+				p.Rates = append(p.Rates, engine.Rate{Name: r, Count: 1, Of: 4, Value: &v, CI95: &[2]float64{0, 1}})
+			}
+			return p
+		}
+		printEvalExperiment(&b, &engine.EvalExperiment{Resamples: 10, Paths: []engine.PathRates{path("fixed"), path("agent")}})
+		return b.String()
+	}
+	fast, slow := print(0.5), print(1234.5)
+	require.NotEqual(t, fast, slow)
+	assert.Equal(t, measured(fast), measured(slow))
+	assert.Contains(t, measured(slow), "time                N s, N ms a trial         N s, N ms a trial\n")
 }
 
 func TestEvalJSONShape(t *testing.T) {
