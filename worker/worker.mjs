@@ -29,20 +29,23 @@
 import "./wasm_exec.js";
 import mod from "./app.wasm";
 import { packs } from "./packs.mjs";
+import { decodeBatch, encodeResults } from "./d1wire.mjs";
 
 // The helpers the Go side awaits (D1 batches, Gemini requests, calls to a
 // run object) are each one async function (internal/jsbridge.Await).
 
-// d1 runs statements ([sql, args] pairs) as D1 runs them: one alone, or a
-// batch (one transaction); each statement's rows come back as arrays.
-async function d1(db, stmts) {
+// d1 runs a batch of statements as D1 runs them: one alone, or several
+// as one transaction. The batch comes from the Go program, and each
+// statement's rows go back to it, in the D1 wire form (d1wire.mjs).
+async function d1(db, batch) {
+  const stmts = decodeBatch(batch);
   countD1(stmts);
   const prepared = stmts.map(([sql, args]) => db.prepare(sql).bind(...args));
   if (prepared.length === 1) {
-    return [await prepared[0].raw()];
+    return encodeResults([await prepared[0].raw()]);
   }
   const results = await db.batch(prepared);
-  return results.map((r) => (r.results ?? []).map((row) => Object.values(row)));
+  return encodeResults(results.map((r) => (r.results ?? []).map((row) => Object.values(row))));
 }
 
 // d1Calls counts the isolate's D1 calls by kind (every program of the
