@@ -423,19 +423,23 @@ export class Runner {
     this.armed = false; // whether this instance has set the alarm
   }
 
-  // run starts the object's program once; its shard comes with the
-  // first call (the front's header) or from storage (an alarm).
-  async run(shard) {
-    if (!this.program) {
+  // run starts the object's program once (its promise is set before any
+  // await, so two calls never start two); its shard comes with the first
+  // call (the front's header) or from storage (an alarm).
+  run(shard) {
+    this.program ??= (async () => {
       if (shard === null) shard = (await this.state.storage.get("shard")) ?? 0;
       else await this.state.storage.put("shard", shard);
       const env = this.env;
-      this.program = start("runner", env, {
+      const began = Date.now();
+      const program = await start("runner", env, {
         d1,
         gemini,
         runner: (s, method, path, body) => runner(env, s, method, path, body),
       }, { shard });
-    }
+      console.log(`run object ${shard}: program started in ${Date.now() - began} ms`);
+      return program;
+    })();
     return this.program;
   }
 
@@ -455,9 +459,11 @@ export class Runner {
     if (new URL(request.url).pathname === "/runner/wake") {
       // A front has started: an alarm, so that the runs this object lost
       // end (its alarm then recovers them, or finds nothing to do), and
-      // its shard kept for that alarm; its program is not started.
-      if (header !== null && this.program === null) await this.state.storage.put("shard", Number(header));
+      // its program, started now rather than by the first run handed to
+      // it, which would otherwise wait for the Go runtime and the engine
+      // to start (TestWorker logs how long that takes).
       await this.keepAlarm();
+      this.run(header === null ? null : Number(header)).catch((e) => console.error("starting the run object's program: " + e));
       return new Response(null, { status: 204 });
     }
     const program = await this.run(header === null ? null : Number(header));

@@ -587,10 +587,11 @@ func TestWorker(t *testing.T) {
 			assert.Equal(t, want[k], got2[k], "result.%s is the native engine's", k)
 		}
 		// One run more, for the memory the object reports once the pack is
-		// open (the README's figure).
+		// open (the README's figure), and how long its program took to
+		// start (at the front's wake, before its first run).
 		e.await(tok, e.start(tok, `{`+overwrite+`, "mode": "fixed"}`))
 		for _, line := range strings.Split(w.log.String(), "\n") {
-			if strings.Contains(line, "run object memory") {
+			if strings.Contains(line, "run object memory") || strings.Contains(line, "program started in") {
 				t.Log(strings.TrimSpace(line))
 			}
 		}
