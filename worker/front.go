@@ -163,16 +163,9 @@ func (o *objects) Cancel(ctx context.Context, id string) error {
 	return o.call(ctx, id, "/runner/cancel?id="+url.QueryEscape(id), nil)
 }
 
-func (o *objects) Stream(w http.ResponseWriter, r *http.Request, id, token string, after int64, capped, cancel bool) {
-	q := url.Values{"id": {id}, "token": {token}, "after": {strconv.FormatInt(after, 10)}}
-	if capped {
-		q.Set("capped", "1")
-	}
-	if cancel {
-		q.Set("cancel", "1")
-	}
-	w.Header().Set(forwardPath, "/runner/events?"+q.Encode())
-	w.Header().Set(forwardShard, strconv.Itoa(shardOf(id, o.n)))
+func (o *objects) Stream(w http.ResponseWriter, r *http.Request, q server.StreamRequest) {
+	w.Header().Set(forwardPath, q.Path())
+	w.Header().Set(forwardShard, strconv.Itoa(shardOf(q.ID, o.n)))
 	w.WriteHeader(http.StatusOK)
 }
 

@@ -3,8 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,12 +31,74 @@ type Dispatch interface {
 	// Cancel asks the run's owner to stop it, returning once it has ended
 	// (or ctx has).
 	Cancel(ctx context.Context, id string) error
-	// Stream has the run's owner serve the run's events after after to w,
-	// counted among tokenID's open streams when capped (an event stream,
-	// not a streamed POST, whose slot was taken before its admission);
-	// cancel: the owner cancels the run if the client goes away before
-	// the end event.
-	Stream(w http.ResponseWriter, r *http.Request, id, tokenID string, after int64, capped, cancel bool)
+	// Stream has the run's owner serve the stream q asks for to w.
+	Stream(w http.ResponseWriter, r *http.Request, q StreamRequest)
+}
+
+// StreamRequest is a stream a front asks a run's owner to serve: the
+// run's events after After, counted among TokenID's open streams when
+// Capped (an event stream, not a streamed POST, whose slot was taken
+// before its admission); Cancel: the owner cancels the run if the client
+// goes away before the end event. First are the run's events from
+// After on that the front already has (a streamed POST's: the one its
+// admission stored), which the owner sends instead of reading them.
+type StreamRequest struct {
+	ID, TokenID    string
+	After          int64
+	Capped, Cancel bool
+	First          []store.Event
+}
+
+// Path is the owner's path for the stream: RunnerHandler's GET
+// /runner/events with q in its query.
+func (q StreamRequest) Path() string {
+	v := url.Values{"id": {q.ID}, "token": {q.TokenID}, "after": {strconv.FormatInt(q.After, 10)}}
+	if q.Capped {
+		v.Set("capped", "1")
+	}
+	if q.Cancel {
+		v.Set("cancel", "1")
+	}
+	if len(q.First) > 0 {
+		first := make([]firstEvent, len(q.First))
+		for i, e := range q.First {
+			first[i] = firstEvent{e.Seq, e.Type, e.Data}
+		}
+		data, _ := json.Marshal(first) // numbers and strings: always encodes
+		v.Set("first", string(data))
+	}
+	return "/runner/events?" + v.Encode()
+}
+
+// firstEvent is an event of StreamRequest.First in the owner's query:
+// what a stream sends of it.
+type firstEvent struct {
+	Seq  int64  `json:"seq"`
+	Type string `json:"type"`
+	Data string `json:"data"`
+}
+
+// firstEvents reads the first= of a stream's query: events after after,
+// numbered in order, each with a type (none when the query has none).
+func firstEvents(id, text string, after int64) ([]store.Event, error) {
+	if text == "" {
+		return nil, nil
+	}
+	var first []firstEvent
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&first); err != nil {
+		return nil, fmt.Errorf("first: %w", err)
+	}
+	out := make([]store.Event, len(first))
+	for i, e := range first {
+		if e.Seq <= after || e.Type == "" {
+			return nil, fmt.Errorf("first: event %d is not an event after %d", i+1, after)
+		}
+		after = e.Seq
+		out[i] = store.Event{RunID: id, Seq: e.Seq, Type: e.Type, Data: e.Data}
+	}
+	return out, nil
 }
 
 // start executes a run the store shows running, here or at its owner,
@@ -65,9 +130,11 @@ func (rn *runner) start(run store.Run, evs []store.Event) {
 
 // serveStream streams a run's events here, or has its owner stream them;
 // completed is false when the client went away before the end event here.
-func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, run store.Run, after int64, capped, cancel bool) (completed, here bool) {
+// first are the run's events from after on that the caller has, which a
+// remote owner sends without reading them.
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, run store.Run, after int64, capped, cancel bool, first []store.Event) (completed, here bool) {
 	if s.dispatch != nil && !s.dispatch.Local(run.ID) {
-		s.dispatch.Stream(w, r, run.ID, run.TokenID, after, capped, cancel)
+		s.dispatch.Stream(w, r, StreamRequest{ID: run.ID, TokenID: run.TokenID, After: after, Capped: capped, Cancel: cancel, First: first})
 		return true, false
 	}
 	return s.stream(w, r, run.ID, after), true
@@ -93,7 +160,7 @@ func (s *Server) remoteCancel(ctx context.Context, id string) <-chan struct{} {
 //
 //	POST /runner/start?id=      execute the run (it is running in the store; the body is the run, as JSON)
 //	POST /runner/cancel?id=     stop it; answers once it has ended
-//	GET  /runner/events?id=&after=&token=&capped=&cancel=&stream=   its event stream
+//	GET  /runner/events?id=&after=&token=&capped=&cancel=&first=&stream=   its event stream (StreamRequest.Path)
 //	POST /runner/gone?stream=   the client of that stream has gone
 //	POST /runner/recover        end the runs lost with an evicted object, start queued ones
 //
@@ -164,6 +231,11 @@ func (s *Server) RunnerHandler() http.Handler {
 			r = r.WithContext(ctx)
 		}
 		after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
+		first, err := firstEvents(id, q.Get("first"), after)
+		if err != nil {
+			refuse(http.StatusBadRequest, CodeMalformedRequest, err.Error()).write(w)
+			return
+		}
 		if q.Get("capped") == "1" {
 			release, aerr := s.acquireStream(token)
 			if aerr != nil {
@@ -176,7 +248,7 @@ func (s *Server) RunnerHandler() http.Handler {
 		if q.Get("cancel") == "1" {
 			beat = s.goneBeat
 		}
-		if completed := s.streamBeating(w, r, id, after, beat); !completed && q.Get("cancel") == "1" {
+		if completed := s.streamBeating(w, r, id, after, beat, first); !completed && q.Get("cancel") == "1" {
 			s.log.Info("stream client gone; cancelling as asked", "run", id)
 			if run, found, err := s.store.Run(context.Background(), id); err == nil && found {
 				s.cancelRun(token, run)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,15 +57,8 @@ func (d *ownerDispatch) Cancel(ctx context.Context, id string) error {
 	return d.call(ctx, "/runner/cancel?id="+url.QueryEscape(id), nil)
 }
 
-func (d *ownerDispatch) Stream(w http.ResponseWriter, r *http.Request, id, token string, after int64, capped, cancel bool) {
-	q := url.Values{"id": {id}, "token": {token}, "after": {fmt.Sprint(after)}}
-	if capped {
-		q.Set("capped", "1")
-	}
-	if cancel {
-		q.Set("cancel", "1")
-	}
-	req, err := http.NewRequestWithContext(r.Context(), "GET", d.base+"/runner/events?"+q.Encode(), nil)
+func (d *ownerDispatch) Stream(w http.ResponseWriter, r *http.Request, q server.StreamRequest) {
+	req, err := http.NewRequestWithContext(r.Context(), "GET", d.base+q.Path(), nil)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -128,6 +122,94 @@ func TestRunsExecuteAtTheirOwner(t *testing.T) {
 	assert.Equal(t, "cancelled", r.json(t)["reason"])
 	assert.Less(t, time.Since(began), 3*time.Second, "the cancel was a call, not a poll (an hour)")
 	waitFor(t, func() bool { _, aborted := f.counts(); return aborted == 1 }, "the in-flight request was aborted")
+}
+
+// tailReads counts the store's Tail reads (a stream's read of a run its
+// process holds no log of) by run, each the event it reads after.
+type tailReads struct {
+	store.Store
+	mu    sync.Mutex
+	reads map[string][]int64
+}
+
+func (c *tailReads) Tail(ctx context.Context, id string, after int64, limit int) (string, []store.Event, bool, error) {
+	c.mu.Lock()
+	if c.reads == nil {
+		c.reads = map[string][]int64{}
+	}
+	c.reads[id] = append(c.reads[id], after)
+	c.mu.Unlock()
+	return c.Store.Tail(ctx, id, after, limit)
+}
+
+func (c *tailReads) of(id string) []int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]int64(nil), c.reads[id]...)
+}
+
+// A streamed POST's stream begins with the event its admission stored,
+// which the front sends with the stream to the run's owner: the owner
+// sends it without reading the store (on a Worker, a D1 round trip a
+// run), then the rest as for any stream. Here the run waits queued behind
+// a running one: its queued event first, then, once the owner has started
+// it, every event to its end, the stored events exactly.
+func TestAStreamedPostBeginsWithoutARead(t *testing.T) {
+	f := newFake(t, hanging())
+	reads := &tailReads{}
+	e := newEnv(t, options{endpoint: f.srv.URL, owner: true, caps: storeCaps(1, 1, 4, 4),
+		wrap: func(s store.Store) store.Store { reads.Store = s; return reads }})
+	tok := e.token("alice", []string{"read", "run", "live"}, 100, 20)
+	blocker := e.start(tok, `{`+overwrite+`, "policy": "gemini"}`)
+	waitFor(t, func() bool { got, _ := f.counts(); return got == 1 }, "the running run's request is in flight")
+
+	done := make(chan response, 1)
+	go func() {
+		done <- e.do(req{method: "POST", path: "/v1/runs", token: tok, body: `{` + overwrite + `, "stream": true, "strategy": "enqueue"}`, valid: true})
+	}()
+	waitFor(t, func() bool { c, err := e.store.Counts(context.Background()); return err == nil && c.Queued == 1 }, "the streamed run is queued")
+	r := e.do(req{method: "POST", path: "/v1/runs/" + blocker + "/cancel", token: tok, valid: true})
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+
+	r = <-done
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	id := strings.TrimPrefix(r.header.Get("Content-Location"), "/v1/runs/")
+	streamed := parseSSE(t, r.body)
+	require.NotEmpty(t, streamed)
+	assert.Equal(t, "queued", streamed[0].event)
+	assert.Equal(t, "end", streamed[len(streamed)-1].event)
+	assert.Empty(t, reads.of(id), "the owner read none of the run's events for its stream")
+	assert.Equal(t, streamed, e.events(tok, id, nil), "the stream is the stored events")
+}
+
+// The owner refuses a stream whose first events are not events after the
+// stream's start, numbered in order, each with a type (it would send them
+// as they are).
+func TestTheOwnerRefusesMalformedFirstEvents(t *testing.T) {
+	e := newEnv(t, options{owner: true})
+	tok := e.token("alice", []string{"read", "run"}, 100, 20)
+	id := e.start(tok, `{`+overwrite+`}`)
+	e.await(tok, id)
+	c := &http.Client{Timeout: 10 * time.Second}
+	for _, tc := range []struct{ name, first, after, want string }{
+		{"not JSON", `[{`, "0", "first: unexpected EOF"},
+		{"an unknown field", `[{"seq": 1, "type": "queued", "data": "{}", "at": 1}]`, "0", `first: json: unknown field`},
+		{"not after the start", `[{"seq": 2, "type": "step", "data": "{}"}]`, "2", "event 1 is not an event after 2"},
+		{"out of order", `[{"seq": 2, "type": "a", "data": ""}, {"seq": 2, "type": "b", "data": ""}]`, "0", "event 2 is not an event after 2"},
+		{"no type", `[{"seq": 1, "data": "{}"}]`, "0", "event 1 is not an event after 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := url.Values{"id": {id}, "token": {tokenID(t, tok)}, "after": {tc.after}, "first": {tc.first}}
+			resp, err := c.Get(e.ownerURL + "/runner/events?" + q.Encode())
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+			assert.Contains(t, string(body), "malformed_request")
+			assert.Contains(t, string(body), tc.want)
+		})
+	}
 }
 
 // The owner's alarm (Recover): a run the store shows running that the

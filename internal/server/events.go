@@ -86,7 +86,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	if s.dispatch != nil && !s.dispatch.Local(run.ID) {
 		// Its owner serves the stream and counts it.
-		s.serveStream(w, r, run, after, true, false)
+		s.serveStream(w, r, run, after, true, false, nil)
 		return nil
 	}
 	release, aerr := s.acquireStream(run.TokenID)
@@ -106,11 +106,15 @@ const streamPage = 256
 // until the end event. It reports whether the end event was sent; false
 // means the client went away (or the server is closing) first.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after int64) bool {
-	return s.streamBeating(w, r, id, after, s.heartbeat)
+	return s.streamBeating(w, r, id, after, s.heartbeat, nil)
 }
 
-// streamBeating is stream with keep-alive comments every beat.
-func (s *Server) streamBeating(w http.ResponseWriter, r *http.Request, id string, after int64, every time.Duration) bool {
+// streamBeating is stream with keep-alive comments every beat, begun with
+// first (the run's events after after that the caller has) where this
+// process holds no log of the run, instead of a store read. What is
+// written after them (by this process or another) comes as for any
+// stream: a notify or the next poll.
+func (s *Server) streamBeating(w http.ResponseWriter, r *http.Request, id string, after int64, every time.Duration, first []store.Event) bool {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -129,7 +133,8 @@ func (s *Server) streamBeating(w http.ResponseWriter, r *http.Request, id string
 	defer poll.Stop()
 	for {
 		woken, release := s.hub.wait(id)
-		more, done, ok := s.sendEvents(w, flush, r, id, &after)
+		more, done, ok := s.sendEvents(w, flush, r, id, &after, first)
+		first = nil
 		if done || !ok {
 			release()
 			return done && ok
@@ -159,7 +164,7 @@ func (s *Server) streamBeating(w http.ResponseWriter, r *http.Request, id string
 // sendEvents sends the events after *after that the store has (a page at
 // most): more when a full page went, done when the end event went, ok
 // false when the client is gone.
-func (s *Server) sendEvents(w http.ResponseWriter, flush func() bool, r *http.Request, id string, after *int64) (more, done, ok bool) {
+func (s *Server) sendEvents(w http.ResponseWriter, flush func() bool, r *http.Request, id string, after *int64, first []store.Event) (more, done, ok bool) {
 	ctx := r.Context()
 	fail := func(what string, err error) (bool, bool, bool) {
 		if ctx.Err() == nil {
@@ -173,7 +178,13 @@ func (s *Server) sendEvents(w http.ResponseWriter, flush func() bool, r *http.Re
 	// other way round, a finish between them would end the stream without
 	// its end event).
 	evs, finished, held := s.logs.after(id, *after, streamPage)
-	if !held {
+	switch {
+	case held:
+	case len(first) > 0:
+		// A streamed POST's: the front's admission stored these; the run
+		// is queued or running (its end would be among them).
+		evs, finished = first, first[len(first)-1].Type == EventEnd
+	default:
 		status, stored, found, err := s.store.Tail(ctx, id, *after, streamPage)
 		if err != nil || !found {
 			return fail("reading events", errors.Join(err, errors.New("the run is gone")))

@@ -322,6 +322,14 @@ func newEvent(typ string, v any, at time.Time) store.NewEvent {
 	return store.NewEvent{Type: typ, Data: string(data), At: at}
 }
 
+// admitted is the event log of a run just admitted: its first event, as
+// the store's admission stored it (first(run) of the run it returns,
+// numbered 1: TestAdmissionOrder holds both stores to that).
+func (s *Server) admitted(r store.Run) []store.Event {
+	e := s.admittedEvent(r)
+	return []store.Event{{RunID: r.ID, Seq: 1, Type: e.Type, Data: e.Data, At: e.At}}
+}
+
 // admittedEvent is a new run's first event: queued, or started.
 func (s *Server) admittedEvent(r store.Run) store.NewEvent {
 	if r.Status == store.Queued {

@@ -105,6 +105,11 @@ func TestAdmissionOrder(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, evs, 1, "%s: the admission event is written with the run", row.id)
 			assert.Equal(t, fmt.Sprintf(`{"status":%q,"position":%d}`, row.status, row.position), evs[0].Data)
+			// The event stored is first(run) of the run Admit returned,
+			// numbered 1: a Worker's front sends it to the run's object with
+			// the run's stream, which then starts without reading it.
+			first := ev("admitted")(r)
+			assert.Equal(t, []any{int64(1), first.Type, first.Data}, []any{evs[0].Seq, evs[0].Type, evs[0].Data}, row.id)
 		}
 		// Nothing can start while a1 and b1 run.
 		_, _, ok, err := s.Promote(ctx, caps, t0, ev("started"), 256)
