@@ -274,9 +274,11 @@ bench-retrieval-rounds:
 # Server edition load scenarios (seconds each, so go test -bench . alone
 # skips them): 200 concurrent clients under the caps, cancel to end event,
 # kill -9 under load and restart; the load scenario again against the local
-# Worker (wrangler dev --local) when npm ci installed wrangler.
+# Worker (wrangler dev --local, then workerd alone) when npm ci installed
+# wrangler, ending with the Worker's runs/s beside native's. -v: every
+# figure as it comes (go test keeps ten lines of a benchmark's log).
 bench-server: worker node_modules/.package-lock.json
-	RAGAGENT_BENCH_SERVER=1 $(GO) test ./internal/server -run '^$$' -bench Server -benchtime 1x -timeout 30m
+	RAGAGENT_BENCH_SERVER=1 $(GO) test ./internal/server -run '^$$' -bench Server -benchtime 1x -timeout 30m -v
 
 # Page figures: sizes, start-up in headless Chromium, replay and FTS5 search
 # in the browser, in node and natively.
