@@ -39,7 +39,7 @@ import { decodeBatch, encodeResults } from "./d1wire.mjs";
 // statement's rows go back to it, in the D1 wire form (d1wire.mjs).
 async function d1(db, batch) {
   const stmts = decodeBatch(batch);
-  countD1(stmts);
+  if (counting) countD1(stmts);
   const prepared = stmts.map(([sql, args]) => db.prepare(sql).bind(...args));
   if (prepared.length === 1) {
     return encodeResults([await prepared[0].raw()]);
@@ -48,10 +48,15 @@ async function d1(db, batch) {
   return encodeResults(results.map((r) => (r.results ?? []).map((row) => Object.values(row))));
 }
 
+// counting is whether this isolate counts its D1 calls and times its
+// streamed POSTs: RAGAGENT_D1_CALLS is "1" (make bench-server reads the
+// counts; never on otherwise, where naming each call's kind would cost
+// every call a dozen regular expressions for nothing).
+let counting = false;
+
 // d1Calls counts the isolate's D1 calls by kind (every program of the
 // isolate: under wrangler dev the front and the run objects share one),
-// answered at GET /_d1-calls when RAGAGENT_D1_CALLS is "1" (make
-// bench-server reads it; it is never on otherwise).
+// answered at GET /_d1-calls.
 const d1Calls = {};
 // d1Statements counts the statements of those calls by the same kinds
 // (a batch's statements each cost the local D1 a query).
@@ -60,6 +65,7 @@ const d1Statements = {};
 // their run object's stream (first and last, ms since the first arrival).
 const stages = {};
 function stage(name) {
+  if (!counting) return;
   const now = Date.now();
   stages.t0 ??= now;
   const s = (stages[name] ??= { n: 0, first: now - stages.t0 });
@@ -362,7 +368,8 @@ const SHARD = "x-ragagent-runner";
 
 export default {
   async fetch(request, env, ctx) {
-    if (env.RAGAGENT_D1_CALLS === "1" && new URL(request.url).pathname === "/_d1-calls") {
+    counting = env.RAGAGENT_D1_CALLS === "1";
+    if (counting && new URL(request.url).pathname === "/_d1-calls") {
       const { t0, ...rest } = stages;
       return Response.json({
         ...d1Calls,
@@ -417,6 +424,7 @@ export class Runner {
   constructor(state, env) {
     this.state = state;
     this.env = env;
+    counting = env.RAGAGENT_D1_CALLS === "1";
     this.program = null;
     this.said = 0; // the memory last logged (bytes)
     this.streams = 0; // the streams served so far (each one's name)
