@@ -130,11 +130,16 @@ func (rn *runner) start(run store.Run, evs []store.Event) {
 
 // serveStream streams a run's events here, or has its owner stream them;
 // completed is false when the client went away before the end event here.
-// first are the run's events from after on that the caller has, which a
-// remote owner sends without reading them.
-func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, run store.Run, after int64, capped, cancel bool, first []store.Event) (completed, here bool) {
+// admitted: the run was just admitted (a streamed POST), so its first
+// event is its admission's, which a remote owner is sent and sends
+// without reading it (made only then: a stream served here reads it).
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, run store.Run, after int64, capped, cancel, admitted bool) (completed, here bool) {
 	if s.dispatch != nil && !s.dispatch.Local(run.ID) {
-		s.dispatch.Stream(w, r, StreamRequest{ID: run.ID, TokenID: run.TokenID, After: after, Capped: capped, Cancel: cancel, First: first})
+		q := StreamRequest{ID: run.ID, TokenID: run.TokenID, After: after, Capped: capped, Cancel: cancel}
+		if admitted {
+			q.First = s.admitted(run)
+		}
+		s.dispatch.Stream(w, r, q)
 		return true, false
 	}
 	return s.stream(w, r, run.ID, after), true

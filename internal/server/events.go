@@ -86,7 +86,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	if s.dispatch != nil && !s.dispatch.Local(run.ID) {
 		// Its owner serves the stream and counts it.
-		s.serveStream(w, r, run, after, true, false, nil)
+		s.serveStream(w, r, run, after, true, false, false)
 		return nil
 	}
 	release, aerr := s.acquireStream(run.TokenID)

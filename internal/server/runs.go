@@ -170,7 +170,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	if spec.Stream {
 		w.Header().Set("Content-Location", linksOf(run.ID).Self)
-		completed, here := s.serveStream(w, r, run, 0, false, spec.OnDisconnect == "cancel", s.admitted(run))
+		completed, here := s.serveStream(w, r, run, 0, false, spec.OnDisconnect == "cancel", true)
 		if here && !completed && spec.OnDisconnect == "cancel" {
 			s.log.Info("stream client gone; cancelling as asked", "run", run.ID)
 			s.cancelRun(t.ID, run)
