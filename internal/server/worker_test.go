@@ -357,6 +357,15 @@ func (w *localWorker) env(t *testing.T) *env {
 func TestWorker(t *testing.T) {
 	t.Parallel() // with TestWorkerRecoversTheRunsOfAKilledProcess, which mostly waits
 	w := startWorker(t, workerCaps, workerTokens, "log")
+	// The front's start (the harness's first GET) wakes the run object,
+	// which starts its program then, before any run is handed to it and
+	// before its alarm (15 s on, which would start it too) has fired.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(w.log.String(), "run object 0: program started in") {
+		require.True(t, time.Now().Before(deadline), "the wake started no run object's program:\n%s", w.log.String())
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NotContains(t, w.log.String(), "runs held", "the program was started by the alarm, not the wake")
 	var outputs [][]byte
 	keep := func(r response) response {
 		hdr, _ := json.Marshal(r.header)
