@@ -317,17 +317,6 @@ func BenchmarkServerLoad200Clients(b *testing.B) {
 // Worker serving traffic has paid already). A round a target did not
 // finish is left out of its rows.
 func sideBySide(rates map[string][]loadFigures, base string, targets ...string) string {
-	rate := func(fs []loadFigures) float64 {
-		runs, wall := 0, time.Duration(0)
-		for _, f := range fs {
-			runs += f.admitted
-			wall += f.wall
-		}
-		if wall == 0 {
-			return 0
-		}
-		return float64(runs) / wall.Seconds()
-	}
 	ratio := func(a, b float64) string {
 		if a == 0 || b == 0 {
 			return "n/a"
@@ -355,10 +344,24 @@ func sideBySide(rates map[string][]loadFigures, base string, targets ...string) 
 	return sb.String()
 }
 
+// rate is the runs/s of rounds: all their runs over all their time.
+func rate(fs []loadFigures) float64 {
+	runs, wall := 0, time.Duration(0)
+	for _, f := range fs {
+		runs += f.admitted
+		wall += f.wall
+	}
+	if wall == 0 {
+		return 0
+	}
+	return float64(runs) / wall.Seconds()
+}
+
+// roundRates is each round's rate.
 func roundRates(fs []loadFigures) string {
 	parts := make([]string, len(fs))
-	for i, f := range fs {
-		parts[i] = fmt.Sprintf("%.1f", float64(f.admitted)/f.wall.Seconds())
+	for i := range fs {
+		parts[i] = fmt.Sprintf("%.1f", rate(fs[i:i+1]))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -444,6 +447,7 @@ func d1Calls(b *testing.B, base string, runs int) {
 			b.Logf("D1 calls: not known (%v, three times)", err)
 			return
 		}
+		time.Sleep(2 * time.Second) // a Worker being restarted refuses at once
 	}
 	if n, ok := all["admission"]; ok {
 		var admitted int
