@@ -134,7 +134,8 @@ func TestImageSearchEqualsFTS5(t *testing.T) {
 }
 
 // A snippet is made for each hit alone, by rowid, and is the very snippet
-// FTS5 makes for that row in a query over every match.
+// FTS5 makes for that row in a query over every match; search after
+// search, so each refill of the hits' table forgets the last one's.
 func TestSnippetsArePerHit(t *testing.T) {
 	ps := synthetic(300)
 	data, err := Image(ps)
@@ -142,23 +143,32 @@ func TestSnippetsArePerHit(t *testing.T) {
 	ix, err := OpenImage(data)
 	require.NoError(t, err)
 	defer ix.Close()
-	query := "file path write_text Café"
-	hits, err := ix.SearchSnippets(query, 5, "3.12")
-	require.NoError(t, err)
-	require.Len(t, hits, 5)
 	stmt, _, err := ix.conn.Prepare(fmt.Sprintf(`SELECT rowid, snippet(passages, 1, '%s', '%s', '%s', %d) FROM passages WHERE passages MATCH ?`,
 		MarkOpen, MarkClose, Ellipsis, SnippetTokens))
 	require.NoError(t, err)
 	defer stmt.Close()
-	require.NoError(t, stmt.BindText(1, MatchExpression(Terms(query))))
-	all := map[int]string{}
-	for stmt.Step() {
-		all[stmt.ColumnInt(0)] = stmt.ColumnText(1)
-	}
-	require.NoError(t, stmt.Err())
-	for _, h := range hits {
-		assert.Equal(t, all[h.Doc+1], h.Snippet)
-		assert.Contains(t, h.Snippet, MarkOpen)
+	for _, c := range []struct {
+		query string
+		k     int
+	}{
+		{"file path write_text Café", 5},
+		{"json dumps ensure_ascii", 3},
+		{"file path write_text Café", 8},
+		{"naive newline", 1},
+	} {
+		hits, err := ix.SearchSnippets(c.query, c.k, "3.12")
+		require.NoError(t, err)
+		require.Len(t, hits, c.k, c.query)
+		require.NoError(t, stmt.BindText(1, MatchExpression(Terms(c.query))))
+		all := map[int]string{}
+		for stmt.Step() {
+			all[stmt.ColumnInt(0)] = stmt.ColumnText(1)
+		}
+		require.NoError(t, stmt.Reset())
+		for _, h := range hits {
+			assert.Equal(t, all[h.Doc+1], h.Snippet, c.query)
+			assert.Contains(t, h.Snippet, MarkOpen, c.query)
+		}
 	}
 }
 
@@ -235,4 +245,19 @@ func FuzzOpenImage(f *testing.F) {
 		_, _ = ix.Search("write text file path", 3, "3.12")
 		_, _ = ix.SearchSnippets("json path", 2, "")
 	})
+}
+
+// BenchmarkSearchSnippets is one search of a run's search tool: the
+// image's scorer, then each hit's snippet.
+func BenchmarkSearchSnippets(b *testing.B) {
+	data, err := Image(synthetic(300))
+	require.NoError(b, err)
+	ix, err := OpenImage(data)
+	require.NoError(b, err)
+	defer ix.Close()
+	for b.Loop() {
+		if _, err := ix.SearchSnippets("file path write_text Café", 10, "3.12"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
