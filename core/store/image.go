@@ -261,18 +261,9 @@ func (ix *Index) openImage() error {
 			return fmt.Errorf("store: the image's %s table is not %s's", table, ImageFormat)
 		}
 	}
-	// FTS5's averages record: the row count, then each column's tokens.
-	avg, err := ix.one(`SELECT block FROM passages_data WHERE id = 1`)
+	rows, total, err := ix.totals()
 	if err != nil {
-		return fmt.Errorf("store: read the image's FTS5 totals: %w", err)
-	}
-	totals := varints(avg.blob)
-	if len(totals) < 2 || totals[0] == 0 {
-		return errors.New("store: the image's FTS5 totals are malformed")
-	}
-	rows, total := int(totals[0]), uint64(0)
-	for _, t := range totals[1:] {
-		total += t
+		return err
 	}
 	d, err := ix.docsRow()
 	if err != nil {
@@ -293,7 +284,25 @@ func (ix *Index) openImage() error {
 	// An image is searched by its scorer, never by FTS5's bm25(): its
 	// search statements are not prepared (Close takes nil ones).
 	ix.img = newScorer(ix, d, total)
+	ix.img.read = ix.img.imagePosting
 	return nil
+}
+
+// totals are FTS5's averages record: the row count, and the tokens of
+// every row and column (bm25's average document length is their ratio).
+func (ix *Index) totals() (rows int, tokens uint64, err error) {
+	avg, err := ix.one(`SELECT block FROM passages_data WHERE id = 1`)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: read the index's FTS5 totals: %w", err)
+	}
+	totals := varints(avg.blob)
+	if len(totals) < 2 || totals[0] == 0 {
+		return 0, 0, errors.New("store: the index's FTS5 totals are malformed")
+	}
+	for _, t := range totals[1:] {
+		tokens += t
+	}
+	return int(totals[0]), tokens, nil
 }
 
 // docArrays is an image's docs row, decoded.

@@ -8,19 +8,24 @@ import (
 	"github.com/ncruces/go-sqlite3"
 )
 
-// scorer searches an image: the agent's literal OR query ranked by bm25,
-// computed in Go from the postings Image exported from FTS5's own index,
+// scorer searches an index: the agent's literal OR query ranked by bm25,
+// computed in Go from FTS5's own postings (those Image exported, or for an
+// index built by Open those FTS5 holds, read through fts5vocab),
 // exactly as FTS5's bm25() computes it (fts5_aux.c, fts5Bm25Function, with
 // its default k1 1.2, b 0.75 and weight 1 per column), operation for
 // operation, so every score is the same float64 and the order (bm25, then
 // rowid) the same. FTS5 itself costs a docsize lookup (a SQL statement)
 // and an instance walk per matching row; under WebAssembly that made a
 // query for a common word take hundreds of milliseconds. Here a matching
-// row costs a few float operations. The logarithm in each term's idf is
+// row costs a few float operations, and a search whose terms were seen
+// before runs no SQL at all. The logarithm in each term's idf is
 // SQLite's own ln(), the libc log FTS5 calls, not Go's math.Log, whose
 // last bit may differ. TestImageSearchEqualsFTS5 holds the equality.
 type scorer struct {
 	ix *Index
+	// read is a term's posting as the index holds it: an image's postings
+	// row, or FTS5's own through fts5vocab for an index built by Open.
+	read func(term string) (docs []int32, tf []float64, err error)
 
 	rows    int64
 	norm    []float64 // per passage: k1 * ((1 - b) + b * tokens / avgdl)
@@ -84,57 +89,23 @@ func (s *scorer) close() error {
 	return first
 }
 
-// term is a term's posting with its idf, read once and kept (the image
+// term is a term's posting with its idf, read once and kept (the index
 // never changes). A term no passage holds has an empty posting.
 func (s *scorer) term(t string) (*posting, error) {
 	if p, ok := s.terms[t]; ok {
 		return p, nil
 	}
-	conn := s.ix.conn
-	var err error
-	if s.post == nil {
-		if s.post, _, err = conn.Prepare(`SELECT docs FROM postings WHERE term = ?`); err != nil {
-			return nil, fmt.Errorf("store: prepare postings: %w", err)
-		}
-		if s.ln, _, err = conn.Prepare(`SELECT ln(?)`); err != nil {
+	if s.ln == nil {
+		var err error
+		if s.ln, _, err = s.ix.conn.Prepare(`SELECT ln(?)`); err != nil {
 			return nil, fmt.Errorf("store: prepare ln: %w", err)
 		}
 	}
-	p := &posting{}
-	if err := s.post.BindText(1, t); err != nil {
+	docs, tf, err := s.read(t)
+	if err != nil {
 		return nil, err
 	}
-	if s.post.Step() {
-		b := s.post.ColumnRawBlob(0)
-		doc := int64(0)
-		for len(b) > 0 {
-			delta, n := binary.Uvarint(b)
-			if n <= 0 {
-				break
-			}
-			tf, m := binary.Uvarint(b[n:])
-			if m <= 0 {
-				n = -1
-				break
-			}
-			b = b[n+m:]
-			doc += int64(delta)
-			if doc < 1 || doc > s.rows {
-				return nil, fmt.Errorf("store: the posting of %q names row %d of %d", t, doc, s.rows)
-			}
-			p.docs = append(p.docs, int32(doc-1))
-			p.tf = append(p.tf, float64(tf))
-		}
-		if len(b) > 0 {
-			s.post.Reset()
-			return nil, fmt.Errorf("store: the posting of %q is malformed", t)
-		}
-	}
-	err = s.post.Err()
-	s.post.Reset()
-	if err != nil {
-		return nil, fmt.Errorf("store: read postings: %w", err)
-	}
+	p := &posting{docs: docs, tf: tf}
 	// fts5Bm25GetData: idf = log((nRow - nHit + 0.5) / (nHit + 0.5)), at
 	// least 1e-6.
 	hits := int64(len(p.docs))
@@ -152,6 +123,48 @@ func (s *scorer) term(t string) (*posting, error) {
 	}
 	s.terms[t] = p
 	return p, nil
+}
+
+// imagePosting reads a term's row of an image's postings table: (row
+// delta, frequency) uvarint pairs.
+func (s *scorer) imagePosting(t string) (docs []int32, tf []float64, err error) {
+	if s.post == nil {
+		if s.post, _, err = s.ix.conn.Prepare(`SELECT docs FROM postings WHERE term = ?`); err != nil {
+			return nil, nil, fmt.Errorf("store: prepare postings: %w", err)
+		}
+	}
+	defer s.post.Reset()
+	if err := s.post.BindText(1, t); err != nil {
+		return nil, nil, err
+	}
+	if s.post.Step() {
+		b := s.post.ColumnRawBlob(0)
+		doc := int64(0)
+		for len(b) > 0 {
+			delta, n := binary.Uvarint(b)
+			if n <= 0 {
+				break
+			}
+			f, m := binary.Uvarint(b[n:])
+			if m <= 0 {
+				break
+			}
+			b = b[n+m:]
+			doc += int64(delta)
+			if doc < 1 || doc > s.rows {
+				return nil, nil, fmt.Errorf("store: the posting of %q names row %d of %d", t, doc, s.rows)
+			}
+			docs = append(docs, int32(doc-1))
+			tf = append(tf, float64(f))
+		}
+		if len(b) > 0 {
+			return nil, nil, fmt.Errorf("store: the posting of %q is malformed", t)
+		}
+	}
+	if err := s.post.Err(); err != nil {
+		return nil, nil, fmt.Errorf("store: read postings: %w", err)
+	}
+	return docs, tf, nil
 }
 
 // maxInsertionK is the longest page kept by insertion while scoring;

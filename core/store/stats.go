@@ -57,15 +57,18 @@ func (ix *Index) vocabTables() error {
 
 // Postings are the docs (0-based, ascending) holding term and how often
 // each holds it; none for a term the index lacks. The slices are the
-// index's own for an image: the caller must not change them.
+// index's own: the caller must not change them.
 func (ix *Index) Postings(term string) (docs []int32, tf []float64, err error) {
-	if ix.img != nil {
-		p, err := ix.img.term(term)
-		if err != nil {
-			return nil, nil, err
-		}
-		return p.docs, p.tf, nil
+	p, err := ix.rank().term(term)
+	if err != nil {
+		return nil, nil, err
 	}
+	return p.docs, p.tf, nil
+}
+
+// vocabPostings reads a term's postings from FTS5's own index, through
+// its fts5vocab instance table.
+func (ix *Index) vocabPostings(term string) (docs []int32, tf []float64, err error) {
 	if err := ix.vocabTables(); err != nil {
 		return nil, nil, err
 	}
@@ -92,6 +95,16 @@ func (ix *Index) DocTokens() ([]int, error) {
 		}
 		return out, nil
 	}
+	for i, t := range ix.lex.tokens {
+		out[i] = int(t)
+	}
+	return out, nil
+}
+
+// docsizes is each doc's token count, as an index built by Open's FTS5
+// docsize table holds it.
+func (ix *Index) docsizes() ([]uint64, error) {
+	out := make([]uint64, ix.docs)
 	stmt, _, err := ix.conn.Prepare(`SELECT id, sz FROM passages_docsize ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: docsize: %w", err)
@@ -102,7 +115,7 @@ func (ix *Index) DocTokens() ([]int, error) {
 		if id < 1 || id > ix.docs {
 			return nil, fmt.Errorf("store: docsize row %d is not a doc", id)
 		}
-		out[id-1] = int(sumVarints(stmt.ColumnRawBlob(1)))
+		out[id-1] = sumVarints(stmt.ColumnRawBlob(1))
 	}
 	if err := stmt.Err(); err != nil {
 		return nil, fmt.Errorf("store: docsize: %w", err)

@@ -1,7 +1,8 @@
 // Package store is the lexical backend: an in-memory SQLite FTS5 index
-// searched with a literal multi-term OR query, filtered by version inside
-// the same statement as the bm25 order and the limit, so a filter can never
-// empty a page that a later version would have filled.
+// searched with a literal multi-term OR query, ranked by FTS5's bm25 (in
+// Go, from FTS5's own postings: see scorer) and filtered by version while
+// the page is chosen, so a filter can never empty a page that a later
+// version would have filled.
 package store
 
 import (
@@ -38,10 +39,11 @@ type Hit struct {
 // Index is an FTS5 table over docs. It is not safe for concurrent use (one
 // SQLite connection); each run or worker builds or borrows its own.
 type Index struct {
-	conn     *sqlite3.Conn
-	filtered *sqlite3.Stmt
-	all      *sqlite3.Stmt
-	docs     int
+	conn *sqlite3.Conn
+	docs int
+	// lex ranks an index built by Open, from FTS5's own postings (an
+	// image's scorer is img).
+	lex *scorer
 	// snippet makes the hits' highlighted excerpts from the temporary
 	// table SearchSnippets fills, and readText reads a doc's text; both
 	// prepared on first use (only people inspecting the index ask).
@@ -97,7 +99,7 @@ func (ix *Index) build(docs []Doc) error {
 	if err := ix.insert(docs); err != nil {
 		return err
 	}
-	return ix.prepare()
+	return ix.scorer()
 }
 
 // insert adds docs with rowids 1..n in one transaction.
@@ -107,18 +109,40 @@ func (ix *Index) insert(docs []Doc) error {
 	})
 }
 
-// prepare makes the search statements.
-func (ix *Index) prepare() error {
-	var err error
-	// Ties in bm25 fall back to insertion order, so results never depend on
-	// the sorter's internals.
-	const base = `SELECT rowid, bm25(passages) FROM passages WHERE passages MATCH ?1 %s ORDER BY bm25(passages), rowid LIMIT ?2`
-	if ix.filtered, _, err = ix.conn.Prepare(fmt.Sprintf(base, `AND version = ?3`)); err != nil {
-		return fmt.Errorf("store: prepare search: %w", err)
+// scorer makes the index's ranking: bm25 in Go, as an image's (see
+// scorer), over the postings FTS5 built, read term by term through
+// fts5vocab as searches first name them. A search then costs no SQL
+// statement once its terms have been seen: under WebAssembly, SQLite's
+// query engine is neither run nor compiled by V8's optimising tier on
+// the way to a ranking (docs/worker.md, "The cold round").
+func (ix *Index) scorer() error {
+	d := &docArrays{version: make([]uint64, ix.docs)}
+	index := map[string]uint64{}
+	for i, v := range ix.versions {
+		n, ok := index[v]
+		if !ok {
+			n = uint64(len(d.versions))
+			index[v] = n
+			d.versions = append(d.versions, v)
+		}
+		d.version[i] = n
 	}
-	if ix.all, _, err = ix.conn.Prepare(fmt.Sprintf(base, ``)); err != nil {
-		return fmt.Errorf("store: prepare search: %w", err)
+	var total uint64
+	if ix.docs > 0 {
+		var rows int
+		var err error
+		if rows, total, err = ix.totals(); err != nil {
+			return err
+		}
+		if d.tokens, err = ix.docsizes(); err != nil {
+			return err
+		}
+		if rows != ix.docs {
+			return fmt.Errorf("store: FTS5 counts %d rows of %d docs", rows, ix.docs)
+		}
 	}
+	ix.lex = newScorer(ix, d, total)
+	ix.lex.read = ix.vocabPostings
 	return nil
 }
 
@@ -128,7 +152,11 @@ func (ix *Index) Close() error {
 	if ix.img != nil {
 		imgErr = ix.img.close()
 	}
-	err := errors.Join(imgErr, ix.filtered.Close(), ix.all.Close(), ix.snippet.Close(), ix.readText.Close(),
+	var lexErr error
+	if ix.lex != nil {
+		lexErr = ix.lex.close()
+	}
+	err := errors.Join(imgErr, lexErr, ix.snippet.Close(), ix.readText.Close(),
 		ix.vocab.Close(), ix.vocabRow.Close(), ix.conn.Close())
 	if ix.image != "" {
 		memdb.Delete(ix.image)
@@ -207,8 +235,8 @@ func MatchExpression(terms []string) string {
 
 // Search returns up to k docs matching any term of query, best bm25 first
 // (ties by insertion order). An empty version searches every version
-// (diagnostics only; runs always name one). An image is scored in Go (see
-// scorer), an index built from text by FTS5 itself: the same scores.
+// (diagnostics only; runs always name one). Both kinds of index are
+// scored in Go (see scorer) with FTS5's own scores.
 func (ix *Index) Search(query string, k int, version string) ([]Hit, error) {
 	terms := Terms(query)
 	if len(terms) == 0 {
@@ -217,30 +245,15 @@ func (ix *Index) Search(query string, k int, version string) ([]Hit, error) {
 	if k < 1 {
 		return nil, fmt.Errorf("store: k must be at least 1, got %d", k)
 	}
+	return ix.rank().search(terms, k, version)
+}
+
+// rank is the index's bm25 ranking: an image's scorer, or Open's.
+func (ix *Index) rank() *scorer {
 	if ix.img != nil {
-		return ix.img.search(terms, k, version)
+		return ix.img
 	}
-	stmt := ix.all
-	if version != "" {
-		stmt = ix.filtered
-	}
-	defer stmt.Reset()
-	if err := errors.Join(stmt.BindText(1, MatchExpression(terms)), stmt.BindInt(2, k)); err != nil {
-		return nil, fmt.Errorf("store: bind search: %w", err)
-	}
-	if version != "" {
-		if err := stmt.BindText(3, version); err != nil {
-			return nil, fmt.Errorf("store: bind version: %w", err)
-		}
-	}
-	var hits []Hit
-	for stmt.Step() {
-		hits = append(hits, Hit{Doc: stmt.ColumnInt(0) - 1, Rank: len(hits) + 1, Score: stmt.ColumnFloat(1)})
-	}
-	if err := stmt.Err(); err != nil {
-		return nil, fmt.Errorf("store: search: %w", err)
-	}
-	return hits, nil
+	return ix.lex
 }
 
 // The highlight marks around each matched term in a snippet, and what
