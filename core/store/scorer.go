@@ -90,9 +90,19 @@ func (s *scorer) close() error {
 }
 
 // term is a term's posting with its idf, read once and kept (the index
-// never changes). A term no passage holds has an empty posting.
+// never changes). A term no passage holds has an empty posting, not kept
+// (the terms kept are at most the vocabulary, whatever the queries).
 func (s *scorer) term(t string) (*posting, error) {
 	if p, ok := s.terms[t]; ok {
+		return p, nil
+	}
+	docs, tf, err := s.read(t)
+	if err != nil {
+		return nil, err
+	}
+	p := &posting{docs: docs, tf: tf}
+	if len(docs) == 0 {
+		// In no doc: it scores nothing, so its idf is never read.
 		return p, nil
 	}
 	if s.ln == nil {
@@ -101,11 +111,6 @@ func (s *scorer) term(t string) (*posting, error) {
 			return nil, fmt.Errorf("store: prepare ln: %w", err)
 		}
 	}
-	docs, tf, err := s.read(t)
-	if err != nil {
-		return nil, err
-	}
-	p := &posting{docs: docs, tf: tf}
 	// fts5Bm25GetData: idf = log((nRow - nHit + 0.5) / (nHit + 0.5)), at
 	// least 1e-6.
 	hits := int64(len(p.docs))

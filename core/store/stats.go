@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // The accessors below hand a ranking of its own (core/retrieval) the
@@ -15,6 +17,9 @@ import (
 // Vocabulary is every term the index holds (FTS5's unicode61 tokens,
 // lower-cased, diacritics removed), sorted.
 func (ix *Index) Vocabulary() ([]string, error) {
+	if ix.lexicon {
+		return slices.Sorted(maps.Keys(ix.lex.terms)), nil
+	}
 	var q string
 	if ix.img != nil {
 		q = `SELECT term FROM postings ORDER BY term`

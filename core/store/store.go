@@ -42,8 +42,11 @@ type Index struct {
 	conn *sqlite3.Conn
 	docs int
 	// lex ranks an index built by Open, from FTS5's own postings (an
-	// image's scorer is img).
-	lex *scorer
+	// image's scorer is img), or one opened from a Lexicon (lexicon true:
+	// conn is nil until snippets need it, and texts holds the docs').
+	lex     *scorer
+	lexicon bool
+	texts   []string
 	// snippet makes the hits' highlighted excerpts from the temporary
 	// table SearchSnippets fills, and readText reads a doc's text; both
 	// prepared on first use (only people inspecting the index ask).
@@ -116,17 +119,7 @@ func (ix *Index) insert(docs []Doc) error {
 // query engine is neither run nor compiled by V8's optimising tier on
 // the way to a ranking (docs/worker.md, "The cold round").
 func (ix *Index) scorer() error {
-	d := &docArrays{version: make([]uint64, ix.docs)}
-	index := map[string]uint64{}
-	for i, v := range ix.versions {
-		n, ok := index[v]
-		if !ok {
-			n = uint64(len(d.versions))
-			index[v] = n
-			d.versions = append(d.versions, v)
-		}
-		d.version[i] = n
-	}
+	d := versionArrays(ix.versions)
 	var total uint64
 	if ix.docs > 0 {
 		var rows int
@@ -157,7 +150,10 @@ func (ix *Index) Close() error {
 		lexErr = ix.lex.close()
 	}
 	err := errors.Join(imgErr, lexErr, ix.snippet.Close(), ix.readText.Close(),
-		ix.vocab.Close(), ix.vocabRow.Close(), ix.conn.Close())
+		ix.vocab.Close(), ix.vocabRow.Close())
+	if ix.conn != nil {
+		err = errors.Join(err, ix.conn.Close())
+	}
 	if ix.image != "" {
 		memdb.Delete(ix.image)
 	}
@@ -293,6 +289,9 @@ func (ix *Index) Snippets(query string, hits []Hit) ([]Hit, error) {
 		return hits, nil
 	}
 	var err error
+	if err := ix.connect(); err != nil {
+		return nil, err
+	}
 	if err := ix.snippetTable(); err != nil {
 		return nil, err
 	}
@@ -350,8 +349,29 @@ func (ix *Index) snippetTable() error {
 	return nil
 }
 
-// text is one doc's text, read from the index's own table.
+// connect opens a lexicon's connection, for its snippets' tables.
+func (ix *Index) connect() error {
+	if ix.conn != nil {
+		return nil
+	}
+	conn, err := sqlite3.Open(":memory:")
+	if err != nil {
+		return fmt.Errorf("store: open sqlite: %w", err)
+	}
+	if err := fts5.Register(conn); err != nil {
+		conn.Close()
+		return fmt.Errorf("store: register fts5: %w", err)
+	}
+	ix.conn = conn
+	return nil
+}
+
+// text is one doc's text, read from the index's own table (a lexicon's
+// from its docs).
 func (ix *Index) text(doc int) (string, error) {
+	if ix.texts != nil {
+		return ix.texts[doc], nil
+	}
 	if ix.readText == nil {
 		var err error
 		if ix.readText, _, err = ix.conn.Prepare(`SELECT text FROM passages WHERE rowid = ?`); err != nil {
