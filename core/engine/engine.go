@@ -126,8 +126,9 @@ type Engine struct {
 	vectors   vectorSets
 }
 
-// Open validates the seed corpus and cases, builds the FTS5 index and
-// parses the bundled recording.
+// Open validates the seed corpus and cases, opens the seed's index from
+// its lexicon (fixtures.SeedLexicon: no SQLite until something asks for
+// snippets or another pack) and parses the bundled recording.
 func Open(o Options) (*Engine, error) {
 	clock := o.Clock
 	if clock == nil {
@@ -141,7 +142,7 @@ func Open(o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := lab.OpenPack(fixtures.SeedManifest, fixtures.Snapshot, fixtures.Cases, nil)
+	l, err := lab.OpenPackWith(fixtures.SeedManifest, fixtures.Snapshot, fixtures.SeedLexicon, fixtures.Cases, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -111,11 +111,17 @@ func Open(snapshot, cases []byte) (*Lab, error) {
 // each other with hash, nil for Go's sha256) with its cases (nil for
 // none); see tools.OpenPack.
 func OpenPack(manifest, passages, cases []byte, hash tools.Hasher) (*Lab, error) {
+	return OpenPackWith(manifest, passages, nil, cases, hash)
+}
+
+// OpenPackWith is OpenPack with a JSON pack's lexicon (see
+// tools.OpenPackWith).
+func OpenPackWith(manifest, passages, lexicon, cases []byte, hash tools.Hasher) (*Lab, error) {
 	m, err := corpus.ParseManifest(manifest)
 	if err != nil {
 		return nil, err
 	}
-	lib, err := tools.OpenPack(m, passages, hash)
+	lib, err := tools.OpenPackWith(m, passages, lexicon, hash)
 	if err != nil {
 		return nil, err
 	}

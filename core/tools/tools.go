@@ -4,6 +4,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -105,6 +106,14 @@ type Hasher func([]byte) (string, error)
 // covers every byte of every passage, so an image's passages are not
 // re-hashed at open; each is checked when it is first used.
 func OpenPack(m *corpus.Manifest, passages []byte, hash Hasher) (*Library, error) {
+	return OpenPackWith(m, passages, nil, hash)
+}
+
+// OpenPackWith is OpenPack with a JSON pack's lexicon (Lexicon's bytes,
+// nil for none): its index opens from the lexicon, ranking without SQLite
+// (store.OpenLexicon), instead of being built. A lexicon made from other
+// passages, or given for an image, is refused.
+func OpenPackWith(m *corpus.Manifest, passages, lexicon []byte, hash Hasher) (*Library, error) {
 	var err error
 	if hash != nil {
 		err = m.CheckFileWith(passages, hash)
@@ -124,13 +133,21 @@ func OpenPack(m *corpus.Manifest, passages []byte, hash Hasher) (*Library, error
 		if err != nil {
 			return nil, err
 		}
-		lib, err := Open(p.Snapshot)
+		var lib *Library
+		if lexicon != nil {
+			lib, err = openLexicon(p.Snapshot, lexicon, m.PassagesSHA256)
+		} else {
+			lib, err = Open(p.Snapshot)
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("pack %s: %w", m.ID, err)
 		}
 		lib.pack = p
 		return lib, nil
 	case corpus.EncodingSQLite:
+		if lexicon != nil {
+			return nil, fmt.Errorf("pack %s: a lexicon is for a pack of JSON passages; an image is its own", m.ID)
+		}
 		ix, err := store.OpenImage(passages)
 		if err != nil {
 			return nil, fmt.Errorf("pack %s: %w", m.ID, err)
@@ -149,11 +166,49 @@ func (l *Library) Pack() *corpus.Pack { return l.pack }
 
 // Open indexes the snapshot's passages in file order.
 func Open(s *corpus.Snapshot) (*Library, error) {
+	ix, err := store.Open(docs(s))
+	if err != nil {
+		return nil, err
+	}
+	return &Library{snapshot: s, index: ix}, nil
+}
+
+// docs are the snapshot's passages as the index takes them.
+func docs(s *corpus.Snapshot) []store.Doc {
 	docs := make([]store.Doc, len(s.Passages))
 	for i, p := range s.Passages {
 		docs[i] = store.Doc{Version: p.Version, Text: p.Text, Title: p.Title, URL: p.URL}
 	}
-	ix, err := store.Open(docs)
+	return docs
+}
+
+// Lexicon is the lexicon OpenPackWith takes for a JSON pack whose
+// passages file has the sha256 source and holds s: its index's, built
+// now, as JSON.
+func Lexicon(s *corpus.Snapshot, source string) ([]byte, error) {
+	ix, err := store.Open(docs(s))
+	if err != nil {
+		return nil, err
+	}
+	defer ix.Close()
+	lx, err := ix.Lexicon(source)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(lx)
+}
+
+// openLexicon opens s from its lexicon, made from the passages file with
+// sha256 source.
+func openLexicon(s *corpus.Snapshot, lexicon []byte, source string) (*Library, error) {
+	var lx store.Lexicon
+	if err := json.Unmarshal(lexicon, &lx); err != nil {
+		return nil, fmt.Errorf("the lexicon is not JSON: %w", err)
+	}
+	if lx.Source != source {
+		return nil, fmt.Errorf("the lexicon was made from passages with sha256 %q, not these (%s)", lx.Source, source)
+	}
+	ix, err := store.OpenLexicon(docs(s), &lx)
 	if err != nil {
 		return nil, err
 	}

@@ -45,9 +45,31 @@ func TestEveryPublishedSearchIsReproduced(t *testing.T) {
 		}
 	}
 	require.NoError(t, json.Unmarshal(fixtures.Published, &record))
-	lib := open(t)
+	for name, lib := range map[string]*Library{"built": open(t), "lexicon": openSeedLexicon(t)} {
+		t.Run(name, func(t *testing.T) {
+			assert.Len(t, publishedSearches(t, lib, record.Trials), 13)
+		})
+	}
+}
+
+func publishedSearches(t *testing.T, lib *Library, trials []struct {
+	Result struct {
+		Version      string
+		Observations []struct {
+			Tool      string
+			Arguments struct{ Query string }
+			Result    struct {
+				Candidates []struct {
+					SourceID string `json:"source_id"`
+					Rank     int
+					Version  string
+				}
+			}
+		}
+	}
+}) map[string]bool {
 	seen := map[string]bool{}
-	for _, trial := range record.Trials {
+	for _, trial := range trials {
 		for _, o := range trial.Result.Observations {
 			key := trial.Result.Version + "\x00" + o.Arguments.Query
 			if o.Tool != "search" || seen[key] {
@@ -64,7 +86,7 @@ func TestEveryPublishedSearchIsReproduced(t *testing.T) {
 			}
 		}
 	}
-	assert.Len(t, seen, 13)
+	return seen
 }
 
 func TestHandlesCarryBytesAndReceipts(t *testing.T) {
