@@ -918,3 +918,17 @@ func TestCandidateScores(t *testing.T) {
 	}
 	assert.Positive(t, searches)
 }
+
+// BenchmarkRunParser is what every run request costs a server before its
+// run: a streamed scripted run's fields, read and checked.
+func BenchmarkRunParser(b *testing.B) {
+	e, err := engine.Open(engine.Options{})
+	require.NoError(b, err)
+	defer e.Close()
+	parser := engine.RunParser{Packs: e.Packs(), Own: []string{"stream", "strategy"}}
+	for b.Loop() {
+		if _, err := parser.ParseText(`{"question": "In Python 3.12, does Path.write_text append to an existing file or overwrite it?", "version": "3.12", "stream": true, "strategy": "enqueue"}`); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -118,9 +118,11 @@ func (p RunParser) Parse(o *pyjson.Object) (RunRequest, error) {
 	// gets the seed's until it is refused.
 	id, isString := field("corpus", SeedPack).(string)
 	pack := findPack(packs, id)
-	defaultVersion := seedSummary().Manifest.DefaultVersion
+	var defaultVersion string
 	if pack != nil {
 		defaultVersion = pack.Manifest.DefaultVersion
+	} else {
+		defaultVersion = seedSummary().Manifest.DefaultVersion
 	}
 	policyName, policyIsString := field("policy", string(Scripted)).(string)
 
