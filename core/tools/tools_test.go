@@ -26,24 +26,7 @@ func open(t *testing.T) *Library {
 // TestEveryPublishedSearchIsReproduced runs each distinct search of the
 // published comparison and expects the same candidates in the same ranks.
 func TestEveryPublishedSearchIsReproduced(t *testing.T) {
-	var record struct {
-		Trials []struct {
-			Result struct {
-				Version      string
-				Observations []struct {
-					Tool      string
-					Arguments struct{ Query string }
-					Result    struct {
-						Candidates []struct {
-							SourceID string `json:"source_id"`
-							Rank     int
-							Version  string
-						}
-					}
-				}
-			}
-		}
-	}
+	var record struct{ Trials []publishedTrial }
 	require.NoError(t, json.Unmarshal(fixtures.Published, &record))
 	for name, lib := range map[string]*Library{"built": open(t), "lexicon": openSeedLexicon(t)} {
 		t.Run(name, func(t *testing.T) {
@@ -52,7 +35,8 @@ func TestEveryPublishedSearchIsReproduced(t *testing.T) {
 	}
 }
 
-func publishedSearches(t *testing.T, lib *Library, trials []struct {
+// publishedTrial is what a published trial says of its searches.
+type publishedTrial struct {
 	Result struct {
 		Version      string
 		Observations []struct {
@@ -67,7 +51,11 @@ func publishedSearches(t *testing.T, lib *Library, trials []struct {
 			}
 		}
 	}
-}) map[string]bool {
+}
+
+// publishedSearches searches lib with each distinct published search and
+// checks its candidates and ranks; it returns the searches made.
+func publishedSearches(t *testing.T, lib *Library, trials []publishedTrial) map[string]bool {
 	seen := map[string]bool{}
 	for _, trial := range trials {
 		for _, o := range trial.Result.Observations {
