@@ -281,8 +281,7 @@ func (ix *Index) openImage() error {
 		return fmt.Errorf("store: the image's token counts add up to %d, FTS5 counts %d", d.tokenSum, total)
 	}
 	ix.docs = rows
-	// An image is searched by its scorer, never by FTS5's bm25(): its
-	// search statements are not prepared (Close takes nil ones).
+	// An image is searched by its scorer, from its postings table.
 	ix.img = newScorer(ix, d, total)
 	ix.img.read = ix.img.imagePosting
 	return nil
