@@ -47,7 +47,8 @@ func TestSeedLexiconIsTheSeedsIndex(t *testing.T) {
 	assert.True(t, bytes.Equal(want, fixtures.SeedLexicon), "fixtures/seed-lexicon.json is not the seed's index: go test ./core/tools -run TestSeedLexiconIsTheSeedsIndex -update")
 }
 
-// OpenPackWith refuses a lexicon it cannot trust.
+// OpenPackWith refuses a lexicon it cannot trust, and any lexicon for an
+// image (an image is its own).
 func TestOpenPackWithRefusesAForeignLexicon(t *testing.T) {
 	m := seedManifest(t)
 	snap, err := corpus.Parse(fixtures.Snapshot)
@@ -70,4 +71,8 @@ func TestOpenPackWithRefusesAForeignLexicon(t *testing.T) {
 			assert.Contains(t, err.Error(), "pack seed")
 		})
 	}
+	im, data := imagePackFile(t, func([]corpus.Passage) {})
+	_, err = OpenPackWith(im, data, fixtures.SeedLexicon, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "pack img: a lexicon is for a pack of JSON passages")
 }

@@ -132,6 +132,16 @@ func TestSearchWithoutTermsIsAnInvalidQuery(t *testing.T) {
 // first (the image holds what it is given; a pack is checked when used).
 func imagePack(t *testing.T, edit func([]corpus.Passage)) *Library {
 	t.Helper()
+	m, data := imagePackFile(t, edit)
+	lib, err := OpenPack(m, data, nil)
+	require.NoError(t, err, "an image opens without reading its passages")
+	t.Cleanup(func() { lib.Close() })
+	return lib
+}
+
+// imagePackFile is imagePack's manifest and passages file.
+func imagePackFile(t *testing.T, edit func([]corpus.Passage)) (*corpus.Manifest, []byte) {
+	t.Helper()
 	snap, err := corpus.Parse(fixtures.Snapshot)
 	require.NoError(t, err)
 	ps := append([]corpus.Passage(nil), snap.Passages...)
@@ -142,10 +152,7 @@ func imagePack(t *testing.T, edit func([]corpus.Passage)) *Library {
 		DefaultVersion: "3.12", SearchK: 2, Licence: "l", Attribution: "a", Source: "s", MadeBy: "m", Passages: len(ps),
 		PassagesSHA256: corpus.SHA256(string(data)), PassagesEncoding: corpus.EncodingSQLite, PassagesFile: "passages.sqlite", PassagesBytes: len(data)}
 	require.NoError(t, m.Validate())
-	lib, err := OpenPack(m, data, nil)
-	require.NoError(t, err, "an image opens without reading its passages")
-	t.Cleanup(func() { lib.Close() })
-	return lib
+	return m, data
 }
 
 // An image pack's passages are checked when first used: a search that
