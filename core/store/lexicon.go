@@ -42,7 +42,7 @@ type LexiconTerm struct {
 // Lexicon exports an index built by Open (not an image: an image is its
 // own lexicon) with every term's postings and idf.
 func (ix *Index) Lexicon(source string) (*Lexicon, error) {
-	if ix.lex == nil || ix.lexicon {
+	if ix.lex == nil || ix.fromLexicon() {
 		return nil, errors.New("store: only an index built by Open exports a lexicon")
 	}
 	vocab, err := ix.Vocabulary()
@@ -70,7 +70,7 @@ func OpenLexicon(docs []Doc, lx *Lexicon) (*Index, error) {
 	if err := lx.check(len(docs)); err != nil {
 		return nil, err
 	}
-	ix := &Index{docs: len(docs), lexicon: true, texts: make([]string, len(docs))}
+	ix := &Index{docs: len(docs), texts: make([]string, len(docs))}
 	for i, d := range docs {
 		ix.versions = append(ix.versions, d.Version)
 		ix.titles = append(ix.titles, d.Title)

@@ -39,10 +39,10 @@ func TestLexiconReopensTheIndex(t *testing.T) {
 		docs[i] = Doc{Version: p.Version, Text: p.Text, Title: p.Title, URL: p.URL}
 	}
 	built, ix, _ := lexiconOf(t, docs)
-	assert.Nil(t, ix.conn, "opening a lexicon runs no SQLite")
+	assert.False(t, ix.Connected(), "opening a lexicon runs no SQLite")
 
 	assert.Greater(t, equalsFTS5(t, ps, 5, built, ix), 10000, "the queries matched many rows")
-	assert.Nil(t, ix.conn, "searching a lexicon runs no SQLite")
+	assert.False(t, ix.Connected(), "searching a lexicon runs no SQLite")
 
 	vocab, err := built.Vocabulary()
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ import (
 // Vocabulary is every term the index holds (FTS5's unicode61 tokens,
 // lower-cased, diacritics removed), sorted.
 func (ix *Index) Vocabulary() ([]string, error) {
-	if ix.lexicon {
+	if ix.fromLexicon() {
 		return slices.Sorted(maps.Keys(ix.lex.terms)), nil
 	}
 	var q string

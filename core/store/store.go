@@ -42,11 +42,11 @@ type Index struct {
 	conn *sqlite3.Conn
 	docs int
 	// lex ranks an index built by Open, from FTS5's own postings (an
-	// image's scorer is img), or one opened from a Lexicon (lexicon true:
-	// conn is nil until snippets need it, and texts holds the docs').
-	lex     *scorer
-	lexicon bool
-	texts   []string
+	// image's scorer is img), or one opened from a Lexicon, whose texts
+	// (non-nil only then) are the docs' and whose conn is nil until
+	// snippets need it.
+	lex   *scorer
+	texts []string
 	// snippet makes the hits' highlighted excerpts from the temporary
 	// table SearchSnippets fills, and readText reads a doc's text; both
 	// prepared on first use (only people inspecting the index ask).
@@ -349,6 +349,13 @@ func (ix *Index) snippetTable() error {
 	return nil
 }
 
+// fromLexicon reports whether the index was opened from a Lexicon.
+func (ix *Index) fromLexicon() bool { return ix.texts != nil }
+
+// Connected reports whether the index holds a SQLite connection: one
+// opened from a Lexicon has none until something asks for snippets.
+func (ix *Index) Connected() bool { return ix.conn != nil }
+
 // connect opens a lexicon's connection, for its snippets' tables.
 func (ix *Index) connect() error {
 	if ix.conn != nil {
@@ -369,7 +376,7 @@ func (ix *Index) connect() error {
 // text is one doc's text, read from the index's own table (a lexicon's
 // from its docs).
 func (ix *Index) text(doc int) (string, error) {
-	if ix.texts != nil {
+	if ix.fromLexicon() {
 		return ix.texts[doc], nil
 	}
 	if ix.readText == nil {
