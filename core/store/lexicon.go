@@ -65,7 +65,8 @@ func (ix *Index) Lexicon(source string) (*Lexicon, error) {
 // vocabulary and texts need no SQLite; snippets open an in-memory
 // connection when first asked. lx is checked for consistency (every
 // doc's tokens are the sum of its postings' frequencies), not against the
-// texts: the caller checks Source.
+// texts: the caller checks Source. The index keeps lx's postings, so lx
+// must not change afterwards.
 func OpenLexicon(docs []Doc, lx *Lexicon) (*Index, error) {
 	if err := lx.check(len(docs)); err != nil {
 		return nil, err
