@@ -58,10 +58,19 @@ test("a question set uploaded, run and downloaded: the bytes of ragagent retriev
   await page.exposeFunction("__status", (t) => statuses.push(t));
   await page.evaluate(() => new MutationObserver(() => window.__status(document.querySelector("#exp-status").textContent))
     .observe(document.querySelector("#exp-status"), { childList: true, characterData: true, subtree: true }));
+  // What the download button was while the experiment ran, seen in the page
+  // as the run began: read after the click instead, a quick experiment
+  // may already be done.
+  await page.evaluate(() => {
+    window.__saveWhileRunning = [];
+    new MutationObserver(() => {
+      if (document.body.dataset.experiment === "running") window.__saveWhileRunning.push(document.querySelector("#exp-download").disabled);
+    }).observe(document.body, { attributes: true, attributeFilter: ["data-experiment"] });
+  });
   await page.getByRole("button", { name: "Run experiment", exact: true }).click();
-  assert.equal(await save.isDisabled(), true, "disabled while it runs");
   await page.waitForFunction(() => !document.querySelector("#exp-download").disabled || document.body.dataset.experiment === "failed", null, { timeout: 180000 });
   assert.equal(await page.evaluate(() => document.body.dataset.experiment), "done", await page.textContent("#exp-message"));
+  assert.deepEqual(await page.evaluate(() => window.__saveWhileRunning), [true], "disabled while it runs");
   assert.ok(statuses.some((s) => /^Ranking: \d+ of 20 \(/.test(s)), statuses.join(" | "));
   const [download] = await Promise.all([page.waitForEvent("download"), save.click()]);
   const got = readFileSync(await download.path());
