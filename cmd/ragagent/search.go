@@ -19,12 +19,14 @@ type searchOutput struct {
 // searchResult is one hit, best first; the snippet marks matched terms
 // between store.MarkOpen and store.MarkClose (⟦ and ⟧).
 type searchResult struct {
-	Rank     int     `json:"rank"`
-	SourceID string  `json:"source_id"`
-	URL      string  `json:"url"`
-	Version  string  `json:"version"`
-	Score    float64 `json:"score"`
-	Snippet  string  `json:"snippet"`
+	Rank     int    `json:"rank"`
+	SourceID string `json:"source_id"`
+	URL      string `json:"url"`
+	// Aliases are the passage's other URLs, [] when none.
+	Aliases []string `json:"aliases"`
+	Version string   `json:"version"`
+	Score   float64  `json:"score"`
+	Snippet string   `json:"snippet"`
 }
 
 func cmdSearch(args []string, stdout, stderr io.Writer) int {
@@ -32,7 +34,7 @@ func cmdSearch(args []string, stdout, stderr io.Writer) int {
 	corpusName := fs.String("corpus", "seed", corpusHelp)
 	version := fs.String("version", "", "the version to search, like 3.11 (default: the corpus's default version)")
 	limit := fs.Int("limit", 0, fmt.Sprintf("how many results, 1-%d (default: the corpus's agent search k)", engine.MaxSearchK))
-	asJSON := fs.Bool("json", false, `print {"results": [{rank, source_id, url, version, score, snippet}]}`)
+	asJSON := fs.Bool("json", false, `print {"results": [{rank, source_id, url, aliases, version, score, snippet}]}`)
 	config := fs.String("config", "", configHelp)
 	in := addInputFlag(fs)
 	if err := fs.Parse(args); err != nil {
@@ -86,7 +88,7 @@ func cmdSearch(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		out := searchOutput{Results: []searchResult{}}
 		for _, h := range res.Hits {
-			out.Results = append(out.Results, searchResult{Rank: h.Rank, SourceID: h.SourceID, URL: h.URL, Version: h.Version, Score: h.Score, Snippet: h.Snippet})
+			out.Results = append(out.Results, searchResult{Rank: h.Rank, SourceID: h.SourceID, URL: h.URL, Aliases: h.Aliases, Version: h.Version, Score: h.Score, Snippet: h.Snippet})
 		}
 		return writeJSON(stdout, stderr, "search", out)
 	}
@@ -111,7 +113,28 @@ func cmdSearch(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "    %s\n", h.Title)
 		}
 		fmt.Fprintf(stdout, "    %s\n", h.URL)
+		if line := aliasLine(h.Aliases); line != "" {
+			fmt.Fprintf(stdout, "    %s\n", line)
+		}
 		fmt.Fprintf(stdout, "    %s\n", oneLine(errors.New(h.Snippet))) // terms between ⟦ and ⟧
 	}
 	return exitOK
+}
+
+// aliasLine names a hit's aliases by their #fragments on one line, the
+// first five and how many more: "also #re.IGNORECASE, #index-3".
+func aliasLine(aliases []string) string {
+	if len(aliases) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, a := range aliases {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(aliases)-5))
+			break
+		}
+		_, fragment, _ := strings.Cut(a, "#")
+		parts = append(parts, "#"+fragment)
+	}
+	return "also " + strings.Join(parts, ", ")
 }

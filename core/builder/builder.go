@@ -143,26 +143,34 @@ func Build(docs []Document, o Options, onDocument func(done, total int)) (*Resul
 	sort.Slice(sorted, func(a, b int) bool { return sorted[a].Path < sorted[b].Path })
 	res := &Result{}
 	ids := map[string]bool{}
+	// Every document is read first: a page's title loses the part every
+	// page of the site shares (siteAffixes), which only all of them tell.
+	read := make([]document, len(sorted))
+	var titles []string
 	for i, d := range sorted {
-		if KindOf(d.Path) == Passages {
+		read[i] = readDocument(d)
+		if read[i].title != "" {
+			titles = append(titles, read[i].title)
+		}
+	}
+	prefix, suffix := siteAffixes(titles)
+	for i, d := range sorted {
+		r := read[i]
+		switch {
+		case r.why != "":
+			res.Skipped = append(res.Skipped, Skipped{Path: d.Path, Reason: r.why})
+		case KindOf(d.Path) == Passages:
 			ps, why := readPassages(d, o.Version, ids)
 			if why != "" {
 				res.Skipped = append(res.Skipped, Skipped{Path: d.Path, Reason: why})
-			} else {
-				res.Documents++
-				res.Passages = append(res.Passages, ps...)
+				break
 			}
-			if onDocument != nil {
-				onDocument(i+1, len(sorted))
-			}
-			continue
-		}
-		sections, why := read(d)
-		if why != "" {
-			res.Skipped = append(res.Skipped, Skipped{Path: d.Path, Reason: why})
-		} else {
 			res.Documents++
-			res.Passages = append(res.Passages, o.passages(d.Path, sections, ids)...)
+			res.Passages = append(res.Passages, ps...)
+		default:
+			res.Documents++
+			withTitle(r.sections, stripAffixes(r.title, prefix, suffix))
+			res.Passages = append(res.Passages, o.passages(d.Path, r.sections, ids)...)
 		}
 		if onDocument != nil {
 			onDocument(i+1, len(sorted))
@@ -189,29 +197,126 @@ func unreadable(d Document) string {
 	return ""
 }
 
-// read parses a document into sections, or says why it cannot.
-func read(d Document) ([]section, string) {
-	if why := unreadable(d); why != "" {
-		return nil, why
-	}
-	kind := KindOf(d.Path)
-	text := strings.TrimPrefix(string(d.Data), "\ufeff")
-	switch kind {
-	case HTML:
-		return readHTML(text)
-	case Markdown:
-		return readMarkdown(text), ""
-	case RST:
-		return readRST(text), ""
-	}
-	return readText(text), ""
+// document is a document read: its sections and an HTML page's title, or
+// why it cannot be read. A passages file is read later, in order (its
+// ids are taken as they come).
+type document struct {
+	sections []section
+	title    string
+	why      string
 }
 
-// section is a run of blocks under one anchor and heading path.
+// readDocument parses a document into sections, or says why it cannot.
+func readDocument(d Document) document {
+	if KindOf(d.Path) == Passages {
+		return document{}
+	}
+	if why := unreadable(d); why != "" {
+		return document{why: why}
+	}
+	text := strings.TrimPrefix(string(d.Data), "\ufeff")
+	switch KindOf(d.Path) {
+	case HTML:
+		sections, title, why := readHTML(text)
+		return document{sections: sections, title: title, why: why}
+	case Markdown:
+		return document{sections: readMarkdown(text)}
+	case RST:
+		return document{sections: readRST(text)}
+	}
+	return document{sections: readText(text)}
+}
+
+// section is a run of blocks under one anchor and heading path, with the
+// other ids that lead to it.
 type section struct {
-	anchor string
-	titles []string
-	blocks []block
+	anchor  string
+	aliases []string
+	titles  []string
+	blocks  []block
+}
+
+// withTitle puts a page's title at the head of each section's title path
+// unless the path already starts with it (a Sphinx page's <h1> is its
+// title): "Write-Ahead Logging › 1. Overview", not "1. Overview".
+func withTitle(sections []section, title string) {
+	if title == "" {
+		return
+	}
+	for i, s := range sections {
+		if len(s.titles) > 0 && sameTitle(s.titles[0], title) {
+			continue
+		}
+		sections[i].titles = append([]string{title}, s.titles...)
+	}
+}
+
+// sameTitle reports whether a heading is the page's title, or holds it
+// or is held by it ("git-rebase(1) Manual Page" for "git-rebase(1)"),
+// ignoring case.
+func sameTitle(heading, title string) bool {
+	h, t := strings.ToLower(heading), strings.ToLower(title)
+	return strings.Contains(h, t) || strings.Contains(t, h)
+}
+
+// titleSeparators part a page title from its site's name ("re — Regular
+// expression operations — Python 3.11.2 documentation", "File system |
+// Node.js v18.20.4 Documentation", "PostgreSQL: Documentation: 15: ...").
+var titleSeparators = []string{" — ", " – ", " | ", " - ", ": ", " :: ", " · "}
+
+// siteAffixes are the prefix and the suffix (each with its separator) that
+// more than half of the pages' titles share, when two or more pages do:
+// the site's name, which tells nothing of a passage. The longest shared
+// one wins; "" when none.
+func siteAffixes(titles []string) (prefix, suffix string) {
+	if len(titles) < 2 {
+		return "", ""
+	}
+	prefixes, suffixes := map[string]int{}, map[string]int{}
+	for _, t := range titles {
+		seenP, seenS := map[string]bool{}, map[string]bool{}
+		for _, sep := range titleSeparators {
+			for i := 0; ; {
+				j := strings.Index(t[i:], sep)
+				if j < 0 {
+					break
+				}
+				at := i + j
+				if p := t[:at+len(sep)]; at > 0 && !seenP[p] {
+					seenP[p] = true
+					prefixes[p]++
+				}
+				if s := t[at:]; at+len(sep) < len(t) && !seenS[s] {
+					seenS[s] = true
+					suffixes[s]++
+				}
+				i = at + len(sep)
+			}
+		}
+	}
+	longest := func(counts map[string]int) string {
+		best := ""
+		for a, n := range counts {
+			if n*2 > len(titles) && n >= 2 && (len(a) > len(best) || len(a) == len(best) && a < best) {
+				best = a
+			}
+		}
+		return best
+	}
+	return longest(prefixes), longest(suffixes)
+}
+
+// stripAffixes takes the site's prefix and suffix off a title, unless
+// nothing would be left.
+func stripAffixes(title, prefix, suffix string) string {
+	t := title
+	if prefix != "" && strings.HasPrefix(t, prefix) && len(t) > len(prefix) {
+		t = t[len(prefix):]
+	}
+	if suffix != "" && strings.HasSuffix(t, suffix) && len(t) > len(suffix) {
+		t = t[:len(t)-len(suffix)]
+	}
+	return strings.TrimSpace(t)
 }
 
 // block is a paragraph; pre keeps its line breaks (code, literal blocks).
@@ -236,9 +341,17 @@ func (o Options) passages(docPath string, sections []section, ids map[string]boo
 			id += "." + idPart(s.anchor)
 		}
 		title := strings.Join(s.titles, " › ")
+		var aliases []string
+		for _, a := range s.aliases {
+			// An id no URL can carry as is (a space, a stray '%') is left
+			// out: the passage keeps its other names.
+			if u := base + "#" + a; corpus.ValidURL(u) && !strings.ContainsAny(a, " \t\n#") {
+				aliases = append(aliases, u)
+			}
+		}
 		for _, text := range chunk(s.blocks, o.MaxBytes) {
 			out = append(out, corpus.Passage{SourceID: unique(id, ids), Version: o.Version, URL: url,
-				Title: clipTitle(title), Text: text, TextSHA256: corpus.SHA256(text)})
+				Title: clipTitle(title), Aliases: aliases, Text: text, TextSHA256: corpus.SHA256(text)})
 		}
 	}
 	return out

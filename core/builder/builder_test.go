@@ -215,3 +215,57 @@ func FuzzReadPassages(f *testing.F) {
 		}
 	})
 }
+
+// TestSiteAffixes takes off what most of a site's titles share, and only
+// that.
+func TestSiteAffixes(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		titles         []string
+		prefix, suffix string
+	}{
+		{"sphinx", []string{"re — Regular expression operations — Python 3.11.2 documentation",
+			"os — Miscellaneous operating system interfaces — Python 3.11.2 documentation", "Glossary — Python 3.11.2 documentation"},
+			"", " — Python 3.11.2 documentation"},
+		{"node", []string{"File system | Node.js v18.20.4 Documentation", "HTTP | Node.js v18.20.4 Documentation", "About this documentation"},
+			"", " | Node.js v18.20.4 Documentation"},
+		{"a prefix", []string{"PostgreSQL: Documentation: 15: CREATE INDEX", "PostgreSQL: Documentation: 15: VACUUM"},
+			"PostgreSQL: Documentation: 15: ", ""},
+		{"nothing shared", []string{"Write-Ahead Logging", "The SQLite Query Optimizer Overview", "SQLite FTS5 Extension"}, "", ""},
+		{"one page", []string{"Bash Reference Manual"}, "", ""},
+		{"shared by half is not enough", []string{"A | Site", "B | Site", "C", "D"}, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prefix, suffix := siteAffixes(c.titles)
+			assert.Equal(t, c.prefix, prefix)
+			assert.Equal(t, c.suffix, suffix)
+		})
+	}
+	assert.Equal(t, "re — Regular expression operations", stripAffixes("re — Regular expression operations — Python 3.11.2 documentation", "", " — Python 3.11.2 documentation"))
+	assert.Equal(t, "Home | Site", stripAffixes("Home | Site", "Home | Site", ""), "a title that is all affix is kept")
+}
+
+// TestPassagesCarryThePageTitleAndAliases builds a page of a site that
+// leaves its title out of the main content: its passages' title paths
+// start with the page's title, without the site's suffix, and their
+// aliases are absolute URLs of the page.
+func TestPassagesCarryThePageTitleAndAliases(t *testing.T) {
+	page := func(title, body string) []byte {
+		return []byte(`<html><head><title>` + title + ` | Docs</title></head><body><main>` + body + `</main></body></html>`)
+	}
+	res, err := Build([]Document{
+		{Path: "wal.html", Data: page("Write-Ahead Logging", `<h1 id="overview">1. Overview</h1><p><span id="intro"></span>WAL is a journal mode.</p>`)},
+		{Path: "re.html", Data: page("re — Regular expressions", `<h1>re — Regular expressions</h1><dl><dt id="re.I">re.I</dt><dt id="re.IGNORECASE">re.IGNORECASE</dt><dd><p>Ignore case.</p></dd></dl>`)},
+	}, Options{ID: "t", Version: "1.0", BaseURL: "https://docs.example.org/"}, nil)
+	require.NoError(t, err)
+	require.Len(t, res.Passages, 2)
+	re, wal := res.Passages[0], res.Passages[1]
+	assert.Equal(t, "re — Regular expressions › re.I", re.Title, "a title the path starts with is not repeated")
+	assert.Equal(t, []string{"https://docs.example.org/re.html#re.IGNORECASE"}, re.Aliases)
+	assert.Equal(t, "Write-Ahead Logging › 1. Overview", wal.Title)
+	assert.Equal(t, "https://docs.example.org/wal.html#overview", wal.URL)
+	assert.Equal(t, []string{"https://docs.example.org/wal.html#intro"}, wal.Aliases)
+	for _, p := range res.Passages {
+		require.NoError(t, corpus.CheckPassage(p))
+	}
+}

@@ -5,22 +5,26 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/ragagentlab/ragagent/core/corpus"
 )
 
-// readHTML reads an HTML page's main content (see mainContent). Headings
-// make the title path; a section's or a heading's id is the anchor, and
-// inside a definition list whose term has an id (a Sphinx object: a
-// function, class, method, ...) that id is the anchor of the term's
-// signature and description. Navigation, scripts, tables of contents and
-// permalink marks are left out.
-func readHTML(text string) ([]section, string) {
+// readHTML reads an HTML page's main content (see mainContent) and its
+// title (pageTitle). Headings make the title path; a section's (or a
+// headed div's) or a heading's id is the anchor, and inside a definition
+// list whose term has an id (a Sphinx object: a function, class, method,
+// ...) that id is the anchor of the term's signature and description.
+// Every other id a section holds is one of its aliases (see
+// htmlReader.ids). Navigation, scripts, tables of contents and permalink
+// marks are left out.
+func readHTML(text string) ([]section, string, string) {
 	doc, err := html.Parse(strings.NewReader(text))
 	if err != nil {
-		return nil, "not parseable as HTML: " + err.Error()
+		return nil, "", "not parseable as HTML: " + err.Error()
 	}
 	root, marked := mainContent(doc)
 	if root == nil {
-		return nil, "no body"
+		return nil, "", "no body"
 	}
 	r := &htmlReader{}
 	if !marked {
@@ -28,7 +32,57 @@ func readHTML(text string) ([]section, string) {
 	}
 	r.walk(root)
 	r.flush()
-	return r.out, ""
+	r.leave()
+	if len(r.carried) > 0 && len(r.out) > 0 {
+		// Anchors after the page's last text land on its last passage.
+		last := &r.out[len(r.out)-1]
+		last.aliases = aliasesOf(last.anchor, last.aliases, r.carried)
+	}
+	return r.out, pageTitle(doc), ""
+}
+
+// pageTitle is a page's <title>, or its first <h1> when it has none
+// (white space collapsed): the head of every passage's title path, since
+// a page's main content often leaves its title out (sqlite.org's pages,
+// whose first heading is "1. Overview"). The site's part of it ("— Python
+// 3.11 documentation") is taken off across the build (siteAffixes).
+func pageTitle(doc *html.Node) string {
+	var title, h1 string
+	var find func(n *html.Node)
+	find = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch {
+			case n.DataAtom == atom.Title && title == "":
+				title = collapse(textOfNode(n))
+			case n.DataAtom == atom.H1 && h1 == "":
+				h1 = collapse((&htmlReader{}).textOf(n))
+			}
+		}
+		for c := n.FirstChild; c != nil && title == ""; c = c.NextSibling {
+			find(c)
+		}
+	}
+	find(doc)
+	if title != "" {
+		return title
+	}
+	return h1
+}
+
+// textOfNode is all the text under n (a <title>'s).
+func textOfNode(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
 }
 
 // mainContent finds the element whose content is the document, and says
@@ -89,6 +143,82 @@ type htmlReader struct {
 	// chrome are the blocks left out of a page that marks no main
 	// content (see chrome).
 	chrome map[*html.Node]bool
+	// ids are the current anchor's other ids: those of the elements in
+	// its text (Sphinx's index targets, texinfo's heading spans, an
+	// object's other terms: re.IGNORECASE beside re.I), each a link that
+	// lands in this text.
+	ids []string
+	// placed holds the anchors that have a passage: their own (a URL)
+	// or one that carries them (an alias).
+	placed map[string]bool
+	// carried are anchors left with no text of their own (a section whose
+	// heading a subsection follows at once, an object documented by name
+	// only: ExceptionGroup beside BaseExceptionGroup), with their ids: a
+	// link to one lands on the next passage, which takes them as aliases.
+	carried []string
+}
+
+// setAnchor makes id the anchor from here on; the anchor it replaces is
+// carried to the next passage if it had none.
+func (r *htmlReader) setAnchor(id string) {
+	if id == r.anchor {
+		return
+	}
+	r.leave()
+	r.anchor, r.ids = id, nil
+}
+
+// leave carries the current anchor and its ids when it has no passage.
+func (r *htmlReader) leave() {
+	if r.anchor != "" && !r.placed[r.anchor] {
+		r.carried = append(append(r.carried, r.anchor), r.ids...)
+		r.place(r.anchor)
+	}
+}
+
+func (r *htmlReader) place(anchor string) {
+	if r.placed == nil {
+		r.placed = map[string]bool{}
+	}
+	r.placed[anchor] = true
+}
+
+// addID records an element's id as an alias of the current anchor.
+func (r *htmlReader) addID(id string) {
+	if id != "" && id != r.anchor {
+		r.ids = append(r.ids, id)
+	}
+}
+
+// addIDs records the ids (and named anchors) of n's descendants that are
+// read as text (textOf), as aliases of the current anchor.
+func (r *htmlReader) addIDs(n *html.Node) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode || r.skip(c) {
+			continue
+		}
+		r.addID(attr(c, "id"))
+		if c.DataAtom == atom.A && attr(c, "href") == "" {
+			r.addID(attr(c, "name"))
+		}
+		r.addIDs(c)
+	}
+}
+
+// aliasesOf are carried and ids without repeats, without anchor, in the
+// order met, at most corpus.MaxAliases (the first ones: the nearest).
+func aliasesOf(anchor string, ids ...[]string) []string {
+	var out []string
+	seen := map[string]bool{anchor: true}
+	for _, list := range ids {
+		for _, id := range list {
+			if !seen[id] && len(out) < corpus.MaxAliases {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	return out
 }
 
 // flush ends the current section, if it has any text.
@@ -107,8 +237,10 @@ func (r *htmlReader) flush() {
 	if r.object != "" {
 		titles = append(titles, r.object)
 	}
-	r.out = append(r.out, section{anchor: r.anchor, titles: titles, blocks: r.blocks})
-	r.blocks, r.terms = nil, 0
+	r.out = append(r.out, section{anchor: r.anchor, titles: titles, blocks: r.blocks,
+		aliases: aliasesOf(r.anchor, r.carried, r.ids)})
+	r.blocks, r.terms, r.carried = nil, 0, nil
+	r.place(r.anchor)
 }
 
 func (r *htmlReader) add(text string, pre bool) {
@@ -134,13 +266,17 @@ type state struct {
 	titles [6]string
 	object string
 	anchor string
+	ids    []string
 }
 
-func (r *htmlReader) save() state { return state{r.titles, r.object, r.anchor} }
+func (r *htmlReader) save() state { return state{r.titles, r.object, r.anchor, r.ids} }
 
 func (r *htmlReader) restore(s state) {
 	r.flush()
-	r.titles, r.object, r.anchor = s.titles, s.object, s.anchor
+	if s.anchor != r.anchor {
+		r.leave()
+	}
+	r.titles, r.object, r.anchor, r.ids = s.titles, s.object, s.anchor, s.ids
 }
 
 func (r *htmlReader) walk(n *html.Node) {
@@ -157,17 +293,20 @@ func (r *htmlReader) node(n *html.Node) {
 	if n.Type != html.ElementNode || r.skip(n) {
 		return
 	}
-	switch n.DataAtom {
-	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
-		r.heading(n)
-	case atom.Section, atom.Article:
+	switch {
+	case n.DataAtom == atom.Section || n.DataAtom == atom.Article || n.DataAtom == atom.Div && r.headed(n):
 		saved := r.save()
 		r.flush()
 		if id := attr(n, "id"); id != "" {
-			r.anchor = id
+			r.setAnchor(id)
 		}
 		r.walk(n)
 		r.restore(saved)
+		return
+	}
+	switch n.DataAtom {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		r.heading(n)
 	case atom.Dl:
 		r.definitions(n)
 	case atom.P, atom.Caption, atom.Figcaption, atom.Summary, atom.Address, atom.Dt:
@@ -179,12 +318,18 @@ func (r *htmlReader) node(n *html.Node) {
 			r.endInline()
 			return
 		}
+		r.addID(attr(n, "id"))
+		r.addIDs(n)
 		r.add(r.textOf(n), false)
 	case atom.Pre:
 		r.endInline()
+		r.addID(attr(n, "id"))
+		r.addIDs(n)
 		r.add(r.textOf(n), true)
 	case atom.Tr:
 		r.endInline()
+		r.addID(attr(n, "id"))
+		r.addIDs(n)
 		var cells []string
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			if c.Type == html.ElementNode && (c.DataAtom == atom.Td || c.DataAtom == atom.Th) {
@@ -194,10 +339,12 @@ func (r *htmlReader) node(n *html.Node) {
 		r.add(strings.Join(cells, " | "), false)
 	case atom.Li:
 		r.endInline()
+		r.addID(attr(n, "id"))
 		if hasBlock(n) || innerAnchor(n) != "" {
 			r.walk(n)
 			r.endInline()
 		} else {
+			r.addIDs(n)
 			r.add(r.textOf(n), false)
 		}
 	case atom.Br:
@@ -207,10 +354,11 @@ func (r *htmlReader) node(n *html.Node) {
 			// An old-style anchor (<a name="pragma_journal_mode">, as
 			// sqlite.org writes them) starts a section, as an id does.
 			r.flush()
-			r.anchor = name
+			r.setAnchor(name)
 		}
 		r.walk(n)
 	default:
+		r.addID(attr(n, "id"))
 		if blockContainer[n.DataAtom] {
 			r.endInline()
 			r.walk(n)
@@ -232,10 +380,47 @@ func (r *htmlReader) heading(n *html.Node) {
 	}
 	r.object = ""
 	if id := attr(n, "id"); id != "" {
-		r.anchor = id
+		r.setAnchor(id)
 	} else if name := innerAnchor(n); name != "" {
-		r.anchor = name
+		r.setAnchor(name)
 	}
+	r.addIDs(n)
+}
+
+// headed reports whether a div is a section (texinfo's div.section,
+// DocBook's div.sect1, each with an id): it has an id and its first text
+// is a heading's.
+func (r *htmlReader) headed(n *html.Node) bool {
+	if attr(n, "id") == "" {
+		return false
+	}
+	var first func(n *html.Node) (heading, found bool)
+	first = func(n *html.Node) (bool, bool) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			switch {
+			case c.Type == html.TextNode && strings.TrimSpace(c.Data) != "":
+				return false, true
+			case c.Type != html.ElementNode || r.skip(c):
+			case headingAtom(c.DataAtom):
+				return true, true
+			default:
+				if h, ok := first(c); ok {
+					return h, true
+				}
+			}
+		}
+		return false, false
+	}
+	h, _ := first(n)
+	return h
+}
+
+func headingAtom(a atom.Atom) bool {
+	switch a {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return true
+	}
+	return false
 }
 
 // namedAnchor is the name (or id) of an <a> that is a link target, not a
@@ -285,9 +470,13 @@ func (r *htmlReader) definitions(n *html.Node) {
 			if id != "" && !afterTerm {
 				r.flush()
 				objects = true
-				r.anchor, r.object = id, id
+				r.setAnchor(id)
+				r.object = id
+			} else {
+				r.addID(id) // bytearray.islower beside bytes.islower
 			}
 			leading := id != "" || afterTerm
+			r.addIDs(c)
 			r.add(r.textOf(c), false)
 			if objects && leading {
 				r.terms = len(r.blocks) // the object's signatures so far

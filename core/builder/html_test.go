@@ -61,7 +61,7 @@ func TestMainContentByPageShape(t *testing.T) {
 			[]string{"List Of Functions:", "sqlite3_bind_blob", "sqlite3_step"}, []string{"Small. Fast.", "Download"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sections, why := readHTML(c.page)
+			sections, _, why := readHTML(c.page)
 			require.Empty(t, why)
 			text := sectionsText(sections)
 			for _, w := range c.want {
@@ -77,7 +77,7 @@ func TestMainContentByPageShape(t *testing.T) {
 // A marked main content is read whole: a block of links inside it is the
 // author's (Sphinx's "See also" boxes), never taken for chrome.
 func TestMarkedContentKeepsItsLinks(t *testing.T) {
-	sections, why := readHTML(`<body><main><p>Text.</p><div class="admonition seealso"><a href="os.html">Module os</a></div></main></body>`)
+	sections, _, why := readHTML(`<body><main><p>Text.</p><div class="admonition seealso"><a href="os.html">Module os</a></div></main></body>`)
 	require.Empty(t, why)
 	assert.Contains(t, sectionsText(sections), "Module os")
 }
@@ -103,8 +103,8 @@ func FuzzReadHTML(f *testing.F) {
 	f.Add(`<main><article><section id="s"><h2>S</h2><table><tr><td>x</td></tr></table></section></article></main>`)
 	f.Add(`<div role="navigation"><a href="x">x</a></div><div class="toc"><ul><li><a>y</a></ul></div><pre>code</pre>`)
 	f.Fuzz(func(t *testing.T, page string) {
-		first, why := readHTML(page)
-		again, whyAgain := readHTML(page)
+		first, _, why := readHTML(page)
+		again, _, whyAgain := readHTML(page)
 		require.Equal(t, why, whyAgain)
 		require.Equal(t, first, again, "the same page reads the same")
 		for _, s := range first {
@@ -128,7 +128,7 @@ func BenchmarkReadHTML(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.page)))
 			for i := 0; i < b.N; i++ {
-				if _, why := readHTML(c.page); why != "" {
+				if _, _, why := readHTML(c.page); why != "" {
 					b.Fatal(why)
 				}
 			}
@@ -139,7 +139,7 @@ func BenchmarkReadHTML(b *testing.B) {
 // Old-style anchors (<a name>, or <a id> without href) start a section as
 // an id does, between blocks or inside a heading; a link is not one.
 func TestNamedAnchors(t *testing.T) {
-	sections, why := readHTML(`<body><h1>Frequently Asked Questions</h1>
+	sections, _, why := readHTML(`<body><h1>Frequently Asked Questions</h1>
 <a name="q1"></a><p><b>(1) How do I create an AUTOINCREMENT field?</b></p><blockquote><p>Declare it INTEGER PRIMARY KEY.</p></blockquote>
 <a name="q2"></a><p><b>(2) What datatypes does SQLite support?</b></p><p>See <a href="datatype3.html">datatypes</a>.</p>
 <h2><a id="limits"></a>Limits</h2><p>Strings hold at most a billion bytes.
@@ -157,4 +157,69 @@ func TestNamedAnchors(t *testing.T) {
 		{"pragma_busy_timeout", "PRAGMA busy_timeout sets a busy handler."}, // the anchor is inside the unclosed <p>
 	}, out)
 	assert.Equal(t, []string{"Frequently Asked Questions"}, sections[0].titles, "an anchor keeps the title path")
+}
+
+// TestAliases reads every id a section answers to: one row per way an id
+// joins a passage, in the order htmlReader meets them.
+func TestAliases(t *testing.T) {
+	type got struct {
+		anchor  string
+		aliases []string
+	}
+	for _, c := range []struct {
+		name, page string
+		want       []got
+	}{
+		{"terms sharing a description", `<main><dl><dt id="re.I">re.I</dt><dt id="re.IGNORECASE">re.IGNORECASE</dt>
+<dd><p>Case-insensitive matching.</p></dd></dl></main>`,
+			[]got{{"re.I", []string{"re.IGNORECASE"}}}},
+		{"an object documented by name only lands on the next", `<main><dl><dt id="ExceptionGroup">ExceptionGroup(msg, excs)</dt><dd></dd></dl>
+<dl><dt id="BaseExceptionGroup">BaseExceptionGroup(msg, excs)</dt><dd><p>Both wrap the exceptions.</p></dd></dl></main>`,
+			[]got{{"BaseExceptionGroup", []string{"ExceptionGroup"}}}},
+		{"ids inside the text", `<main><section id="s"><h2>S</h2><p><span id="index-0"></span>Text of S.</p>
+<ul><li id="item">An item.</li></ul></section></main>`,
+			[]got{{"s", []string{"index-0", "item"}}}},
+		{"a section with no text of its own lands on its first subsection", `<main><section id="parent"><span id="legacy"></span><h2>Parent</h2>
+<section id="child"><h3>Child</h3><p>Child text.</p></section></section></main>`,
+			[]got{{"child", []string{"parent", "legacy"}}}},
+		{"a heading's id after its section's", `<main><section id="sec"><h2 id="head">Head</h2><p>Text.</p></section></main>`,
+			[]got{{"head", []string{"sec"}}}},
+		{"a texinfo section: a div with an id and a heading", `<body><div class="subsection" id="Pipelines">
+<span id="Pipelines-1"></span><h4 class="subsection">3.2.3 Pipelines</h4><span id="index-pipeline"></span>
+<p>A pipeline is a sequence of commands separated by a control operator.</p></div>
+<div class="subsection" id="Lists"><h4>3.2.4 Lists</h4><p>A list is a sequence of pipelines.</p></div></body>`,
+			[]got{{"Pipelines", []string{"Pipelines-1", "index-pipeline"}}, {"Lists", nil}}},
+		{"a div whose first text is not a heading is not a section", `<main><div id="intro"><p>Plain text first.</p><h2>Later</h2><p>More.</p></div></main>`,
+			[]got{{"", []string{"intro"}}}},
+		{"anchors after the last text land on the last passage", `<main><section id="a"><p>Text.</p></section><section id="end"><h2>End</h2></section></main>`,
+			[]got{{"a", []string{"end"}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sections, _, why := readHTML(c.page)
+			require.Empty(t, why)
+			var out []got
+			for _, s := range sections {
+				out = append(out, got{s.anchor, s.aliases})
+			}
+			if c.name == "a div whose first text is not a heading is not a section" {
+				require.NotEmpty(t, out)
+				out = out[:1]
+			}
+			assert.Equal(t, c.want, out)
+		})
+	}
+}
+
+// TestPageTitle is a page's <title>, else its first <h1>, even outside
+// the main content.
+func TestPageTitle(t *testing.T) {
+	for _, c := range []struct{ page, want string }{
+		{`<html><head><title>Write-Ahead  Logging</title></head><body><h1 id="overview">1. Overview</h1><p>Text.</p></body></html>`, "Write-Ahead Logging"},
+		{`<body><header><h1>Manual</h1></header><main><p>Text.</p></main></body>`, "Manual"},
+		{`<body><main><p>Text.</p></main></body>`, ""},
+	} {
+		_, title, why := readHTML(c.page)
+		require.Empty(t, why)
+		assert.Equal(t, c.want, title)
+	}
 }

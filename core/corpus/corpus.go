@@ -24,9 +24,14 @@ type Passage struct {
 	URL      string `json:"url"`
 	// Title is the passage's heading path ("pathlib › Concrete paths"),
 	// for people; the agent never sees it. The seed's passages have none.
-	Title      string `json:"title,omitempty"`
-	Text       string `json:"text"`
-	TextSHA256 string `json:"text_sha256"`
+	Title string `json:"title,omitempty"`
+	// Aliases are the passage's other URLs: the same page with another of
+	// the ids its text holds (re.html#re.IGNORECASE beside re.html#re.I),
+	// so a question set naming an object by any of its anchors finds it.
+	// The seed's passages have none.
+	Aliases    []string `json:"aliases,omitempty"`
+	Text       string   `json:"text"`
+	TextSHA256 string   `json:"text_sha256"`
 }
 
 // Bytes is the UTF-8 length of the text, which is what a read costs.
@@ -121,6 +126,36 @@ func checkPassages(prefix string, passages []Passage) (map[string]int, error) {
 // MaxTitleBytes bounds a passage's title.
 const MaxTitleBytes = 512
 
+// MaxAliases bounds a passage's aliases (a Sphinx section can hold dozens
+// of index targets; the first are the nearest to its start).
+const MaxAliases = 64
+
+// checkAliases refuses aliases that are not other anchors of the
+// passage's page: each an absolute https URL of the URL's page with a
+// #fragment, none the URL itself or repeated, at most MaxAliases.
+func checkAliases(p Passage) error {
+	if len(p.Aliases) > MaxAliases {
+		return fmt.Errorf("%d aliases, over the cap of %d", len(p.Aliases), MaxAliases)
+	}
+	page, _, _ := strings.Cut(p.URL, "#")
+	seen := map[string]bool{p.URL: true}
+	for _, a := range p.Aliases {
+		apage, fragment, ok := strings.Cut(a, "#")
+		switch {
+		case !ValidURL(a) || !ok || fragment == "" || apage != page:
+			return fmt.Errorf("alias %q is not an absolute https URL of the page %s with a #fragment", a, page)
+		case seen[a]:
+			return fmt.Errorf("alias %q repeats the URL or another alias", a)
+		}
+		seen[a] = true
+	}
+	return nil
+}
+
+// URLs are a passage's URL and its aliases: every URL a target may name
+// it by.
+func (p Passage) URLs() []string { return append([]string{p.URL}, p.Aliases...) }
+
 func checkPassage(p Passage) error {
 	if err := checkHead(p); err != nil {
 		return err
@@ -143,7 +178,7 @@ func checkHead(p Passage) error {
 	case !hexSHA256.MatchString(p.TextSHA256):
 		return fmt.Errorf("text_sha256 %q is not 64 lower-case hex digits", p.TextSHA256)
 	}
-	return nil
+	return checkAliases(p)
 }
 
 // checkText checks a passage's text and that it matches its receipt.

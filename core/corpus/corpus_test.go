@@ -54,3 +54,38 @@ func TestValidVersion(t *testing.T) {
 		assert.Equal(t, ok, ValidVersion(v), v)
 	}
 }
+
+// TestAliasesValidation: a passage's aliases are other anchors of its own
+// page, one row per refusal in checkAliases' order.
+func TestAliasesValidation(t *testing.T) {
+	const url = "https://docs.python.org/3.11/library/re.html#re.I"
+	base := Passage{SourceID: "re-i", Version: "3.11", URL: url, Text: "Ignore case.", TextSHA256: SHA256("Ignore case.")}
+	many := make([]string, MaxAliases+1)
+	for i := range many {
+		many[i] = "https://docs.python.org/3.11/library/re.html#a" + strings.Repeat("x", i)
+	}
+	for _, c := range []struct {
+		name    string
+		aliases []string
+		want    string
+	}{
+		{"good", []string{"https://docs.python.org/3.11/library/re.html#re.IGNORECASE"}, ""},
+		{"too many", many, "over the cap"},
+		{"another page", []string{"https://docs.python.org/3.11/library/os.html#re.IGNORECASE"}, "of the page"},
+		{"no fragment", []string{"https://docs.python.org/3.11/library/re.html"}, "with a #fragment"},
+		{"not https", []string{"http://docs.python.org/3.11/library/re.html#x"}, "absolute https URL"},
+		{"the URL itself", []string{url}, "repeats the URL"},
+		{"repeated", []string{"https://docs.python.org/3.11/library/re.html#x", "https://docs.python.org/3.11/library/re.html#x"}, "repeats the URL or another alias"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := base
+			p.Aliases = c.aliases
+			err := CheckPassage(p)
+			if c.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, c.want)
+		})
+	}
+}

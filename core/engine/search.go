@@ -55,7 +55,11 @@ type Hit struct {
 	Score      float64 `json:"score"`
 	URL        string  `json:"url,omitempty"`
 	Title      string  `json:"title,omitempty"`
-	Snippet    string  `json:"snippet,omitempty"`
+	// Aliases are the passage's other URLs (the same page, another of its
+	// anchors; DESIGN's fourth phase): a target naming one matches it.
+	// Always a list, empty when none.
+	Aliases []string `json:"aliases"`
+	Snippet string   `json:"snippet,omitempty"`
 }
 
 // The marks around a snippet's matched terms (⟦ and ⟧: Python's
@@ -87,7 +91,7 @@ func (e *Engine) Search(req SearchRequest) (*SearchResult, error) {
 	out := make([]Hit, len(hits))
 	for i, h := range hits {
 		out[i] = Hit{SourceID: h.SourceID, Rank: h.Rank, Version: h.Version, Bytes: h.Bytes, TextSHA256: h.TextSHA256,
-			Score: h.Score, URL: h.URL, Title: h.Title, Snippet: h.Snippet}
+			Score: h.Score, URL: h.URL, Title: h.Title, Aliases: append([]string{}, h.Aliases...), Snippet: h.Snippet}
 	}
 	var config string
 	if r := l.RetrievalRecord(); r != nil {

@@ -79,8 +79,9 @@ type Cases struct {
 func (c *Case) Answerable() bool { return len(c.Sources)+len(c.TargetURLs) > 0 }
 
 // Matches reports whether a passage is one of the case's targets: its
-// source id is one of Sources, or its URL is one of TargetURLs, or it is
-// on a page-level target's page (a target URL without a #fragment).
+// source id is one of Sources, or its URL or one of its aliases is one of
+// TargetURLs, or it is on a page-level target's page (a target URL
+// without a #fragment).
 func (c *Case) Matches(p corpus.Passage) bool {
 	for _, s := range c.Sources {
 		if s == p.SourceID {
@@ -88,8 +89,10 @@ func (c *Case) Matches(p corpus.Passage) bool {
 		}
 	}
 	for _, u := range c.TargetURLs {
-		if MatchesURL(u, p.URL) {
-			return true
+		for _, url := range p.URLs() {
+			if MatchesURL(u, url) {
+				return true
+			}
 		}
 	}
 	return false

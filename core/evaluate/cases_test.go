@@ -140,6 +140,11 @@ func TestMatches(t *testing.T) {
 		{corpus.Passage{SourceID: "x", URL: "https://docs.python.org/3.11/library/json.html#json.dumps"}, true},
 		{corpus.Passage{SourceID: "x", URL: "https://docs.python.org/3.11/library/json.html#json.loads"}, false},
 		{corpus.Passage{SourceID: "x", URL: "https://docs.python.org/3.11/library/json.html"}, false},
+		// A passage named by one of its aliases matches as by its URL.
+		{corpus.Passage{SourceID: "x", URL: "https://docs.python.org/3.11/library/json.html#json.dump",
+			Aliases: []string{"https://docs.python.org/3.11/library/json.html#json.dumps"}}, true},
+		{corpus.Passage{SourceID: "x", URL: "https://docs.python.org/3.11/library/json.html#json.dump",
+			Aliases: []string{"https://docs.python.org/3.11/library/json.html#json.load"}}, false},
 	} {
 		assert.Equal(t, row.want, c.Matches(row.p), "%+v", row.p)
 	}
@@ -158,15 +163,39 @@ func TestGradePageLevelTarget(t *testing.T) {
 	}
 	r := agent.Result{Status: agent.Answered, Answer: "It overwrites.", Limits: agent.DefaultLimits(), Observations: obs,
 		Citations: []agent.Citation{{SourceID: id, URL: page + "#pathlib.Path.write_text"}}}
-	got := Grade(&cs.Cases[0], &r)
+	got := Grade(&cs.Cases[0], &r, nil)
 	require.NotNil(t, got.RetrievalTargetsRead)
 	assert.True(t, *got.RetrievalTargetsRead)
 	assert.Equal(t, Pass, got.Outcome)
 	r.Observations[1].Result = &agent.ReadResult{SourceID: id, URL: "https://docs.python.org/3.11/library/io.html#io.open"}
 	r.Citations[0].URL = "https://docs.python.org/3.11/library/io.html#io.open"
-	got = Grade(&cs.Cases[0], &r)
+	got = Grade(&cs.Cases[0], &r, nil)
 	assert.False(t, *got.RetrievalTargetsRead)
 	assert.Equal(t, reason.TargetNotCited, got.AnswerReason.Code)
+}
+
+// TestGradeByAlias: a target naming a passage by an alias is read and
+// cited when the passage is, though a run's records carry its URL alone.
+func TestGradeByAlias(t *testing.T) {
+	const page = "https://docs.python.org/3.11/library/re.html"
+	cs, err := ParseCases([]byte(set(`{"id": "a", "split": "development", "question": "q", "target_urls": ["` + page + `#re.IGNORECASE"], "answer_patterns": ["case"]}`)))
+	require.NoError(t, err)
+	id := "re-i"
+	r := agent.Result{Status: agent.Answered, Answer: "Ignore case.", Limits: agent.DefaultLimits(),
+		Observations: []agent.Observation{{Tool: agent.Read, Arguments: agent.Arguments{SourceID: &id}, Result: &agent.ReadResult{SourceID: id, URL: page + "#re.I"}}},
+		Citations:    []agent.Citation{{SourceID: id, URL: page + "#re.I"}}}
+	aliases := func(sourceID string) []string {
+		if sourceID == id {
+			return []string{page + "#re.IGNORECASE"}
+		}
+		return nil
+	}
+	got := Grade(&cs.Cases[0], &r, aliases)
+	require.NotNil(t, got.RetrievalTargetsRead)
+	assert.True(t, *got.RetrievalTargetsRead)
+	assert.Equal(t, Pass, got.Outcome)
+	got = Grade(&cs.Cases[0], &r, nil)
+	assert.False(t, *got.RetrievalTargetsRead, "without the alias the target is not read")
 }
 
 // FuzzParseCases: the reader never panics, and a set it accepts has

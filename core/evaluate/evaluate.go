@@ -57,8 +57,8 @@ type Why struct {
 }
 
 // Grade checks a result against its case and says why each check has its
-// value.
-func Grade(c *Case, r *agent.Result) Checks {
+// value; aliases (nil for none) name the passages' other URLs.
+func Grade(c *Case, r *agent.Result, aliases Aliases) Checks {
 	// A passage counts for a target by its source id or by its URL (cases
 	// over a pack name their targets by URL).
 	read := map[string]bool{}
@@ -69,7 +69,7 @@ func Grade(c *Case, r *agent.Result) Checks {
 			if !read[rr.SourceID] {
 				readOrder = append(readOrder, rr.SourceID)
 			}
-			mark(read, rr.SourceID, rr.URL)
+			mark(read, rr.SourceID, rr.URL, aliases)
 		}
 		if sr, ok := o.Search(); ok {
 			queries = append(queries, sr.Query)
@@ -81,7 +81,7 @@ func Grade(c *Case, r *agent.Result) Checks {
 		if !cited[c.SourceID] {
 			citedOrder = append(citedOrder, c.SourceID)
 		}
-		mark(cited, c.SourceID, c.URL)
+		mark(cited, c.SourceID, c.URL, aliases)
 	}
 	var checks Checks
 	if targets := c.targets(); len(targets) > 0 {
@@ -145,11 +145,21 @@ func (c *Case) missingFrom(set map[string]bool) []string {
 // with a control character).
 const pagePrefix = "\x00page:"
 
-// mark puts a passage's source id, URL and page in set.
-func mark(set map[string]bool, sourceID, url string) {
+// mark puts a passage's source id, URL, aliases and page in set.
+func mark(set map[string]bool, sourceID, url string, aliases Aliases) {
 	page, _, _ := strings.Cut(url, "#")
 	set[sourceID], set[url], set[pagePrefix+page] = true, true, true
+	if aliases != nil {
+		for _, a := range aliases(sourceID) {
+			set[a] = true
+		}
+	}
 }
+
+// Aliases gives a passage's aliases by its source id (tools.Library's
+// Aliases): a run's records carry a read passage's URL alone, and a
+// target may name the passage by another of its anchors. nil is none.
+type Aliases func(sourceID string) []string
 
 func retrievalWhy(targets, missing, read []string) Why {
 	if len(missing) == 0 {

@@ -78,7 +78,7 @@ func TestGrade(t *testing.T) {
 			kase, ok := cs.Case(c.caseID)
 			require.True(t, ok)
 			c.result.Limits = agent.DefaultLimits()
-			got := Grade(kase, &c.result)
+			got := Grade(kase, &c.result, nil)
 			assert.Equal(t, c.retrieval, got.RetrievalTargetsRead)
 			assert.Equal(t, c.answer, got.AnswerFixtureCheck)
 			assert.Equal(t, c.outcome, got.Outcome)
@@ -98,11 +98,11 @@ func TestRetrievalReasonNamesTheSources(t *testing.T) {
 	kase, ok := cases(t).Case("serialize-and-save")
 	require.True(t, ok)
 	r := agent.Result{Status: agent.Incomplete, Limits: agent.DefaultLimits(), Observations: readObs("json-text", "path-read")}
-	assert.Equal(t, Why{reason.TargetsNotRead, "Did not read path-write (read: json-text, path-read)."}, Grade(kase, &r).RetrievalReason)
+	assert.Equal(t, Why{reason.TargetsNotRead, "Did not read path-write (read: json-text, path-read)."}, Grade(kase, &r, nil).RetrievalReason)
 	r.Observations = readObs("path-write", "json-text")
-	assert.Equal(t, Why{reason.TargetsRead, "Read every target source: json-text, path-write."}, Grade(kase, &r).RetrievalReason)
+	assert.Equal(t, Why{reason.TargetsRead, "Read every target source: json-text, path-write."}, Grade(kase, &r, nil).RetrievalReason)
 	r.Observations = nil
-	assert.Equal(t, "Did not read json-text, path-write (read: none).", Grade(kase, &r).RetrievalReason.Detail)
+	assert.Equal(t, "Did not read json-text, path-write (read: none).", Grade(kase, &r, nil).RetrievalReason.Detail)
 }
 
 func TestTrajectory(t *testing.T) {
@@ -110,7 +110,7 @@ func TestTrajectory(t *testing.T) {
 	kase, _ := cs.Case("overwrite")
 	r := agent.Result{Status: agent.Incomplete, Limits: agent.DefaultLimits(), Observations: readObs("path-write", "path-read"),
 		Usage: agent.Usage{ModelCalls: 9, Searches: 3, Reads: 5}}
-	got := Grade(kase, &r)
+	got := Grade(kase, &r, nil)
 	assert.Equal(t, []string{"q", "q"}, got.Trajectory.Queries)
 	assert.True(t, got.Trajectory.Refined)
 	assert.False(t, got.Trajectory.WithinLimits, "5 reads exceed the 4 allowed")
@@ -163,6 +163,6 @@ func TestForbiddenClaimWithUnicodeSpaces(t *testing.T) {
 	} {
 		r := agent.Result{Status: agent.Answered, Answer: answer, Limits: agent.DefaultLimits(),
 			Citations: []agent.Citation{{SourceID: "path-write"}}, Observations: readObs("path-write")}
-		assert.Equal(t, pass, Grade(kase, &r).AnswerFixtureCheck, answer)
+		assert.Equal(t, pass, Grade(kase, &r, nil).AnswerFixtureCheck, answer)
 	}
 }

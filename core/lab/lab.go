@@ -389,7 +389,7 @@ func (l *Lab) Trial(ctx context.Context, tr report.Trial, task agent.Task, m mod
 	}
 	tr.Result = res
 	if c, ok := l.Cases.Case(tr.CaseID); ok {
-		checks := evaluate.Grade(c, res)
+		checks := evaluate.Grade(c, res, l.Library.Aliases)
 		tr.Checks = &checks
 	}
 	return tr, nil

@@ -108,7 +108,7 @@ func TestTheFourCases(t *testing.T) {
 			require.True(t, ok)
 			res := run(t, lib, agent.Task{Question: c.Question, Version: c.Version, Mode: row.mode, Limits: agent.DefaultLimits()})
 			checkInvariants(t, res)
-			checks := evaluate.Grade(c, res)
+			checks := evaluate.Grade(c, res, nil)
 			assert.Equal(t, row.reason, res.Reason, row.note)
 			assert.Equal(t, row.outcome, checks.Outcome, row.note)
 			assert.Equal(t, row.calls, res.Usage.ModelCalls, row.note)

@@ -19,8 +19,14 @@ import (
 
 // ImageFormat tags a passages image (in its format table). Version 2 adds
 // the postings and the per-passage arrays that let an image open without
-// reading its rows and be searched without FTS5's per-row cost.
-const ImageFormat = "ragagent-passages-sqlite/2"
+// reading its rows and be searched without FTS5's per-row cost; version 3
+// adds each passage's aliases (meta's aliases column, and the aliases
+// table that finds a passage by one). Images of version 2 still open
+// (their passages have no aliases): a pack built before keeps working.
+const ImageFormat = "ragagent-passages-sqlite/3"
+
+// imageFormat2 is the version before aliases.
+const imageFormat2 = "ragagent-passages-sqlite/2"
 
 // imagePageSize is the image's page size. SQLite's default of 4096 bytes
 // leaves the FTS5 index and the texts in many small pages; larger pages
@@ -32,7 +38,10 @@ const imagePageSize = 16384
 // Open's, so every bm25 statistic is the same):
 //   - meta: each passage's source id (unique: the index is how a read
 //     finds its passage), URL (indexed: how authored cases' target URLs
-//     are checked when a pack opens), title and receipt, by rowid;
+//     are checked when a pack opens), title, receipt and aliases (joined
+//     by newlines, which no URL holds), by rowid;
+//   - aliases: each alias URL and its passage's rowid, keyed by URL (how
+//     a target naming an alias is checked);
 //   - postings: for each term of FTS5's own vocabulary, the passages that
 //     hold it and how often (see encodePostings), from which Search
 //     computes bm25 exactly as FTS5 does (see scorer);
@@ -40,8 +49,10 @@ const imagePageSize = 16384
 //     12,000: token counts (FTS5's docsize), byte sizes, version numbers
 //     (into versions, a list joined by commas), and the number of pages.
 const (
-	metaSchema     = `CREATE TABLE meta(rowid INTEGER PRIMARY KEY, source_id TEXT NOT NULL UNIQUE, url TEXT NOT NULL, title TEXT NOT NULL, text_sha256 BLOB NOT NULL)`
+	metaSchema     = `CREATE TABLE meta(rowid INTEGER PRIMARY KEY, source_id TEXT NOT NULL UNIQUE, url TEXT NOT NULL, title TEXT NOT NULL, text_sha256 BLOB NOT NULL, aliases TEXT NOT NULL)`
+	metaSchema2    = `CREATE TABLE meta(rowid INTEGER PRIMARY KEY, source_id TEXT NOT NULL UNIQUE, url TEXT NOT NULL, title TEXT NOT NULL, text_sha256 BLOB NOT NULL)`
 	metaURLs       = `CREATE INDEX meta_url ON meta(url)`
+	aliasesSchema  = `CREATE TABLE aliases(url TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(url, doc)) WITHOUT ROWID`
 	postingsSchema = `CREATE TABLE postings(term TEXT PRIMARY KEY, docs BLOB NOT NULL) WITHOUT ROWID`
 	docsSchema     = `CREATE TABLE docs(tokens BLOB NOT NULL, bytes BLOB NOT NULL, versions TEXT NOT NULL, version BLOB NOT NULL, pages INTEGER NOT NULL)`
 )
@@ -62,7 +73,7 @@ func Image(passages []corpus.Passage) ([]byte, error) {
 	}
 	for _, q := range []string{
 		fmt.Sprintf(`PRAGMA page_size = %d`, imagePageSize),
-		schema, metaSchema, metaURLs, postingsSchema, docsSchema,
+		schema, metaSchema, metaURLs, aliasesSchema, postingsSchema, docsSchema,
 		`CREATE TABLE format(tag TEXT NOT NULL)`,
 		fmt.Sprintf(`INSERT INTO format VALUES ('%s')`, ImageFormat),
 	} {
@@ -101,7 +112,7 @@ func Image(passages []corpus.Passage) ([]byte, error) {
 }
 
 func insertMeta(conn *sqlite3.Conn, passages []corpus.Passage) error {
-	return inTransaction(conn, `INSERT INTO meta(rowid, source_id, url, title, text_sha256) VALUES (?, ?, ?, ?, ?)`, len(passages),
+	err := inTransaction(conn, `INSERT INTO meta(rowid, source_id, url, title, text_sha256, aliases) VALUES (?, ?, ?, ?, ?, ?)`, len(passages),
 		func(stmt *sqlite3.Stmt, i int) error {
 			p := passages[i]
 			sum, err := hex.DecodeString(p.TextSHA256)
@@ -109,8 +120,32 @@ func insertMeta(conn *sqlite3.Conn, passages []corpus.Passage) error {
 				return fmt.Errorf("passage %d (%q): text_sha256 is not hex", i+1, p.SourceID)
 			}
 			return errors.Join(stmt.BindInt(1, i+1), stmt.BindText(2, p.SourceID), stmt.BindText(3, p.URL),
-				stmt.BindText(4, p.Title), stmt.BindBlob(5, sum))
+				stmt.BindText(4, p.Title), stmt.BindBlob(5, sum), stmt.BindText(6, strings.Join(p.Aliases, "\n")))
 		})
+	if err != nil {
+		return err
+	}
+	type alias struct {
+		url string
+		doc int
+	}
+	var aliases []alias
+	for i, p := range passages {
+		for _, a := range p.Aliases {
+			aliases = append(aliases, alias{a, i + 1})
+		}
+	}
+	return inTransaction(conn, `INSERT OR IGNORE INTO aliases(url, doc) VALUES (?, ?)`, len(aliases), func(stmt *sqlite3.Stmt, i int) error {
+		return errors.Join(stmt.BindText(1, aliases[i].url), stmt.BindInt(2, aliases[i].doc))
+	})
+}
+
+// splitAliases reads meta's aliases column.
+func splitAliases(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
 }
 
 // inTransaction runs an insert statement n times in one transaction,
@@ -252,13 +287,18 @@ func (ix *Index) openImage() error {
 		return fmt.Errorf("store: register fts5: %w", err)
 	}
 	tag, err := ix.one(`SELECT tag FROM format`)
-	if err != nil || tag.text != ImageFormat {
+	if err != nil || tag.text != ImageFormat && tag.text != imageFormat2 {
 		return fmt.Errorf("store: the image is not a %s image (format %q, %v)", ImageFormat, tag.text, err)
 	}
-	for table, want := range map[string]string{"meta": metaSchema, "meta_url": metaURLs, "postings": postingsSchema, "docs": docsSchema} {
+	tables := map[string]string{"meta": metaSchema, "meta_url": metaURLs, "aliases": aliasesSchema, "postings": postingsSchema, "docs": docsSchema}
+	if tag.text == imageFormat2 {
+		tables["meta"] = metaSchema2
+		delete(tables, "aliases")
+	}
+	for table, want := range tables {
 		got, err := ix.one(`SELECT sql FROM sqlite_schema WHERE name = '` + table + `'`)
 		if err != nil || got.text != want {
-			return fmt.Errorf("store: the image's %s table is not %s's", table, ImageFormat)
+			return fmt.Errorf("store: the image's %s table is not %s's", table, tag.text)
 		}
 	}
 	rows, total, err := ix.totals()
@@ -284,6 +324,7 @@ func (ix *Index) openImage() error {
 	// An image is searched by its scorer, from its postings table.
 	ix.img = newScorer(ix, d, total)
 	ix.img.read = ix.img.imagePosting
+	ix.img.aliases = tag.text != imageFormat2
 	return nil
 }
 
@@ -349,7 +390,7 @@ func (ix *Index) Head(doc int) (corpus.Passage, int, error) {
 	}
 	if s.head == nil {
 		var err error
-		if s.head, _, err = ix.conn.Prepare(`SELECT source_id, url, title, text_sha256 FROM meta WHERE rowid = ?`); err != nil {
+		if s.head, _, err = ix.conn.Prepare(`SELECT source_id, url, title, text_sha256, ` + s.aliasesColumn() + ` FROM meta WHERE rowid = ?`); err != nil {
 			return corpus.Passage{}, 0, fmt.Errorf("store: prepare head: %w", err)
 		}
 	}
@@ -361,7 +402,7 @@ func (ix *Index) Head(doc int) (corpus.Passage, int, error) {
 		return corpus.Passage{}, 0, fmt.Errorf("store: passage %d has no meta row (%v)", doc+1, s.head.Err())
 	}
 	p := corpus.Passage{SourceID: s.head.ColumnText(0), Version: s.versions[s.version[doc]], URL: s.head.ColumnText(1),
-		Title: s.head.ColumnText(2), TextSHA256: hex.EncodeToString(s.head.ColumnRawBlob(3))}
+		Title: s.head.ColumnText(2), TextSHA256: hex.EncodeToString(s.head.ColumnRawBlob(3)), Aliases: splitAliases(s.head.ColumnText(4))}
 	return p, int(s.bytes[doc]), nil
 }
 
@@ -471,7 +512,23 @@ func (ix *Index) HasURLs(urls []string) (map[string]bool, error) {
 	for stmt.Step() {
 		found[stmt.ColumnText(0)] = true
 	}
-	return found, stmt.Err()
+	if err := stmt.Err(); err != nil || ix.img == nil || !ix.img.aliases {
+		return found, err
+	}
+	aliases, _, err := ix.conn.Prepare(`SELECT DISTINCT url FROM aliases WHERE url IN (` + strings.TrimSuffix(strings.Repeat("?,", len(want)), ",") + `)`)
+	if err != nil {
+		return nil, fmt.Errorf("store: prepare alias lookup: %w", err)
+	}
+	defer aliases.Close()
+	for i, u := range want {
+		if err := aliases.BindText(i+1, u); err != nil {
+			return nil, err
+		}
+	}
+	for aliases.Step() {
+		found[aliases.ColumnText(0)] = true
+	}
+	return found, aliases.Err()
 }
 
 // one is the first row of a one-row query: its first column as text, as

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/ext/fts5"
 	"github.com/ncruces/go-sqlite3/ext/serdes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -250,7 +252,7 @@ func TestOpenImageRefusals(t *testing.T) {
 	require.NoError(t, err)
 	built.Close()
 	_, err = OpenImage(plain)
-	assert.ErrorContains(t, err, "is not a ragagent-passages-sqlite/2 image")
+	assert.ErrorContains(t, err, "is not a ragagent-passages-sqlite/3 image")
 	assert.NotNil(t, good)
 }
 
@@ -292,4 +294,68 @@ func BenchmarkSearchSnippets(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// An image keeps each passage's aliases: read back with its head, in
+// every head, and found by HasURLs as its URL is.
+func TestImageKeepsAliases(t *testing.T) {
+	ps := synthetic(20)
+	page, _, _ := strings.Cut(ps[5].URL, "#")
+	ps[5].Aliases = []string{page + "#re.IGNORECASE", page + "#index-3"}
+	data, err := Image(ps)
+	require.NoError(t, err)
+	ix, err := OpenImage(data)
+	require.NoError(t, err)
+	defer ix.Close()
+	p, err := ix.Passage(5)
+	require.NoError(t, err)
+	assert.Equal(t, ps[5], p)
+	heads, err := ix.Heads()
+	require.NoError(t, err)
+	assert.Equal(t, ps[5].Aliases, heads[5].Aliases)
+	assert.Nil(t, heads[4].Aliases)
+	found, err := ix.HasURLs([]string{page + "#index-3", page + "#nowhere"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{page + "#index-3": true}, found)
+}
+
+// An image of format 2 (made before aliases: a pack a user built before)
+// still opens, searches and reads; its passages have no aliases.
+func TestImageOfFormat2StillOpens(t *testing.T) {
+	ps := synthetic(20)
+	data, err := Image(ps)
+	require.NoError(t, err)
+	old := downgradeToFormat2(t, data)
+	ix, err := OpenImage(old)
+	require.NoError(t, err)
+	defer ix.Close()
+	p, err := ix.Passage(3)
+	require.NoError(t, err)
+	assert.Equal(t, ps[3], p)
+	heads, err := ix.Heads()
+	require.NoError(t, err)
+	assert.Len(t, heads, 20)
+	found, err := ix.HasURLs([]string{ps[3].URL})
+	require.NoError(t, err)
+	assert.True(t, found[ps[3].URL])
+}
+
+// downgradeToFormat2 rewrites an image as format 2 wrote it: no aliases
+// column or table, and the old tag.
+func downgradeToFormat2(t *testing.T, data []byte) []byte {
+	t.Helper()
+	conn, err := sqlite3.Open(":memory:")
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, fts5.Register(conn))
+	require.NoError(t, serdes.Deserialize(conn, "main", append([]byte(nil), data...)))
+	require.NoError(t, conn.Exec(`DROP TABLE aliases; ALTER TABLE meta DROP COLUMN aliases; UPDATE format SET tag = '`+imageFormat2+`'; VACUUM`))
+	got, _, err := conn.Prepare(`SELECT sql FROM sqlite_schema WHERE name = 'meta'`)
+	require.NoError(t, err)
+	require.True(t, got.Step())
+	require.Equal(t, metaSchema2, got.ColumnText(0))
+	got.Close()
+	out, err := serdes.Serialize(conn, "main")
+	require.NoError(t, err)
+	return out
 }

@@ -44,7 +44,7 @@ func (ix *Index) Heads() ([]corpus.Passage, error) {
 	if s == nil {
 		return nil, errors.New("store: not an image")
 	}
-	stmt, _, err := ix.conn.Prepare(`SELECT rowid, source_id, url, title, text_sha256 FROM meta ORDER BY rowid`)
+	stmt, _, err := ix.conn.Prepare(`SELECT rowid, source_id, url, title, text_sha256, ` + s.aliasesColumn() + ` FROM meta ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: heads: %w", err)
 	}
@@ -57,7 +57,7 @@ func (ix *Index) Heads() ([]corpus.Passage, error) {
 			return nil, fmt.Errorf("store: meta row %d is not a doc", id)
 		}
 		out[id-1] = corpus.Passage{SourceID: stmt.ColumnText(1), Version: s.versions[s.version[id-1]], URL: stmt.ColumnText(2),
-			Title: stmt.ColumnText(3), TextSHA256: hex.EncodeToString(stmt.ColumnRawBlob(4))}
+			Title: stmt.ColumnText(3), TextSHA256: hex.EncodeToString(stmt.ColumnRawBlob(4)), Aliases: splitAliases(stmt.ColumnText(5))}
 		seen++
 	}
 	if err := stmt.Err(); err != nil {

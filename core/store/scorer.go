@@ -49,6 +49,17 @@ type scorer struct {
 
 	// Statements for reading passages, prepared on first use.
 	head, lookup, text *sqlite3.Stmt
+	// aliases says whether the image keeps aliases (format 3 on).
+	aliases bool
+}
+
+// aliasesColumn is meta's aliases column, or ” for an image made before
+// aliases.
+func (s *scorer) aliasesColumn() string {
+	if s.aliases {
+		return "aliases"
+	}
+	return "''"
 }
 
 // bm25's constants, as variables so that k1 + 1 is rounded as FTS5's

@@ -249,8 +249,27 @@ func (l *Library) Has(sourceID string) (bool, error) {
 	return ok, err
 }
 
+// Aliases are the aliases of the passage with the source id (none for an
+// unknown id): what grading adds to a read passage's URL, since a run's
+// records carry the URL alone.
+func (l *Library) Aliases(sourceID string) []string {
+	if l.snapshot != nil {
+		p, _ := l.snapshot.Passage(sourceID)
+		return p.Aliases
+	}
+	doc, ok, err := l.index.Lookup(sourceID)
+	if err != nil || !ok {
+		return nil
+	}
+	p, _, err := l.head(doc)
+	if err != nil {
+		return nil
+	}
+	return p.Aliases
+}
+
 // HasURLs reports which of urls some passage has: a URL with a #fragment
-// as some passage's URL, one without (a page) as the page of some
+// as some passage's URL or alias, one without (a page) as the page of some
 // passage's URL (the URL itself or it with a #fragment).
 func (l *Library) HasURLs(urls []string) (map[string]bool, error) {
 	var exact, pages []string
@@ -279,8 +298,10 @@ func (l *Library) HasURLs(urls []string) (map[string]bool, error) {
 	}
 	for _, p := range l.snapshot.Passages {
 		page, _, _ := strings.Cut(p.URL, "#")
-		if want[p.URL] && strings.Contains(p.URL, "#") {
-			found[p.URL] = true
+		for _, u := range p.URLs() {
+			if want[u] && strings.Contains(u, "#") {
+				found[u] = true
+			}
 		}
 		if want[page] {
 			found[page] = true
@@ -341,10 +362,12 @@ func (l *Library) Verify() error {
 // matched terms between store.MarkOpen and store.MarkClose.
 type Scored struct {
 	Handle
-	Score   float64 `json:"score"`
-	URL     string  `json:"url,omitempty"`
-	Title   string  `json:"title,omitempty"`
-	Snippet string  `json:"snippet,omitempty"`
+	Score float64 `json:"score"`
+	URL   string  `json:"url,omitempty"`
+	Title string  `json:"title,omitempty"`
+	// Aliases are the passage's other URLs (corpus.Passage.Aliases).
+	Aliases []string `json:"aliases,omitempty"`
+	Snippet string   `json:"snippet,omitempty"`
 }
 
 // Explain runs a search and keeps the scores (the agent never sees them).
@@ -383,7 +406,7 @@ func (l *Library) scored(hits []store.Hit, err error, links bool) ([]Scored, err
 		out[i] = Scored{Handle: Handle{SourceID: p.SourceID, Rank: h.Rank, Version: p.Version, Bytes: n, TextSHA256: p.TextSHA256},
 			Score: h.Score, Snippet: h.Snippet}
 		if links {
-			out[i].URL, out[i].Title = p.URL, p.Title
+			out[i].URL, out[i].Title, out[i].Aliases = p.URL, p.Title, p.Aliases
 		}
 	}
 	return out, nil
