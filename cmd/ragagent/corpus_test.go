@@ -74,6 +74,8 @@ func TestCorpusGolden(t *testing.T) {
 		{"run-python-scripted.txt", []string{"run", "--corpus", "python-3.11", "--question", "How do I parse a TOML file in Python 3.11?"}},
 		{"rerank-python.txt", []string{"rerank", "--corpus", "python-3.11"}},
 		{"rerank-seed-corpus.json", []string{"rerank", "--json", "--corpus", "seed", "--candidates", "3"}},
+		{"tune-python.txt", []string{"tune", "--corpus", "python-3.11", "--cases", filepath.Join("..", "..", "fixtures", "cases", "python-3.11-natural.json")}},
+		{"tune-python.json", []string{"tune", "--json", "--corpus", "python-3.11", "--cases", filepath.Join("..", "..", "fixtures", "cases", "python-3.11-natural.json")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, stdout, stderr := ragagent(c.args...)
@@ -235,4 +237,24 @@ func TestCorpusBuildIncludeExclude(t *testing.T) {
 	code, _, stderr := build("--exclude", "logs")
 	assert.Equal(t, exitUsage, code)
 	assert.Equal(t, "ragagent corpus build: --exclude \"logs\" is not a file or folder in "+docs+"\n", stderr)
+}
+
+// TestTuneOutIsAConfigFile: the spec --out writes is one --config FILE
+// reads (retrieval ranks by it under its name), and an --out that exists
+// is refused before any work.
+func TestTuneOutIsAConfigFile(t *testing.T) {
+	cases := filepath.Join("..", "..", "fixtures", "cases", "python-3.11-natural.json")
+	out := filepath.Join(t.TempDir(), "chosen.json")
+	code, _, stderr := ragagent("tune", "--corpus", "python-3.11", "--cases", cases, "--out", out)
+	require.Equal(t, exitOK, code, stderr)
+	spec, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var chosen struct{ Name string }
+	require.NoError(t, json.Unmarshal(spec, &chosen))
+	code, stdout, stderr := ragagent("retrieval", "--corpus", "python-3.11", "--cases", cases, "--config", "seed", "--config", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, chosen.Name)
+	code, _, stderr = ragagent("tune", "--corpus", "python-3.11", "--cases", cases, "--out", out)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "already exists")
 }

@@ -37,6 +37,7 @@ func commands() map[string]command {
 		"model":            {"pin a downloaded model folder's files (model pin DIR): the manifest a vector branch's or cross-encoder's model is checked against", cmdModel},
 		"search":           {"search a corpus pack as the agent does, with bm25 scores and highlighted snippets", cmdSearch},
 		"retrieval":        {"compare retrieval configurations on a question set: recall, MRR and nDCG with 95% intervals, paired differences", cmdRetrieval},
+		"tune":             {"choose a retrieval configuration for a pack from your own question set, cross-validated, with intervals against seed and the pack default", cmdTune},
 		"eval":             {"run a pack's authored cases on both paths (scripted, replayed or live Gemini) and grade them", cmdEval},
 		"serve-api":        {"serve the authenticated runs API (api/openapi.json) with its state in SQLite", cmdServeAPI},
 		"tokens":           {"add, list or revoke the API server's bearer tokens", cmdTokens},

@@ -287,84 +287,11 @@ func (e *Engine) Retrieval(ctx context.Context, req RetrievalRequest) (*Retrieva
 	if err != nil {
 		return nil, err
 	}
-	l, err := e.labFor(req.Corpus)
+	r, err := e.rank(ctx, req, specs, models, k)
 	if err != nil {
 		return nil, err
 	}
-	if req.Cases != "" {
-		if l, err = l.WithCases([]byte(req.Cases)); err != nil {
-			return nil, err
-		}
-	}
-	var answerable []*evaluate.Case
-	for i := range l.Cases.Cases {
-		if c := &l.Cases.Cases[i]; c.Answerable() {
-			answerable = append(answerable, c)
-		}
-	}
-	if len(answerable) == 0 {
-		if len(l.Cases.Cases) == 0 {
-			return nil, reason.New(reason.InvalidCases, "pack %s has no cases of its own; give a question set", l.Pack.Manifest.ID)
-		}
-		return nil, reason.New(reason.InvalidCases, "the question set has no answerable case (every one names no target), so there is nothing to rank")
-	}
-	hasListwise := false
-	for _, spec := range specs {
-		hasListwise = hasListwise || spec.SecondStage.Method == retrieval.StageListwise
-	}
-	if hasListwise && req.Listwise.Replay == nil {
-		release, ok := e.rerank.HoldLedger()
-		if !ok {
-			return nil, ErrLedgerBusy
-		}
-		defer release()
-	}
-	rankings := make([][]experiment.Ranking, len(specs))
-	total, done := len(answerable)*len(specs), 0
-	var lw *listwise
-	err = l.Ranking(func(base *retrieval.Base, heads []corpus.Passage) error {
-		ideals := experiment.Ideals(answerable, heads, k)
-		if hasListwise {
-			var err error
-			if lw, err = e.planListwise(ctx, req.Listwise, base, heads, specs, answerable, ideals, k); err != nil {
-				return err
-			}
-		}
-		for i, spec := range specs {
-			at := 0
-			var s *retrieval.Searcher
-			var err error
-			if spec.SecondStage.Method == retrieval.StageListwise {
-				s, err = base.OpenModels(spec, retrieval.Models{Ctx: ctx, Lister: lw.lister(spec, answerable, &at, req.Listwise.OnCall)})
-			} else {
-				s, err = e.openSearcher(ctx, models, req.Models == nil, l, base, spec, answerable)
-			}
-			if err != nil {
-				return err
-			}
-			rankings[i], err = experiment.Rank(answerable, heads, ideals, s, k, func() error {
-				done++
-				at++
-				if req.OnCase != nil {
-					req.OnCase(done, total, spec.Name)
-				}
-				return ctx.Err()
-			})
-			if err != nil {
-				return fmt.Errorf("configuration %s: %w", spec.Name, err)
-			}
-		}
-		return nil
-	})
-	if lw != nil {
-		err = errors.Join(err, lw.finish())
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, reason.New(reason.Cancelled, "the experiment was stopped")
-		}
-		return nil, err
-	}
+	l, answerable, rankings, lw := r.lab, r.answerable, r.rankings, r.listwise
 	res := summarize(l.Pack.Manifest.ID, k, len(l.Cases.Cases), answerable, specs, rankings)
 	if lw != nil {
 		res.Listwise = lw.outcome
@@ -478,4 +405,97 @@ func (e *Engine) ParseQuestionSet(corpusID, text string) ([]evaluate.Case, error
 		out[i] = c
 	}
 	return out, nil
+}
+
+// ranked is a question set's answerable cases ranked under each
+// configuration: what an experiment summarizes and tune chooses from.
+type ranked struct {
+	lab        *lab.Lab
+	answerable []*evaluate.Case
+	rankings   [][]experiment.Ranking
+	listwise   *listwise
+}
+
+// rank ranks req's question set (or the pack's own) under each of specs,
+// k passages deep, telling req.OnCase of each case ranked.
+func (e *Engine) rank(ctx context.Context, req RetrievalRequest, specs []retrieval.Spec, models Models, k int) (*ranked, error) {
+	l, err := e.labFor(req.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	if req.Cases != "" {
+		if l, err = l.WithCases([]byte(req.Cases)); err != nil {
+			return nil, err
+		}
+	}
+	var answerable []*evaluate.Case
+	for i := range l.Cases.Cases {
+		if c := &l.Cases.Cases[i]; c.Answerable() {
+			answerable = append(answerable, c)
+		}
+	}
+	if len(answerable) == 0 {
+		if len(l.Cases.Cases) == 0 {
+			return nil, reason.New(reason.InvalidCases, "pack %s has no cases of its own; give a question set", l.Pack.Manifest.ID)
+		}
+		return nil, reason.New(reason.InvalidCases, "the question set has no answerable case (every one names no target), so there is nothing to rank")
+	}
+	hasListwise := false
+	for _, spec := range specs {
+		hasListwise = hasListwise || spec.SecondStage.Method == retrieval.StageListwise
+	}
+	if hasListwise && req.Listwise.Replay == nil {
+		release, ok := e.rerank.HoldLedger()
+		if !ok {
+			return nil, ErrLedgerBusy
+		}
+		defer release()
+	}
+	rankings := make([][]experiment.Ranking, len(specs))
+	total, done := len(answerable)*len(specs), 0
+	var lw *listwise
+	err = l.Ranking(func(base *retrieval.Base, heads []corpus.Passage) error {
+		ideals := experiment.Ideals(answerable, heads, k)
+		if hasListwise {
+			var err error
+			if lw, err = e.planListwise(ctx, req.Listwise, base, heads, specs, answerable, ideals, k); err != nil {
+				return err
+			}
+		}
+		for i, spec := range specs {
+			at := 0
+			var s *retrieval.Searcher
+			var err error
+			if spec.SecondStage.Method == retrieval.StageListwise {
+				s, err = base.OpenModels(spec, retrieval.Models{Ctx: ctx, Lister: lw.lister(spec, answerable, &at, req.Listwise.OnCall)})
+			} else {
+				s, err = e.openSearcher(ctx, models, req.Models == nil, l, base, spec, answerable)
+			}
+			if err != nil {
+				return err
+			}
+			rankings[i], err = experiment.Rank(answerable, heads, ideals, s, k, func() error {
+				done++
+				at++
+				if req.OnCase != nil {
+					req.OnCase(done, total, spec.Name)
+				}
+				return ctx.Err()
+			})
+			if err != nil {
+				return fmt.Errorf("configuration %s: %w", spec.Name, err)
+			}
+		}
+		return nil
+	})
+	if lw != nil {
+		err = errors.Join(err, lw.finish())
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, reason.New(reason.Cancelled, "the experiment was stopped")
+		}
+		return nil, err
+	}
+	return &ranked{lab: l, answerable: answerable, rankings: rankings, listwise: lw}, nil
 }
