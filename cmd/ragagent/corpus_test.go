@@ -258,3 +258,62 @@ func TestTuneOutIsAConfigFile(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "already exists")
 }
+
+// TestPackDefaultIsASpecOfOnesOwn: corpus build --config and corpus config
+// take a spec file as well as a built-in's name; corpus config changes a
+// built pack's default in place, its receipt kept, and the pack's search
+// ranks by it; a spec that is not valid is refused with the manifest
+// untouched.
+func TestPackDefaultIsASpecOfOnesOwn(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	require.NoError(t, os.MkdirAll(docs, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(docs, "a.md"), []byte("# Kettles\n\nA kettle boils water in about three minutes.\n"), 0o644))
+	spec := filepath.Join(dir, "light-title.json")
+	require.NoError(t, os.WriteFile(spec, []byte(`{"name": "light-title", "tokenizer": "stemmed", "stop_words": "english", "fields": {"text": 1, "title": 0.25}}`), 0o644))
+	out := filepath.Join(dir, "pack")
+	build := func(config string, out string) (int, string) {
+		code, _, stderr := ragagent("corpus", "build", "--from", docs, "--out", out, "--id", "kitchen", "--title", "Kitchen notes",
+			"--version", "1.0", "--base-url", "https://notes.example.org/", "--licence", "CC0", "--attribution", "me", "--config", config)
+		return code, stderr
+	}
+	code, stderr := build(spec, out)
+	require.Equal(t, exitOK, code, stderr)
+	manifest := func() map[string]any {
+		data, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(data, &m))
+		return m
+	}
+	built := manifest()
+	assert.Equal(t, "light-title", built["retrieval_config"])
+	assert.NotNil(t, built["retrieval_spec"])
+	code, stdout, stderr := ragagent("search", "--corpus", out, "kettle")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "ranked by light-title")
+
+	code, stdout, stderr = ragagent("corpus", "config", "--config", "stemmed", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "default retrieval configuration is now stemmed (passages and receipt unchanged)")
+	after := manifest()
+	assert.Equal(t, "stemmed", after["retrieval_config"])
+	assert.Nil(t, after["retrieval_spec"])
+	assert.Equal(t, built["passages_sha256"], after["passages_sha256"])
+	code, stdout, stderr = ragagent("search", "--corpus", out, "kettle")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "ranked by stemmed")
+
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"name": "bad", "tokenizer": "klingon"}`), 0o644))
+	code, _, stderr = ragagent("corpus", "config", "--config", bad, out)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "tokenizer")
+	assert.Equal(t, after, manifest(), "a refused default leaves the manifest as it was")
+	code, _, stderr = ragagent("corpus", "config", "--config", "nosuch", out)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "nor is it a spec file")
+	code, stderr = build("nosuch", filepath.Join(dir, "other"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "nor is it a spec file")
+}

@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/fixtures/packs"
+	"github.com/ragagentlab/ragagent/internal/atomicfile"
 	"github.com/ragagentlab/ragagent/internal/docfolder"
 	"github.com/ragagentlab/ragagent/internal/keyguard"
 )
@@ -22,9 +25,11 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 			return cmdCorpusInfo(args[1:], stdout, stderr)
 		case "embed":
 			return cmdCorpusEmbed(args[1:], stdout, stderr)
+		case "config":
+			return cmdCorpusConfig(args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintln(stderr, "usage: ragagent corpus build --from DIR --out DIR --id ID ... | ragagent corpus info PACK | ragagent corpus embed --corpus PACK --model DIR")
+	fmt.Fprintln(stderr, "usage: ragagent corpus build --from DIR --out DIR --id ID ... | ragagent corpus info PACK | ragagent corpus embed --corpus PACK --model DIR | ragagent corpus config --config NAME|FILE PACK")
 	return exitUsage
 }
 
@@ -40,7 +45,7 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Language, "language", "en", "the documents' language (a BCP 47 tag)")
 	fs.StringVar(&o.Version, "version", "", "the version every passage belongs to, like 3.11")
 	fs.IntVar(&o.SearchK, "search-k", engine.DefaultSearchK, fmt.Sprintf("candidates per agent search (1-%d)", engine.MaxSearchK))
-	fs.StringVar(&o.RetrievalConfig, "config", engine.DefaultBuildConfig, "the pack's default retrieval configuration, a built-in's `name` (ragagent retrieval --list; seed is the seed's literal search)")
+	config := fs.String("config", engine.DefaultBuildConfig, "the pack's default retrieval configuration: a built-in's `name` (ragagent retrieval --list; seed is the seed's literal search) or a spec file (ragagent tune --out writes one)")
 	fs.StringVar(&o.Licence, "licence", "", "the documents' licence")
 	fs.StringVar(&o.Attribution, "attribution", "", "the attribution the licence asks for")
 	fs.StringVar(&o.Source, "source", "", "where the documents came from (default: the --from folder)")
@@ -68,6 +73,10 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 	case o.Encoding != engine.EncodingJSON && o.Encoding != engine.EncodingSQLite:
 		return usage("--encoding %q is not json or sqlite", o.Encoding)
 	}
+	var err error
+	if o.RetrievalConfig, o.RetrievalSpec, err = configArg(*config); err != nil {
+		return usage("--config: %s", oneLine(err))
+	}
 	if o.Source == "" {
 		o.Source = "the documents in " + filepath.Base(*from)
 	}
@@ -83,7 +92,6 @@ func cmdCorpusBuild(args []string, stdout, stderr io.Writer) int {
 			return usage("--exclude %q is not a file or folder in %s", ex, *from)
 		}
 	}
-	var err error
 	if o.Documents, err = docfolder.Read(*from, folders(*include), folders(*exclude)); err != nil {
 		return fail(err)
 	}
@@ -223,4 +231,87 @@ func compressedNote(info *engine.PackInfo) string {
 		return ""
 	}
 	return fmt.Sprintf(", %d gzip-compressed", m.CompressedBytes)
+}
+
+// configArg reads a --config value naming a pack's default: a built-in's
+// name, or else a spec file's path (its JSON, at most
+// corpus.MaxRetrievalSpecBytes).
+func configArg(v string) (name string, spec []byte, err error) {
+	if _, lookupErr := engine.ParseConfig(v); lookupErr == nil && !strings.HasPrefix(strings.TrimSpace(v), "{") {
+		return v, nil, nil
+	} else if _, statErr := os.Stat(v); statErr != nil {
+		return "", nil, fmt.Errorf("%w; nor is it a spec file", lookupErr)
+	}
+	max := int64(corpus.MaxRetrievalSpecBytes)
+	data, err := inputs{max: &max}.read(v)
+	return "", data, err
+}
+
+// cmdCorpusConfig changes a built pack's default retrieval configuration
+// without rebuilding it: the manifest is rewritten in place (atomically)
+// with every other field, the receipt among them, as it was, once the
+// pack opens with the new default.
+func cmdCorpusConfig(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("corpus config", "--config NAME|FILE PACK", stderr)
+	config := fs.String("config", "", "the new default: a built-in's `name` (ragagent retrieval --list) or a spec file (ragagent tune --out writes one)")
+	in := addInputFlag(fs)
+	// The pack may come before or after the flags.
+	var path string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		path, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flagErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "ragagent corpus config: %s\n", fmt.Sprintf(format, a...))
+		return exitUsage
+	}
+	if path == "" && fs.NArg() == 1 {
+		path = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		path = ""
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "ragagent corpus config: %s\n", oneLine(err))
+		return exitError
+	}
+	if path == "" || *config == "" {
+		return usage("give --config NAME|FILE and one pack folder (or its manifest.json)")
+	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		path = filepath.Join(path, "manifest.json")
+	}
+	name, spec, err := configArg(*config)
+	if err != nil {
+		return usage("--config: %s", oneLine(err))
+	}
+	manifest, passages, err := packs.Load(path, in.read, *in.max)
+	if err != nil {
+		return fail(err)
+	}
+	updated, m, err := engine.SetPackDefault(manifest, name, spec)
+	if err != nil {
+		return fail(err)
+	}
+	e, err := engine.Open(engine.Options{})
+	if err != nil {
+		return fail(err)
+	}
+	defer e.Close()
+	if _, err := e.LoadPack(updated, passages); err != nil {
+		return fail(fmt.Errorf("the pack does not open with the new default: %w", err))
+	}
+	if err := atomicfile.Write(path, updated); err != nil {
+		return fail(err)
+	}
+	def := m.RetrievalConfig
+	if def == "" {
+		def = "seed"
+	}
+	fmt.Fprintf(stdout, "%s: pack %s's default retrieval configuration is now %s (passages and receipt unchanged)\n", path, m.ID, def)
+	return exitOK
 }

@@ -90,8 +90,12 @@ type Options struct {
 	// MaxBytes caps a passage's text; 0 means DefaultMaxBytes.
 	MaxBytes int
 	// RetrievalConfig is the pack's default retrieval configuration (a
-	// built-in's name); "" writes none, which means seed.
+	// built-in's name, or RetrievalSpec's); "" writes none, which means
+	// seed.
 	RetrievalConfig string
+	// RetrievalSpec is the default's spec when it is one of one's own
+	// (its JSON, compact), or nil.
+	RetrievalSpec []byte
 }
 
 func (o *Options) check() error {
@@ -446,5 +450,5 @@ func (o Options) Manifest(passages []corpus.Passage, file []byte, encoding, file
 		Versions: versions, DefaultVersion: o.Version, SearchK: o.SearchK, Licence: o.Licence,
 		Attribution: o.Attribution, Source: o.Source, MadeBy: o.MadeBy, Passages: len(passages),
 		PassagesSHA256: corpus.SHA256(string(file)), PassagesEncoding: encoding, PassagesFile: fileName,
-		PassagesBytes: len(file), CompressedBytes: compressedBytes, RetrievalConfig: o.RetrievalConfig}
+		PassagesBytes: len(file), CompressedBytes: compressedBytes, RetrievalConfig: o.RetrievalConfig, RetrievalSpec: o.RetrievalSpec}
 }

@@ -71,7 +71,16 @@ type Manifest struct {
 	// Absent means "seed", the seed's literal search, so every pack built
 	// before configurations existed keeps its ranking.
 	RetrievalConfig string `json:"retrieval_config,omitempty"`
+	// RetrievalSpec, when present, is the default configuration itself, a
+	// spec of one's own (what `ragagent tune --out` writes), named by
+	// RetrievalConfig; absent, RetrievalConfig names a built-in. The
+	// receipt is of the passages file, so a pack's default changes without
+	// a rebuild (`ragagent corpus config`).
+	RetrievalSpec json.RawMessage `json:"retrieval_spec,omitempty"`
 }
+
+// MaxRetrievalSpecBytes bounds a manifest's retrieval_spec.
+const MaxRetrievalSpecBytes = 16 << 10
 
 var (
 	hexSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -148,6 +157,17 @@ func (m *Manifest) Validate() error {
 	}
 	if m.RetrievalConfig != "" && (!ValidSourceID(m.RetrievalConfig) || len(m.RetrievalConfig) > 64) {
 		return bad("retrieval_config %q must name a retrieval configuration: 1-64 lower-case letters, digits, '.', '_' or '-'", m.RetrievalConfig)
+	}
+	if m.RetrievalSpec != nil {
+		trimmed := bytes.TrimSpace(m.RetrievalSpec)
+		switch {
+		case len(trimmed) > MaxRetrievalSpecBytes:
+			return bad("retrieval_spec has %d bytes; the cap is %d", len(trimmed), MaxRetrievalSpecBytes)
+		case len(trimmed) == 0 || trimmed[0] != '{':
+			return bad("retrieval_spec must be a configuration's JSON object")
+		case m.RetrievalConfig == "":
+			return bad("retrieval_spec needs retrieval_config to name it")
+		}
 	}
 	return nil
 }

@@ -3,6 +3,9 @@ package engine
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
+
+	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/retrieval"
 
 	"github.com/ragagentlab/ragagent/core/builder"
@@ -61,13 +64,8 @@ type BuiltCorpus struct {
 // (BuildPack). A build with no readable document is an error, and the
 // result then holds only why each document was left out.
 func BuildCorpus(req CorpusBuild) (*BuiltCorpus, error) {
-	if name := req.RetrievalConfig; name != "" {
-		if _, err := retrieval.Lookup(name); err != nil {
-			return nil, err
-		}
-		if name == retrieval.Seed {
-			req.RetrievalConfig = "" // absent means seed: the manifest is what it was
-		}
+	if err := setDefault(&req.Options, req.RetrievalConfig, req.RetrievalSpec); err != nil {
+		return nil, err
 	}
 	res, err := builder.Build(req.Documents, req.Options, req.OnDocument)
 	if err != nil {
@@ -124,4 +122,64 @@ func gzipped(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// setDefault makes a built-in's name or a spec of one's own (its JSON) a
+// pack's default retrieval configuration in o: a built-in by its name in
+// retrieval_config, a spec also whole in retrieval_spec, seed by neither
+// (absent means seed, so the manifest is what it was before
+// configurations). The spec must run offline, as every default's search
+// does.
+func setDefault(o *builder.Options, name string, spec []byte) error {
+	o.RetrievalConfig, o.RetrievalSpec = name, nil
+	if spec != nil {
+		s, err := retrieval.Parse(spec)
+		if err != nil {
+			return err
+		}
+		if err := s.Runnable(); err != nil {
+			return err
+		}
+		if builtin, err := retrieval.Lookup(s.Name); err == nil && !bytes.Equal(builtin.Canonical(), s.Canonical()) {
+			return reason.New(reason.InvalidConfig, "the configuration is named %s, a built-in's name, but is not that built-in; give it a name of its own", s.Name)
+		} else if err == nil {
+			spec = nil // the built-in itself: named, not copied
+		}
+		if spec != nil {
+			if spec, err = json.Marshal(s); err != nil {
+				return err
+			}
+		}
+		o.RetrievalConfig, o.RetrievalSpec = s.Name, spec
+	} else if name != "" {
+		if _, err := retrieval.Lookup(name); err != nil {
+			return err
+		}
+	}
+	if o.RetrievalConfig == retrieval.Seed {
+		o.RetrievalConfig = ""
+	}
+	return nil
+}
+
+// SetPackDefault is a pack's manifest with another default retrieval
+// configuration (a built-in's name, or a spec's JSON as `ragagent tune
+// --out` writes it): every other field, the receipt among them, as it
+// was. What `ragagent corpus config` writes, and what the page applies
+// for a session.
+func SetPackDefault(manifest []byte, name string, spec []byte) ([]byte, *corpus.Manifest, error) {
+	m, err := corpus.ParseManifest(manifest)
+	if err != nil {
+		return nil, nil, err
+	}
+	var o builder.Options
+	if err := setDefault(&o, name, spec); err != nil {
+		return nil, nil, err
+	}
+	m.RetrievalConfig, m.RetrievalSpec = o.RetrievalConfig, o.RetrievalSpec
+	if err := m.Validate(); err != nil {
+		return nil, nil, err
+	}
+	out, err := corpus.EncodeManifest(m)
+	return out, m, err
 }

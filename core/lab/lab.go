@@ -157,8 +157,8 @@ func open(lib *tools.Library, cases []byte) (*Lab, error) {
 		if !PythonDocumentation(l.Pack.Manifest) {
 			l.Subject = l.Pack.Manifest.Title
 		}
-		if name := l.Pack.Manifest.RetrievalConfig; name != "" && name != retrieval.Seed {
-			spec, err := retrieval.Lookup(name)
+		if name := l.Pack.Manifest.RetrievalConfig; name != "" && (name != retrieval.Seed || l.Pack.Manifest.RetrievalSpec != nil) {
+			spec, err := PackDefault(l.Pack.Manifest)
 			if err != nil {
 				lib.Close()
 				return nil, fmt.Errorf("pack %s: retrieval_config: %w", l.Pack.Manifest.ID, err)
@@ -173,6 +173,29 @@ func open(lib *tools.Library, cases []byte) (*Lab, error) {
 		}
 	}
 	return l, nil
+}
+
+// PackDefault is a pack's default retrieval configuration: its
+// retrieval_spec, which must carry retrieval_config's name, or else the
+// built-in retrieval_config names (seed when absent).
+func PackDefault(m *corpus.Manifest) (retrieval.Spec, error) {
+	if m.RetrievalSpec != nil {
+		spec, err := retrieval.Parse(m.RetrievalSpec)
+		if err != nil {
+			return retrieval.Spec{}, err
+		}
+		if spec.Name != m.RetrievalConfig {
+			return retrieval.Spec{}, reason.New(reason.InvalidConfig, "retrieval_spec is named %q, retrieval_config %q", spec.Name, m.RetrievalConfig)
+		}
+		if err := spec.Runnable(); err != nil {
+			return retrieval.Spec{}, err
+		}
+		return spec, nil
+	}
+	if m.RetrievalConfig == "" {
+		return retrieval.Lookup(retrieval.Seed)
+	}
+	return retrieval.Lookup(m.RetrievalConfig)
 }
 
 // CheckCases gives the cases that name no version the pack's default and
