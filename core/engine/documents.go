@@ -61,7 +61,7 @@ func documentsOptions() builder.Options {
 		Licence:     "Your own documents: they stay in this browser and are not sent anywhere.",
 		Attribution: "The documents' authors.", Source: "Files dropped or picked in the page, kept in this browser's storage.",
 		MadeBy:  "core/builder in the page's engine worker (headings, sections and paragraphs; passages of at most 1500 bytes)",
-		BaseURL: "https://your-documents.invalid/"}
+		BaseURL: "https://your-documents.invalid/", RetrievalConfig: DefaultBuildConfig}
 }
 
 // BuildPack makes the documents pack from a person's files (HTML,
