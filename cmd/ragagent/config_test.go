@@ -111,7 +111,7 @@ func TestLiveRecordingNamesItsConfiguration(t *testing.T) {
 	defer fake.Close()
 	t.Setenv("GOOGLE_API_KEY", dummyKey)
 	dir := t.TempDir()
-	prox, err := retrieval.Lookup("proximity")
+	general, err := retrieval.Lookup(retrieval.General)
 	require.NoError(t, err)
 	stemmed, err := retrieval.Lookup("stemmed")
 	require.NoError(t, err)
@@ -122,7 +122,7 @@ func TestLiveRecordingNamesItsConfiguration(t *testing.T) {
 		want *recording.Retrieval
 	}{
 		{"the seed corpus", []string{"--question", overwriteQ}, nil},
-		{"the Python pack's default", []string{"--corpus", "python-3.11", "--question", toml}, &recording.Retrieval{Name: "proximity", SpecSHA256: prox.SHA256()}},
+		{"the Python pack's default", []string{"--corpus", "python-3.11", "--question", toml}, &recording.Retrieval{Name: retrieval.General, SpecSHA256: general.SHA256()}},
 		{"another chosen", []string{"--corpus", "python-3.11", "--config", "stemmed", "--question", toml}, &recording.Retrieval{Name: "stemmed", SpecSHA256: stemmed.SHA256()}},
 		{"seed chosen", []string{"--corpus", "python-3.11", "--config", "seed", "--question", toml}, nil},
 	} {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/fixtures/packs"
 	"github.com/ragagentlab/ragagent/internal/atomicfile"
@@ -242,7 +241,7 @@ func configArg(v string) (name string, spec []byte, err error) {
 	} else if _, statErr := os.Stat(v); statErr != nil {
 		return "", nil, fmt.Errorf("%w; nor is it a spec file", lookupErr)
 	}
-	max := int64(corpus.MaxRetrievalSpecBytes)
+	max := int64(engine.MaxSpecBytes)
 	data, err := inputs{max: &max}.read(v)
 	return "", data, err
 }

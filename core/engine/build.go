@@ -25,6 +25,8 @@ const (
 	// DefaultPassageBytes is a built passage's size cap unless one is
 	// given.
 	DefaultPassageBytes = builder.DefaultMaxBytes
+	// MaxSpecBytes bounds a spec file a pack's default is read from.
+	MaxSpecBytes = corpus.MaxRetrievalSpecBytes
 	// MaxDocumentBytes is the largest document the builder reads.
 	MaxDocumentBytes = builder.MaxDocumentBytes
 )
