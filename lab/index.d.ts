@@ -156,6 +156,11 @@ export declare class Lab {
    * vectors file is looked for (`--vectors DIR`).
    */
   retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void; models?: string[]; vectors?: string[]; gemini?: string }): Promise<Compared>;
+  /**
+   * `ragagent tune --json`: a retrieval configuration chosen for the pack from the question set, with its
+   * cross-validated estimate (95% intervals) and paired differences against seed and the pack's default.
+   */
+  tune(options?: { corpus?: string; cases?: string; folds?: number; onCase?: (done: number, total: number, config: string) => void }): Promise<Tuned>;
   /** The session's recording (every live run of this lab) as ragagent-recording/1 text. */
   recording(): Promise<{ trials: number; exchanges: number; text: string }>;
   /** The pack ids a corpus may name: the engine's and those shipped beside it. */
@@ -199,6 +204,27 @@ export interface Evaluated {
 
 export interface Metric { value: number; ci95: [number, number] }
 /** `ragagent retrieval --json`, as far as metricProblems reads it. */
+/** An estimate as `retrieval --json` gives it: the value and its 95% interval. */
+export interface Estimated {
+  value: number;
+  ci95: [number, number];
+}
+
+/** What `ragagent tune --json` prints. */
+export interface Tuned {
+  corpus: string;
+  cases: number;
+  answerable: number;
+  space: number;
+  folds: number;
+  chosen: Record<string, unknown> & { name: string };
+  estimate: { "mrr@10": Estimated; "recall@10": Estimated };
+  in_sample: { "mrr@10": Estimated; "recall@10": Estimated };
+  against: Array<{ name: string; metric: string; difference: number; ci95: [number, number]; p_value: number }>;
+  fold_choices: string[];
+  warning?: string;
+}
+
 export interface Compared {
   corpus?: string;
   k?: number;

@@ -213,6 +213,7 @@ func exports() []export {
 		{name: "rerankLive", do: job(rerankLive)},
 		{name: "retrievalConfigs", do: answer(func(c call, _ *none) (any, error) { return engine.RetrievalConfigs(), nil })},
 		{name: "retrieval", do: job(retrievalJob)},
+		{name: "tune", do: job(tuneJob)},
 		{name: "questionSet", usage: "give {corpus, text}", do: answer(func(c call, q *struct {
 			Corpus string `json:"corpus"`
 			Text   string `json:"text"`
@@ -302,6 +303,32 @@ func retrievalJob(ctx context.Context, c call, s *spec) (any, error) {
 		}
 	}
 	res, err := c.Retrieval(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	data, err := res.JSON()
+	return string(data), err
+}
+
+// tuneJob is tune({corpus, cases, folds}, {onProgress}): `ragagent tune
+// --json`, its value the command's bytes as text (TuneResult.JSON);
+// onProgress(done, total, config) sees each question ranked under each
+// configuration. cancel(id) stops it (reason cancelled).
+func tuneJob(ctx context.Context, c call, s *spec) (any, error) {
+	req, err := engine.ParseTuneRequest(s.text)
+	if err != nil {
+		return nil, err
+	}
+	on := jsbridge.Field(c.args.At(1), "onProgress")
+	last := time.Now()
+	req.OnCase = func(done, total int, config string) {
+		jsbridge.Notify(on, done, total, config)
+		if time.Since(last) > 50*time.Millisecond {
+			time.Sleep(time.Millisecond) // lets the worker take a cancel(id), as retrievalJob does
+			last = time.Now()
+		}
+	}
+	res, err := c.Tune(ctx, req)
 	if err != nil {
 		return nil, err
 	}

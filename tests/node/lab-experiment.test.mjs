@@ -61,3 +61,14 @@ test("a malformed question set, an unknown or invalid configuration reject with 
   await assert.rejects(lab.eval({ corpus: "python-3.11", cases: "id\tquestion\ttarget_urls\nx\t\t-\n" }), (err) => err.code === "invalid_cases");
   await assert.rejects(lab.eval({ cases: 7 }), (err) => err.code === "invalid_argument");
 });
+
+test("tune returns what ragagent tune --json prints, with progress; a set too small is refused with the command line's code", async () => {
+  const NATURAL = path.join(root, "fixtures", "cases", "python-3.11-natural.json");
+  const progress = [];
+  const got = await lab.tune({ corpus: "python-3.11", cases: readFileSync(NATURAL, "utf8"), onCase: (done, total) => progress.push([done, total]) });
+  assert.deepEqual(got, await ragagent(["tune", "--json", "--corpus", "python-3.11", "--cases", NATURAL]));
+  assert.ok(got.chosen.name, "a configuration is chosen");
+  assert.equal(progress.at(-1)[0], progress.at(-1)[1], "progress reaches the total");
+  await assert.rejects(lab.tune({ corpus: "python-3.11", cases: readFileSync(SMALL, "utf8") }), (err) => { assert.equal(err.code, "invalid_cases"); return true; });
+  await assert.rejects(lab.tune({ corpus: "python-3.11", folds: 1 }), (err) => { assert.equal(err.code, "invalid_argument"); return true; });
+});
