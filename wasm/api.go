@@ -214,6 +214,18 @@ func exports() []export {
 		{name: "retrievalConfigs", do: answer(func(c call, _ *none) (any, error) { return engine.RetrievalConfigs(), nil })},
 		{name: "retrieval", do: job(retrievalJob)},
 		{name: "tune", do: job(tuneJob)},
+		// applyDefault({corpus, config}) makes a built-in's name or a
+		// spec the open pack's default for the session (Engine.ApplyDefault).
+		{name: "applyDefault", do: answer(func(c call, r *struct {
+			Corpus string           `json:"corpus"`
+			Config engine.ConfigRef `json:"config"`
+		}) (any, error) {
+			config := r.Config.Name
+			if r.Config.Spec != nil {
+				config = string(r.Config.Spec)
+			}
+			return c.ApplyDefault(r.Corpus, config)
+		})},
 		{name: "questionSet", usage: "give {corpus, text}", do: answer(func(c call, q *struct {
 			Corpus string `json:"corpus"`
 			Text   string `json:"text"`

@@ -209,3 +209,39 @@ func SpecFile(s retrieval.Spec) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// ApplyDefault makes a configuration (a built-in's name or a spec's JSON)
+// the open pack's default for the rest of the engine's life: its searches,
+// the agent's among them, rank by it, as `ragagent corpus config` makes it
+// a built pack's for good. The manifest and its receipt stay as loaded;
+// the seed's search stays the seed's.
+func (e *Engine) ApplyDefault(id, config string) (*PackInfo, error) {
+	if id == "" || id == SeedPack {
+		return nil, reason.New(reason.InvalidConfig, "the seed's search is the seed's: choose another pack to change its default")
+	}
+	spec, err := ParseConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	if err := spec.Runnable(); err != nil {
+		return nil, err
+	}
+	l, err := e.labFor(id)
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.packs.entry(id)
+	if err != nil {
+		return nil, err
+	}
+	p.once.Lock()
+	view, err := l.Under(spec)
+	if err == nil {
+		p.opened.Store(view)
+	}
+	p.once.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return e.PackInfo(id)
+}

@@ -23,6 +23,7 @@ import { AUTHORED, FILE, MAX_SPEC_CHARS, encode, decode, parseSpec, runOrder, lo
 import { metricsBlock, comparisonsBlock, questionsBlock } from "./results.js";
 import { agentBlock } from "./agent.js";
 import { mountLive } from "./live.js";
+import { mountTune } from "./tune.js";
 
 /** storage is localStorage, or null when the browser blocks it. */
 function storage() {
@@ -49,6 +50,18 @@ export function mount() {
     const req = { corpus: state.corpus.id };
     if (ex.casesText !== null) req.cases = ex.casesText;
     return { req };
+  });
+
+  // Tune asks the same question set too; its choice joins the view's configurations.
+  const tune = mountTune(() => {
+    if (agentWhy) return { why: agentWhy };
+    const req = { corpus: state.corpus.id };
+    if (ex.casesText !== null) req.cases = ex.casesText;
+    return { req };
+  }, (spec) => {
+    // A built-in chosen is offered already; a grid point becomes one of the person's own.
+    if (!(ex.builtins || []).some((c) => c.name === spec.name)) ex.specs = mergeSpecs(ex.specs, [spec]);
+    specsChanged([...new Set([...checked(), spec.name])]);
   });
 
   function showMessage(text) {
@@ -92,6 +105,7 @@ export function mount() {
     $("#exp-agent-run").disabled = Boolean(agentWhy) || ex.agentRunning;
     $("#exp-agent-why").textContent = ex.agentRunning ? "" : agentWhy;
     live.gate(agentWhy);
+    tune.gate(agentWhy || (ex.running ? "Waiting for the experiment to end." : ""));
   }
 
   /** runAgent runs the engine's eval over the question set: the scripted policy on both paths. */
