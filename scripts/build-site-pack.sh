@@ -68,10 +68,15 @@ esac
 ROOT=.cache/debian/$PKG
 if [ ! -f "$ROOT/VERSION" ]; then
 	tmp=$(mktemp -d)
-	(cd "$tmp" && apt-get download -qq "$PKG" >/dev/null) || {
-		echo "build-site-pack.sh: cannot download Debian's $PKG (apt-get download $PKG; apt-get update first?)" >&2
-		exit 1
-	}
+	# Stale package lists name versions the mirror no longer has: as root,
+	# they are refreshed once and the download tried again.
+	if ! (cd "$tmp" && apt-get download -qq "$PKG" >/dev/null 2>&1); then
+		[ "$(id -u)" = 0 ] && apt-get update -qq >/dev/null 2>&1
+		(cd "$tmp" && apt-get download -qq "$PKG" >/dev/null) || {
+			echo "build-site-pack.sh: cannot download Debian's $PKG (apt-get update, then apt-get download $PKG)" >&2
+			exit 1
+		}
+	fi
 	rm -rf "$ROOT" && mkdir -p "$ROOT"
 	dpkg-deb -x "$tmp"/*.deb "$ROOT"
 	dpkg-deb -f "$tmp"/*.deb Version > "$ROOT/VERSION"

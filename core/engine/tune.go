@@ -160,7 +160,7 @@ func (e *Engine) Tune(ctx context.Context, req TuneRequest) (*TuneResult, error)
 func tuneWarning(r *TuneResult) string {
 	var undecided []string
 	for _, a := range r.Against {
-		if a.Metric == experiment.MRR10 && a.CI95[0] <= 0 && a.CI95[1] >= 0 {
+		if a.Metric == experiment.MRR10 && a.Name != r.Chosen.Name && a.CI95[0] <= 0 && a.CI95[1] >= 0 {
 			undecided = append(undecided, a.Name)
 		}
 	}
@@ -168,7 +168,7 @@ func tuneWarning(r *TuneResult) string {
 	case r.Answerable < tune.SmallSet:
 		return fmt.Sprintf("only %d answerable questions: too few to tell configurations apart by a few hundredths; write at least %d before trusting the choice", r.Answerable, tune.SmallSet)
 	case len(undecided) > 0:
-		return fmt.Sprintf("the set cannot tell the choice from %s (the 95%% interval of the MRR@10 difference holds 0): more questions, or keep the default", joinAnd(undecided))
+		return fmt.Sprintf("the set cannot tell the choice from %s (the 95%% interval of the MRR@10 difference holds 0): write more questions before trusting the difference", joinAnd(undecided))
 	}
 	return ""
 }
