@@ -350,7 +350,13 @@ func (r *htmlReader) node(n *html.Node) {
 	case atom.Br:
 		r.inline.WriteString(" ")
 	case atom.A:
-		if name := namedAnchor(n); name != "" {
+		if hasClass(n, "indexterm") {
+			// DocBook's index targets (<a id="id-1.5.7.9.2"
+			// class="indexterm">) mark a term inside a section's text:
+			// an alias of it, not the start of another.
+			r.addID(attr(n, "id"))
+			r.addID(attr(n, "name"))
+		} else if name := namedAnchor(n); name != "" {
 			// An old-style anchor (<a name="pragma_journal_mode">, as
 			// sqlite.org writes them) starts a section, as an id does.
 			r.flush()
@@ -424,9 +430,9 @@ func headingAtom(a atom.Atom) bool {
 }
 
 // namedAnchor is the name (or id) of an <a> that is a link target, not a
-// link: no href.
+// link (no href), nor one of DocBook's index terms.
 func namedAnchor(n *html.Node) string {
-	if n.DataAtom != atom.A || attr(n, "href") != "" {
+	if n.DataAtom != atom.A || attr(n, "href") != "" || hasClass(n, "indexterm") {
 		return ""
 	}
 	if id := attr(n, "id"); id != "" {

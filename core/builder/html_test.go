@@ -189,6 +189,10 @@ func TestAliases(t *testing.T) {
 <p>A pipeline is a sequence of commands separated by a control operator.</p></div>
 <div class="subsection" id="Lists"><h4>3.2.4 Lists</h4><p>A list is a sequence of pipelines.</p></div></body>`,
 			[]got{{"Pipelines", []string{"Pipelines-1", "index-pipeline"}}, {"Lists", nil}}},
+		{"a DocBook section: its div's id, index terms inside it", `<body><div class="sect2" id="DATATYPE-SERIAL"><div class="titlepage"><div><div>
+<h3 class="title">8.1.4. Serial Types</h3></div></div></div><a id="id-1.5.7.9.10.2" class="indexterm"></a>
+<p>The data types smallserial, serial and bigserial are not true types.</p></div></body>`,
+			[]got{{"DATATYPE-SERIAL", []string{"id-1.5.7.9.10.2"}}}},
 		{"a div whose first text is not a heading is not a section", `<main><div id="intro"><p>Plain text first.</p><h2>Later</h2><p>More.</p></div></main>`,
 			[]got{{"", []string{"intro"}}}},
 		{"anchors after the last text land on the last passage", `<main><section id="a"><p>Text.</p></section><section id="end"><h2>End</h2></section></main>`,
