@@ -23,9 +23,9 @@ rm -f "$OUT/manifest.json" "$OUT"/passages.*
 go run ./cmd/ragagent corpus build \
 	--from "$DOC" --include library,reference,tutorial --out "$OUT" \
 	--id python-3.11 --title "Python 3.11 documentation: library, language reference and tutorial" \
-	--language en --version 3.11 --search-k 3 --config titled --max-bytes 1500 \
+	--language en --version 3.11 --search-k 3 --config scripts/configs/python-3.11.json --max-bytes 1500 \
 	--base-url https://docs.python.org/3.11/ --encoding sqlite --gzip \
 	--licence "PSF License Agreement for Python 3.11.2 (the documentation); the code examples in it are also under the Zero-Clause BSD licence. See https://docs.python.org/3.11/license.html" \
 	--attribution "Python 3.11 documentation. Copyright © 2001-2023 Python Software Foundation. All rights reserved." \
 	--source "Debian package python3.11-doc $DEB_VERSION: the HTML under $DOC, pages library/, reference/ and tutorial/" \
-	--made-by "scripts/build-python-pack.sh: ragagent corpus build --include library,reference,tutorial --max-bytes 1500 --search-k 3 --config titled --encoding sqlite --gzip (Sphinx HTML: headings, sections and documented objects as anchors)"
+	--made-by "scripts/build-python-pack.sh: ragagent corpus build --include library,reference,tutorial --max-bytes 1500 --search-k 3 --config scripts/configs/python-3.11.json (chosen by leave-one-site-out on the other sites) --encoding sqlite --gzip (Sphinx HTML: headings, sections and documented objects as anchors)"

@@ -36,9 +36,9 @@ rm -f "$OUT/manifest.json" "$OUT"/passages.*
 go run ./cmd/ragagent corpus build \
 	--from "$DOC" --exclude "$EXCLUDE" --out "$OUT" \
 	--id sqlite-3.40 --title "SQLite 3.40 documentation: SQL language, C interface, extensions and internals" \
-	--language en --version 3.40 --search-k 3 --config titled --max-bytes 1500 \
+	--language en --version 3.40 --search-k 3 --config general --max-bytes 1500 \
 	--base-url https://www.sqlite.org/ --encoding sqlite --gzip \
 	--licence "Public domain: all of the code and documentation in SQLite has been dedicated to the public domain by the authors. See https://www.sqlite.org/copyright.html" \
 	--attribution "SQLite documentation, https://www.sqlite.org/ (D. Richard Hipp and the SQLite developers). Public domain: no attribution is required." \
 	--source "Debian package sqlite3-doc $DEB_VERSION: the HTML under $DOC, less $EXCLUDE" \
-	--made-by "scripts/build-sqlite-pack.sh: ragagent corpus build --exclude (copies, generated indexes, syntax diagrams) --max-bytes 1500 --search-k 3 --config titled --encoding sqlite --gzip (sqlite.org's HTML: no marked main content, the site's chrome left out by link density)"
+	--made-by "scripts/build-sqlite-pack.sh: ragagent corpus build --exclude (copies, generated indexes, syntax diagrams) --max-bytes 1500 --search-k 3 --config general --encoding sqlite --gzip (sqlite.org's HTML: no marked main content, the site's chrome left out by link density)"

@@ -58,7 +58,7 @@ func TestReplayRefusesAnotherConfiguration(t *testing.T) {
 		{"run under another built-in", []string{"run", "--policy", "replay:" + plain, "--trial", first, "--config", "proximity"}, `recorded under retrieval configuration "seed"; it cannot replay under "proximity"`},
 		{"eval under another built-in", []string{"eval", "--policy", "replay:" + plain, "--config", "stemmed"}, `cannot replay under "stemmed"`},
 		{"run of a changed digest", []string{"run", "--policy", "replay:" + changed, "--trial", first}, "with settings of sha256 " + strings.Repeat("0", 64)},
-		{"run of a configuration this build lacks", []string{"run", "--policy", "replay:" + unknown, "--trial", first}, `"no-such-config", which is not a built-in here`},
+		{"run of a configuration this build lacks", []string{"run", "--policy", "replay:" + unknown, "--trial", first}, `"no-such-config", which is neither a built-in here nor the pack's default`},
 		{"run of a changed digest under its own name", []string{"run", "--policy", "replay:" + changed, "--trial", first, "--config", "proximity"}, "with settings of sha256 " + strings.Repeat("0", 64)},
 	}
 	for _, row := range refused {
@@ -111,7 +111,10 @@ func TestLiveRecordingNamesItsConfiguration(t *testing.T) {
 	defer fake.Close()
 	t.Setenv("GOOGLE_API_KEY", dummyKey)
 	dir := t.TempDir()
-	general, err := retrieval.Lookup(retrieval.General)
+	// The Python pack's default is the spec its build script names.
+	pyDefault, err := os.ReadFile(filepath.Join("..", "..", "scripts", "configs", "python-3.11.json"))
+	require.NoError(t, err)
+	general, err := retrieval.Parse(pyDefault)
 	require.NoError(t, err)
 	stemmed, err := retrieval.Lookup("stemmed")
 	require.NoError(t, err)
@@ -122,7 +125,7 @@ func TestLiveRecordingNamesItsConfiguration(t *testing.T) {
 		want *recording.Retrieval
 	}{
 		{"the seed corpus", []string{"--question", overwriteQ}, nil},
-		{"the Python pack's default", []string{"--corpus", "python-3.11", "--question", toml}, &recording.Retrieval{Name: retrieval.General, SpecSHA256: general.SHA256()}},
+		{"the Python pack's default", []string{"--corpus", "python-3.11", "--question", toml}, &recording.Retrieval{Name: general.Name, SpecSHA256: general.SHA256()}},
 		{"another chosen", []string{"--corpus", "python-3.11", "--config", "stemmed", "--question", toml}, &recording.Retrieval{Name: "stemmed", SpecSHA256: stemmed.SHA256()}},
 		{"seed chosen", []string{"--corpus", "python-3.11", "--config", "seed", "--question", toml}, nil},
 	} {

@@ -100,7 +100,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if req.Config, err = in.config(*config); err != nil {
 		return usage("%v", err)
 	}
-	if err := req.CheckRecorded(); err != nil {
+	if err := e.CheckRecorded(req); err != nil {
 		return fail(err)
 	}
 	var recorded *string

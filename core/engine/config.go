@@ -41,10 +41,10 @@ func (e *Engine) labUnder(corpus, config string) (*lab.Lab, error) {
 	return l.Under(spec)
 }
 
-// checkRecorded refuses, with config_mismatch, replaying a trial under a
-// configuration chosen by name or spec (config) other than the one it was
-// recorded under; with no choice the trial replays under its own.
-func checkRecorded(config string, t recording.Trial) error {
+// checkRecorded refuses, with config_mismatch, replaying a trial on lab l
+// under a configuration chosen by name or spec (config) other than the one
+// it was recorded under; with no choice the trial replays under its own.
+func checkRecorded(l *lab.Lab, config string, t recording.Trial) error {
 	if config == "" {
 		return nil
 	}
@@ -52,7 +52,7 @@ func checkRecorded(config string, t recording.Trial) error {
 	if err != nil {
 		return err
 	}
-	got, err := lab.Recorded(t.Retrieval)
+	got, err := l.Recorded(t.Retrieval)
 	if err != nil {
 		return err
 	}
@@ -63,16 +63,21 @@ func checkRecorded(config string, t recording.Trial) error {
 }
 
 // CheckRecorded refuses a replay run whose trial cannot replay under the
-// request's configuration (config_mismatch, or a recorded configuration
-// this build lacks), before anything runs: what Run would refuse it with,
-// so a front end can refuse before it prints the run's header.
-func (req RunRequest) CheckRecorded() error {
+// request's configuration on its pack (config_mismatch, or a recorded
+// configuration neither this build nor the pack has), before anything
+// runs: what Run would refuse it with, so a front end can refuse before it
+// prints the run's header.
+func (e *Engine) CheckRecorded(req RunRequest) error {
 	if req.Policy != Replay || req.Trial == nil {
 		return nil
 	}
-	if err := checkRecorded(req.Config, *req.Trial); err != nil {
+	l, err := e.labFor(req.Corpus)
+	if err != nil {
 		return err
 	}
-	_, err := lab.Recorded(req.Trial.Retrieval)
+	if err := checkRecorded(l, req.Config, *req.Trial); err != nil {
+		return err
+	}
+	_, err = l.Recorded(req.Trial.Retrieval)
 	return err
 }

@@ -97,7 +97,7 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 	}
 	if req.Policy == Replay && req.File != nil {
 		for _, t := range req.File.Trials {
-			if err := checkRecorded(req.Config, t); err != nil {
+			if err := checkRecorded(l, req.Config, t); err != nil {
 				return nil, err
 			}
 		}

@@ -196,10 +196,10 @@ func (e *Engine) Run(ctx context.Context, req RunRequest) (report.Trial, error) 
 			return report.Trial{}, errors.New("run: a replay run needs a recorded trial")
 		}
 		tr, _ := e.begin(l, req.Task)
-		if err := checkRecorded(req.Config, *req.Trial); err != nil {
+		if err := checkRecorded(l, req.Config, *req.Trial); err != nil {
 			return lab.Refused(tr, err)
 		}
-		spec, err := lab.Recorded(req.Trial.Retrieval)
+		spec, err := l.Recorded(req.Trial.Retrieval)
 		if err != nil {
 			return lab.Refused(tr, err)
 		}

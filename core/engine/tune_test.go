@@ -31,14 +31,16 @@ func TestTuneThenApply(t *testing.T) {
 	for _, a := range res.Against {
 		names[a.Name]++
 	}
-	assert.Equal(t, map[string]int{"seed": 2, "titled": 2}, names)
+	info, err := e.PackInfo("python-3.11")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"seed": 2, info.RetrievalConfig: 2}, names, "against seed and the pack's default")
 	again, err := e.Tune(context.Background(), engine.TuneRequest{Corpus: "python-3.11", Cases: string(cases)})
 	require.NoError(t, err)
 	assert.Equal(t, res, again, "the same inputs give the same choice")
 
 	spec, err := engine.SpecFile(res.Chosen)
 	require.NoError(t, err)
-	info, err := e.ApplyDefault("python-3.11", string(spec))
+	info, err = e.ApplyDefault("python-3.11", string(spec))
 	require.NoError(t, err)
 	assert.Equal(t, res.Chosen.Name, info.RetrievalConfig)
 	found, err := e.Search(engine.SearchRequest{Corpus: "python-3.11", Query: "read a file line by line"})

@@ -323,21 +323,40 @@ func (l *Lab) RetrievalRecord() *recording.Retrieval {
 }
 
 // Recorded is the configuration a recorded trial's searches ranked by:
-// seed when it names none, else the built-in of its name whose digest it
+// seed when it names none, else the known configuration (a pack's own
+// default spec, say) or the built-in of its name whose digest it
 // recorded; another is refused with config_mismatch (a recording made
 // under a configuration this build does not have, or has changed).
-func Recorded(r *recording.Retrieval) (retrieval.Spec, error) {
+func Recorded(r *recording.Retrieval, known ...retrieval.Spec) (retrieval.Spec, error) {
 	if r == nil {
 		return retrieval.Lookup(retrieval.Seed)
 	}
+	for _, spec := range known {
+		if spec.Name == r.Name && spec.SHA256() == r.SpecSHA256 {
+			return spec, nil
+		}
+	}
 	spec, err := retrieval.Lookup(r.Name)
 	if err != nil {
-		return retrieval.Spec{}, reason.New(reason.ConfigMismatch, "the trial was recorded under retrieval configuration %q, which is not a built-in here", r.Name)
+		return retrieval.Spec{}, reason.New(reason.ConfigMismatch, "the trial was recorded under retrieval configuration %q, which is neither a built-in here nor the pack's default", r.Name)
 	}
 	if got := spec.SHA256(); got != r.SpecSHA256 {
 		return retrieval.Spec{}, reason.New(reason.ConfigMismatch, "the trial was recorded under retrieval configuration %q with settings of sha256 %s; this build's %q has %s", r.Name, r.SpecSHA256, r.Name, got)
 	}
 	return spec, nil
+}
+
+// Recorded is the package's Recorded knowing the lab's own configuration
+// and its pack's default, so a trial recorded under a pack's spec (one
+// `ragagent tune` chose, say) replays on that pack.
+func (l *Lab) Recorded(r *recording.Retrieval) (retrieval.Spec, error) {
+	known := []retrieval.Spec{l.Retrieval}
+	if l.Pack != nil {
+		if def, err := PackDefault(l.Pack.Manifest); err == nil {
+			known = append(known, def)
+		}
+	}
+	return Recorded(r, known...)
 }
 
 // ReplayTrial replays one trial under the retrieval configuration it was
@@ -347,7 +366,7 @@ func (l *Lab) ReplayTrial(ctx context.Context, t recording.Trial) (report.Trial,
 	mode, _ := t.Mode.(string)
 	tr := report.Trial{ID: t.ID, CaseID: t.CaseID, Split: t.Split, Repeat: t.Repeat, Mode: mode,
 		Exchanges: len(t.Exchanges), ElapsedSeconds: t.ElapsedSeconds}
-	spec, err := Recorded(t.Retrieval)
+	spec, err := l.Recorded(t.Retrieval)
 	if err != nil {
 		return Refused(tr, err)
 	}

@@ -25,8 +25,9 @@ func TestSpace(t *testing.T) {
 		assert.False(t, settings[string(Settings(s))], "%s repeats another's settings", s.Name)
 		names[s.Name], settings[string(Settings(s))] = true, true
 	}
-	assert.True(t, names["titled"], "a light title weight is a built-in")
-	assert.True(t, names["stemmed-q-t0.25-a0"], "and in the grid with question stop words")
+	assert.True(t, names["general"], "the default is a built-in")
+	assert.True(t, names["stemmed-en-t0.25-a0"], "a light title weight is in the grid")
+
 	assert.True(t, names["stemmed-q-t0.25-a1-rm3"], "and expansion")
 }
 

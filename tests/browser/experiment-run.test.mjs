@@ -128,7 +128,7 @@ test("the chosen baseline is the download's a", async () => {
   await page.waitForFunction(() => document.body.dataset.experiment !== "running" && !document.querySelector("#exp-download").disabled, null, { timeout: 180000 });
   const [download] = await Promise.all([page.waitForEvent("download"), page.click("#exp-download")]);
   const got = readFileSync(await download.path());
-  const want = cli(["retrieval", "--corpus", "python-3.11", "--cases", SET, "--config", "fields", "--config", "seed", "--config", "stemmed", "--config", "proximity", "--config", "rm3", "--config", "titled", "--json"]);
+  const want = cli(["retrieval", "--corpus", "python-3.11", "--cases", SET, "--config", "fields", "--config", "seed", "--config", "stemmed", "--config", "proximity", "--config", "rm3", "--config", "general", "--json"]);
   assert.ok(got.equals(want.stdout), "the baseline first, then the others in list order");
   assert.ok(JSON.parse(got).comparisons.every((c) => c.a === "fields"));
   await page.selectOption("#exp-baseline", "seed");
