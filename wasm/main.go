@@ -71,6 +71,12 @@
 //	retrieval({corpus, cases, configs, k}, {onProgress})
 //	                             {id, result: Promise<text>}: `ragagent retrieval --json`'s bytes;
 //	                             onProgress(done, total, config) per question ranked
+//	tune({corpus, cases, folds}, {onProgress})
+//	                             {id, result: Promise<text>}: `ragagent tune --json`'s bytes;
+//	                             onProgress(done, total, config) per question under each configuration
+//	applyDefault({corpus, config})
+//	                             Promise<info>: a built-in's name or a spec ({name} or {spec}) the
+//	                             open pack's default for the session; seed packs refuse
 //	questionSet({corpus, text})  Promise<[case]>: a question set read as retrieval reads it (invalid_cases)
 //	rerankRecording()            Promise<{exchanges, text} | null>: the latest live rerank's recording
 //	ledger(store)                Promise<{budget_usd, spent_usd, remaining_usd, entries}>
