@@ -62,12 +62,12 @@ test("picking the Python pack downloads it once, checks it and keeps it", async 
 });
 
 test("the Corpus view searches the Python pack with marked snippets and opens a passage", async () => {
-  await page.fill("#search-query", "write_text overwrite existing file");
+  await page.fill("#search-query", "write text to a file");
   await page.click("#search-run");
   await page.waitForSelector("#search-result table");
   const first = await page.textContent("#search-result tbody tr:first-child th");
   assert.equal(first.trim(), "library.pathlib.pathlib.path.write_text");
-  assert.match(await page.textContent("#search-result > p"), /^Ranked by proximity \(the pack's retrieval configuration\)/, "the pack's default configuration is named");
+  assert.match(await page.textContent("#search-result > p"), /^Ranked by stemmed-en-t0.5-a0-prox \(the pack's retrieval configuration\)/, "the pack's default configuration is named");
   assert.equal((await page.$$eval("#search-result thead th", (ths) => ths.map((th) => th.textContent)))[3], "Score");
   const marks = await page.$$eval("#search-result tbody tr:first-child mark", (ms) => ms.map((m) => m.textContent));
   assert.ok(marks.includes("write") && marks.includes("text"), marks.join(","));

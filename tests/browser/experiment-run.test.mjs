@@ -71,7 +71,7 @@ test("a question set uploaded, run and downloaded: the bytes of ragagent retriev
   await page.waitForFunction(() => !document.querySelector("#exp-download").disabled || document.body.dataset.experiment === "failed", null, { timeout: 180000 });
   assert.equal(await page.evaluate(() => document.body.dataset.experiment), "done", await page.textContent("#exp-message"));
   assert.deepEqual(await page.evaluate(() => window.__saveWhileRunning), [true], "disabled while it runs");
-  assert.ok(statuses.some((s) => /^Ranking: \d+ of 20 \(/.test(s)), statuses.join(" | "));
+  assert.ok(statuses.some((s) => /^Ranking: \d+ of 24 \(/.test(s)), statuses.join(" | "));
   const [download] = await Promise.all([page.waitForEvent("download"), save.click()]);
   const got = readFileSync(await download.path());
   const want = cli(["retrieval", "--corpus", "python-3.11", "--cases", SET, "--json"]);

@@ -42,7 +42,7 @@ test("the Python pack loads from bytes, is searched with snippets and run over",
   const again = await api.loadPack(manifest, passages);
   assert.equal(again.open_ms, info.open_ms, "the same bytes again are not opened again");
 
-  const res = await api.search({ corpus: "python-3.11", query: "write_text overwrite existing file", version: "3.11" });
+  const res = await api.search({ corpus: "python-3.11", query: "write text to a file", version: "3.11" });
   assert.equal(res.corpus, "python-3.11");
   assert.equal(res.k, 3, "an absent k is the pack's");
   assert.equal(res.hits[0].source_id, "library.pathlib.pathlib.path.write_text");
