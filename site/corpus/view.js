@@ -65,6 +65,17 @@ async function openPassage(sourceID) {
   }
 }
 
+/** targets is what a question set's target may name for a hit: its URL
+ * and, when the passage answers to other anchors too, those (a target
+ * naming any of them matches it). Nothing for the seed's passages, which
+ * have no URL of their own. */
+function targets(x) {
+  if (!x.url) return null;
+  const also = (x.aliases || []).map((a) => a.slice(a.indexOf("#")));
+  return h("div", { class: "help hit-url" }, h("code", {}, x.url),
+    also.length ? ` · also ${also.join(", ")}` : null);
+}
+
 async function search(event) {
   event.preventDefault();
   const out = clear($("#search-result"));
@@ -89,7 +100,7 @@ async function search(event) {
         h("th", { scope: "row" }, h("button", { type: "button", class: "link", onclick: () => openPassage(x.source_id), "aria-label": `Open ${x.source_id}` }, h("code", {}, x.source_id))),
         h("td", {}, x.version),
         numCell(x.score, null, score), h("td", { class: "num" }, x.bytes),
-        h("td", { class: "snippet-cell" }, x.title ? h("div", { class: "help" }, x.title) : null, snippet(x.snippet))))))));
+        h("td", { class: "snippet-cell" }, x.title ? h("div", { class: "help" }, x.title) : null, snippet(x.snippet), targets(x))))))));
   } catch (err) {
     out.append(h("p", { class: "error" }, err.code ? `${err.code}: ${err.detail || err.message}` : err.message));
   }

@@ -72,6 +72,15 @@ test("the Corpus view searches the Python pack with marked snippets and opens a 
   const marks = await page.$$eval("#search-result tbody tr:first-child mark", (ms) => ms.map((m) => m.textContent));
   assert.ok(marks.includes("write") && marks.includes("text"), marks.join(","));
   assert.equal(await page.$$eval("#search-result", (els) => els[0].textContent.includes("⟦")), false, "the marks became <mark>");
+  assert.equal((await page.textContent("#search-result tbody tr:first-child .hit-url")).trim(),
+    "https://docs.python.org/3.11/library/pathlib.html#pathlib.Path.write_text", "a hit shows the URL a target names");
+  await page.fill("#search-query", "re.IGNORECASE case-insensitive matching");
+  await page.click("#search-run");
+  await page.waitForFunction(() => document.querySelector("#search-result tbody tr:first-child th")?.textContent.trim() === "library.re.re.i");
+  assert.match(await page.textContent("#search-result tbody tr:first-child .hit-url"), /re\.html#re\.I · also #re\.IGNORECASE$/, "and the other anchors its passage answers to");
+  await page.fill("#search-query", "write text to a file");
+  await page.click("#search-run");
+  await page.waitForFunction(() => document.querySelector("#search-result tbody tr:first-child th")?.textContent.trim() === "library.pathlib.pathlib.path.write_text");
   await page.click("#search-result tbody tr:first-child button");
   await page.waitForSelector("#passage-title");
   assert.equal(await page.getAttribute("#passage-view a", "href"), "https://docs.python.org/3.11/library/pathlib.html#pathlib.Path.write_text");
