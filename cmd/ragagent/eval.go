@@ -69,7 +69,8 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	defer e.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	progress := func(done, total int, id string) { fmt.Fprintf(stderr, "\r%d/%d trials", done, total) }
+	counter := newCounter(stderr, "ran", "trials")
+	progress := func(done, total int, id string) { counter.step(done, total) }
 	var res *engine.EvalResult
 	switch name {
 	case engine.Scripted:
@@ -86,7 +87,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 			return code
 		}
 	}
-	fmt.Fprintln(stderr)
+	counter.done()
 	if err != nil {
 		return fail(exitError, err)
 	}
@@ -128,14 +129,15 @@ func evalLive(ctx context.Context, e *engine.Engine, corpusID, cfg string, caseS
 		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
 		return nil, exitError
 	}
-	done := 0
+	done, counter := 0, newCounter(stderr, "ran", "trials")
 	_, rep, err := e.RunBatch(ctx, lp, engine.BatchRun{Save: out.save,
-		OnTrial: func(report.Trial) { done++; fmt.Fprintf(stderr, "\r%d/%d trials", done, lp.Trials) }})
+		OnTrial: func(report.Trial) { done++; counter.step(done, lp.Trials) }})
+	counter.done()
 	if err != nil {
-		fmt.Fprintf(stderr, "\nragagent eval: %s (the recording so far is in %s)\n", oneLine(err), output)
+		fmt.Fprintf(stderr, "ragagent eval: %s (the recording so far is in %s)\n", oneLine(err), output)
 		return nil, exitError
 	}
-	fmt.Fprintf(stderr, "\rrecording: %s (replay it: ragagent eval --corpus %s --policy replay:%s)\n", output, corpusID, output)
+	fmt.Fprintf(stderr, "recording: %s (replay it: ragagent eval --corpus %s --policy replay:%s)\n", output, corpusID, output)
 	return lp.Eval(rep), exitOK
 }
 

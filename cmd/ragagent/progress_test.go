@@ -66,3 +66,17 @@ func TestIsTerminal(t *testing.T) {
 	assert.False(t, isTerminal(f), "a file")
 	assert.False(t, isTerminal(&bytes.Buffer{}), "a buffer")
 }
+
+// TestEvalProgressIntoAPipe: eval's progress into a file or a pipe is
+// whole lines (the last count at least), never a carriage return.
+func TestEvalProgressIntoAPipe(t *testing.T) {
+	for _, args := range [][]string{
+		{"eval", "--corpus", "python-3.11", "--cases", filepath.Join("testdata", "small-set.tsv")},
+		{"eval", "--policy", "replay:" + filepath.Join("..", "..", "recordings", "agent-comparison.json")},
+	} {
+		code, _, stderr := ragagent(args...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.NotContains(t, stderr, "\r", "%v: no carriage return goes into a pipe", args)
+		assert.Regexp(t, `(?m)^ran (\d+)/(\d+) trials\n`, stderr, "%v: the last count, its line ended", args)
+	}
+}
