@@ -36,8 +36,8 @@ const replay = replayView.mount({ openTrace: trace.open });
 // The published outcomes, at once: a small static file, no engine needed.
 fetch("published.json").then((r) => (r.ok ? r.json() : Promise.reject(new Error(`published.json: HTTP ${r.status}`))))
   .then(replay.showPublished).catch(() => { document.body.dataset.published = "failed"; });
-const runs = runsView.mount({ openTrace: trace.open });
 const compare = compareView.mount();
+const runs = runsView.mount({ openTrace: trace.open, openCompare: compare.open });
 const recordings = recordingsView.mount({ openTrace: trace.open, enableLoaded: (...a) => { trace.enableLoaded(...a); runs.refresh(); compare.refresh(); } });
 const run = runView.mount({ onRecorded: recordings.setCount });
 const rerank = rerankView.mount();

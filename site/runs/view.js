@@ -10,9 +10,9 @@
 // checked open the Compare view on them.
 
 import { $, h, clear, option, download, outcomeBadge, table } from "../common/dom.js";
-import { plural } from "../common/format.js";
+import { plural, refusal } from "../common/format.js";
 import { call } from "../engine/client.js";
-import { onRoute, replace, currentView, go } from "../common/nav.js";
+import { onRoute, replace, currentView } from "../common/nav.js";
 import { state } from "../common/state.js";
 import * as runs from "../common/runs.js";
 import { searchText, matches, outcome } from "../common/trials.js";
@@ -21,8 +21,10 @@ import { passagesFor } from "../corpus/picker.js";
 
 const FILTERS = ["q", "source", "outcome", "corpus"];
 
-/** mount binds the view; openTrace shows a recorded trial in the Trace view. Returns {ready, refresh}. */
-export function mount({ openTrace }) {
+/** mount binds the view; openTrace shows a recorded trial in the Trace
+ * view, openCompare(a, b) two trials in the Compare view (which draws
+ * them and puts their link in the history). Returns {ready, refresh}. */
+export function mount({ openTrace, openCompare }) {
   const form = $("#runs-filters");
   const status = $("#runs-status");
   const list = $("#runs-list");
@@ -137,7 +139,7 @@ export function mount({ openTrace }) {
       download("", text, `ragagent-trace-${r.t.id}.otlp.json`);
       status.textContent = "Downloaded: OpenTelemetry spans with OpenInference attributes.";
     } catch (err) {
-      status.textContent = `Could not export: ${err.code ? `${err.code}: ` : ""}${err.message}`;
+      status.textContent = `Could not export: ${refusal(err)}`;
     }
   }
 
@@ -170,7 +172,9 @@ export function mount({ openTrace }) {
   list.addEventListener("change", (e) => { if (e.target.classList.contains("runs-pick")) gateCompare(); });
   compare.addEventListener("click", () => {
     const [a, b] = picked();
-    if (a && b) go("compare", [a, b]);
+    // The Compare view draws the pair and pushes its link: a go() alone
+    // changed the address and left the pair shown before on screen.
+    if (a && b) openCompare(a, b);
   });
   onRoute("runs", (segs, query) => {
     for (const f of FILTERS) {

