@@ -2,17 +2,23 @@
 // the 16 trials at once (site/published.json, labelled as the published
 // record), then replays the bundled comparison in the engine and marks each
 // row verified when this browser's replay gives the same row. Filters by
-// case, path, outcome, stop reason and text; the outcomes per path as a
-// table and as stacked bars. Each row links to its trace.
+// case, path, outcome, stop reason and text, kept in the address
+// (#replay?case=...&path=...&outcome=...&reason=...&q=..., replaced as
+// they change, so a link, a reload and back and forward restore them); the
+// outcomes per path as a table and as stacked bars. Each row links to its
+// trace.
 
 import { $, h, clear, option, badge, outcomeBadge, stackRow, breakable } from "../common/dom.js";
-import { DASH } from "../common/format.js";
+import { DASH, plural, count } from "../common/format.js";
 import { call, events } from "../engine/client.js";
-import { link } from "../common/nav.js";
+import { link, onRoute, replace, currentView } from "../common/nav.js";
 import { state } from "../common/state.js";
 import { trialRow, renderSummary, reasonOf, outcomeOf } from "../trace/trial.js";
 
 /** HEADS are the trials table's column heads (a stacked row's labels). */
+/** FILTERS are the filters' names in the address, and their fields. */
+const FILTERS = [["case", "#filter-case"], ["path", "#filter-path"], ["outcome", "#filter-outcome"], ["reason", "#filter-reason"], ["q", "#filter-text"]];
+
 const HEADS = ["Case / repeat", "Path", "Expected sources read", "Answer fixture", "Stop reason", "Model calls", "Trace", "Published record"];
 
 /** rowOf is what the table shows of a trial, to compare with the published row. */
@@ -44,7 +50,7 @@ export function mount({ openTrace }) {
   let label = "";
 
   function applyFilters() {
-    const [c, p, o, r] = [byCase, byPath, byOutcome, byReason].map((f) => f.value);
+    const [c, p, o, r] = [byCase, byPath, byOutcome, byReason].map((f) => f.value || f.dataset.want || "");
     const words = byText.value.toLowerCase().split(/\s+/).filter(Boolean);
     const rows = $("#trials tbody").rows;
     let shown = 0;
@@ -58,13 +64,42 @@ export function mount({ openTrace }) {
     caption.textContent = `Trials (${shown} of ${rows.length} shown)${label}`;
   }
 
-  /** fillChoices offers the cases and stop reasons the rows have. */
+  /** fillChoices offers the cases and stop reasons the rows have (keeping
+   * a link's choice that came before its option). */
   function fillChoices(rows) {
     for (const [sel, key, all] of [[byCase, "case", "All cases"], [byReason, "reason", "All stop reasons"]]) {
-      const keep = sel.value;
+      const keep = sel.value || sel.dataset.want || "";
       const values = [...new Set(rows.map((r) => r[key]))];
       sel.replaceChildren(option("", all), ...values.map((v) => option(v, v, v === keep)));
+      if (values.includes(keep)) {
+        sel.value = keep;
+        delete sel.dataset.want;
+      }
     }
+  }
+
+  /** remember keeps the filters in the address (no new history entry). */
+  function remember() {
+    if (currentView() !== "replay") return;
+    const q = new URLSearchParams();
+    for (const [name, id] of FILTERS) {
+      const el = $(id);
+      const v = el.value || el.dataset.want || "";
+      if (v) q.set(name, v);
+    }
+    replace("replay", [], q);
+  }
+
+  /** follow sets the filters a link names (a select's value before its option exists waits in data-want). */
+  function follow(query) {
+    for (const [name, id] of FILTERS) {
+      const el = $(id);
+      const v = query.get(name) || "";
+      delete el.dataset.want;
+      if (el.tagName === "SELECT" && v && ![...el.options].some((o) => o.value === v)) el.dataset.want = v;
+      el.value = v;
+    }
+    applyFilters();
   }
 
   /** showPublished shows the published record's rows while the engine starts. */
@@ -119,7 +154,7 @@ export function mount({ openTrace }) {
       const verified = rep.trials.filter((t) => tbody.querySelector(`tr[data-id="${CSS.escape(t.id)}"]`)?.dataset.verified === "yes").length;
       label = state.published ? ` — ${verified} of ${state.published.trials.length} published rows verified by this browser's replay` : "";
       applyFilters();
-      status.textContent = `${rep.trials.length} trials replayed in ${Math.round(ms)} ms (engine ${Math.round(rep.elapsed_ms)} ms): ${rep.exchanges_used} of ${rep.exchanges} recorded exchanges used, no API calls.`;
+      status.textContent = `${plural(rep.trials.length, "trial")} replayed in ${Math.round(ms)} ms (engine ${Math.round(rep.elapsed_ms)} ms): ${count(rep.exchanges_used)} of ${plural(rep.exchanges, "recorded exchange")} used, no API calls.`;
       document.body.dataset.replay = "done";
     } catch (err) {
       status.textContent = `Replay failed: ${err.message}`;
@@ -128,8 +163,14 @@ export function mount({ openTrace }) {
     }
   }
 
-  for (const f of [byCase, byPath, byOutcome, byReason]) f.addEventListener("change", applyFilters);
-  byText.addEventListener("input", applyFilters);
+  const changed = (e) => {
+    delete e.target.dataset.want;
+    applyFilters();
+    remember();
+  };
+  for (const f of [byCase, byPath, byOutcome, byReason]) f.addEventListener("change", changed);
+  byText.addEventListener("input", changed);
+  onRoute("replay", (segs, query) => follow(query));
   again.addEventListener("click", replay);
   return { replay, showPublished };
 }

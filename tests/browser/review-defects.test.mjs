@@ -64,3 +64,37 @@ test("Compare the two checked shows the checked pair at once, and back and forwa
   assert.match((await pair())[2].join(" | "), /serialize-and-save \/ 2, agent path/);
 });
 
+const shownRows = () => page.$$eval("#trials tbody tr", (trs) => trs.filter((tr) => !tr.hidden).map((tr) => ({ case: tr.dataset.case, mode: tr.dataset.mode, outcome: tr.dataset.outcome })));
+const filterValues = () => page.evaluate(() => ["case", "path", "outcome", "reason", "text"].map((f) => document.querySelector(`#filter-${f}`).value));
+
+test("the Replay view's filters are kept in the address, and a link, a reload and back and forward restore them", async () => {
+  await page.click('a[data-view="replay"]');
+  await page.selectOption("#filter-case", "overwrite");
+  await page.selectOption("#filter-path", "agent");
+  await page.fill("#filter-text", "overwrite");
+  await page.waitForFunction(() => /[?&]q=overwrite/.test(location.hash) && /case=overwrite/.test(location.hash) && /path=agent/.test(location.hash));
+  const rows = await shownRows();
+  assert.ok(rows.length > 0 && rows.every((r) => r.case === "overwrite" && r.mode === "agent"), JSON.stringify(rows));
+  await page.reload();
+  await page.waitForFunction(() => document.body.dataset.replay === "done", null, { timeout: 120000 });
+  assert.deepEqual(await filterValues(), ["overwrite", "agent", "", "", "overwrite"], "the reload restores every filter");
+  assert.deepEqual(await shownRows(), rows, "and the rows they show");
+  // A link followed, then another, then back and forward.
+  await page.evaluate(() => { location.hash = "#replay?outcome=fail&case=unsupported"; });
+  await page.waitForFunction(() => document.querySelector("#filter-outcome").value === "fail");
+  assert.deepEqual(await filterValues(), ["unsupported", "", "fail", "", ""]);
+  const fails = await shownRows();
+  assert.ok(fails.length > 0 && fails.every((r) => r.case === "unsupported" && r.outcome === "fail"));
+  await page.evaluate(() => { location.hash = "#replay?path=fixed"; });
+  await page.waitForFunction(() => document.querySelector("#filter-path").value === "fixed");
+  assert.deepEqual(await filterValues(), ["", "fixed", "", "", ""]);
+  await page.goBack();
+  await page.waitForFunction(() => document.querySelector("#filter-outcome").value === "fail");
+  assert.deepEqual(await filterValues(), ["unsupported", "", "fail", "", ""], "back restores the link's filters");
+  await page.goForward();
+  await page.waitForFunction(() => document.querySelector("#filter-path").value === "fixed");
+  assert.deepEqual(await filterValues(), ["", "fixed", "", "", ""]);
+  await page.evaluate(() => { location.hash = "#replay"; });
+  await page.waitForFunction(() => document.querySelector("#filter-path").value === "");
+});
+
