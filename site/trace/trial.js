@@ -10,7 +10,7 @@
 // through a function the caller passes.
 
 import { h, append, badge, clear, meter, copyButton, outcomeBadge, external, breakable } from "../common/dom.js";
-import { usd, seconds, plural, score, DASH } from "../common/format.js";
+import { usd, seconds, plural, count, score, DASH } from "../common/format.js";
 import { waterfall, outcomeBars } from "../common/charts.js";
 import { PRICE_HEADS, priceRows } from "../common/prices.js";
 
@@ -86,9 +86,10 @@ function counters(usage, limits) {
   return h("p", { class: "counters" }, LIMITS.map(([n, k], i) => [i ? " · " : "", h("span", {}, `${n} ${usage[k]}/${limits[k]}`)]));
 }
 
-/** meters shows the five limits, seconds included (elapsed against the deadline). */
-function meters(usage, limits, elapsedSeconds) {
-  const box = h("div", { class: "meters", role: "group", "aria-label": "Use of the limits" });
+/** meters shows the five limits, seconds included (elapsed against the
+ * deadline); its group is named after the trial (two side by side). */
+function meters(usage, limits, elapsedSeconds, title) {
+  const box = h("div", { class: "meters", role: "group", "aria-label": `Use of the limits, ${title}` });
   for (const [n, k] of LIMITS) box.append(meter(n, usage[k], limits[k]));
   const secs = elapsedSeconds === null || elapsedSeconds === undefined ? null : elapsedSeconds;
   box.append(secs === null
@@ -99,7 +100,7 @@ function meters(usage, limits, elapsedSeconds) {
 
 function tokensText(t) {
   const thinking = t.thoughts ? `, ${t.thoughts} thinking` : "";
-  return `${t.total} tokens (${t.prompt} prompt, ${t.candidates} output${thinking})`;
+  return `${plural(t.total, "token")} (${count(t.prompt)} prompt, ${count(t.candidates)} output${thinking})`;
 }
 
 function tokensLine(t) {
@@ -259,7 +260,7 @@ function stepItem(step, obs, limits, earlierReads, extra = {}) {
   const action = step.action || "(refused reply)";
   const facts = [];
   if (extra.time) facts.push(seconds(extra.time.end_ms - extra.time.start_ms));
-  if (step.tokens) facts.push(`${step.tokens.total} tokens`);
+  if (step.tokens) facts.push(plural(step.tokens.total, "token"));
   if (extra.usd !== null && extra.usd !== undefined) facts.push(`${usd(extra.usd)} est.`);
   const details = h("details", { class: "step-box", open: !narrow() },
     h("summary", { class: "step-head" },
@@ -312,11 +313,13 @@ function configText(config) {
   return Object.entries(config).map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
 }
 
-/** priceTable lists the price table, the trial's model first and marked. */
-function priceTable(prices, model, note) {
+/** priceTable lists the price table, the trial's model first and marked;
+ * its region is named after the trial, so two trials side by side (the
+ * Trace view's pair) do not give two regions one name. */
+function priceTable(prices, model, note, title) {
   return h("details", { class: "prices" },
     h("summary", {}, "Price table (list prices; every cost here is an estimate)"),
-    h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "Price table" },
+    h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": `Price table, ${title}` },
       h("table", { class: "price-table" },
         h("thead", {}, h("tr", {}, PRICE_HEADS.map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", {}, priceRows(prices, model, " (this trace)")))),
@@ -346,10 +349,10 @@ function header(t, o) {
   }
   const box = h("div", { class: "trace-head" },
     h("dl", { class: "plan-list trace-meta" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
-    meters(r.usage, r.limits, t.elapsed_seconds));
+    meters(r.usage, r.limits, t.elapsed_seconds, trialTitle(t)));
   if (t.timing) box.append(waterfall(r.steps, t.timing));
   else box.append(h("p", { class: "help no-timing" }, `No per-step times: this recording keeps only the trial's elapsed time${t.elapsed_seconds ? ` (${seconds(t.elapsed_seconds * 1000)})` : ""}, not when each request was sent.`));
-  if (o.constants && t.cost && r.tokens?.total) box.append(priceTable(o.constants.prices, model, o.constants.estimate_note));
+  if (o.constants && t.cost && r.tokens?.total) box.append(priceTable(o.constants.prices, model, o.constants.estimate_note, trialTitle(t)));
   if (o.exportTrace) {
     const status = h("span", { class: "help", role: "status" });
     const b = h("button", { type: "button", class: "small export" }, "Download this trace (OTLP/JSON)");
@@ -431,6 +434,11 @@ function ending(t, passages) {
   return box;
 }
 
+/** trialTitle is a trial's heading, which names its regions too. */
+function trialTitle(t) {
+  return t.case_id ? `${t.case_id} / ${t.repeat}, ${t.mode} path` : `${t.id}, ${t.mode} path`;
+}
+
 /**
  * trialView renders a whole trial. o: passages (source_id -> passage),
  * constants (load()'s: the price table and the estimate note), model and
@@ -441,7 +449,7 @@ function ending(t, passages) {
  */
 export function trialView(t, o) {
   const r = t.result;
-  const title = t.case_id ? `${t.case_id} / ${t.repeat}, ${t.mode} path` : `${t.id}, ${t.mode} path`;
+  const title = trialTitle(t);
   const art = h("article", { class: "trial", id: `trial-${t.id}`, tabindex: "-1", "aria-label": title, dataset: { trial: t.id } });
   art.append(h(o.headingLevel || "h3", {}, title));
   if (r) {

@@ -98,3 +98,16 @@ test("the Replay view's filters are kept in the address, and a link, a reload an
   await page.waitForFunction(() => document.querySelector("#filter-path").value === "");
 });
 
+test("two trials side by side in an expanded trace name each region apart (no two 'Price table')", async () => {
+  await page.evaluate(() => { location.hash = "#trace/serialize-and-save/1"; });
+  await page.waitForSelector("#trial-serialize-and-save-agent-1 details.prices");
+  await page.$$eval("#view-trace details", (ds) => ds.forEach((d) => { d.open = true; }));
+  const names = await page.$$eval("#view-trace [role=region], #view-trace [role=group]", (els) => els.map((el) => {
+    const by = el.getAttribute("aria-labelledby");
+    return by ? by.split(/\s+/).map((id) => document.getElementById(id)?.textContent || "").join(" ") : el.getAttribute("aria-label") || "";
+  }));
+  assert.ok(names.filter((n) => /^Price table/.test(n)).length >= 2, `two price tables: ${names.join(" | ")}`);
+  const twice = names.filter((n, i) => n && names.indexOf(n) !== i);
+  assert.deepEqual(twice, [], "each region's and group's accessible name is its own");
+});
+
