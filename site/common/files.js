@@ -5,7 +5,7 @@
 // chosen, not readable, a folder) is named as such, and text must be UTF-8,
 // as the engine's strict reader wants it.
 
-import { mib } from "./format.js";
+import { mib, plural } from "./format.js";
 
 /** FileRefused is why a file given to the page was not read. */
 export class FileRefused extends Error {
@@ -47,7 +47,7 @@ export async function readText(file, maxBytes) {
  */
 export function dropped(dataTransfer) {
   const files = [...(dataTransfer?.files || [])];
-  if (files.length !== 1) return new FileRefused(files.length ? `${files.length} files were dropped; drop one recording at a time` : "Nothing that is a file was dropped");
+  if (files.length !== 1) return new FileRefused(files.length ? `${plural(files.length, "file")} were dropped; drop one recording at a time` : "Nothing that is a file was dropped");
   const entry = dataTransfer.items?.[0]?.webkitGetAsEntry?.();
   if (entry && entry.isDirectory) return new FileRefused(`${files[0].name} is a folder, not a recording file`);
   return files[0];

@@ -55,9 +55,27 @@ export function mib(n) {
   return (n / 1048576).toFixed(1);
 }
 
-/** plural is "1 thing" or "n things". */
+/** count writes a count of things for reading, thousands separated
+ * ("12,352"), the one way the page writes a count. */
+export function count(n) {
+  return typeof n === "number" ? n.toLocaleString("en") : String(n);
+}
+
+/** plural is "1 thing" or "n things" (n written by count: "12,352 passages");
+ * every count of things the page shows goes through it, so none reads
+ * "1 trials". */
 export function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
+  return `${count(n)} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** refusal is an engine error for reading: its message, which already
+ * begins with its reason code when it has one ("invalid_cases: ..."), so
+ * the code is never written twice; the code is added only to a message
+ * that does not name it. */
+export function refusal(err) {
+  const message = String(err?.message ?? err);
+  if (!err?.code || message.includes(err.code)) return message;
+  return `${err.code}: ${err.detail || message}`;
 }
 
 /** stamp is a timestamp usable in a file name. */

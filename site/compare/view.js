@@ -9,6 +9,7 @@
 // colour. The pair is the link: #compare/bundled:<trial>/run:<key>.
 
 import { $, h, clear, option, badge, table } from "../common/dom.js";
+import { plural } from "../common/format.js";
 import { go, replace, onRoute, currentView } from "../common/nav.js";
 import { state } from "../common/state.js";
 import * as runs from "../common/runs.js";
@@ -130,8 +131,8 @@ export function mount() {
     const steps = (t) => t.result?.steps?.length ?? 0;
     clear(out).append(
       h("dl", { class: "plan-list cmp-pair" },
-        h("dt", {}, "A"), h("dd", {}, x.name, " · ", `${steps(x.t)} steps, outcome ${outcome(x.t)}`),
-        h("dt", {}, "B"), h("dd", {}, y.name, " · ", `${steps(y.t)} steps, outcome ${outcome(y.t)}`)),
+        h("dt", {}, "A"), h("dd", {}, x.name, " · ", `${plural(steps(x.t), "step")}, outcome ${outcome(x.t)}`),
+        h("dt", {}, "B"), h("dd", {}, y.name, " · ", `${plural(steps(y.t), "step")}, outcome ${outcome(y.t)}`)),
       h("p", { class: "help" }, x.t.result && y.t.result && x.t.result.question !== y.t.result.question
         ? "The two trials asked different questions." : `Question: ${x.t.result?.question || y.t.result?.question || "—"}`),
       table("A and B step by step, aligned by model call", ["Step", "Fact", "A", "B", "Difference"], rows, "cmp-table"));

@@ -50,7 +50,7 @@ function remember(id) {
 /** describe is what choosing a pack costs: its passages and its download. */
 function describe(m) {
   const size = m.compressed_bytes || m.passages_bytes;
-  return `${m.title}: ${m.passages.toLocaleString("en")} passages, ${mb(size)} MB to download once`;
+  return `${m.title}: ${plural(m.passages, "passage")}, ${mb(size)} MB to download once`;
 }
 
 // seedTitle is the seed pack's manifest title, the picker's first option.

@@ -164,7 +164,7 @@ async function docsAdd(api, files, event) {
   }
   const all = [...byPath.values()];
   const total = all.reduce((n, f) => n + f.bytes.byteLength, 0);
-  if (all.length > caps.files) throw new Error(`${all.length} files in all; this browser keeps at most ${caps.files}`);
+  if (all.length > caps.files) throw new Error(`more files than this browser keeps (${all.length.toLocaleString("en")} in all; at most ${caps.files.toLocaleString("en")})`);
   if (total > caps.total_bytes) throw new Error(`${total} bytes in all; this browser keeps at most ${caps.total_bytes}`);
   if (!all.length) return { info: null, skipped: refused, stored: docsSummary(record) };
   const res = await api.buildPack(all.map((f) => ({ path: f.path, bytes: new Uint8Array(f.bytes) })),

@@ -7,7 +7,7 @@
 // inline SVG hidden from screen readers beside the same numbers as text.
 
 import { h, svg, stackRow } from "../common/dom.js";
-import { DASH } from "../common/format.js";
+import { DASH, plural, count } from "../common/format.js";
 import { fixed, pValue } from "./results.js";
 
 /** bar is a share and its interval on [lo, hi] as inline SVG (aria-hidden). */
@@ -53,7 +53,7 @@ export function agentBlock(result) {
     paths.map((p) => rateCell(p.rates.find((r) => r.name === name)))));
   const cost = (p) => (p.estimated_usd === null ? "not priced" : `$${p.estimated_usd.toFixed(4)}`);
   rateRows.push(h("tr", { dataset: { rate: "tokens" } }, h("th", { scope: "row" }, "tokens, estimated cost"),
-    paths.map((p) => h("td", {}, `${p.tokens.total} tokens (the scripted rules call no model), ${cost(p)}`))));
+    paths.map((p) => h("td", {}, `${plural(p.tokens.total, "token")} (the scripted rules call no model), ${cost(p)}`))));
   const cmpHeads = ["Rate", "Pairs", "Difference (agent − fixed)", "95% interval", "p-value", "Fixed only", "Agent only", "McNemar p", "Interval"];
   const cmpRows = ex.comparisons.map((c) => h("tr", { dataset: { rate: c.rate } },
     h("th", { scope: "row" }, c.rate),
@@ -67,7 +67,7 @@ export function agentBlock(result) {
     h("td", { class: "ci-cell" }, bar(c.difference, c.ci95, -1, 1, 0))));
   const s = result.summary;
   return h("div", { class: "agent-result" },
-    h("p", { class: "help" }, `${s.answerable_cases} answerable and ${s.unanswerable_cases} unanswerable cases, ${s.trials} trials (policy ${result.policy}, ${result.search_k} candidates per agent search). Each interval is the 95% interval of ${ex.resamples.toLocaleString("en")} seeded resamples of the path's trials; the axes run from 0 to 1, and for the differences from −1 to +1 with zero marked.`),
-    grid("Rates per path, with their 95% intervals", ["Rate", ...paths.map((p) => `${p.path} (${p.trials} trials)`)], rateRows, "agent-rates"),
+    h("p", { class: "help" }, `${count(s.answerable_cases)} answerable and ${count(s.unanswerable_cases)} unanswerable ${s.answerable_cases + s.unanswerable_cases === 1 ? "case" : "cases"}, ${plural(s.trials, "trial")} (policy ${result.policy}, ${plural(result.search_k, "candidate")} per agent search). Each interval is the 95% interval of ${count(ex.resamples)} seeded resamples of the path's trials; the axes run from 0 to 1, and for the differences from −1 to +1 with zero marked.`),
+    grid("Rates per path, with their 95% intervals", ["Rate", ...paths.map((p) => `${p.path} (${plural(p.trials, "trial")})`)], rateRows, "agent-rates"),
     grid("Agent against fixed, trials paired by case and repeat", cmpHeads, cmpRows, "agent-cmp"));
 }

@@ -70,7 +70,7 @@ export function mountLive(request) {
         ["Endpoint", h("code", {}, plan.endpoint)],
         ["Trials", `${plan.trials}: ${plural(plan.cases.length, "question")} on the ${plan.modes.join(" and ")} paths, once each`, "exp-plan-trials"],
         ["Requests", `at most ${plan.worst_case_requests} by the limits, capped at ${plan.request_allowance} by the request allowance (${a.remaining} left in this page); ${retriesText(0)}`],
-        ["Worst-case cost", worst === null ? "not priced" : `${usd(worst)}: ${at} requests, each a full ${plan.max_request_bytes}-byte body and a full reply`, "exp-plan-worst"],
+        ["Worst-case cost", worst === null ? "not priced" : `${usd(worst)}: ${plural(at, "request")}, each a full ${plan.max_request_bytes}-byte body and a full reply`, "exp-plan-worst"],
         ["Budget", l.budget_usd === null ? "not set" : `${usd(l.budget_usd)}: ${usd(l.spent_usd)} reserved, ${usd(l.remaining_usd)} remaining`],
         ["Price", plan.price ? `$${plan.price.input_usd_per_mtok}/M input, $${plan.price.output_usd_per_mtok}/M output (${plan.price.source})` : "none"],
         ["Caps", `request ${plan.max_request_bytes} bytes, response ${plan.max_response_bytes} bytes, ${plan.max_call_timeout_seconds} s per call, redirects refused`],
@@ -91,7 +91,7 @@ export function mountLive(request) {
       showLedger(plan.ledger);
       document.body.dataset.agentGemini = plan.refusal ? "refused" : "planned";
       if (plan.refusal) return { refused: `Refused: ${plan.refusal.code || "not sent"}. Nothing was sent.` };
-      return { label: `Send up to ${Math.min(plan.worst_case_requests, plan.request_allowance)} requests` };
+      return { label: `Send up to ${plural(Math.min(plan.worst_case_requests, plan.request_allowance), "request")}` };
     },
     starting() {
       clear(output);

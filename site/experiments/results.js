@@ -8,7 +8,7 @@
 // here is computed but what is drawn: the numbers are the engine's.
 
 import { h, svg, clear, stackRow, badge } from "../common/dom.js";
-import { DASH } from "../common/format.js";
+import { DASH, plural, count } from "../common/format.js";
 import { METRICS, verdict, tally } from "./setup.js";
 
 /** fixed writes a metric or a difference for reading; its exact value goes in a title. */
@@ -57,7 +57,7 @@ export function metricsBlock(result) {
     }))));
   return h("section", { class: "exp-metrics", "aria-labelledby": "exp-metrics-title" },
     h("h3", { id: "exp-metrics-title" }, "Metrics per configuration"),
-    h("p", { class: "help" }, `${result.answerable} answerable of ${result.cases} questions, the top ${result.k} passages ranked. Each interval is the 95% interval from the engine's seeded resampling of the questions.`),
+    h("p", { class: "help" }, `${count(result.answerable)} answerable of ${plural(result.cases, "question")}, the top ${plural(result.k, "passage")} ranked. Each interval is the 95% interval from the engine's seeded resampling of the questions.`),
     h("div", { class: "ci-grid" }, figs));
 }
 

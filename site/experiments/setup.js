@@ -3,8 +3,11 @@
 // configurations are sent in (the chosen baseline first, so the engine's
 // comparisons, and the download, have it as `a`), the person's own
 // configurations kept in localStorage, and each question's win, loss or
-// tie against the baseline. It imports nothing and touches no document,
-// so node tests import it as it is.
+// tie against the baseline. It imports only common/format.js (which
+// imports nothing) and touches no document, so node tests import it as it
+// is.
+
+import { plural } from "../common/format.js";
 
 /** AUTHORED names the pack's own cases as the question set. */
 export const AUTHORED = "authored";
@@ -78,7 +81,7 @@ export function decode(q) {
   const specs = [];
   for (const text of q.getAll("spec")) {
     if (specs.length >= MAX_SPECS) {
-      dropped.push(`more than ${MAX_SPECS} configurations of your own: the rest were left out`);
+      dropped.push(`more than ${plural(MAX_SPECS, "configuration")} of your own: the rest were left out`);
       break;
     }
     try {

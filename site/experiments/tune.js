@@ -10,7 +10,7 @@
 // saves it as the spec file `--config FILE` reads.
 
 import { $, h, clear, download } from "../common/dom.js";
-import { plural } from "../common/format.js";
+import { plural, count, refusal } from "../common/format.js";
 import { call, events } from "../engine/client.js";
 
 const f3 = (x) => x.toFixed(3);
@@ -25,7 +25,7 @@ export function resultBlock(r) {
   const head = (...cells) => h("thead", {}, h("tr", {}, ...cells.map((c) => h("th", { scope: "col" }, c))));
   return h("div", { class: "tune-result" },
     h("p", {}, "Chosen: ", h("strong", { "data-chosen": r.chosen.name }, r.chosen.name),
-      ` — out of ${r.space} configurations, on ${r.answerable} answerable of ${plural(r.cases, "question")}, ${r.folds}-fold cross-validation.`),
+      ` — out of ${plural(r.space, "configuration")}, on ${count(r.answerable)} answerable of ${plural(r.cases, "question")}, ${r.folds}-fold cross-validation.`),
     h("table", {}, h("caption", {}, "What to expect on questions not yet written"),
       head("", "MRR@10", "95% interval", "recall@10", "95% interval"),
       h("tbody", {}, est("Cross-validated (the estimate)", r.estimate), est("In-sample (optimistic)", r.in_sample))),
@@ -84,7 +84,7 @@ export function mountTune(request, adopt) {
         if (e.event !== "progress" || !e.total) return;
         bar.max = e.total;
         bar.value = e.done;
-        status.textContent = `Tuning: ${e.done} of ${e.total} questions × configurations ranked…`;
+        status.textContent = `Tuning: ${e.done} of ${e.total} ranked (questions × configurations)…`;
       });
       if (running.cancel) throw Object.assign(new Error("cancelled"), { code: "cancelled" });
       const value = JSON.parse(text);
@@ -94,7 +94,7 @@ export function mountTune(request, adopt) {
       document.body.dataset.tune = "done";
     } catch (err) {
       const stopped = running.cancel || err.code === "cancelled";
-      status.textContent = stopped ? "Cancelled: nothing was chosen." : `Not tuned: ${err.code ? `${err.code}: ` : ""}${err.message}`;
+      status.textContent = stopped ? "Cancelled: nothing was chosen." : `Not tuned: ${refusal(err)}`;
       document.body.dataset.tune = stopped ? "cancelled" : "failed";
     } finally {
       running = null;
@@ -120,7 +120,7 @@ export function mountTune(request, adopt) {
       adopt(spec);
       status.textContent = `${info.manifest.id} now searches by ${info.retrieval_config} for this session (the Corpus view, runs and agent experiments); it is also offered among the configurations above.`;
     } catch (err) {
-      status.textContent = `Not applied: ${err.code ? `${err.code}: ` : ""}${err.message}`;
+      status.textContent = `Not applied: ${refusal(err)}`;
     }
   }
 

@@ -13,7 +13,7 @@
 // restores it.
 
 import { $, h, clear, option, download } from "../common/dom.js";
-import { plural } from "../common/format.js";
+import { plural, refusal } from "../common/format.js";
 import { readText } from "../common/files.js";
 import { call, events } from "../engine/client.js";
 import { onRoute, replace, currentView } from "../common/nav.js";
@@ -134,7 +134,7 @@ export function mount() {
       box.append(agentBlock(result));
       document.body.dataset.agentExperiment = "done";
     } catch (err) {
-      st.textContent = `The agent experiment did not run: ${err.code ? `${err.code}: ` : ""}${err.message}`;
+      st.textContent = `The agent experiment did not run: ${refusal(err)}`;
       document.body.dataset.agentExperiment = "failed";
     } finally {
       ex.agentRunning = false;
@@ -311,7 +311,7 @@ export function mount() {
     } catch (err) {
       const stopped = ex.running.cancel || err.code === "cancelled";
       status.textContent = stopped ? "Cancelled: nothing was kept, so there is nothing to download." : "The experiment did not run.";
-      if (!stopped) showMessage(err.code ? `${err.code}: ${err.message}` : err.message);
+      if (!stopped) showMessage(refusal(err));
       document.body.dataset.experiment = stopped ? "cancelled" : "failed";
     } finally {
       ex.running = null;

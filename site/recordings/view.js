@@ -6,7 +6,7 @@
 // recording loaded before in place.
 
 import { $, h, clear, download } from "../common/dom.js";
-import { plural } from "../common/format.js";
+import { plural, count } from "../common/format.js";
 import { call, ready } from "../engine/client.js";
 import { FileRefused, readText, dropped } from "../common/files.js";
 import { link } from "../common/nav.js";
@@ -53,7 +53,7 @@ export function mount({ openTrace, enableLoaded }) {
       enableLoaded();
       const mismatches = rep.trials.filter((t) => t.result && t.result.reason === "replay_request_mismatch");
       const refused = rep.trials.filter((t) => !t.result);
-      const note = `${file.name}: ${rep.trials.length} trials replayed, ${rep.exchanges_used} of ${rep.exchanges} recorded exchanges used.`;
+      const note = `${file.name}: ${plural(rep.trials.length, "trial")} replayed, ${count(rep.exchanges_used)} of ${plural(rep.exchanges, "recorded exchange")} used.`;
       if (mismatches.length) {
         showMessage(note, `${plural(mismatches.length, "trial")} stopped on a request that differs from the recording:`,
           mismatches.map((t) => `${t.id}: ${t.result.detail}`));

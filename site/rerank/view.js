@@ -5,7 +5,7 @@
 // IndexedDB, shared by the site's tabs).
 
 import { $, h, clear, table, numCell, download, badge } from "../common/dom.js";
-import { usd, plural, DASH } from "../common/format.js";
+import { usd, plural, count, DASH } from "../common/format.js";
 import { call, events, onLedgerChange, FETCH, LEDGER } from "../engine/client.js";
 import { liveFlow, planList, keyLine, retriesText } from "../common/flow.js";
 import * as key from "../common/key.js";
@@ -204,7 +204,7 @@ export function mount() {
       renderPlan(plan);
       renderLedger(plan.ledger);
       if (plan.refusal) return { refused: `Refused: ${plan.refusal.code || "no budget"}. Nothing was sent.` };
-      return { label: `Send ${plan.calls.length} requests` };
+      return { label: `Send ${plural(plan.calls.length, "request")}` };
     },
     op: "rerankLive",
     hooks: { post: FETCH, store: LEDGER, onCase: events("case", "done", "total") },
@@ -215,7 +215,7 @@ export function mount() {
     finished(live) {
       renderLive(live);
       const failed = live.gemini.cases.filter((c) => c.error).length;
-      return `Finished: ${live.gemini.cases.length - failed} of ${live.gemini.cases.length} cases reranked${failed ? `, ${failed} refused` : ""}.`;
+      return `Finished: ${count(live.gemini.cases.length - failed)} of ${plural(live.gemini.cases.length, "case")} reranked${failed ? `, ${count(failed)} refused` : ""}.`;
     },
     planFailed: (err) => `Could not plan: ${err.message}`,
     sendFailed: (err) => (err.code ? `Refused: ${err.code}: ${err.detail || err.message}` : `Stopped: ${err.message}`),

@@ -8,7 +8,7 @@
 // which the Rerank view borrows while it is shown.
 
 import { $, h, clear, option, download } from "../common/dom.js";
-import { usd } from "../common/format.js";
+import { usd, plural } from "../common/format.js";
 import { call, events, FETCH } from "../engine/client.js";
 import { liveFlow, planList, keyLine, retriesText } from "../common/flow.js";
 import { hasKey, onChange as onKeyChange } from "../common/key.js";
@@ -65,7 +65,7 @@ export function mount({ onRecorded }) {
         ["Corpus", `${plan.corpus} (${plan.search_k} candidates per search)`],
         ["Endpoint", h("code", {}, plan.endpoint)],
         ["Request allowance", `${a.remaining} of ${a.limit} left in this page`],
-        ["Worst case", `${plan.worst_case_requests} requests (one per model call, ${retriesText(caps.retries)})`],
+        ["Worst case", `${plural(plan.worst_case_requests, "request")} (one per model call, ${retriesText(caps.retries)})`],
         ["Worst-case cost", rate ? `${usd(plan.worst_case_estimated_usd)} at $${rate.input_usd_per_mtok}/M input, $${rate.output_usd_per_mtok}/M output (${rate.source}): every request a full body at one token per byte and every reply the whole output allowance; an estimate, never a bill` : "no price for this model in the price table"],
         ["Caps", `request ${caps.request_bytes} bytes, response ${caps.response_bytes} bytes, ${caps.call_timeout_seconds} s per call, ${caps.run_seconds} s per run, redirects ${caps.redirects}`],
         ["Key", keyLine("none entered: nothing can be sent")],
@@ -107,7 +107,7 @@ export function mount({ onRecorded }) {
         policy: spec.policy, mode: spec.mode, outcome: outcome(report), spec, report,
         recording: recordingText ? runs.recordingOf(recordingText, report.id) : null,
       });
-      return kept.dropped ? ` Kept in Runs (the oldest ${kept.dropped === 1 ? "run" : `${kept.dropped} runs`} dropped: this browser keeps ${runs.LIMIT}).` : " Kept in Runs.";
+      return kept.dropped ? ` Kept in Runs (the oldest ${kept.dropped === 1 ? "run" : plural(kept.dropped, "run")} dropped: this browser keeps ${runs.LIMIT}).` : " Kept in Runs.";
     } catch (err) {
       return ` Not kept in Runs: ${err.message || "this browser refused IndexedDB"}.`;
     }

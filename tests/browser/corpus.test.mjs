@@ -51,7 +51,7 @@ test("picking the Python pack downloads it once, checks it and keeps it", async 
   await page.selectOption("#corpus-choice", "python-3.11");
   await settled();
   assert.equal(await page.evaluate(() => document.body.dataset.corpus), "ready", await page.textContent("#corpus-status"));
-  assert.match(await page.textContent("#corpus-status"), /12352 passages, ready in \d+ ms, downloaded and kept for the next visit/);
+  assert.match(await page.textContent("#corpus-status"), /12,352 passages, ready in \d+ ms, downloaded and kept for the next visit/);
   assert.ok(requests.includes("/packs/python-3.11/passages.sqlite.gz"), "fetched when chosen");
   const credit = await page.textContent("#corpus-credit");
   assert.match(credit, /Copyright © 2001-2023 Python Software Foundation/);

@@ -111,3 +111,31 @@ test("two trials side by side in an expanded trace name each region apart (no tw
   assert.deepEqual(twice, [], "each region's and group's accessible name is its own");
 });
 
+test("counts are written one way: 12,352 passages, 1 trial, and an engine refusal names its code once", async () => {
+  // A question set of one question: the agent experiment's trials and cases.
+  const one = path.join(dir, "one.tsv");
+  writeFileSync(one, "id\tquestion\ttarget_urls\npretty-json\tHow can I pretty-print JSON with indentation?\thttps://docs.python.org/3.11/library/json.html#json.dumps\n");
+  await page.click('a[data-view="experiments"]');
+  await page.selectOption("#corpus-choice", "python-3.11");
+  await page.waitForFunction(() => document.body.dataset.corpus === "ready" && document.querySelector("#exp-corpus").textContent.startsWith("Python"), null, { timeout: 180000 });
+  const head = await page.textContent("#corpus-status");
+  assert.match(head, /12,352 passages/, head);
+  // Tune refuses a set of five questions (invalid_cases).
+  await page.getByLabel("Question set", { exact: true }).setInputFiles(SMALL);
+  await page.waitForFunction(() => /small-set\.tsv/.test(document.querySelector("#exp-cases-now").textContent));
+  await page.waitForFunction(() => !document.querySelector("#exp-tune-run").disabled, null, { timeout: 60000 });
+  await page.click("#exp-tune-run");
+  await page.waitForFunction(() => ["done", "failed"].includes(document.body.dataset.tune), null, { timeout: 120000 });
+  const refused = await page.textContent("#exp-tune-status");
+  assert.match(refused, /invalid_cases/, refused);
+  assert.doesNotMatch(refused, /invalid_cases: invalid_cases/, refused);
+  await page.getByLabel("Question set", { exact: true }).setInputFiles(one);
+  await page.waitForFunction(() => /one\.tsv/.test(document.querySelector("#exp-cases-now").textContent));
+  await page.click("#exp-agent-run");
+  await page.waitForFunction(() => ["done", "failed"].includes(document.body.dataset.agentExperiment), null, { timeout: 120000 });
+  const text = await page.evaluate(() => document.querySelector("#view-experiments").innerText + "\n" + document.querySelector("header").innerText);
+  assert.doesNotMatch(text, /\b1 (trials|cases|questions|passages|files|runs|requests|steps|configurations|tokens|bytes)\b/, "no '1 trials'");
+  assert.match(text, /\(1 trial\)/, "a path's one trial");
+  assert.doesNotMatch(text, /\b12352\b/, "the pack's passages, formatted as elsewhere");
+  assert.deepEqual(problems, []);
+});

@@ -136,9 +136,35 @@ test("format.js formats money, numbers, sizes and scores for reading", async () 
   assert.equal(plural(1, "reservation"), "1 reservation");
   assert.equal(plural(4, "reservation"), "4 reservations");
   assert.equal(plural(0, "attempt"), "0 attempts");
+  assert.equal(plural(12352, "passage"), "12,352 passages", "a count reads as it does beside it elsewhere (the picker's 12,352)");
   assert.equal(stamp(new Date("2026-11-30T14:42:01.123Z")), "2026-11-30T14-42-01-123Z");
   assert.equal(mb(5619517), "5.6", "the Python pack's download, in MB as the README gives it (5.4 was MiB labelled MB)");
   assert.equal(mib(67108864), "64.0", "the engine's input cap, a whole number of MiB");
+});
+
+test("format.js's refusal names an engine error's reason code once", async () => {
+  const { refusal } = await load("common/format.js");
+  // The engine's rejection: the message already begins with the code.
+  const err = Object.assign(new Error("invalid_cases: tune: 5 answerable questions; a choice needs at least 10"), { code: "invalid_cases", detail: "tune: 5 answerable questions; a choice needs at least 10" });
+  assert.equal(refusal(err), "invalid_cases: tune: 5 answerable questions; a choice needs at least 10");
+  assert.equal(refusal(Object.assign(new Error("stopped"), { code: "cancelled", detail: "" })), "cancelled: stopped");
+  assert.equal(refusal(new Error("no code")), "no code");
+});
+
+test("counts of things are written by plural (no '1 trials', no 12352 beside 12,352) and codes by refusal", () => {
+  const words = "trials|cases|questions|passages|files|runs|requests|steps|configurations|documents|tokens|exchanges|reservations";
+  const bare = new RegExp(`\\$\\{[^}]+\\}\\s+(${words})\\b`);
+  const twice = /\$\{err\.code\}: \$\{err\.message\}|\$\{err\.code \? `\$\{err\.code\}: ` : ""\}\$\{err\.message\}/;
+  // The cross-encoder's scorer words its refusals as core/engine does
+  // (pair_exceeds_model_context: "has 604 tokens", never one).
+  for (const f of files.filter((x) => x !== "rerank/crossencoder-scorer.mjs")) {
+    const lines = source[f].split("\n");
+    lines.forEach((line, i) => {
+      if (/^\s*(\/\/|\*)/.test(line)) return;
+      assert.doesNotMatch(line, bare, `${f}:${i + 1} writes a count by hand: use plural`);
+      assert.doesNotMatch(line, twice, `${f}:${i + 1} writes the reason code before a message that holds it: use refusal`);
+    });
+  }
 });
 
 test("format.js alone turns byte counts into MB or MiB", () => {
