@@ -21,6 +21,8 @@ const DOCUMENTS_TITLE = "Your documents";
 const listeners = [];
 const busyListeners = [];
 let choosing = 0;
+let preferred = null; // a link's corpus, opened first instead of the one remembered
+let started = false; // ready() has listed the corpora
 
 /** onCorpus calls fn(state.corpus) each time a corpus is ready to use. */
 export function onCorpus(fn) {
@@ -175,6 +177,22 @@ export async function choose(id) {
   }
 }
 
+/** openable says whether id is a corpus this page can open here: the
+ * seed, a pack the site offers, or documents this browser keeps. */
+export function openable(id) {
+  const c = state.corpus;
+  return id === SEED || (id === DOCUMENTS ? Boolean(c.documents) : c.shipped.some((m) => m.id === id));
+}
+
+/** prefer opens the corpus a link names (the Run view's): at once when the
+ * picker is ready, else first, instead of the one remembered. One it
+ * cannot open here is not chosen: the view that asked says so. */
+export function prefer(id) {
+  if (!id) return;
+  if (!started) preferred = id;
+  else if (id !== state.corpus.id && openable(id)) choose(id);
+}
+
 /** setDocuments records what the browser keeps of the documents (after an
  * add or a removal) and lists it in the picker. */
 export function setDocuments(stored) {
@@ -207,7 +225,8 @@ export async function ready() {
   const sel = $("#corpus-choice");
   sel.disabled = false;
   sel.addEventListener("change", () => choose(sel.value));
-  const want = remembered();
-  const known = want === DOCUMENTS ? !!c.documents : c.shipped.some((m) => m.id === want);
-  await choose(known ? want : SEED);
+  started = true;
+  const want = preferred && openable(preferred) ? preferred : remembered();
+  preferred = null;
+  await choose(want && openable(want) ? want : SEED);
 }

@@ -4,7 +4,11 @@
 // trace. A live policy needs a key: without one the button is disabled and
 // the reason stands beside it, and nothing is sent or recorded. The
 // question and settings are kept in the address (#run?question=...), so a
-// run can be shared and reloaded. The view owns the key box (#key-fields),
+// run can be shared and reloaded; the link names the corpus too
+// (corpus=<pack id>), which opening it selects in the picker before
+// anything can run, and a link to someone's own documents, which no link
+// can carry, is said to be one, with Run disabled until a corpus is chosen
+// here (never run silently on another corpus). The view owns the key box (#key-fields),
 // which the Rerank view borrows while it is shown.
 
 import { $, h, clear, option, download } from "../common/dom.js";
@@ -15,7 +19,7 @@ import { hasKey, onChange as onKeyChange } from "../common/key.js";
 import { onRoute, replace } from "../common/nav.js";
 import { state } from "../common/state.js";
 import { stepList, trialView } from "../trace/trial.js";
-import { onCorpus, onBusy, passagesFor } from "../corpus/picker.js";
+import { onCorpus, onBusy, passagesFor, prefer, DOCUMENTS } from "../corpus/picker.js";
 import * as runs from "../common/runs.js";
 import { outcome } from "../common/trials.js";
 
@@ -83,9 +87,25 @@ export function mount({ onRecorded }) {
     const p = selectedPolicy();
     const opening = state.corpus.loading;
     const blocked = Boolean(p && p.live && !hasKey());
-    $("#run-start").disabled = opening || blocked || !state.info.policies.length;
+    const elsewhere = linkCorpusWhy();
+    $("#run-start").disabled = opening || blocked || Boolean(elsewhere) || !state.info.policies.length;
     $("#run-why").textContent = opening ? "Waiting while the corpus chosen at the top of the page opens: a run now would go to the corpus before."
-      : blocked ? "No key: paste a Gemini API key above to show the plan and send. Without one nothing is sent or recorded." : "";
+      : elsewhere || (blocked ? "No key: paste a Gemini API key above to show the plan and send. Without one nothing is sent or recorded." : "");
+  }
+
+  // linkCorpus is the corpus a followed link names, until it is the one
+  // open (or the person chooses one in the picker).
+  let linkCorpus = null;
+
+  /** linkCorpusWhy is why a run would not go to the link's corpus, or "". */
+  function linkCorpusWhy() {
+    if (!linkCorpus || linkCorpus === state.corpus.id) return "";
+    if (!state.corpus.info) return `Waiting for the corpus this link names (${linkCorpus}) to open.`;
+    if (linkCorpus === DOCUMENTS) {
+      return "This link was made on someone's own documents (\u201cYour documents\u201d), which stay in the browser that made them: a link cannot carry them and this browser keeps none. "
+        + `Nothing runs on ${state.corpus.info.manifest.title} in their place: choose a corpus at the top of the page to run this question on it, or add the documents in the Corpus view.`;
+    }
+    return `This link names the corpus ${linkCorpus}, which this page does not offer or could not open: choose a corpus at the top of the page to run this question on it.`;
   }
 
   // runCorpus is the corpus of the run under way: its trace is exported
@@ -211,23 +231,36 @@ export function mount({ onRecorded }) {
         h("input", { type: "radio", name: "policy", value: p.name, checked: i === 0 }), ` ${p.label}`));
     });
     policies.addEventListener("change", onPolicyChange);
-    if (wanted) apply(wanted);
+    if (wanted) follow(wanted);
     onPolicyChange();
   }
 
-  /** settings is the form as a link's query: question, version, mode, policy, limits. */
+  /** settings is the form as a link's query: corpus, question, version, mode, policy, limits. */
   function settings() {
     const s = spec();
-    return new URLSearchParams({ question: s.question, version: s.version, mode: s.mode, policy: s.policy,
+    return new URLSearchParams({ corpus: s.corpus, question: s.question, version: s.version, mode: s.mode, policy: s.policy,
       limits: Object.entries(s.limits).map(([k, v]) => `${k}:${v}`).join(",") });
   }
+
+  /** follow fills the form from a link's query and opens the corpus it
+   * names (nothing runs); the rest waits until that corpus is open, whose
+   * versions the link's version is one of. */
+  function follow(q) {
+    linkCorpus = q.get("corpus") || null;
+    linkQuery = q;
+    apply(q);
+    if (linkCorpus && linkCorpus !== state.corpus.id) prefer(linkCorpus);
+    onPolicyChange();
+  }
+  let linkQuery = null;
 
   /** apply fills the form from a link's query (nothing runs). */
   function apply(q) {
     if (q.has("question")) $("#run-question").value = q.get("question").slice(0, state.info.constants.max_question_chars);
     const c = state.info.cases.find((x) => x.question === $("#run-question").value);
     $("#run-preset").value = c ? c.id : "";
-    if (q.has("version") && state.info.versions.includes(q.get("version"))) $("#run-version").value = q.get("version");
+    // The versions offered are the open corpus's (a link's corpus opens first).
+    if (q.has("version") && [...$("#run-version").options].some((o) => o.value === q.get("version"))) $("#run-version").value = q.get("version");
     const mode = form.querySelector(`input[name="mode"][value="${CSS.escape(q.get("mode") || "")}"]`);
     if (mode) mode.checked = true;
     const policy = form.querySelector(`input[name="policy"][value="${CSS.escape(q.get("policy") || "")}"]`);
@@ -246,10 +279,10 @@ export function mount({ onRecorded }) {
       wanted = query;
       return;
     }
-    apply(query);
-    onPolicyChange();
+    follow(query);
   });
-  const remember = () => { if (state.info) replace("run", [], settings()); };
+  // A link's corpus still opening keeps the link's settings in the address.
+  const remember = () => { if (state.info && !linkCorpusWhy()) replace("run", [], settings()); };
   form.addEventListener("input", remember);
   form.addEventListener("change", remember);
   onKeyChange(gate);
@@ -262,7 +295,20 @@ export function mount({ onRecorded }) {
     clear($("#run-version")).append(...m.versions.map((v) => option(v, v, v === m.default_version)));
     clear($("#run-preset")).append(option("", "(type your own)"), ...c.cases.map((x) => option(x.id, `${x.id}: ${x.question}`)));
     $("#run-corpus").textContent = `${m.title} (${c.info.search_k} candidates per search)`;
+    // The link's corpus is open: its version and the rest apply now.
+    if (linkCorpus && c.id === linkCorpus && linkQuery) {
+      apply(linkQuery);
+      linkCorpus = null;
+      linkQuery = null;
+    }
     flow.reset();
+    gate();
+  });
+  // A corpus the person chooses is theirs to run on, whatever a link named.
+  $("#corpus-choice").addEventListener("change", () => {
+    linkCorpus = null;
+    linkQuery = null;
+    gate();
   });
   $("#run-preset").addEventListener("change", () => {
     // The presets shown: the chosen corpus's, or the seed's until it is open.

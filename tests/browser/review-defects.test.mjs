@@ -139,3 +139,38 @@ test("counts are written one way: 12,352 passages, 1 trial, and an engine refusa
   assert.doesNotMatch(text, /\b12352\b/, "the pack's passages, formatted as elsewhere");
   assert.deepEqual(problems, []);
 });
+
+test("a Run link names its corpus: opened in another browser it selects that pack before anything runs; one naming your documents says it cannot be shared", async () => {
+  // Made on the Python pack (chosen above): the link carries corpus=python-3.11.
+  await page.click('a[data-view="run"]');
+  await page.waitForFunction(() => document.querySelector("#run-preset").options.length > 1);
+  const preset = await page.$eval("#run-preset", (s) => s.options[1].value);
+  await page.selectOption("#run-preset", preset);
+  const version = await page.inputValue("#run-version");
+  await page.waitForFunction(() => location.hash.startsWith("#run?") && location.hash.includes("corpus=python-3.11"));
+  const link = await hash();
+  const question = await page.inputValue("#run-question");
+  // Another browser (a fresh profile, which would open the seed).
+  const other = await launch();
+  try {
+    const { page: p, problems: theirs } = await openPage(other.context, `${site.url}/${link}`);
+    await p.waitForFunction(() => document.body.dataset.corpus === "ready" && document.querySelector("#corpus-choice").value === "python-3.11", null, { timeout: 180000 });
+    assert.equal(await p.inputValue("#run-question"), question);
+    assert.equal(await p.inputValue("#run-version"), version, "the link's version, among the pack's");
+    assert.match(await p.textContent("#run-corpus"), /Python 3\.11/);
+    assert.equal(await p.isEnabled("#run-start"), true);
+    // A link made on someone's own documents, which this browser does not keep.
+    await p.evaluate(() => { location.hash = "#run?corpus=documents&question=What+does+my+README+say%3F&mode=agent&policy=scripted"; });
+    await p.waitForFunction(() => /own documents/.test(document.querySelector("#run-why").textContent));
+    assert.equal(await p.isDisabled("#run-start"), true, "nothing runs on the pack open in their place");
+    assert.match(await p.textContent("#run-why"), /cannot carry them/);
+    assert.equal(await p.inputValue("#corpus-choice"), "python-3.11");
+    // Choosing a corpus here runs the question on it.
+    await p.selectOption("#corpus-choice", "seed");
+    await p.waitForFunction(() => document.body.dataset.corpus === "ready" && !document.querySelector("#run-start").disabled);
+    assert.equal(await p.textContent("#run-why"), "");
+    assert.deepEqual(theirs, []);
+  } finally {
+    await other.close();
+  }
+});
