@@ -12,6 +12,12 @@ import (
 // documents in a front end.
 const DocumentsPack = "documents"
 
+// DocumentsBaseURL is what the documents pack's URLs begin with: a host
+// that resolves nowhere, then the file's path and anchor. A question set
+// for the pack may name a target by the path and anchor alone, as the
+// page shows it ("notes/kettle.md#kettle"; lab.Lab.TargetBase).
+const DocumentsBaseURL = "https://your-documents.invalid/"
+
 // The bounds of a documents pack: a file the builder reads at most
 // (builder.MaxDocumentBytes), how many files and how many bytes in all, so
 // a pack built, kept and reopened in a browser stays quick.
@@ -26,10 +32,14 @@ type DocumentCaps struct {
 	FileBytes  int `json:"file_bytes"`
 	Files      int `json:"files"`
 	TotalBytes int `json:"total_bytes"`
+	// BaseURL is what the pack's URLs begin with (DocumentsBaseURL): a
+	// front end shows a target as the rest, the file's path and anchor,
+	// which a question set may name as it is.
+	BaseURL string `json:"base_url"`
 }
 
 func documentCaps() DocumentCaps {
-	return DocumentCaps{FileBytes: builder.MaxDocumentBytes, Files: MaxDocuments, TotalBytes: MaxDocumentsBytes}
+	return DocumentCaps{FileBytes: builder.MaxDocumentBytes, Files: MaxDocuments, TotalBytes: MaxDocumentsBytes, BaseURL: DocumentsBaseURL}
 }
 
 // BuildRequest is a person's documents to make into the documents pack.
@@ -61,7 +71,7 @@ func documentsOptions() builder.Options {
 		Licence:     "Your own documents: they stay in this browser and are not sent anywhere.",
 		Attribution: "The documents' authors.", Source: "Files dropped or picked in the page, kept in this browser's storage.",
 		MadeBy:  "core/builder in the page's engine worker (headings, sections and paragraphs; passages of at most 1500 bytes)",
-		BaseURL: "https://your-documents.invalid/", RetrievalConfig: DefaultBuildConfig}
+		BaseURL: DocumentsBaseURL, RetrievalConfig: DefaultBuildConfig}
 }
 
 // BuildPack makes the documents pack from a person's files (HTML,

@@ -166,3 +166,41 @@ func TestTraceOfARunOverAPack(t *testing.T) {
 	assert.Contains(t, string(out), string(tr.Result.Reason))
 	assert.Contains(t, string(out), "Descale the kettle with citric acid every month.", "the candidate's text, from the pack")
 }
+
+// A question set for your documents may name a target as the page shows
+// it, the file's path and anchor ("notes/kettle.md#kettle"), and is ranked
+// and graded as the same set naming the pack's full URL; a shipped pack
+// (the seed) still takes absolute URLs only.
+func TestADocumentsTargetAsThePageShowsIt(t *testing.T) {
+	e := open(t, 0)
+	_, err := e.BuildPack(engine.BuildRequest{Documents: twoNotes()})
+	require.NoError(t, err)
+	set := func(target string) string {
+		return "id\tquestion\ttarget_urls\nkettle\tHow often should I descale the kettle?\t" + target + "\ngarden\tWhen should I water the tomatoes?\t" +
+			strings.Replace(target, "kettle", "garden", 2) + "\n"
+	}
+	want, err := e.Retrieval(context.Background(), engine.RetrievalRequest{Corpus: engine.DocumentsPack, Cases: set(engine.DocumentsBaseURL + "notes/kettle.md#kettle")})
+	require.NoError(t, err)
+	require.Equal(t, 2, want.Answerable)
+	require.Equal(t, 1.0, want.Configs[0].Metrics.Recall1.Value, "both notes ranked first by their full URLs")
+	for _, c := range []struct{ name, target string }{
+		{"path and anchor", "notes/kettle.md#kettle"},
+		{"a leading slash", "/notes/kettle.md#kettle"},
+		{"a leading ./", "./notes/kettle.md#kettle"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := e.Retrieval(context.Background(), engine.RetrievalRequest{Corpus: engine.DocumentsPack, Cases: set(c.target)})
+			require.NoError(t, err)
+			assert.Equal(t, want.Configs, got.Configs)
+			ev, err := e.Eval(context.Background(), engine.EvalRequest{Corpus: engine.DocumentsPack, Cases: []byte(set(c.target)), Policy: engine.Scripted})
+			require.NoError(t, err)
+			assert.Equal(t, 2, ev.Summary.Answerable)
+			qs, err := e.ParseQuestionSet(engine.DocumentsPack, set(c.target))
+			require.NoError(t, err)
+			assert.Equal(t, []string{engine.DocumentsBaseURL + "notes/kettle.md#kettle"}, qs[0].TargetURLs)
+		})
+	}
+	_, err = e.Retrieval(context.Background(), engine.RetrievalRequest{Corpus: engine.SeedPack, Cases: set("library/json.html#json.dumps")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not an absolute https URL")
+}

@@ -272,6 +272,9 @@ func (e *Engine) LoadPack(manifest, passages []byte) (*PackInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.ID == DocumentsPack {
+		l.TargetBase = DocumentsBaseURL
+	}
 	entry := newEntry(m, PackSource{Manifest: manifest}, l, e.since(started))
 	e.packs.mu.Lock()
 	if prev := e.packs.entries[m.ID]; prev != nil {

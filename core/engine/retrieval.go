@@ -393,7 +393,7 @@ func (e *Engine) ParseQuestionSet(corpusID, text string) ([]evaluate.Case, error
 	if strings.TrimSpace(text) == "" {
 		return nil, reason.New(reason.InvalidCases, "the question set is empty")
 	}
-	cs, err := evaluate.ParseCases([]byte(text))
+	cs, err := evaluate.ParseCasesAt([]byte(text), l.TargetBase)
 	if err != nil {
 		return nil, err
 	}

@@ -123,7 +123,16 @@ func PageLevel(target string) bool { return !strings.Contains(target, "#") }
 // Every refusal is one line, a reason.InvalidCases error naming the case
 // (its position and id, or the TSV line) and the field. A case that names
 // no version keeps Version "" until WithVersion gives it the pack's.
-func ParseCases(data []byte) (*Cases, error) {
+func ParseCases(data []byte) (*Cases, error) { return ParseCasesAt(data, "") }
+
+// ParseCasesAt is ParseCases for a pack whose passages' URLs all begin
+// with base (the page's own documents: https://your-documents.invalid/):
+// a target that is not an absolute URL is the path and anchor of a file
+// under it, as the page shows it ("notes/kettle.md#kettle", a leading "/"
+// or "./" allowed), and is read as base joined with it, so the target the
+// page displays is one the set may name. With base "" every target must
+// be an absolute https URL.
+func ParseCasesAt(data []byte, base string) (*Cases, error) {
 	if len(data) > MaxCasesBytes {
 		return nil, reason.New(reason.InvalidCases, "the question set is %d bytes, over the %d-byte cap", len(data), MaxCasesBytes)
 	}
@@ -140,10 +149,25 @@ func ParseCases(data []byte) (*Cases, error) {
 	if err != nil {
 		return nil, err
 	}
+	if base != "" {
+		cs.resolve(base)
+	}
 	if err := cs.validate(); err != nil {
 		return nil, err
 	}
 	return cs, nil
+}
+
+// resolve reads each target that names no scheme as a file under base.
+func (cs *Cases) resolve(base string) {
+	for i := range cs.Cases {
+		for j, u := range cs.Cases[i].TargetURLs {
+			if u == "" || u == "-" || strings.Contains(u, "://") {
+				continue
+			}
+			cs.Cases[i].TargetURLs[j] = base + strings.TrimPrefix(strings.TrimPrefix(u, "./"), "/")
+		}
+	}
 }
 
 // rawCases is the JSON file with each case undecoded, so a case's unknown

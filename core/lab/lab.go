@@ -43,6 +43,11 @@ type Lab struct {
 	// manifest's title for a pack that is not Python's documentation
 	// (PythonDocumentation).
 	Subject string
+	// TargetBase, when set, is the URL every passage's URL begins with
+	// for a pack of files (the page's own documents): a question set's
+	// target may then name a file and anchor under it as the page shows
+	// it (evaluate.ParseCasesAt).
+	TargetBase string
 
 	// Retrieval is the configuration the lab's searches rank by: the
 	// pack's default (its manifest's retrieval_config, seed when it names

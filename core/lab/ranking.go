@@ -36,7 +36,7 @@ func (l *Lab) Ranking(fn func(base *retrieval.Base, heads []corpus.Passage) erro
 // held off, in a copy that shares the index, which only the original's
 // Close releases.
 func (l *Lab) WithCases(data []byte) (*Lab, error) {
-	cs, err := evaluate.ParseCases(data)
+	cs, err := evaluate.ParseCasesAt(data, l.TargetBase)
 	if err != nil {
 		return nil, err
 	}
