@@ -4,6 +4,7 @@
 // Nothing here touches the document until a function is called.
 
 import { num, stamp } from "./format.js";
+import { state } from "./state.js";
 
 /** h builds an element; string and number children become text nodes. */
 export function h(tag, props = {}, ...children) {
@@ -41,6 +42,31 @@ export function safeURL(u) {
  * https href is kept (h). */
 export function external(href, ...children) {
   return h("a", { href, rel: "noopener noreferrer", target: "_blank" }, ...children);
+}
+
+/** ownTarget is a URL of your documents (the engine's
+ * constants.documents.base_url, a host that resolves nowhere, then the
+ * file) as the page shows it and a question set may name it: the file's
+ * path and anchor ("notes/kettle.md#kettle"); null for any other URL. */
+export function ownTarget(url) {
+  const base = state.info?.constants.documents?.base_url;
+  return base && typeof url === "string" && url.startsWith(base) ? url.slice(base.length) : null;
+}
+
+/** ownText is an engine text that names targets (a check's reason) with
+ * each URL of your documents written as ownTarget writes it. */
+export function ownText(text) {
+  const base = state.info?.constants.documents?.base_url;
+  return base && typeof text === "string" ? text.split(base).join("") : text;
+}
+
+/** passageLink is a passage's address: an https page as a link, a file of
+ * your documents as its path and anchor (ownTarget), never a link to a
+ * host that resolves nowhere. */
+export function passageLink(url) {
+  const own = ownTarget(url);
+  if (own !== null) return h("span", { class: "own-target" }, "your file ", h("code", {}, own));
+  return external(url, url);
 }
 
 /** breakable is a reason code (citation_contract_passed) as text with a

@@ -4,7 +4,7 @@
 // <mark> elements built from text nodes), a hit opened in full with its
 // docs link, and the seed's pinned passages with their receipts.
 
-import { $, h, clear, option, numCell, external } from "../common/dom.js";
+import { $, h, clear, option, numCell, passageLink, ownTarget } from "../common/dom.js";
 import { score, plural } from "../common/format.js";
 import { call } from "../engine/client.js";
 import { state } from "../common/state.js";
@@ -18,7 +18,7 @@ function passageRow(p) {
     h("th", { scope: "row" }, h("code", {}, p.source_id)),
     h("td", {}, p.version),
     h("td", { class: "num" }, p.bytes),
-    h("td", {}, h("p", {}, p.text), h("p", { class: "passage-meta" }, external(p.url, p.url)),
+    h("td", {}, h("p", {}, p.text), h("p", { class: "passage-meta" }, passageLink(p.url)),
       h("p", { class: "sha" }, "sha256 ", h("code", {}, p.text_sha256))));
 }
 
@@ -37,16 +37,6 @@ export function snippet(text) {
   return el;
 }
 
-/** docsLink is a passage's link: an https page as a link, a document of
- * the person's own (a host that cannot resolve) as its path. */
-function docsLink(url) {
-  let u = null;
-  try { u = new URL(url); } catch { /* not a URL: shown as text */ }
-  if (u && u.protocol === "https:" && !u.hostname.endsWith(".invalid")) {
-    return external(url, url);
-  }
-  return h("span", {}, "your file ", h("code", {}, u ? decodeURIComponent(u.pathname.slice(1)) + u.hash : url));
-}
 
 async function openPassage(sourceID) {
   const box = clear($("#passage-view"));
@@ -56,7 +46,7 @@ async function openPassage(sourceID) {
     const p = await call("passage", [{ corpus: state.corpus.id, source_id: sourceID }]);
     clear(box).append(
       h("h3", { id: "passage-title", tabindex: "-1" }, p.title || p.source_id),
-      h("p", { class: "passage-meta" }, h("code", {}, p.source_id), ` · version ${p.version} · ${plural(p.bytes, "byte")} · `, docsLink(p.url)),
+      h("p", { class: "passage-meta" }, h("code", {}, p.source_id), ` · version ${p.version} · ${plural(p.bytes, "byte")} · `, passageLink(p.url)),
       h("p", { class: "passage-text" }, p.text),
       h("p", { class: "sha" }, "sha256 ", h("code", {}, p.text_sha256), " (checked against the text)"));
     $("#passage-title").focus();
@@ -72,7 +62,9 @@ async function openPassage(sourceID) {
 function targets(x) {
   if (!x.url) return null;
   const also = (x.aliases || []).map((a) => a.slice(a.indexOf("#")));
-  return h("div", { class: "help hit-url" }, h("code", {}, x.url),
+  // A file of your own: the path and anchor a question set names it by.
+  const own = ownTarget(x.url);
+  return h("div", { class: "help hit-url" }, own !== null ? ["target ", h("code", {}, own)] : h("code", {}, x.url),
     also.length ? ` · also ${also.join(", ")}` : null);
 }
 

@@ -9,7 +9,7 @@
 // keep no state; anything fetched (a trial's exchanges, its export) comes
 // through a function the caller passes.
 
-import { h, append, badge, clear, meter, copyButton, outcomeBadge, external, breakable } from "../common/dom.js";
+import { h, append, badge, clear, meter, copyButton, outcomeBadge, external, breakable, passageLink, ownText } from "../common/dom.js";
 import { usd, seconds, plural, count, score, DASH } from "../common/format.js";
 import { waterfall, outcomeBars } from "../common/charts.js";
 import { PRICE_HEADS, priceRows } from "../common/prices.js";
@@ -131,7 +131,7 @@ function passageBlock(p, quotes = [], corpus = null) {
   return h("div", { class: "passage" },
     h("p", { class: "passage-meta" },
       h("code", {}, p.source_id), ` (${versionLabel(p.version, corpus)}) · `,
-      external(p.url, p.url)),
+      passageLink(p.url)),
     text,
     h("p", { class: "sha" }, "sha256 ", h("code", {}, p.text_sha256)));
 }
@@ -382,7 +382,7 @@ function stepsOf(t, o) {
 /** why is a check's reason: its code and its sentence. */
 function why(reason) {
   if (!reason) return null;
-  return [" ", h("code", { class: "why-code" }, reason.code), " ", h("span", { class: "why-text" }, reason.detail)];
+  return [" ", h("code", { class: "why-code" }, reason.code), " ", h("span", { class: "why-text" }, ownText(reason.detail))];
 }
 
 /** checksBlock lists the fixture checks, each with its value and its reason. */

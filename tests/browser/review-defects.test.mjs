@@ -3,13 +3,17 @@
 // pair at once and back and forward follow it; the Replay view's filters
 // live in the address (a link and back and forward restore them); two
 // trials side by side name their price tables apart; counts read "1 trial"
-// and "12,352", and an engine refusal is not prefixed with its code twice.
+// and "12,352", and an engine refusal is not prefixed with its code twice;
+// a Run link names its corpus; your documents rank as ragagent corpus build
+// and ragagent search rank them, and their targets are shown, and named in
+// a question set, as the file's path and anchor.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { root, serveSite, launch, openPage } from "./harness.mjs";
+import { root, serveSite, launch, openPage, goBinary } from "./harness.mjs";
 
 const SMALL = path.join(root, "cmd", "ragagent", "testdata", "small-set.tsv");
 let site, browser, page, problems, dir;
@@ -173,4 +177,71 @@ test("a Run link names its corpus: opened in another browser it selects that pac
   } finally {
     await other.close();
   }
+});
+
+const NOTES = {
+  "kettle.md": "# Kettle\n\nDescale the kettle with citric acid every month.\n\n## Filling\n\nFill the kettle with fresh cold water before boiling it.\n",
+  "garden.md": "# Garden\n\nWater the tomatoes at dawn, never at noon.\n\n## Compost\n\nTurn the compost heap every week; water it when dry.\n",
+  "bikes.md": "# Bikes\n\nOil the chain every month and check the tyres before riding.\n",
+  "boiling.md": "# Boiling water\n\nA kettle boils water faster than a pan. Descaling keeps it fast.\n",
+};
+
+test("your documents rank as ragagent corpus build and ragagent search rank them, and a target is named as the page shows it", async () => {
+  const from = path.join(dir, "notes");
+  mkdirSync(from);
+  for (const [name, text] of Object.entries(NOTES)) writeFileSync(path.join(from, name), text);
+  const pack = path.join(dir, "pack");
+  const bin = goBinary("./cmd/ragagent");
+  execFileSync(bin, ["corpus", "build", "--from", from, "--out", pack, "--id", "documents", "--title", "Your documents", "--version", "1.0",
+    "--base-url", "https://your-documents.invalid/", "--search-k", "3", "--licence", "Your own documents.", "--attribution", "The documents' authors."], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  await page.click('a[data-view="corpus"]');
+  const dt = await page.evaluateHandle((notes) => {
+    const d = new DataTransfer();
+    for (const [name, text] of Object.entries(notes)) d.items.add(new File([text], name, { type: "text/markdown" }));
+    return d;
+  }, NOTES);
+  await page.dispatchEvent("#docs-drop", "drop", { dataTransfer: dt });
+  await page.waitForFunction(() => ["done", "failed"].includes(document.body.dataset.docs), null, { timeout: 120000 });
+  await page.waitForFunction(() => document.body.dataset.corpus === "ready" && document.querySelector("#corpus-choice").value === "documents", null, { timeout: 60000 });
+  for (const query of ["how often should I descale the kettle", "when to water the tomatoes", "boiling water"]) {
+    const want = JSON.parse(execFileSync(bin, ["search", "--corpus", pack, "--limit", "5", "--json", query], { cwd: root, encoding: "utf8" })).results;
+    await page.fill("#search-query", query);
+    await page.fill("#search-k", "5");
+    await page.$eval("#search-result", (el) => el.replaceChildren());
+    await page.click("#search-run");
+    await page.waitForSelector("#search-result table, #search-result .error");
+    const got = await page.$$eval("#search-result tbody tr", (trs) => trs.map((tr) => ({ id: tr.querySelector("th").textContent.trim(), score: Number(tr.querySelector("td[title]")?.getAttribute("title")) })));
+    assert.deepEqual(got.map((g) => g.id), want.map((w) => w.source_id), `the ranking of "${query}"`);
+    got.forEach((g, i) => assert.equal(g.score, want[i].score, `the score of ${g.id}`));
+  }
+  const manifest = JSON.parse(readFileSync(path.join(pack, "manifest.json"), "utf8"));
+  assert.match(await page.textContent("#search-result"), new RegExp(`Ranked by ${manifest.retrieval_config} `), "one default for both");
+  // The target as a result shows it, then named so in a question set.
+  await page.fill("#search-query", "how often should I descale the kettle");
+  await page.$eval("#search-result", (el) => el.replaceChildren());
+  await page.click("#search-run");
+  await page.waitForSelector("#search-result tbody tr:first-child .hit-url");
+  const shown = await page.$eval("#search-result tbody tr:first-child .hit-url code", (c) => c.textContent);
+  assert.doesNotMatch(shown, /your-documents\.invalid/, "the target form, not the internal URL");
+  assert.match(shown, /^kettle\.md#/);
+  const set = path.join(dir, "mine.tsv");
+  writeFileSync(set, `id\tquestion\ttarget_urls\ndescale\tHow often should I descale the kettle?\t${shown}\nnone\tWhat is the capital of France?\t-\n`);
+  await page.click('a[data-view="experiments"]');
+  await page.getByLabel("Question set", { exact: true }).setInputFiles(set);
+  await page.waitForFunction(() => /mine\.tsv/.test(document.querySelector("#exp-cases-now").textContent) || !document.querySelector("#exp-message").hidden);
+  assert.equal(await page.isHidden("#exp-message"), true, await page.textContent("#exp-message"));
+  await page.click("#exp-run");
+  await page.waitForFunction(() => ["done", "failed"].includes(document.body.dataset.experiment), null, { timeout: 120000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.experiment), "done", await page.textContent("#exp-message"));
+  assert.match(await page.textContent("#exp-status"), /1 answerable of 2 questions/);
+  // A trace of a run over them shows the file, not a link to a host that resolves nowhere.
+  await page.click('a[data-view="run"]');
+  await page.fill("#run-question", "How often should I descale the kettle?");
+  await page.check('input[name="policy"][value="scripted"]');
+  await page.check('input[name="mode"][value="agent"]');
+  await page.click("#run-start");
+  await page.waitForFunction(() => /Kept in Runs|Not kept/.test(document.querySelector("#run-status").textContent), null, { timeout: 60000 });
+  assert.equal(await page.$('#run-output a[href*="your-documents.invalid"]'), null);
+  assert.doesNotMatch(await page.textContent("#run-output"), /your-documents\.invalid/);
+  assert.deepEqual(problems, []);
 });
