@@ -150,6 +150,29 @@ func exports() []export {
 			req.OnTrial = func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }
 			return c.Eval(context.Background(), req)
 		})},
+		// evalReport: eval, its value {json: the bytes ragagent eval --json
+		// prints, trials: the graded trials with their candidates' scores}
+		// (the page's agent experiment: its download and each case's trace).
+		{name: "evalReport", do: answer(func(c call, s *spec) (any, error) {
+			req, err := engine.ParseEvalRequest(s.text)
+			if err != nil {
+				return nil, err
+			}
+			req.OnTrial = func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }
+			res, err := c.Eval(context.Background(), req)
+			if err != nil {
+				return nil, err
+			}
+			data, err := res.JSON()
+			if err != nil {
+				return nil, err
+			}
+			trials := res.Trials
+			if err := c.CandidateScores(req.Corpus, trials); err != nil {
+				return nil, err
+			}
+			return map[string]any{"json": string(data), "trials": trials}, nil
+		})},
 		// evalPlan(spec, store): a Gemini eval's plan with the worst case
 		// checked against the page's ledger (the refusal says why not).
 		{name: "evalPlan", do: answer(func(c call, s *spec) (any, error) {

@@ -92,7 +92,15 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 		return fail(exitError, err)
 	}
 	if *asJSON {
-		return writeJSON(stdout, stderr, "eval", res)
+		// The page's agent experiment downloads these bytes (EvalResult.JSON).
+		data, err := res.JSON()
+		if err != nil {
+			return fail(exitError, err)
+		}
+		if _, err := stdout.Write(data); err != nil {
+			return fail(exitError, err)
+		}
+		return exitOK
 	}
 	printEval(stdout, res)
 	return exitOK

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"context"
 	"errors"
 	"fmt"
@@ -64,6 +66,24 @@ type EvalResult struct {
 	// path's rates with 95% intervals, tokens, cost and time, and the
 	// agent path against the fixed one on the same cases.
 	Experiment EvalExperiment `json:"experiment"`
+	// Trials are the graded trials the cases are of, in their order (not
+	// part of what `ragagent eval --json` prints): a front end shows each
+	// one's trace.
+	Trials []report.Trial `json:"-"`
+}
+
+// JSON is what `ragagent eval --json` prints for the result: indented by
+// two spaces, HTML characters unescaped, a final newline; the page's
+// download of an agent experiment is these bytes.
+func (r *EvalResult) JSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // EvalSummary is the outcomes per path, how many trials read a target
@@ -180,6 +200,7 @@ func (e *Engine) evalOf(l *lab.Lab, p PolicyName, rep *report.Set) *EvalResult {
 		out.Cases = append(out.Cases, ec)
 	}
 	out.Summary.Fixed, out.Summary.Agent, out.Summary.Trials = rep.Summary.Fixed, rep.Summary.Agent, len(rep.Trials)
+	out.Trials = rep.Trials
 	out.Experiment = e.experimentOf(l, rep)
 	return out
 }
