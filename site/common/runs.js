@@ -83,6 +83,23 @@ export async function keep(run) {
   return { key, dropped: drop.length };
 }
 
+/** keepAll stores several runs in one transaction (an agent experiment's
+ * trials), dropping the oldest beyond LIMIT, and tells the listeners once;
+ * it resolves with {keys (in the order given), dropped}. */
+export async function keepAll(list) {
+  const db = await open();
+  const tx = db.transaction(STORE, "readwrite");
+  const store = tx.objectStore(STORE);
+  const keys = [];
+  for (const run of list) keys.push(await done(store.add(run)));
+  const all = await done(store.getAllKeys());
+  const drop = all.slice(0, Math.max(0, all.length - LIMIT));
+  for (const k of drop) store.delete(k);
+  await finished(tx);
+  changed();
+  return { keys, dropped: drop.length };
+}
+
 /** list is every kept run, newest first. */
 export async function list() {
   const db = await open();

@@ -3,10 +3,13 @@
 // policy on both paths, offline): each path's rates with their 95%
 // intervals, and the agent path against the fixed one on the same cases
 // (difference, paired interval, p-value, and the exact McNemar p-value of
-// the pairs that differ). Every number is the engine's; the intervals are
-// inline SVG hidden from screen readers beside the same numbers as text.
+// the pairs that differ), then each question's row on both paths (the
+// outcome, whether a target was read, the stop reason, and a link to the
+// trial's trace when it is kept in Runs). Every number is the engine's;
+// the intervals are inline SVG hidden from screen readers beside the same
+// numbers as text.
 
-import { h, svg, stackRow } from "../common/dom.js";
+import { h, svg, stackRow, outcomeBadge } from "../common/dom.js";
 import { DASH, plural, count } from "../common/format.js";
 import { fixed, pValue } from "./results.js";
 
@@ -43,8 +46,32 @@ function rateCell(r) {
   return h("td", { class: "agent-rate", title: r.value === null ? null : `${r.value} [${r.ci95[0]}, ${r.ci95[1]}]` }, bar(r.value, r.ci95, 0, 1), " ", h("span", { class: "ci-text" }, text));
 }
 
-/** agentBlock is an eval result's experiment: rates per path, then agent against fixed. */
-export function agentBlock(result) {
+/** questionRows is each question of an eval result on both paths; traceOf(i)
+ * is the link to the trace of result.cases[i] (or null when it is not kept). */
+function questionRows(result, traceOf) {
+  const modes = [...new Set(result.cases.map((c) => c.mode))];
+  const byID = new Map();
+  result.cases.forEach((c, i) => {
+    if (!byID.has(c.id)) byID.set(c.id, { question: c.question, at: {} });
+    byID.get(c.id).at[c.mode] ??= i;
+  });
+  const cell = (i) => {
+    if (i === undefined) return h("td", {}, DASH);
+    const c = result.cases[i];
+    const read = c.target_read === null || c.target_read === undefined ? "no target" : c.target_read ? "target read" : "target not read";
+    const href = traceOf ? traceOf(i) : null;
+    return h("td", { dataset: { mode: c.mode, outcome: c.outcome || "none" } }, outcomeBadge(c.outcome || "none"), " ", `${read} · `, h("code", {}, c.reason || DASH),
+      href ? [" · ", h("a", { href }, "trace", h("span", { class: "sr-only" }, ` of ${c.id} on the ${c.mode} path`))] : null);
+  };
+  const rows = [...byID].map(([id, q]) => h("tr", { dataset: { case: id } },
+    h("th", { scope: "row" }, h("code", {}, id), h("span", { class: "cell-detail" }, q.question)),
+    modes.map((m) => cell(q.at[m]))));
+  return grid("Each question on both paths", ["Question", ...modes.map((m) => `${m} path`)], rows, "agent-questions");
+}
+
+/** agentBlock is an eval result's experiment: rates per path, then agent
+ * against fixed, then each question (traceOf: see questionRows). */
+export function agentBlock(result, traceOf = null) {
   const ex = result.experiment;
   const paths = ex.paths;
   const names = paths[0]?.rates.map((r) => r.name) || [];
@@ -69,5 +96,6 @@ export function agentBlock(result) {
   return h("div", { class: "agent-result" },
     h("p", { class: "help" }, `${count(s.answerable_cases)} answerable and ${count(s.unanswerable_cases)} unanswerable ${s.answerable_cases + s.unanswerable_cases === 1 ? "case" : "cases"}, ${plural(s.trials, "trial")} (policy ${result.policy}, ${plural(result.search_k, "candidate")} per agent search). Each interval is the 95% interval of ${count(ex.resamples)} seeded resamples of the path's trials; the axes run from 0 to 1, and for the differences from −1 to +1 with zero marked.`),
     grid("Rates per path, with their 95% intervals", ["Rate", ...paths.map((p) => `${p.path} (${plural(p.trials, "trial")})`)], rateRows, "agent-rates"),
-    grid("Agent against fixed, trials paired by case and repeat", cmpHeads, cmpRows, "agent-cmp"));
+    grid("Agent against fixed, trials paired by case and repeat", cmpHeads, cmpRows, "agent-cmp"),
+    questionRows(result, traceOf));
 }

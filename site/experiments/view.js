@@ -16,7 +16,9 @@ import { $, h, clear, option, download } from "../common/dom.js";
 import { plural, refusal } from "../common/format.js";
 import { readText } from "../common/files.js";
 import { call, events } from "../engine/client.js";
-import { onRoute, replace, currentView } from "../common/nav.js";
+import { onRoute, replace, currentView, link } from "../common/nav.js";
+import * as runs from "../common/runs.js";
+import { outcome } from "../common/trials.js";
 import { state } from "../common/state.js";
 import { onCorpus, onBusy, choose, DOCUMENTS } from "../corpus/picker.js";
 import { AUTHORED, FILE, MAX_SPEC_CHARS, encode, decode, parseSpec, runOrder, loadSpecs, saveSpecs, mergeSpecs, SpecError } from "./setup.js";
@@ -123,15 +125,21 @@ export function mount() {
     st.textContent = `Running the scripted policy on both paths over ${ex.casesText !== null ? ex.casesName : "the authored questions"}…`;
     document.body.dataset.agentExperiment = "running";
     const t0 = performance.now();
+    agentText = null;
+    $("#exp-agent-download").disabled = true;
     try {
-      const result = await call("eval", [req, events("trial", "done", "total", "trial")], (e) => {
+      const { json, trials } = await call("evalReport", [req, events("trial", "done", "total", "trial")], (e) => {
         if (e.event !== "trial" || !e.total) return;
         pr.max = e.total;
         pr.value = e.done;
         st.textContent = `Trial ${e.done} of ${e.total} (${e.trial})…`;
       });
-      st.textContent = `Done in ${Math.round(performance.now() - t0)} ms: ${plural(result.summary.trials, "trial")} on ${result.corpus}.`;
-      box.append(agentBlock(result));
+      const result = JSON.parse(json);
+      agentText = json;
+      $("#exp-agent-download").disabled = false;
+      const kept = await keepTrials(req, result, trials);
+      st.textContent = `Done in ${Math.round(performance.now() - t0)} ms: ${plural(result.summary.trials, "trial")} on ${result.corpus}.${kept.note}`;
+      box.append(agentBlock(result, (i) => (kept.keys[i] === undefined ? null : link("trace", ["run", kept.keys[i]]))));
       document.body.dataset.agentExperiment = "done";
     } catch (err) {
       st.textContent = `The agent experiment did not run: ${refusal(err)}`;
@@ -140,6 +148,38 @@ export function mount() {
       ex.agentRunning = false;
       pr.hidden = true;
       gate();
+    }
+  }
+
+  let agentText = null; // the last agent experiment's JSON, as ragagent eval --json prints it
+
+  /** keepTrials keeps an agent experiment's trials in Runs (one
+   * transaction), so each question's trace can be opened, now and later;
+   * keys[i] is result.cases[i]'s. */
+  async function keepTrials(req, result, trials) {
+    const time = new Date().toISOString();
+    const title = state.corpus.info?.manifest.title || req.corpus;
+    const config = state.corpus.info?.retrieval_config || "seed";
+    const list = trials.map((t) => ({
+      time, question: t.result?.question || "", corpus: { id: req.corpus, title }, config, policy: "scripted", mode: t.mode,
+      outcome: outcome(t), report: t, recording: null, experiment: `agent experiment on ${ex.casesText !== null ? ex.casesName : "the authored questions"}`,
+      spec: t.result ? { corpus: req.corpus, question: t.result.question, version: t.result.version, mode: t.mode, limits: t.result.limits, policy: "scripted" } : null,
+    }));
+    try {
+      const { keys, dropped } = await runs.keepAll(list);
+      return { keys, note: ` Its ${plural(keys.length, "trial")} are kept in Runs${dropped ? ` (the oldest ${plural(dropped, "run")} dropped: this browser keeps ${runs.LIMIT})` : ""}.` };
+    } catch (err) {
+      return { keys: [], note: ` Its trials are not kept in Runs: ${err.message || "this browser refused IndexedDB"}.` };
+    }
+  }
+
+  function saveAgent() {
+    if (!agentText) return;
+    try {
+      download("ragagent-eval", agentText);
+      $("#exp-agent-status").textContent = "Downloaded: the same JSON as ragagent eval --cases FILE --json for this experiment (its seconds measured here).";
+    } catch (err) {
+      $("#exp-agent-status").textContent = `Not downloaded: ${err.message}`;
     }
   }
 
@@ -390,6 +430,7 @@ export function mount() {
   $("#exp-link").addEventListener("click", copyLink);
   cancel.addEventListener("click", stop);
   $("#exp-agent-run").addEventListener("click", runAgent);
+  $("#exp-agent-download").addEventListener("click", saveAgent);
   save.addEventListener("click", saveResult);
 
   onRoute("experiments", (segs, query) => {

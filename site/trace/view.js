@@ -2,7 +2,9 @@
 // and repeat side by side, from the bundled comparison or a loaded
 // recording, chosen with the case, repeat and source selectors. Each
 // choice is a link (#trace/<case>/<repeat>, #trace/loaded/<case>/<repeat>)
-// that reloads to the same trace and that back and forward follow. A
+// that reloads to the same trace and that back and forward follow; a run
+// kept in this browser (common/runs.js: one made in the Run view, or an
+// agent experiment's trial) is #trace/run/<key>. A
 // trial's request and reply bodies are fetched from the engine when first
 // opened, and its trace downloads as OTLP/JSON.
 
@@ -11,6 +13,8 @@ import { call } from "../engine/client.js";
 import { go, onRoute } from "../common/nav.js";
 import { state } from "../common/state.js";
 import { trialView } from "./trial.js";
+import * as runs from "../common/runs.js";
+import { passagesFor } from "../corpus/picker.js";
 
 function report(source) {
   return source === "loaded" ? state.loaded : state.bundled;
@@ -81,9 +85,35 @@ export function mount() {
     }
   }
 
-  /** route follows a link: #trace/<case>/<repeat> or #trace/loaded/<case>/<repeat>. */
+  /** showKept shows a run kept in this browser by its key (#trace/run/<key>). */
+  async function showKept(key) {
+    state.traceShown = true;
+    clear(pair).append(h("p", { role: "status" }, "Reading the run kept in this browser…"));
+    let run = null;
+    try {
+      run = await runs.get(key);
+    } catch { /* IndexedDB refused: said below */ }
+    if (!run) {
+      clear(pair).append(h("p", { role: "status" }, `This link names run ${key}, which this browser does not keep (a run is kept only in the browser that made it, the newest ${runs.LIMIT}).`));
+      return;
+    }
+    const t = run.report;
+    clear(pair).append(trialView(t, {
+      passages: passagesFor(t),
+      constants: state.info?.constants,
+      // A scripted run sent nothing: the engine makes it again to export it.
+      exportTrace: run.spec ? async () => download("", await call("exportRunOTLP", [{ corpus: run.corpus.id, run: run.spec, recorded_at: run.time, trial: { id: t.id, repeat: t.repeat } }]), `ragagent-trace-${t.id}.otlp.json`) : null,
+    }));
+    document.body.dataset.traceKept = String(key);
+  }
+
+  /** route follows a link: #trace/<case>/<repeat>, #trace/loaded/<case>/<repeat> or #trace/run/<key>. */
   function route(segs) {
     if (!segs.length) return; // the tab: keep what is shown
+    if (segs[0] === "run") {
+      showKept(segs[1]);
+      return;
+    }
     const source = segs[0] === "loaded" ? "loaded" : "bundled";
     const [caseID, repeat] = source === "loaded" ? segs.slice(1) : segs;
     const want = { source, caseID, repeat: Number(repeat) || 1 };

@@ -245,3 +245,54 @@ test("your documents rank as ragagent corpus build and ragagent search rank them
   assert.doesNotMatch(await page.textContent("#run-output"), /your-documents\.invalid/);
   assert.deepEqual(problems, []);
 });
+
+test("an agent experiment shows each question on both paths, each linking to its trial's trace kept in Runs, and downloads ragagent eval --json", async () => {
+  await page.selectOption("#corpus-choice", "python-3.11");
+  await page.waitForFunction(() => document.body.dataset.corpus === "ready" && document.querySelector("#exp-corpus").textContent.startsWith("Python"), null, { timeout: 180000 });
+  await page.click('a[data-view="experiments"]');
+  await page.getByLabel("Question set", { exact: true }).setInputFiles(SMALL);
+  await page.waitForFunction(() => /small-set\.tsv/.test(document.querySelector("#exp-cases-now").textContent));
+  const before = await page.evaluate(async () => (await (await import("/common/runs.js")).list()).length);
+  await page.click("#exp-agent-run");
+  await page.waitForFunction(() => ["done", "failed"].includes(document.body.dataset.agentExperiment), null, { timeout: 180000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.agentExperiment), "done", await page.textContent("#exp-agent-status"));
+  const cli = execFileSync(goBinary("./cmd/ragagent"), ["eval", "--corpus", "python-3.11", "--cases", SMALL, "--json"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  const want = JSON.parse(cli);
+  // Each question on both paths, as the command line grades it.
+  const rows = await page.$$eval(".agent-questions tbody tr", (trs) => trs.map((tr) => ({ id: tr.dataset.case,
+    cells: [...tr.querySelectorAll("td[data-mode]")].map((td) => ({ mode: td.dataset.mode, outcome: td.dataset.outcome, text: td.textContent, href: td.querySelector("a")?.getAttribute("href") })) })));
+  assert.deepEqual(rows.map((r) => r.id), [...new Set(want.cases.map((c) => c.id))]);
+  for (const c of want.cases) {
+    const cell = rows.find((r) => r.id === c.id).cells.find((x) => x.mode === c.mode);
+    assert.equal(cell.outcome, c.outcome, `${c.id} ${c.mode}`);
+    assert.ok(cell.text.includes(c.reason), `${c.id} ${c.mode}: ${cell.text}`);
+    assert.match(cell.href || "", /^#trace\/run\/\d+$/, `${c.id} ${c.mode} links to its trace`);
+  }
+  // The trials are kept in Runs.
+  const after = await page.evaluate(async () => (await (await import("/common/runs.js")).list()).length);
+  assert.equal(after - before, want.cases.length, "every trial kept in Runs");
+  // A row's link opens that trial's trace, and the link reloads to it.
+  const target = want.cases.find((c) => c.mode === "agent");
+  const href = rows.find((r) => r.id === target.id).cells.find((x) => x.mode === "agent").href;
+  await page.click(`.agent-questions a[href="${href}"]`);
+  await page.waitForFunction(() => !document.querySelector("#view-trace").hidden && document.querySelector("#trace-pair article.trial"));
+  assert.ok((await page.textContent("#trace-pair")).includes(target.question), "the trial's question");
+  await page.reload();
+  await page.waitForFunction(() => document.body.dataset.replay === "done", null, { timeout: 120000 });
+  await page.waitForFunction(() => document.querySelector("#trace-pair article.trial") && document.body.dataset.traceKept);
+  assert.ok((await page.textContent("#trace-pair")).includes(target.question), "the link reloads to the trial");
+  // The download is the command line's JSON byte for byte (its measured seconds apart).
+  await page.click('a[data-view="experiments"]');
+  await page.waitForFunction(() => document.body.dataset.corpus === "ready", null, { timeout: 180000 });
+  await page.getByLabel("Question set", { exact: true }).setInputFiles(SMALL);
+  await page.waitForFunction(() => /small-set\.tsv/.test(document.querySelector("#exp-cases-now").textContent));
+  await page.waitForFunction(() => !document.querySelector("#exp-agent-run").disabled, null, { timeout: 60000 });
+  await page.click("#exp-agent-run");
+  await page.waitForFunction(() => document.body.dataset.agentExperiment === "done" && !document.querySelector("#exp-agent-download").disabled, null, { timeout: 180000 });
+  const dl = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Download the agent experiment (JSON)" }).click();
+  const text = readFileSync(await (await dl).path(), "utf8");
+  const timeless = (s) => s.replace(/"(mean_)?seconds": [0-9.e+-]+/g, '"$1seconds": 0');
+  assert.equal(timeless(text), timeless(cli));
+  assert.deepEqual(problems, []);
+});
