@@ -24,6 +24,7 @@ import { metricsBlock, comparisonsBlock, questionsBlock } from "./results.js";
 import { agentBlock } from "./agent.js";
 import { mountLive } from "./live.js";
 import { mountTune } from "./tune.js";
+import { mountHistory } from "./history.js";
 
 /** storage is localStorage, or null when the browser blocks it. */
 function storage() {
@@ -62,6 +63,25 @@ export function mount() {
     // A built-in chosen is offered already; a grid point becomes one of the person's own.
     if (!(ex.builtins || []).some((c) => c.name === spec.name)) ex.specs = mergeSpecs(ex.specs, [spec]);
     specsChanged([...new Set([...checked(), spec.name])]);
+  }, (spec, name) => {
+    // Saved under the person's name: one of their own configurations, checked.
+    const own = parseSpec(JSON.stringify({ ...spec, name, description: `chosen by Tune on ${state.corpus.id}` }));
+    if ((ex.builtins || []).some((c) => c.name === own.name)) throw new SpecError(`${own.name} is a built-in's name: give yours another`);
+    ex.specs = mergeSpecs(ex.specs, [own]);
+    specsChanged([...new Set([...checked(), own.name])]);
+    return `Saved as ${own.name}: one of your configurations above (kept in this browser and carried by this view's link), checked for the next experiment.`;
+  });
+
+  // Every experiment run is kept; a kept one opens again here.
+  const history = mountHistory((record, result) => {
+    ex.text = record.text;
+    ex.result = result;
+    ex.ran = { corpus: record.corpus.id, order: result.configs.map((c) => c.spec), questions: new Map(record.set.cases.map((c) => [c.id, { question: c.question, version: c.version }])) };
+    showMessage("");
+    status.textContent = `Experiment #${record.key}, kept ${record.time.replace("T", " ").replace(/\.\d+Z$/, " UTC")}: ${plural(result.configs.length, "configuration")} on ${record.corpus.title || record.corpus.id}, ${record.set.name}.`;
+    showResult();
+    save.disabled = false;
+    output.scrollIntoView?.();
   });
 
   function showMessage(text) {
@@ -77,6 +97,8 @@ export function mount() {
   }
 
   function remember() {
+    // A comparison's link stays in the address until the setup is changed by hand.
+    if (location.hash.startsWith("#experiments/compare/")) return;
     if (state.info && ex.builtins && !wanted && currentView() === "experiments") replace("experiments", [], encode(setup()));
   }
 
@@ -307,6 +329,11 @@ export function mount() {
       status.textContent = `Done in ${ms} ms: ${plural(result.configs.length, "configuration")} on ${result.answerable} answerable of ${plural(result.cases, "question")}.`;
       showResult();
       save.disabled = false;
+      const set = ex.casesText === null
+        ? { name: `the authored questions of ${req.corpus}`, kind: AUTHORED, text: null, cases: state.corpus.cases.map((c) => ({ id: c.id, question: c.question, version: c.version })) }
+        : { name: ex.casesName, kind: FILE, text: ex.casesText, cases: (ex.casesQuestions || []).map((c) => ({ id: c.id, question: c.question, version: c.version })) };
+      const note = await history.keep({ corpus: { id: req.corpus, title: state.corpus.info?.manifest.title || req.corpus }, manifest: state.corpus.info?.manifest, set, text, result });
+      status.textContent += ` ${note}`;
       document.body.dataset.experiment = "done";
     } catch (err) {
       const stopped = ex.running.cancel || err.code === "cancelled";
@@ -382,6 +409,7 @@ export function mount() {
   form.addEventListener("change", (e) => {
     if (e.target.name === "exp-config") fillBaseline();
     gate();
+    if (location.hash.startsWith("#experiments/compare/")) replace("experiments", [], encode(setup()));
     remember();
   });
   fileInput.addEventListener("change", chooseFile);
@@ -393,6 +421,7 @@ export function mount() {
   save.addEventListener("click", saveResult);
 
   onRoute("experiments", (segs, query) => {
+    if (history.route(segs, query)) return;
     if (![...query].length) return;
     const d = decode(query);
     if (!ex.builtins) wanted = d;
@@ -425,6 +454,7 @@ export function mount() {
       if (wanted) await apply(wanted);
       describeCases();
       gate();
+      await history.ready();
       await live.ready();
     },
     gate,
