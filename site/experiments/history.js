@@ -244,8 +244,8 @@ export function mountHistory(onOpen) {
 
   return {
     /**
-     * keep stores the experiment just run: ran is {corpus: {id, title},
-     * manifest, set: {name, kind, text, cases}, text (the result's JSON),
+     * keep stores the experiment just run: ran is {corpus: {id, title,
+     * manifest}, set: {name, kind, text, cases}, text (the result's JSON),
      * result}. It resolves with a sentence for the view's status.
      */
     async keep(ran) {
@@ -256,8 +256,8 @@ export function mountHistory(onOpen) {
         const setText = ran.set.text ?? JSON.stringify(ran.set.cases);
         const record = {
           time: new Date().toISOString(),
-          corpus: ran.corpus,
-          receipt: { id: ran.manifest?.id || ran.corpus.id, sha256: ran.manifest?.passages_sha256 || "" },
+          corpus: { id: ran.corpus.id, title: ran.corpus.title },
+          receipt: { id: ran.corpus.manifest?.id || ran.corpus.id, sha256: ran.corpus.manifest?.passages_sha256 || "" },
           set: { ...ran.set, sha256: await sha256(setText) },
           configs: r.configs.map((c, i) => ({ name: c.name, sha256: digests[i] })),
           k: r.k, cases: r.cases, answerable: r.answerable, ids: idsOf(r),

@@ -304,6 +304,12 @@ export function mount() {
     const order = runOrder(checked(), $("#exp-baseline").value, ex.specs);
     const req = { corpus: state.corpus.id, configs: order };
     if (ex.casesText !== null) req.cases = ex.casesText;
+    // What the history keeps of the question set, as it was when the experiment began.
+    const set = ex.casesText === null
+      ? { name: `the authored questions of ${req.corpus}`, kind: AUTHORED, text: null, cases: state.corpus.cases.map((c) => ({ id: c.id, question: c.question, version: c.version })) }
+      : { name: ex.casesName, kind: FILE, text: ex.casesText, cases: (ex.casesQuestions || []).map((c) => ({ id: c.id, question: c.question, version: c.version })) };
+    const title = state.corpus.info?.manifest.title || req.corpus;
+    const manifest = state.corpus.info?.manifest;
     ex.running = { id: null, cancel: false };
     ex.text = null;
     ex.result = null;
@@ -328,12 +334,9 @@ export function mount() {
       const ms = Math.round(performance.now() - t0);
       status.textContent = `Done in ${ms} ms: ${plural(result.configs.length, "configuration")} on ${result.answerable} answerable of ${plural(result.cases, "question")}.`;
       showResult();
-      save.disabled = false;
-      const set = ex.casesText === null
-        ? { name: `the authored questions of ${req.corpus}`, kind: AUTHORED, text: null, cases: state.corpus.cases.map((c) => ({ id: c.id, question: c.question, version: c.version })) }
-        : { name: ex.casesName, kind: FILE, text: ex.casesText, cases: (ex.casesQuestions || []).map((c) => ({ id: c.id, question: c.question, version: c.version })) };
-      const note = await history.keep({ corpus: { id: req.corpus, title: state.corpus.info?.manifest.title || req.corpus }, manifest: state.corpus.info?.manifest, set, text, result });
+      const note = await history.keep({ corpus: { id: req.corpus, title, manifest }, set, text, result });
       status.textContent += ` ${note}`;
+      save.disabled = false;
       document.body.dataset.experiment = "done";
     } catch (err) {
       const stopped = ex.running.cancel || err.code === "cancelled";

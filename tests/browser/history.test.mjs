@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import path from "node:path";
 import { root, serveSite, launch, openPage, goBinary, screenshot } from "./harness.mjs";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -81,6 +82,14 @@ test("each experiment run is kept and listed newest first with its corpus, set, 
   assert.deepEqual(list.map(([k]) => k), [keyB, keyA], "newest first");
   assert.match(list[0][1], /python-3\.11/);
   assert.match(list[0][1], /authored questions of python-3\.11/);
+  const manifest = JSON.parse(readFileSync(path.join(root, "fixtures", "packs", "python-3.11", "manifest.json"), "utf8"));
+  assert.match(list[0][1], new RegExp(`python-3\\.11, passages sha256 ${manifest.passages_sha256.slice(0, 12)}`), "the pack's receipt");
+  // The kept record: the configurations with the engine's spec sha256, the set's cases, the result's bytes.
+  const record = await page.evaluate(async (k) => (await import("./experiments/store.js")).get(k), keyB);
+  assert.deepEqual(record.configs.map((c) => c.name), ["general"]);
+  assert.match(record.configs[0].sha256, /^[0-9a-f]{64}$/);
+  assert.equal(record.set.cases.length, cli.cases);
+  assert.equal(JSON.parse(record.text).configs[0].name, "general");
   assert.match(list[0][1], new RegExp(`${cli.answerable} of ${cli.cases}`));
   assert.match(list[0][1], new RegExp(`${cli.configs[1].metrics["mrr@10"].value.toFixed(3)} \\(general\\)`));
   assert.match(list[1][1], new RegExp(`${cli.configs[0].metrics["mrr@10"].value.toFixed(3)} \\(seed\\)`));
