@@ -1,10 +1,12 @@
 // experiments/history.js is the Experiments view's history: every
-// retrieval experiment run in the view kept in this browser
+// experiment run in the view (retrieval, and the scripted agent
+// experiment's `ragagent eval --json` object) kept in this browser
 // (experiments/store.js, IndexedDB "ragagent-experiments", the newest
 // store.LIMIT), listed newest first with when, the pack, the question
-// set, its cases, the configurations and the best configuration's mrr@10;
+// set, its cases, the configurations and the best configuration's mrr@10
+// (an agent experiment: the agent path's pass rate);
 // each opened again (its result drawn as when it ran, and downloadable)
-// or deleted. Two experiments on the same cases compare: each pair of
+// or deleted. Two retrieval experiments on the same cases compare: each pair of
 // configurations (matched by spec sha256, else by name, and the pair
 // chosen) with the paired difference of recall@1/5/10 and mrr@10, its 95%
 // interval and p-value from the engine (compareExperiments, the command's
@@ -34,12 +36,16 @@ const when = (iso) => iso.replace("T", " ").replace(/\.\d+Z$/, " UTC");
 /** idsOf is an experiment's answerable case ids, joined: two experiments compare when theirs are equal. */
 const idsOf = (result) => (result.configs[0]?.cases || []).map((c) => c.id).join("\n");
 
+/** isAgent is whether a kept experiment is an agent experiment (eval's result), not a retrieval one. */
+const isAgent = (e) => e.kind === "agent";
+
 /** label names a kept experiment in a list. */
 const label = (e) => `#${e.key} · ${when(e.time)} · ${e.corpus.id} · ${e.set.name} · ${e.configs.map((c) => c.name).join(", ")}`;
 
 /**
  * mountHistory binds the history. onOpen(record, result) draws a kept
- * experiment in the view. Returns {keep, ready, route, routed}.
+ * experiment in the view (record.kind "agent" for an agent experiment).
+ * Returns {keep, keepAgent, ready, route}.
  */
 export function mountHistory(onOpen) {
   const status = $("#exh-status");
@@ -74,14 +80,15 @@ export function mountHistory(onOpen) {
   function renderList() {
     clear(listBox);
     if (!kept.length) return;
-    const heads = ["When", "Corpus", "Question set", "Cases", "Configurations", "Best mrr@10", "Actions"];
+    const heads = ["When", "Corpus", "Question set", "Cases", "Configurations", "Headline: best mrr@10 (agent: pass rate)", "Actions"];
     const rows = kept.map((e) => h("tr", { dataset: { key: String(e.key) } },
       h("th", { scope: "row" }, `#${e.key} `, h("time", { datetime: e.time }, when(e.time))),
       h("td", {}, e.corpus.title || e.corpus.id, h("span", { class: "cell-detail" }, `${e.receipt.id}, passages sha256 ${(e.receipt.sha256 || DASH).slice(0, 12)}`)),
       h("td", {}, e.set.name, h("span", { class: "cell-detail" }, `sha256 ${e.set.sha256.slice(0, 12)}`)),
-      h("td", { class: "num" }, `${e.answerable} of ${e.cases}`),
-      h("td", {}, e.configs.map((c) => c.name).join(", ")),
-      h("td", { class: "num", title: e.headline ? String(e.headline.value) : null }, e.headline ? `${fixed(e.headline.value)} (${e.headline.config})` : DASH),
+      h("td", { class: "num" }, isAgent(e) ? `${e.answerable} answerable, ${plural(e.cases, "case")}` : `${e.answerable} of ${e.cases}`),
+      h("td", {}, isAgent(e) ? `agent experiment, policy ${e.policy}` : e.configs.map((c) => c.name).join(", ")),
+      h("td", { class: "num", title: e.headline ? String(e.headline.value) : null }, !e.headline ? DASH
+        : isAgent(e) ? `agent pass ${e.headline.count}/${e.headline.of} ${fixed(e.headline.value)}` : `mrr@10 ${fixed(e.headline.value)} (${e.headline.config})`),
       h("td", {},
         h("button", { type: "button", class: "small", onclick: () => openKept(e.key) }, "Open", h("span", { class: "sr-only" }, ` experiment #${e.key}`)), " ",
         h("button", { type: "button", class: "small stop", onclick: () => removeKept(e.key) }, "Delete", h("span", { class: "sr-only" }, ` experiment #${e.key}`)))));
@@ -97,9 +104,10 @@ export function mountHistory(onOpen) {
   function fillSelects(want = {}) {
     const a = want.a ?? selA.value;
     const b = want.b ?? selB.value;
-    clear(selA).append(...kept.map((e) => option(String(e.key), label(e), String(e.key) === String(a))));
+    const retrieval = kept.filter((e) => !isAgent(e));
+    clear(selA).append(...retrieval.map((e) => option(String(e.key), label(e), String(e.key) === String(a))));
     const ea = byKey(selA.value);
-    const same = kept.filter((e) => ea && e.ids === ea.ids);
+    const same = retrieval.filter((e) => ea && e.ids === ea.ids);
     clear(selB).append(...same.map((e) => option(String(e.key), label(e), String(e.key) === String(b))));
     if (!same.some((e) => String(e.key) === String(b))) {
       const other = same.find((e) => e.key !== ea?.key);
@@ -121,7 +129,7 @@ export function mountHistory(onOpen) {
   function gate() {
     let why = "";
     if (!engineReady) why = "Waiting for the engine.";
-    else if (kept.length < 1) why = "Run an experiment first: none is kept yet.";
+    else if (!kept.some((e) => !isAgent(e))) why = "Run a retrieval experiment first: none is kept yet.";
     else if (!selB.value) why = "No kept experiment has the same questions as A.";
     runBtn.disabled = Boolean(why);
     $("#exh-why").textContent = why;
@@ -147,9 +155,11 @@ export function mountHistory(onOpen) {
 
   async function compare(keyA, keyB, ca, cb) {
     clear(out);
-    const ea = byKey(keyA), eb = byKey(keyB);
+    let ea = byKey(keyA), eb = byKey(keyB);
+    if (ea && isAgent(ea)) ea = null;
+    if (eb && isAgent(eb)) eb = null;
     if (!ea || !eb) {
-      cmpStatus.textContent = `The link names experiment${!ea && !eb ? "s" : ""} ${[!ea ? `#${keyA}` : "", !eb ? `#${keyB}` : ""].filter(Boolean).join(" and ")} this browser does not keep (a kept experiment's link works only in the browser that kept it).`;
+      cmpStatus.textContent = `The link names experiment${!ea && !eb ? "s" : ""} ${[!ea ? `#${keyA}` : "", !eb ? `#${keyB}` : ""].filter(Boolean).join(" and ")} this browser does not keep as a retrieval experiment (a kept experiment's link works only in the browser that kept it).`;
       document.body.dataset.experimentCompare = "failed";
       return;
     }
@@ -263,6 +273,34 @@ export function mountHistory(onOpen) {
           k: r.k, cases: r.cases, answerable: r.answerable, ids: idsOf(r),
           headline: best,
           text: ran.text,
+        };
+        const { key, dropped } = await store.keep(record);
+        await refresh();
+        return `Kept as experiment #${key} in this browser's history${dropped ? ` (the oldest ${plural(dropped, "experiment")} dropped: the newest ${store.LIMIT} are kept)` : ""}.`;
+      } catch (err) {
+        return `Not kept in the history: ${err.message}.`;
+      }
+    },
+    /**
+     * keepAgent stores an agent experiment just run: ran is {corpus: {id,
+     * title, manifest}, set, policy, result (what ragagent eval --json
+     * prints)}. It resolves with a sentence for the view's status.
+     */
+    async keepAgent(ran) {
+      try {
+        const r = ran.result;
+        const pass = r.experiment.paths.find((p) => p.path === "agent")?.rates.find((x) => x.name === "pass");
+        const setText = ran.set.text ?? JSON.stringify(ran.set.cases);
+        const record = {
+          kind: "agent",
+          time: new Date().toISOString(),
+          corpus: { id: ran.corpus.id, title: ran.corpus.title },
+          receipt: { id: ran.corpus.manifest?.id || ran.corpus.id, sha256: ran.corpus.manifest?.passages_sha256 || "" },
+          set: { ...ran.set, sha256: await sha256(setText) },
+          policy: ran.policy, configs: [],
+          cases: r.summary.answerable_cases + r.summary.unanswerable_cases, answerable: r.summary.answerable_cases, ids: "",
+          headline: pass ? { config: "agent", value: pass.value, count: pass.count, of: pass.of } : null,
+          text: JSON.stringify(r, null, 2) + "\n",
         };
         const { key, dropped } = await store.keep(record);
         await refresh();

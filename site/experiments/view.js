@@ -74,6 +74,12 @@ export function mount() {
 
   // Every experiment run is kept; a kept one opens again here.
   const history = mountHistory((record, result) => {
+    if (record.kind === "agent") {
+      clear($("#exp-agent-results")).append(agentBlock(result));
+      $("#exp-agent-status").textContent = `Experiment #${record.key}, kept ${record.time.replace("T", " ").replace(/\.\d+Z$/, " UTC")}: the agent experiment (policy ${record.policy}) on ${record.corpus.title || record.corpus.id}, ${record.set.name}.`;
+      $("#exp-agent").scrollIntoView?.();
+      return;
+    }
     ex.text = record.text;
     ex.result = result;
     ex.ran = { corpus: record.corpus.id, order: result.configs.map((c) => c.spec), questions: new Map(record.set.cases.map((c) => [c.id, { question: c.question, version: c.version }])) };
@@ -130,6 +136,14 @@ export function mount() {
     tune.gate(agentWhy || (ex.running ? "Waiting for the experiment to end." : ""));
   }
 
+  /** questionSet is what the history keeps of the question set chosen now. */
+  function questionSet(corpus) {
+    const cases = (list) => list.map((c) => ({ id: c.id, question: c.question, version: c.version }));
+    return ex.casesText === null
+      ? { name: `the authored questions of ${corpus}`, kind: AUTHORED, text: null, cases: cases(state.corpus.cases) }
+      : { name: ex.casesName, kind: FILE, text: ex.casesText, cases: cases(ex.casesQuestions || []) };
+  }
+
   /** runAgent runs the engine's eval over the question set: the scripted policy on both paths. */
   async function runAgent() {
     const box = $("#exp-agent-results");
@@ -137,6 +151,7 @@ export function mount() {
     const pr = $("#exp-agent-progress");
     const req = { corpus: state.corpus.id, policy: "scripted" };
     if (ex.casesText !== null) req.cases = ex.casesText;
+    const kept = { corpus: { id: req.corpus, title: state.corpus.info?.manifest.title || req.corpus, manifest: state.corpus.info?.manifest }, set: questionSet(req.corpus), policy: req.policy };
     ex.agentRunning = true;
     gate();
     clear(box);
@@ -154,6 +169,7 @@ export function mount() {
       });
       st.textContent = `Done in ${Math.round(performance.now() - t0)} ms: ${plural(result.summary.trials, "trial")} on ${result.corpus}.`;
       box.append(agentBlock(result));
+      st.textContent += ` ${await history.keepAgent({ ...kept, result })}`;
       document.body.dataset.agentExperiment = "done";
     } catch (err) {
       st.textContent = `The agent experiment did not run: ${err.code ? `${err.code}: ` : ""}${err.message}`;
@@ -305,9 +321,7 @@ export function mount() {
     const req = { corpus: state.corpus.id, configs: order };
     if (ex.casesText !== null) req.cases = ex.casesText;
     // What the history keeps of the question set, as it was when the experiment began.
-    const set = ex.casesText === null
-      ? { name: `the authored questions of ${req.corpus}`, kind: AUTHORED, text: null, cases: state.corpus.cases.map((c) => ({ id: c.id, question: c.question, version: c.version })) }
-      : { name: ex.casesName, kind: FILE, text: ex.casesText, cases: (ex.casesQuestions || []).map((c) => ({ id: c.id, question: c.question, version: c.version })) };
+    const set = questionSet(req.corpus);
     const title = state.corpus.info?.manifest.title || req.corpus;
     const manifest = state.corpus.info?.manifest;
     ex.running = { id: null, cancel: false };

@@ -5,7 +5,9 @@
 // page (seed of the first against general of the second) they give the
 // difference, interval and p-value of mrr@10 and recall@10 that `ragagent
 // retrieval --json --config seed --config general` prints for the two run
-// together; the comparison's link restores it in another page; axe-core
+// together; the comparison's link restores it in another page; an agent
+// experiment is kept too (its eval result, the agent path's pass rate)
+// and opens again, but is not offered for a retrieval comparison; axe-core
 // finds no violation in the history and the comparison, and neither
 // overflows the page at 360 px.
 import { test, before, after } from "node:test";
@@ -155,5 +157,35 @@ test("an experiment deleted leaves the history", async () => {
   await page.getByRole("button", { name: `Delete experiment #${keyA}`, exact: true }).click();
   await page.waitForFunction((k) => document.querySelector("#exh-status").textContent === `Deleted experiment #${k}.`, keyA);
   assert.deepEqual((await rows(page)).map(([k]) => k), [keyB]);
+  assert.deepEqual(problems, []);
+});
+
+test("an agent experiment is kept too, with the agent path's pass rate, and opens again", async () => {
+  const set = path.join(root, "cmd", "ragagent", "testdata", "small-set.tsv");
+  const want = JSON.parse(execFileSync(ragagent, ["eval", "--corpus", "python-3.11", "--cases", set, "--json"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
+  const pass = want.experiment.paths.find((p) => p.path === "agent").rates.find((r) => r.name === "pass");
+  await page.getByLabel("Question set", { exact: true }).setInputFiles(set);
+  await page.waitForFunction(() => /small-set\.tsv/.test(document.querySelector("#exp-cases-now").textContent));
+  await page.waitForFunction(() => !document.querySelector("#exp-agent-run").disabled, null, { timeout: 60000 });
+  await page.getByRole("button", { name: "Run agent experiment", exact: true }).click();
+  await page.waitForFunction(() => document.body.dataset.agentExperiment === "done", null, { timeout: 180000 });
+  const key = (await page.textContent("#exp-agent-status")).match(/Kept as experiment #(\d+)/)[1];
+  const [first] = await rows(page);
+  assert.equal(first[0], key, "newest first");
+  assert.match(first[1], /small-set\.tsv/);
+  assert.match(first[1], new RegExp(`agent pass ${pass.count}/${pass.of} ${pass.value.toFixed(3)}`));
+  const record = await page.evaluate(async (k) => (await import("./experiments/store.js")).get(k), key);
+  assert.equal(record.kind, "agent");
+  // The eval result kept as the command prints it (but for the seconds each path took).
+  const untimed = (x) => ({ ...x, paths: x.paths.map(({ mean_seconds: _m, seconds: _s, ...p }) => p) });
+  assert.deepEqual(untimed(JSON.parse(record.text).experiment), untimed(want.experiment));
+  assert.deepEqual(JSON.parse(record.text).summary, want.summary);
+  // Not offered for a retrieval comparison.
+  assert.ok(!(await page.$$eval("#exh-a option", (os) => os.map((o) => o.value))).includes(key));
+  await page.evaluate(() => { document.querySelector("#exp-agent-results").replaceChildren(); });
+  await page.getByRole("button", { name: `Open experiment #${key}`, exact: true }).click();
+  await page.waitForFunction((k) => document.querySelector("#exp-agent-status").textContent.startsWith(`Experiment #${k}, kept`), key);
+  assert.ok(await page.$("#exp-agent-results .agent-rates"), "its rates drawn again");
+  await axeClean(page, "the history with an agent experiment");
   assert.deepEqual(problems, []);
 });
