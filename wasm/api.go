@@ -249,6 +249,16 @@ func exports() []export {
 			}
 			return c.ApplyDefault(r.Corpus, config)
 		})},
+		// compareExperiments({a, b, pairs}): two kept `ragagent retrieval
+		// --json` results on the same cases, configuration pairs compared
+		// question by question (engine.CompareExperiments).
+		{name: "compareExperiments", usage: "give {a, b, pairs}", do: answer(func(_ call, r *engine.CompareExperimentsRequest) (any, error) {
+			return engine.CompareExperiments(*r)
+		})},
+		// specDigests([name or spec, ...]): each configuration's spec sha256.
+		{name: "specDigests", usage: "give a list of configuration names or specs", do: answer(func(_ call, r *[]engine.ConfigRef) (any, error) {
+			return engine.SpecDigests(*r)
+		})},
 		{name: "questionSet", usage: "give {corpus, text}", do: answer(func(c call, q *struct {
 			Corpus string `json:"corpus"`
 			Text   string `json:"text"`

@@ -80,6 +80,11 @@
 //	applyDefault({corpus, config})
 //	                             Promise<info>: a built-in's name or a spec ({name} or {spec}) the
 //	                             open pack's default for the session; seed packs refuse
+//	compareExperiments({a, b, pairs: [{a, b}]})
+//	                             Promise<{k, cases, pairs: [{a, b, metrics: [{metric, a_value, b_value,
+//	                             difference, ci95, p_value}]}]}>: two kept retrieval results on the same
+//	                             cases compared by configuration pair (engine.CompareExperiments)
+//	specDigests([name | spec])   Promise<[sha256]>: each configuration's spec sha256 (retrieval.Spec.SHA256)
 //	questionSet({corpus, text})  Promise<[case]>: a question set read as retrieval reads it (invalid_cases)
 //	rerankRecording()            Promise<{exchanges, text} | null>: the latest live rerank's recording
 //	ledger(store)                Promise<{budget_usd, spent_usd, remaining_usd, entries}>

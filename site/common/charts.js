@@ -88,3 +88,58 @@ export function slopegraph(columns, label) {
   return h("figure", { class: "slopegraph" }, h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": label }, out),
     h("figcaption", { class: "help" }, "Each line joins a candidate's place in one order to its place in the next; a slanted line is a candidate that moved."));
 }
+
+let scatterIds = 0;
+
+/**
+ * rankScatter draws each question's rank under one configuration (x)
+ * against its rank under another (y) on a grid of ranks 1 to k, "not
+ * found" its own last column and row; a cell's circle grows with how many
+ * questions fall in it, the count written beside it, and the diagonal
+ * marks "the same rank". points: [{a, b}] (a rank or null). It is an image
+ * with a title and a description (aria-labelledby); the per-question table
+ * beside it is its text alternative.
+ */
+export function rankScatter(points, k, nameA, nameB) {
+  const id = `rs-${++scatterIds}`;
+  const cell = 26, left = 54, top = 12, bottom = 44;
+  const n = k + 1; // ranks 1..k, then "not found"
+  const size = n * cell;
+  const width = left + size + 8, height = top + size + bottom;
+  const at = (r) => (r === null || r === undefined ? n - 1 : r - 1);
+  const counts = new Map();
+  for (const p of points) {
+    const key = `${at(p.a)},${at(p.b)}`;
+    counts.set(key, (counts.get(key) || 0) + 1);
+  }
+  const better = points.filter((p) => at(p.b) < at(p.a)).length;
+  const worse = points.filter((p) => at(p.b) > at(p.a)).length;
+  const title = `Rank of each question under ${nameA} (across) against ${nameB} (down)`;
+  const desc = `${plural(points.length, "question")}: ${better} ranked better under ${nameB}, ${worse} worse, ${points.length - better - worse} the same. Ranks 1 to ${k}, then "not found"; a larger circle is more questions. The table below lists every question.`;
+  const out = svg("svg", { class: "rank-scatter", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-labelledby": `${id}-t ${id}-d`, focusable: "false" },
+    svg("title", { id: `${id}-t` }, title), svg("desc", { id: `${id}-d` }, desc));
+  const cx = (i) => left + i * cell + cell / 2;
+  const cy = (j) => top + j * cell + cell / 2;
+  out.append(svg("rect", { class: "rs-frame", x: left, y: top, width: size, height: size }),
+    svg("rect", { class: "rs-none", x: left + (n - 1) * cell, y: top, width: cell, height: size }),
+    svg("rect", { class: "rs-none", x: left, y: top + (n - 1) * cell, width: size, height: cell }),
+    svg("line", { class: "rs-diagonal", x1: left, y1: top, x2: left + size, y2: top + size }));
+  for (let i = 0; i < n; i++) {
+    const label = i === n - 1 ? "none" : String(i + 1);
+    out.append(svg("text", { class: "rs-tick", x: cx(i), y: top + size + 14, "text-anchor": "middle" }, label),
+      svg("text", { class: "rs-tick", x: left - 6, y: cy(i) + 4, "text-anchor": "end" }, label));
+  }
+  out.append(svg("text", { class: "rs-axis", x: left + size / 2, y: top + size + 34, "text-anchor": "middle" }, `rank under ${nameA} (A)`),
+    svg("text", { class: "rs-axis", x: 12, y: top + size / 2, "text-anchor": "middle", transform: `rotate(-90 12 ${top + size / 2})` }, `rank under ${nameB} (B)`));
+  const most = Math.max(1, ...counts.values());
+  for (const [key, c] of counts) {
+    const [i, j] = key.split(",").map(Number);
+    const r = 3 + (cell / 2 - 4) * Math.sqrt(c / most);
+    const kind = j < i ? "rs-better" : j > i ? "rs-worse" : "rs-same";
+    out.append(svg("circle", { class: `rs-point ${kind}`, cx: cx(i), cy: cy(j), r }),
+      svg("text", { class: "rs-count", x: cx(i), y: cy(j) + 4, "text-anchor": "middle" }, String(c)));
+  }
+  return h("figure", { class: "rank-scatter-figure" },
+    h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": title }, out),
+    h("figcaption", { class: "help" }, `Across: the rank under ${nameA} (experiment A); down: under ${nameB} (experiment B); a point above the diagonal ranked better under B. ${desc}`));
+}

@@ -7,7 +7,9 @@
 // and the warning a small set earns. "Use it for this pack" makes it the
 // open pack's default for the session (its searches and the agent's rank
 // by it) and adds it to the configurations this view offers; "Download"
-// saves it as the spec file `--config FILE` reads.
+// saves it as the spec file `--config FILE` reads; "Save as configuration"
+// keeps it under a name of the person's among the view's own
+// configurations (kept in this browser and carried by the view's link).
 
 import { $, h, clear, download } from "../common/dom.js";
 import { plural, count, refusal } from "../common/format.js";
@@ -40,13 +42,18 @@ export function resultBlock(r) {
 /**
  * mountTune binds the section. request() is {req} (corpus and cases) or
  * {why} (why not now); adopt(spec) offers a chosen spec in the view's
- * configurations. Returns {gate(why)}.
+ * configurations; keep(spec, name) saves it under a name as one of the
+ * person's own, returning what was done (or throwing why not).
+ * Returns {gate(why)}.
  */
-export function mountTune(request, adopt) {
+export function mountTune(request, adopt, keep) {
   const runBtn = $("#exp-tune-run");
   const cancelBtn = $("#exp-tune-cancel");
   const applyBtn = $("#exp-tune-apply");
   const saveBtn = $("#exp-tune-download");
+  const keepBtn = $("#exp-tune-save");
+  const nameInput = $("#exp-tune-name");
+  nameInput.maxLength = 64; // parseSpec's bound on a name
   const status = $("#exp-tune-status");
   const bar = $("#exp-tune-progress");
   const out = $("#exp-tune-result");
@@ -60,6 +67,7 @@ export function mountTune(request, adopt) {
     $("#exp-tune-why").textContent = running ? "" : why;
     applyBtn.disabled = running !== null || !result || result.corpus === "seed";
     saveBtn.disabled = running !== null || !result;
+    keepBtn.disabled = running !== null || !result;
   }
 
   async function run() {
@@ -91,6 +99,7 @@ export function mountTune(request, adopt) {
       result = { corpus: req.corpus, value, text };
       status.textContent = `Done: ${value.chosen.name} chosen for ${value.corpus}.`;
       out.append(resultBlock(value));
+      if (!nameInput.value) nameInput.value = `tuned-${value.corpus}`.toLowerCase().replace(/[^a-z0-9._-]/g, "-").slice(0, 64);
       document.body.dataset.tune = "done";
     } catch (err) {
       const stopped = running.cancel || err.code === "cancelled";
@@ -134,7 +143,17 @@ export function mountTune(request, adopt) {
     }
   }
 
+  function keepAs() {
+    if (!result) return;
+    try {
+      status.textContent = keep(result.value.chosen, nameInput.value.trim());
+    } catch (err) {
+      status.textContent = `Not saved: ${err.message}.`;
+    }
+  }
+
   runBtn.addEventListener("click", run);
+  keepBtn.addEventListener("click", keepAs);
   cancelBtn.addEventListener("click", stop);
   applyBtn.addEventListener("click", apply);
   saveBtn.addEventListener("click", save);

@@ -26,6 +26,7 @@ import { metricsBlock, comparisonsBlock, questionsBlock } from "./results.js";
 import { agentBlock } from "./agent.js";
 import { mountLive } from "./live.js";
 import { mountTune } from "./tune.js";
+import { mountHistory } from "./history.js";
 
 /** storage is localStorage, or null when the browser blocks it. */
 function storage() {
@@ -64,6 +65,31 @@ export function mount() {
     // A built-in chosen is offered already; a grid point becomes one of the person's own.
     if (!(ex.builtins || []).some((c) => c.name === spec.name)) ex.specs = mergeSpecs(ex.specs, [spec]);
     specsChanged([...new Set([...checked(), spec.name])]);
+  }, (spec, name) => {
+    // Saved under the person's name: one of their own configurations, checked.
+    const own = parseSpec(JSON.stringify({ ...spec, name, description: `chosen by Tune on ${state.corpus.id}` }));
+    if ((ex.builtins || []).some((c) => c.name === own.name)) throw new SpecError(`${own.name} is a built-in's name: give yours another`);
+    ex.specs = mergeSpecs(ex.specs, [own]);
+    specsChanged([...new Set([...checked(), own.name])]);
+    return `Saved as ${own.name}: one of your configurations above (kept in this browser and carried by this view's link), checked for the next experiment.`;
+  });
+
+  // Every experiment run is kept; a kept one opens again here.
+  const history = mountHistory((record, result) => {
+    if (record.kind === "agent") {
+      clear($("#exp-agent-results")).append(agentBlock(result));
+      $("#exp-agent-status").textContent = `Experiment #${record.key}, kept ${record.time.replace("T", " ").replace(/\.\d+Z$/, " UTC")}: the agent experiment (policy ${record.policy}) on ${record.corpus.title || record.corpus.id}, ${record.set.name}.`;
+      $("#exp-agent").scrollIntoView?.();
+      return;
+    }
+    ex.text = record.text;
+    ex.result = result;
+    ex.ran = { corpus: record.corpus.id, order: result.configs.map((c) => c.spec), questions: new Map(record.set.cases.map((c) => [c.id, { question: c.question, version: c.version }])) };
+    showMessage("");
+    status.textContent = `Experiment #${record.key}, kept ${record.time.replace("T", " ").replace(/\.\d+Z$/, " UTC")}: ${plural(result.configs.length, "configuration")} on ${record.corpus.title || record.corpus.id}, ${record.set.name}.`;
+    showResult();
+    save.disabled = false;
+    output.scrollIntoView?.();
   });
 
   function showMessage(text) {
@@ -79,6 +105,8 @@ export function mount() {
   }
 
   function remember() {
+    // A comparison's link stays in the address until the setup is changed by hand.
+    if (location.hash.startsWith("#experiments/compare/")) return;
     if (state.info && ex.builtins && !wanted && currentView() === "experiments") replace("experiments", [], encode(setup()));
   }
 
@@ -110,6 +138,14 @@ export function mount() {
     tune.gate(agentWhy || (ex.running ? "Waiting for the experiment to end." : ""));
   }
 
+  /** questionSet is what the history keeps of the question set chosen now. */
+  function questionSet(corpus) {
+    const cases = (list) => list.map((c) => ({ id: c.id, question: c.question, version: c.version }));
+    return ex.casesText === null
+      ? { name: `the authored questions of ${corpus}`, kind: AUTHORED, text: null, cases: cases(state.corpus.cases) }
+      : { name: ex.casesName, kind: FILE, text: ex.casesText, cases: cases(ex.casesQuestions || []) };
+  }
+
   /** runAgent runs the engine's eval over the question set: the scripted policy on both paths. */
   async function runAgent() {
     const box = $("#exp-agent-results");
@@ -117,6 +153,7 @@ export function mount() {
     const pr = $("#exp-agent-progress");
     const req = { corpus: state.corpus.id, policy: "scripted" };
     if (ex.casesText !== null) req.cases = ex.casesText;
+    const entry = { corpus: { id: req.corpus, title: state.corpus.info?.manifest.title || req.corpus, manifest: state.corpus.info?.manifest }, set: questionSet(req.corpus), policy: req.policy };
     ex.agentRunning = true;
     gate();
     clear(box);
@@ -140,6 +177,7 @@ export function mount() {
       const kept = await keepTrials(req, result, trials);
       st.textContent = `Done in ${Math.round(performance.now() - t0)} ms: ${plural(result.summary.trials, "trial")} on ${result.corpus}.${kept.note}`;
       box.append(agentBlock(result, (i) => (kept.keys[i] === undefined ? null : link("trace", ["run", kept.keys[i]]))));
+      st.textContent += ` ${await history.keepAgent({ ...entry, result })}`;
       document.body.dataset.agentExperiment = "done";
     } catch (err) {
       st.textContent = `The agent experiment did not run: ${refusal(err)}`;
@@ -322,6 +360,10 @@ export function mount() {
     const order = runOrder(checked(), $("#exp-baseline").value, ex.specs);
     const req = { corpus: state.corpus.id, configs: order };
     if (ex.casesText !== null) req.cases = ex.casesText;
+    // What the history keeps of the question set, as it was when the experiment began.
+    const set = questionSet(req.corpus);
+    const title = state.corpus.info?.manifest.title || req.corpus;
+    const manifest = state.corpus.info?.manifest;
     ex.running = { id: null, cancel: false };
     ex.text = null;
     ex.result = null;
@@ -346,6 +388,8 @@ export function mount() {
       const ms = Math.round(performance.now() - t0);
       status.textContent = `Done in ${ms} ms: ${plural(result.configs.length, "configuration")} on ${result.answerable} answerable of ${plural(result.cases, "question")}.`;
       showResult();
+      const note = await history.keep({ corpus: { id: req.corpus, title, manifest }, set, text, result });
+      status.textContent += ` ${note}`;
       save.disabled = false;
       document.body.dataset.experiment = "done";
     } catch (err) {
@@ -422,6 +466,7 @@ export function mount() {
   form.addEventListener("change", (e) => {
     if (e.target.name === "exp-config") fillBaseline();
     gate();
+    if (location.hash.startsWith("#experiments/compare/")) replace("experiments", [], encode(setup()));
     remember();
   });
   fileInput.addEventListener("change", chooseFile);
@@ -434,6 +479,7 @@ export function mount() {
   save.addEventListener("click", saveResult);
 
   onRoute("experiments", (segs, query) => {
+    if (history.route(segs, query)) return;
     if (![...query].length) return;
     const d = decode(query);
     if (!ex.builtins) wanted = d;
@@ -466,6 +512,7 @@ export function mount() {
       if (wanted) await apply(wanted);
       describeCases();
       gate();
+      await history.ready();
       await live.ready();
     },
     gate,

@@ -3,7 +3,10 @@
 // its progress, and the choice shown equal to `ragagent tune --json` for
 // the same input (the chosen name, the cross-validated MRR@10, every
 // against-row's difference); "Use it for this pack" makes it the pack's
-// default for the session, which the Corpus view's search then names.
+// default for the session, which the Corpus view's search then names;
+// "Save as configuration" keeps the choice under a name as one of the
+// view's own configurations (checked, in localStorage, in the link, and
+// offered again after a reload), a built-in's name refused.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -53,5 +56,30 @@ test("Tune chooses what ragagent tune --json chooses, with progress, and its cho
     return (await call("search", [{ corpus: "python-3.11", query: "read a file line by line" }])).retrieval;
   });
   assert.equal(ranked, want.chosen.name, "the pack's searches rank by the choice");
+  assert.deepEqual(problems, []);
+});
+
+test("Save as configuration keeps the choice under a name among the view's own configurations, in this browser and the link", async () => {
+  const want = JSON.parse(execFileSync(ragagent, ["tune", "--json", "--corpus", "python-3.11", "--cases", SET], { cwd: root, stdio: ["ignore", "pipe", "pipe"] })).chosen;
+  const save = page.getByRole("button", { name: "Save as configuration", exact: true });
+  const name = page.getByLabel("Name for the configuration", { exact: true });
+  // A built-in's name is refused, and nothing is kept.
+  await name.fill("seed");
+  await save.click();
+  assert.match(await page.textContent("#exp-tune-status"), /^Not saved: seed is a built-in's name/);
+  assert.equal(await page.locator('li.exp-own:has(input[value="seed"])').count(), 0);
+  await name.fill("my-tuned");
+  await save.click();
+  assert.match(await page.textContent("#exp-tune-status"), /^Saved as my-tuned/);
+  const own = page.locator('li.exp-own:has(input[value="my-tuned"])');
+  assert.match(await own.textContent(), /my-tuned \(your own\)/);
+  assert.equal(await own.locator("input").isChecked(), true, "checked for the next experiment");
+  const settings = (s) => { const { name: _n, description: _d, ...rest } = s; return rest; };
+  const kept = await page.evaluate(() => JSON.parse(localStorage.getItem("ragagent.experiment.configs")));
+  const mine = kept.find((s) => s.name === "my-tuned");
+  assert.deepEqual(settings(mine), settings(want), "the chosen settings under the new name");
+  assert.ok(new URLSearchParams(new URL(page.url()).hash.split("?")[1]).getAll("spec").some((t) => JSON.parse(t).name === "my-tuned"), "carried by the link");
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector('li.exp-own input[value="my-tuned"]'), null, { timeout: 120000 });
   assert.deepEqual(problems, []);
 });
