@@ -48,7 +48,7 @@ func cmdServeAPI(args []string, stdout, stderr io.Writer) int {
 // connections, running runs given a grace period (a run still running when
 // the process exits is marked interrupted at the next start).
 func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve-api", "--db FILE [--addr HOST:PORT] [--pack DIR]... [--max-running N] [--max-running-per-token N] [--queue N] [--queue-per-token N] [--endpoint URL]", stderr)
+	fs := newFlags("serve-api", "--db FILE [--addr HOST:PORT] [--pack DIR]... [--max-running N] [--max-running-per-token N] [--queue N] [--queue-per-token N] [--endpoint URL] [--corpora DIR] [--corpus-quota-packs N] [--corpus-quota-bytes N] [--max-upload-bytes N]", stderr)
 	db := fs.String("db", "", "the SQLite `file` keeping tokens, runs, events and recordings (created when missing)")
 	addr := fs.String("addr", "127.0.0.1:8090", "`host:port` to listen on (port 0 picks a free one)")
 	caps := server.DefaultCaps()
@@ -59,6 +59,11 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	endpoint := fs.String("endpoint", "", "a loopback fake Gemini `URL` for testing (default: the real API)")
 	grace := fs.Duration("grace", 20*time.Second, "how long a shutdown waits for running runs")
 	streamsPerToken := fs.Int("streams-per-token", server.DefaultStreamsPerToken, "event streams a token may hold open at once")
+	corporaDir := fs.String("corpora", "", "the `folder` keeping the packs tokens upload (POST /v1/corpora; default: the --db file's name with .corpora)")
+	quota := server.DefaultQuota()
+	fs.IntVar(&quota.Packs, "corpus-quota-packs", quota.Packs, "uploaded packs a token may keep")
+	fs.Int64Var(&quota.Bytes, "corpus-quota-bytes", quota.Bytes, "bytes of uploaded packs (as uploaded) a token may keep")
+	maxUpload := fs.Int64("max-upload-bytes", server.DefaultMaxUpload, "the cap on one upload's body (the gzip'd tar)")
 	var packDirs []string
 	fs.Func("pack", "offer this pack `folder` (or its manifest.json) besides the shipped ones (repeatable)", func(dir string) error {
 		packDirs = append(packDirs, dir)
@@ -74,6 +79,12 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if *db == "" {
 		return fail(exitUsage, "--db FILE is required")
+	}
+	if *corporaDir == "" {
+		*corporaDir = *db + ".corpora"
+	}
+	if quota.Packs < 1 || quota.Bytes < 1 || *maxUpload < 1 {
+		return fail(exitUsage, "--corpus-quota-packs, --corpus-quota-bytes and --max-upload-bytes must be at least 1")
 	}
 	if err := in.check(); err != nil {
 		return fail(exitUsage, "%v", err)
@@ -118,7 +129,8 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	key, variable := httptransport.KeyFromEnv(os.Getenv)
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	srv, err := server.New(server.Config{Engine: e, Store: st, Transport: httptransport.New(key), Endpoint: *endpoint,
-		Pepper: pepper, Caps: caps, Log: log, UsageFlush: time.Second, StreamsPerToken: *streamsPerToken})
+		Pepper: pepper, Caps: caps, Log: log, UsageFlush: time.Second, StreamsPerToken: *streamsPerToken,
+		Corpora: *corporaDir, CorpusQuota: quota, MaxUpload: *maxUpload, MaxPackBytes: *in.max})
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -208,11 +220,11 @@ func openTokenStore(fs *flag.FlagSet, db *string, args []string, stderr io.Write
 }
 
 func tokensAdd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("tokens add", "--db FILE|--sql FILE --name NAME --scopes read,run,live [--daily-requests N] [--daily-live-calls N] [--json]", stderr)
+	fs := newFlags("tokens add", "--db FILE|--sql FILE --name NAME --scopes read,run,live,corpora [--daily-requests N] [--daily-live-calls N] [--json]", stderr)
 	db := fs.String("db", "", "the server's SQLite `file`")
 	sqlOut := fs.String("sql", "", "instead of --db, write the token's INSERT statement to `file`, for a Worker's D1: wrangler d1 execute DB --file FILE")
 	name := fs.String("name", "", "who or what holds the token")
-	scopes := fs.String("scopes", "read,run", "comma-separated scopes: read (see own runs), run (scripted runs, cancel), live (Gemini runs on the server's key)")
+	scopes := fs.String("scopes", "read,run", "comma-separated scopes: read (see own runs), run (scripted runs, cancel), live (Gemini runs on the server's key), corpora (upload and delete own corpora)")
 	requests := fs.Int("daily-requests", 10000, "API requests allowed per UTC day")
 	live := fs.Int("daily-live-calls", 100, "Gemini attempts allowed per UTC day")
 	asJSON := fs.Bool("json", false, "print {id, token, ...} as JSON")

@@ -59,7 +59,7 @@ func TestTokensAddListRevoke(t *testing.T) {
 		want string
 	}{
 		{[]string{"tokens", "add", "--name", "x"}, "--db FILE is required"},
-		{[]string{"tokens", "add", "--db", db, "--name", "x", "--scopes", "admin"}, `scope "admin" is not one of read, run, live`},
+		{[]string{"tokens", "add", "--db", db, "--name", "x", "--scopes", "admin"}, `scope "admin" is not one of read, run, live, corpora`},
 		{[]string{"tokens", "add", "--db", db, "--name", "x", "--daily-requests", "0"}, "at least 1"},
 		{[]string{"tokens", "rotate"}, `unknown action "rotate"`},
 	} {

@@ -105,7 +105,21 @@ type RetrievalRequest struct {
 	// Gemini is a listwise recording's text to replay the listwise
 	// stages from (a front end's form of Listwise{Replay}).
 	Gemini string `json:"gemini,omitempty"`
+	// OnRanked, if set, is given each case's ranking as it is made:
+	// configuration c, answerable case a (both 0-based, in the request's
+	// order), before the next case is ranked; an error stops the
+	// experiment. A server keeps them to resume after a crash.
+	OnRanked func(c, a int, r experiment.Ranking) error `json:"-"`
+	// Done are rankings made before, by OnRanked's indexes: they are not
+	// made again (a resumed experiment ranks only the rest, OnCase counting
+	// them done), and the result is the one a run from the start gives.
+	// Listwise stages are not resumed.
+	Done map[RankedCase]experiment.Ranking `json:"-"`
 }
+
+// RankedCase names one ranking of an experiment: configuration C's
+// ranking of answerable case A.
+type RankedCase struct{ C, A int }
 
 // ParseRetrievalRequest reads a front end's experiment request, JSON
 // {corpus, cases, configs, k, gemini}, strictly (unknown keys refused).
@@ -444,6 +458,9 @@ func (e *Engine) rank(ctx context.Context, req RetrievalRequest, specs []retriev
 	for _, spec := range specs {
 		hasListwise = hasListwise || spec.SecondStage.Method == retrieval.StageListwise
 	}
+	if hasListwise && (req.OnRanked != nil || len(req.Done) > 0) {
+		return nil, errors.New("retrieval: an experiment with a listwise stage is not resumed case by case")
+	}
 	if hasListwise && req.Listwise.Replay == nil {
 		release, ok := e.rerank.HoldLedger()
 		if !ok {
@@ -474,14 +491,19 @@ func (e *Engine) rank(ctx context.Context, req RetrievalRequest, specs []retriev
 			if err != nil {
 				return err
 			}
-			rankings[i], err = experiment.Rank(answerable, heads, ideals, s, k, func() error {
+			tick := func() error {
 				done++
 				at++
 				if req.OnCase != nil {
 					req.OnCase(done, total, spec.Name)
 				}
 				return ctx.Err()
-			})
+			}
+			if req.OnRanked != nil || len(req.Done) > 0 {
+				rankings[i], err = rankEach(req, i, answerable, heads, ideals, s, k, tick)
+			} else {
+				rankings[i], err = experiment.Rank(answerable, heads, ideals, s, k, tick)
+			}
 			if err != nil {
 				return fmt.Errorf("configuration %s: %w", spec.Name, err)
 			}
@@ -498,4 +520,34 @@ func (e *Engine) rank(ctx context.Context, req RetrievalRequest, specs []retriev
 		return nil, err
 	}
 	return &ranked{lab: l, answerable: answerable, rankings: rankings, listwise: lw}, nil
+}
+
+// rankEach is experiment.Rank one case at a time for configuration c:
+// a ranking in req.Done is taken as made (tick counts it), every other is
+// made, given to req.OnRanked and then counted.
+func rankEach(req RetrievalRequest, c int, cases []*evaluate.Case, heads []corpus.Passage, ideals []int, s experiment.Searcher, k int, tick func() error) ([]experiment.Ranking, error) {
+	out := make([]experiment.Ranking, len(cases))
+	for a := range cases {
+		if r, ok := req.Done[RankedCase{c, a}]; ok {
+			out[a] = r
+			if err := tick(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		rs, err := experiment.Rank(cases[a:a+1], heads, ideals[a:a+1], s, k, nil)
+		if err != nil {
+			return nil, err
+		}
+		out[a] = rs[0]
+		if req.OnRanked != nil {
+			if err := req.OnRanked(c, a, rs[0]); err != nil {
+				return nil, err
+			}
+		}
+		if err := tick(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

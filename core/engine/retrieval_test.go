@@ -3,7 +3,9 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
+	"github.com/ragagentlab/ragagent/core/experiment"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/fixtures/packs"
 )
@@ -228,4 +231,60 @@ func TestSearchUnderAConfigurationRanksAsTheExperiment(t *testing.T) {
 	_, err = engine.ParseSearchSpec(`{"query": "x", "config": 3}`)
 	code, _ := reason.Of(err)
 	assert.Equal(t, reason.InvalidConfig, code)
+}
+
+// TestARetrievalResumesWithoutRepeatingACase: an experiment that gives
+// each ranking to OnRanked and one that resumes from any part of them
+// (Done) rank every case exactly once between them and give the bytes of
+// the experiment run whole.
+func TestARetrievalResumesWithoutRepeatingACase(t *testing.T) {
+	e := packEngine(t)
+	req := engine.RetrievalRequest{Corpus: "python-3.11", Configs: []engine.ConfigRef{{Name: "seed"}, {Name: "general"}}}
+	whole, err := e.Retrieval(context.Background(), req)
+	require.NoError(t, err)
+	want, err := whole.JSON()
+	require.NoError(t, err)
+	total := whole.Answerable * 2
+	for _, keep := range []int{0, 1, total / 2, total - 1, total} {
+		t.Run(fmt.Sprint(keep, " of ", total, " done"), func(t *testing.T) {
+			// The first run stops after keep rankings, as a crash would.
+			kept := map[engine.RankedCase]experiment.Ranking{}
+			first := req
+			stop := errors.New("crash")
+			first.OnRanked = func(c, a int, r experiment.Ranking) error {
+				if len(kept) == keep {
+					return stop
+				}
+				kept[engine.RankedCase{C: c, A: a}] = r
+				return nil
+			}
+			_, err := e.Retrieval(context.Background(), first)
+			if keep < total {
+				require.ErrorIs(t, err, stop)
+			}
+			require.Len(t, kept, keep)
+			resumed := req
+			resumed.Done = kept
+			made := map[engine.RankedCase]int{}
+			var progress []int
+			resumed.OnRanked = func(c, a int, r experiment.Ranking) error {
+				made[engine.RankedCase{C: c, A: a}]++
+				return nil
+			}
+			resumed.OnCase = func(done, total int, _ string) { progress = append(progress, done) }
+			res, err := e.Retrieval(context.Background(), resumed)
+			require.NoError(t, err)
+			assert.Len(t, made, total-keep, "only the rest is ranked")
+			for rc, n := range made {
+				assert.Equal(t, 1, n, "%v once", rc)
+				_, before := kept[rc]
+				assert.False(t, before, "%v was ranked before", rc)
+			}
+			require.Len(t, progress, total)
+			assert.Equal(t, total, progress[len(progress)-1])
+			got, err := res.JSON()
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got))
+		})
+	}
 }

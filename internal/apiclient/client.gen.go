@@ -17,6 +17,24 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for CorpusOrigin.
+const (
+	BuiltIn  CorpusOrigin = "built_in"
+	Uploaded CorpusOrigin = "uploaded"
+)
+
+// Valid indicates whether the value is a known member of the CorpusOrigin enum.
+func (e CorpusOrigin) Valid() bool {
+	switch e {
+	case BuiltIn:
+		return true
+	case Uploaded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EndEventStatus.
 const (
 	EndEventStatusAnswered   EndEventStatus = "answered"
@@ -44,11 +62,15 @@ const (
 	ErrorBodyCodeAtCapacity           ErrorBodyCode = "at_capacity"
 	ErrorBodyCodeBatchRequestLimit    ErrorBodyCode = "batch_request_limit"
 	ErrorBodyCodeBodyTooLarge         ErrorBodyCode = "body_too_large"
+	ErrorBodyCodeBuiltInCorpus        ErrorBodyCode = "built_in_corpus"
+	ErrorBodyCodeCorpusExists         ErrorBodyCode = "corpus_exists"
+	ErrorBodyCodeCorpusQuota          ErrorBodyCode = "corpus_quota"
 	ErrorBodyCodeHeadersTooLarge      ErrorBodyCode = "headers_too_large"
 	ErrorBodyCodeInternalError        ErrorBodyCode = "internal_error"
 	ErrorBodyCodeInvalidField         ErrorBodyCode = "invalid_field"
 	ErrorBodyCodeInvalidLimits        ErrorBodyCode = "invalid_limits"
 	ErrorBodyCodeInvalidMode          ErrorBodyCode = "invalid_mode"
+	ErrorBodyCodeInvalidPack          ErrorBodyCode = "invalid_pack"
 	ErrorBodyCodeInvalidParameter     ErrorBodyCode = "invalid_parameter"
 	ErrorBodyCodeInvalidPolicy        ErrorBodyCode = "invalid_policy"
 	ErrorBodyCodeInvalidQuestion      ErrorBodyCode = "invalid_question"
@@ -82,6 +104,12 @@ func (e ErrorBodyCode) Valid() bool {
 		return true
 	case ErrorBodyCodeBodyTooLarge:
 		return true
+	case ErrorBodyCodeBuiltInCorpus:
+		return true
+	case ErrorBodyCodeCorpusExists:
+		return true
+	case ErrorBodyCodeCorpusQuota:
+		return true
 	case ErrorBodyCodeHeadersTooLarge:
 		return true
 	case ErrorBodyCodeInternalError:
@@ -91,6 +119,8 @@ func (e ErrorBodyCode) Valid() bool {
 	case ErrorBodyCodeInvalidLimits:
 		return true
 	case ErrorBodyCodeInvalidMode:
+		return true
+	case ErrorBodyCodeInvalidPack:
 		return true
 	case ErrorBodyCodeInvalidParameter:
 		return true
@@ -557,18 +587,27 @@ func (e StepOutcome) Valid() bool {
 	}
 }
 
-// Corpus A corpus pack a run may name.
+// Corpus A corpus pack a run may name: built into the server, or the token's own upload.
 type Corpus struct {
+	// Bytes An upload's size as kept (manifest and passages file as uploaded), counted against the token's quota; absent for a built-in pack.
+	Bytes *int `json:"bytes,omitempty"`
+
 	// DefaultVersion The version a run searches when it names none.
 	DefaultVersion string `json:"default_version"`
 
 	// Id What a run's corpus names.
 	Id       string `json:"id"`
 	Language string `json:"language"`
-	Passages int    `json:"passages"`
+
+	// Origin built_in: the server's own pack, offered to every token; uploaded: the token's own, uploaded with POST /v1/corpora, seen by no other token.
+	Origin   CorpusOrigin `json:"origin"`
+	Passages int          `json:"passages"`
 
 	// SearchK How many passages one search returns to the agent.
 	SearchK int `json:"search_k"`
+
+	// Sha256 The receipt of the passages: the manifest's passages_sha256 (of the uncompressed passages file).
+	Sha256 string `json:"sha256"`
 
 	// Title The pack's title, as its manifest gives it.
 	Title string `json:"title"`
@@ -577,9 +616,12 @@ type Corpus struct {
 	Versions []string `json:"versions"`
 }
 
+// CorpusOrigin built_in: the server's own pack, offered to every token; uploaded: the token's own, uploaded with POST /v1/corpora, seen by no other token.
+type CorpusOrigin string
+
 // CorpusList defines model for CorpusList.
 type CorpusList struct {
-	// Corpora The seed first, then by id.
+	// Corpora The seed first, then the other built-in packs by id, then the token's own uploads by id.
 	Corpora []Corpus `json:"corpora"`
 }
 
@@ -963,6 +1005,12 @@ type Usage struct {
 // BadRequest Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
 type BadRequest = Error
 
+// CorpusConflict Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
+type CorpusConflict = Error
+
+// CorpusNotFound Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
+type CorpusNotFound = Error
+
 // Forbidden Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
 type Forbidden = Error
 
@@ -972,8 +1020,14 @@ type HeadersTooLarge = Error
 // Internal Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
 type Internal = Error
 
+// InvalidPack Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
+type InvalidPack = Error
+
 // MethodNotAllowed Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
 type MethodNotAllowed = Error
+
+// NoUploads Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
+type NoUploads = Error
 
 // NotFound Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
 type NotFound = Error
@@ -992,6 +1046,12 @@ type Unavailable = Error
 
 // UnsupportedMediaType Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
 type UnsupportedMediaType = Error
+
+// UploadMediaType Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
+type UploadMediaType = Error
+
+// UploadTooLarge Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
+type UploadTooLarge = Error
 
 // ListRunsParams defines parameters for ListRuns.
 type ListRunsParams struct {
@@ -1207,10 +1267,33 @@ type ClientInterface interface {
 
 	// ListCorpora The corpora
 	//
-	// The corpus packs a run may name, with their versions and defaults: what this server runs. Any scope may list them; each request counts against the token's daily requests.
+	// The corpus packs the token's runs may name, with their versions and defaults: the server's built-in packs and the token's own uploads. Any scope may list them; each request counts against the token's daily requests.
 	//
 	// Corresponds with GET /v1/corpora (the `ListCorpora` operationId).
 	ListCorpora(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UploadCorpusWithBody Upload a corpus
+	//
+	// Uploads a pack as `ragagent corpus build` writes it: a gzip'd tar whose top level holds the pack folder's files, manifest.json and its passages file (e.g. `tar -czf pack.tgz -C PACKDIR manifest.json passages.sqlite.gz`). It is checked as the command line checks a pack folder (format, receipt, size caps) and opened and verified as serve-api --pack does, then kept, whole or not at all, under the token (its tenant): the pack's id is its manifest's id, and only this token sees it, lists it, runs on it and deletes it. Needs the corpora scope. The token's quota bounds its uploads' count and bytes.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/corpora (the `UploadCorpus` operationId).
+	UploadCorpusWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteCorpus Delete a corpus
+	//
+	// Deletes the token's own upload, freeing its quota. Runs under way keep it until they end; a queued run naming it fails when it starts. Needs the corpora scope.
+	//
+	// Corresponds with DELETE /v1/corpora/{id} (the `DeleteCorpus` operationId).
+	DeleteCorpus(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCorpus A corpus
+	//
+	// A built-in pack or the token's own upload, as the list shows it. Any scope.
+	//
+	// Corresponds with GET /v1/corpora/{id} (the `GetCorpus` operationId).
+	GetCorpus(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListRuns List the token's runs
 	//
@@ -1298,11 +1381,64 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // ListCorpora The corpora
 //
-// The corpus packs a run may name, with their versions and defaults: what this server runs. Any scope may list them; each request counts against the token's daily requests.
+// The corpus packs the token's runs may name, with their versions and defaults: the server's built-in packs and the token's own uploads. Any scope may list them; each request counts against the token's daily requests.
 //
 // Corresponds with GET /v1/corpora (the `ListCorpora` operationId).
 func (c *Client) ListCorpora(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListCorporaRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UploadCorpusWithBody Upload a corpus
+//
+// Uploads a pack as `ragagent corpus build` writes it: a gzip'd tar whose top level holds the pack folder's files, manifest.json and its passages file (e.g. `tar -czf pack.tgz -C PACKDIR manifest.json passages.sqlite.gz`). It is checked as the command line checks a pack folder (format, receipt, size caps) and opened and verified as serve-api --pack does, then kept, whole or not at all, under the token (its tenant): the pack's id is its manifest's id, and only this token sees it, lists it, runs on it and deletes it. Needs the corpora scope. The token's quota bounds its uploads' count and bytes.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/corpora (the `UploadCorpus` operationId).
+func (c *Client) UploadCorpusWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUploadCorpusRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteCorpus Delete a corpus
+//
+// Deletes the token's own upload, freeing its quota. Runs under way keep it until they end; a queued run naming it fails when it starts. Needs the corpora scope.
+//
+// Corresponds with DELETE /v1/corpora/{id} (the `DeleteCorpus` operationId).
+func (c *Client) DeleteCorpus(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteCorpusRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCorpus A corpus
+//
+// A built-in pack or the token's own upload, as the list shows it. Any scope.
+//
+// Corresponds with GET /v1/corpora/{id} (the `GetCorpus` operationId).
+func (c *Client) GetCorpus(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCorpusRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -1500,6 +1636,103 @@ func NewListCorporaRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/corpora")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUploadCorpusRequestWithBody constructs an http.Request for the UploadCorpus method, with any body, and a specified content type
+func NewUploadCorpusRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/corpora")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteCorpusRequest constructs an http.Request for the DeleteCorpus method
+func NewDeleteCorpusRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/corpora/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCorpusRequest constructs an http.Request for the GetCorpus method
+func NewGetCorpusRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/corpora/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -1834,12 +2067,39 @@ type ClientWithResponsesInterface interface {
 
 	// ListCorporaWithResponse The corpora
 	//
-	// The corpus packs a run may name, with their versions and defaults: what this server runs. Any scope may list them; each request counts against the token's daily requests.
+	// The corpus packs the token's runs may name, with their versions and defaults: the server's built-in packs and the token's own uploads. Any scope may list them; each request counts against the token's daily requests.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/corpora (the `ListCorpora` operationId).
 	ListCorporaWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListCorporaResponse, error)
+
+	// UploadCorpusWithBodyWithResponse Upload a corpus
+	//
+	// Uploads a pack as `ragagent corpus build` writes it: a gzip'd tar whose top level holds the pack folder's files, manifest.json and its passages file (e.g. `tar -czf pack.tgz -C PACKDIR manifest.json passages.sqlite.gz`). It is checked as the command line checks a pack folder (format, receipt, size caps) and opened and verified as serve-api --pack does, then kept, whole or not at all, under the token (its tenant): the pack's id is its manifest's id, and only this token sees it, lists it, runs on it and deletes it. Needs the corpora scope. The token's quota bounds its uploads' count and bytes.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/corpora (the `UploadCorpus` operationId).
+	UploadCorpusWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadCorpusResponse, error)
+
+	// DeleteCorpusWithResponse Delete a corpus
+	//
+	// Deletes the token's own upload, freeing its quota. Runs under way keep it until they end; a queued run naming it fails when it starts. Needs the corpora scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/corpora/{id} (the `DeleteCorpus` operationId).
+	DeleteCorpusWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteCorpusResponse, error)
+
+	// GetCorpusWithResponse A corpus
+	//
+	// A built-in pack or the token's own upload, as the list shows it. Any scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/corpora/{id} (the `GetCorpus` operationId).
+	GetCorpusWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetCorpusResponse, error)
 
 	// ListRunsWithResponse List the token's runs
 	//
@@ -2148,6 +2408,402 @@ func (r ListCorporaResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListCorporaResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UploadCorpusResponse201Headers the declared response headers of an HTTP 201 response for UploadCorpus
+type UploadCorpusResponse201Headers struct {
+	Location *string
+}
+
+// UploadCorpusResponse401Headers the declared response headers of an HTTP 401 response for UploadCorpus
+type UploadCorpusResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// UploadCorpusResponse405Headers the declared response headers of an HTTP 405 response for UploadCorpus
+type UploadCorpusResponse405Headers struct {
+	Allow *string
+}
+
+// UploadCorpusResponse429Headers the declared response headers of an HTTP 429 response for UploadCorpus
+type UploadCorpusResponse429Headers struct {
+	RetryAfter *int
+}
+
+type UploadCorpusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Corpus
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *CorpusConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *UploadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UploadMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *InvalidPack
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooMany
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoUploads
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *UploadCorpusResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UploadCorpusResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *UploadCorpusResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UploadCorpusResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r UploadCorpusResponse) GetJSON201() *Corpus {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UploadCorpusResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UploadCorpusResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UploadCorpusResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r UploadCorpusResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UploadCorpusResponse) GetJSON409() *CorpusConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UploadCorpusResponse) GetJSON413() *UploadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UploadCorpusResponse) GetJSON415() *UploadMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UploadCorpusResponse) GetJSON422() *InvalidPack {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UploadCorpusResponse) GetJSON429() *TooMany {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r UploadCorpusResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UploadCorpusResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UploadCorpusResponse) GetJSON503() *NoUploads {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UploadCorpusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UploadCorpusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UploadCorpusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UploadCorpusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteCorpusResponse401Headers the declared response headers of an HTTP 401 response for DeleteCorpus
+type DeleteCorpusResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteCorpusResponse405Headers the declared response headers of an HTTP 405 response for DeleteCorpus
+type DeleteCorpusResponse405Headers struct {
+	Allow *string
+}
+
+// DeleteCorpusResponse429Headers the declared response headers of an HTTP 429 response for DeleteCorpus
+type DeleteCorpusResponse429Headers struct {
+	RetryAfter *int
+}
+
+type DeleteCorpusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *CorpusNotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *CorpusConflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooMany
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoUploads
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteCorpusResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *DeleteCorpusResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteCorpusResponse429Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteCorpusResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteCorpusResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteCorpusResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteCorpusResponse) GetJSON404() *CorpusNotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r DeleteCorpusResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteCorpusResponse) GetJSON409() *CorpusConflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteCorpusResponse) GetJSON429() *TooMany {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r DeleteCorpusResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteCorpusResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteCorpusResponse) GetJSON503() *NoUploads {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteCorpusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteCorpusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteCorpusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteCorpusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCorpusResponse401Headers the declared response headers of an HTTP 401 response for GetCorpus
+type GetCorpusResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCorpusResponse405Headers the declared response headers of an HTTP 405 response for GetCorpus
+type GetCorpusResponse405Headers struct {
+	Allow *string
+}
+
+// GetCorpusResponse429Headers the declared response headers of an HTTP 429 response for GetCorpus
+type GetCorpusResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetCorpusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Corpus
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *CorpusNotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooMany
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCorpusResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetCorpusResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCorpusResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCorpusResponse) GetJSON200() *Corpus {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCorpusResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCorpusResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetCorpusResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCorpusResponse) GetJSON404() *CorpusNotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetCorpusResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCorpusResponse) GetJSON429() *TooMany {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetCorpusResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCorpusResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCorpusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCorpusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCorpusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCorpusResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2918,7 +3574,7 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 
 // ListCorporaWithResponse The corpora
 //
-// The corpus packs a run may name, with their versions and defaults: what this server runs. Any scope may list them; each request counts against the token's daily requests.
+// The corpus packs the token's runs may name, with their versions and defaults: the server's built-in packs and the token's own uploads. Any scope may list them; each request counts against the token's daily requests.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2929,6 +3585,51 @@ func (c *ClientWithResponses) ListCorporaWithResponse(ctx context.Context, reqEd
 		return nil, err
 	}
 	return ParseListCorporaResponse(rsp)
+}
+
+// UploadCorpusWithBodyWithResponse Upload a corpus
+//
+// Uploads a pack as `ragagent corpus build` writes it: a gzip'd tar whose top level holds the pack folder's files, manifest.json and its passages file (e.g. `tar -czf pack.tgz -C PACKDIR manifest.json passages.sqlite.gz`). It is checked as the command line checks a pack folder (format, receipt, size caps) and opened and verified as serve-api --pack does, then kept, whole or not at all, under the token (its tenant): the pack's id is its manifest's id, and only this token sees it, lists it, runs on it and deletes it. Needs the corpora scope. The token's quota bounds its uploads' count and bytes.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/corpora (the `UploadCorpus` operationId).
+func (c *ClientWithResponses) UploadCorpusWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadCorpusResponse, error) {
+	rsp, err := c.UploadCorpusWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUploadCorpusResponse(rsp)
+}
+
+// DeleteCorpusWithResponse Delete a corpus
+//
+// Deletes the token's own upload, freeing its quota. Runs under way keep it until they end; a queued run naming it fails when it starts. Needs the corpora scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/corpora/{id} (the `DeleteCorpus` operationId).
+func (c *ClientWithResponses) DeleteCorpusWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteCorpusResponse, error) {
+	rsp, err := c.DeleteCorpus(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteCorpusResponse(rsp)
+}
+
+// GetCorpusWithResponse A corpus
+//
+// A built-in pack or the token's own upload, as the list shows it. Any scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/corpora/{id} (the `GetCorpus` operationId).
+func (c *ClientWithResponses) GetCorpusWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetCorpusResponse, error) {
+	rsp, err := c.GetCorpus(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCorpusResponse(rsp)
 }
 
 // ListRunsWithResponse List the token's runs
@@ -3251,6 +3952,399 @@ func ParseListCorporaResponse(rsp *http.Response) (*ListCorporaResponse, error) 
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListCorporaResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUploadCorpusResponse parses an HTTP response from a UploadCorpusWithResponse call
+func ParseUploadCorpusResponse(rsp *http.Response) (*UploadCorpusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UploadCorpusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Corpus
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest CorpusConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest UploadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UploadMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest InvalidPack
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooMany
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoUploads
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers UploadCorpusResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers UploadCorpusResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers UploadCorpusResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers UploadCorpusResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteCorpusResponse parses an HTTP response from a DeleteCorpusWithResponse call
+func ParseDeleteCorpusResponse(rsp *http.Response) (*DeleteCorpusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteCorpusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest CorpusNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest CorpusConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooMany
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoUploads
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteCorpusResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers DeleteCorpusResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteCorpusResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCorpusResponse parses an HTTP response from a GetCorpusWithResponse call
+func ParseGetCorpusResponse(rsp *http.Response) (*GetCorpusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCorpusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Corpus
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest CorpusNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooMany
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCorpusResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetCorpusResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCorpusResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -21,13 +21,14 @@ import (
 
 // The scopes a token may carry.
 const (
-	ScopeRead = "read" // see the token's own runs, their events and recordings
-	ScopeRun  = "run"  // start scripted runs, cancel runs
-	ScopeLive = "live" // start Gemini runs, spending the server's key
+	ScopeRead    = "read"    // see the token's own runs, their events and recordings
+	ScopeRun     = "run"     // start scripted runs, cancel runs
+	ScopeLive    = "live"    // start Gemini runs, spending the server's key
+	ScopeCorpora = "corpora" // upload and delete the token's own corpora
 )
 
 // Scopes lists the scopes in the order they are shown.
-func Scopes() []string { return []string{ScopeRead, ScopeRun, ScopeLive} }
+func Scopes() []string { return []string{ScopeRead, ScopeRun, ScopeLive, ScopeCorpora} }
 
 // MinPepper is the shortest pepper accepted, in bytes, and MinPepperBits
 // the least entropy its characters must show (see CheckPepper).

@@ -54,8 +54,8 @@ func TestCorporaListWhatRuns(t *testing.T) {
 	}
 }
 
-// TestCorporaRefusals: the list takes a token and no parameters, and GET
-// alone (each refusal is the document's).
+// TestCorporaRefusals: the list takes a token and no parameters, GET and
+// POST alone, and an upload the corpora scope (each refusal is the document's).
 func TestCorporaRefusals(t *testing.T) {
 	e := newEnv(t, options{})
 	tok := e.token("alice", []string{"read"}, 100, 1)
@@ -67,7 +67,8 @@ func TestCorporaRefusals(t *testing.T) {
 	}{
 		{"no token", req{method: "GET", path: "/v1/corpora"}, http.StatusUnauthorized, "unauthorized"},
 		{"a parameter", req{method: "GET", path: "/v1/corpora?all=1", token: tok}, http.StatusBadRequest, "unknown_parameter"},
-		{"a POST", req{method: "POST", path: "/v1/corpora", token: tok}, http.StatusMethodNotAllowed, "method_not_allowed"},
+		{"a PUT", req{method: "PUT", path: "/v1/corpora", token: tok}, http.StatusMethodNotAllowed, "method_not_allowed"},
+		{"an upload without the corpora scope", req{method: "POST", path: "/v1/corpora", token: tok}, http.StatusForbidden, "missing_scope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.do(tc.r)

@@ -33,6 +33,10 @@ const (
 	CodeNoRecording          reason.Code = "no_recording"
 	CodeInternal             reason.Code = "internal_error"
 	CodeUnavailable          reason.Code = "unavailable"
+	CodeInvalidPack          reason.Code = "invalid_pack"
+	CodeCorpusExists         reason.Code = "corpus_exists"
+	CodeCorpusQuota          reason.Code = "corpus_quota"
+	CodeBuiltInCorpus        reason.Code = "built_in_corpus"
 )
 
 // A run request's shape is refused by the engine's parser, with its codes.

@@ -147,6 +147,12 @@ type options struct {
 	// both reading the store once an hour: only calls move runs, streams
 	// and cancels between them.
 	owner bool
+	// corpora is the server's folder of uploaded packs ("" offers no
+	// uploads), with its quota and caps (zero: the defaults).
+	corpora      string
+	quota        server.Quota
+	maxUpload    int64
+	maxPackBytes int64
 }
 
 type clock struct {
@@ -225,6 +231,7 @@ func newEnv(t testing.TB, o options) *env {
 	}
 	e.srv, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
 		UsageFlush: flush, FlushInRequests: o.flushInRequests, StreamsPerToken: o.streams, Dispatch: dispatch,
+		Corpora: o.corpora, CorpusQuota: o.quota, MaxUpload: o.maxUpload, MaxPackBytes: o.maxPackBytes,
 		Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
 		Heartbeat: 50 * time.Millisecond, Poll: poll,
 		Log: slog.New(slog.NewTextHandler(e.log, nil))})

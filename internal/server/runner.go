@@ -221,7 +221,7 @@ func (rn *runner) execute(ctx context.Context, run store.Run, steps *stepWriter)
 		body, _ := marshal(errorBody{CodeInternal, "the server failed while " + what})
 		return store.Outcome{Status: store.Failed, Reason: string(CodeInternal), Error: string(body), At: s.clock()}
 	}
-	spec, err := specOf(run.Spec, s.runs)
+	spec, err := specOf(run.Spec, s.parserFor(run.TokenID))
 	if err != nil {
 		return fault("reading the run's request", err)
 	}

@@ -107,11 +107,11 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) *apiError {
 	if aerr != nil {
 		return aerr
 	}
-	spec, aerr := parseSpec(o, s.runs)
+	t := tokenOf(r)
+	spec, aerr := parseSpec(o, s.parserFor(t.ID))
 	if aerr != nil {
 		return aerr
 	}
-	t := tokenOf(r)
 	ctx := r.Context()
 	if spec.Run.Policy == engine.Gemini && !hasScope(t, ScopeLive) {
 		return missingScope(ScopeLive)
@@ -369,7 +369,7 @@ func (s *Server) recording(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	if !found {
 		msg := "this run has no recording: a scripted run sends nothing to record"
-		if spec, err := specOf(run.Spec, s.runs); err == nil && spec.Run.Policy == engine.Gemini {
+		if spec, err := specOf(run.Spec, s.parserFor(run.TokenID)); err == nil && spec.Run.Policy == engine.Gemini {
 			msg = "this run has no recording yet: it has sent nothing"
 		}
 		return refuse(http.StatusNotFound, CodeNoRecording, msg)

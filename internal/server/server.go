@@ -75,6 +75,15 @@ type Config struct {
 	// Dispatch, when set, executes the runs it does not call Local
 	// elsewhere (a Worker's Durable Objects); nil executes every run here.
 	Dispatch Dispatch
+	// Corpora, when set, is the folder uploaded packs are kept in
+	// (POST /v1/corpora); "" offers no uploads. It needs Engine.
+	Corpora string
+	// CorpusQuota bounds each token's uploads (DefaultQuota when zero);
+	// MaxUpload caps an upload's body and MaxPackBytes a pack's passages
+	// uncompressed (DefaultMaxUpload, DefaultMaxPackBytes when 0).
+	CorpusQuota  Quota
+	MaxUpload    int64
+	MaxPackBytes int64
 	// StreamsPerToken caps a token's open event streams in this process
 	// (default 8); one more is 429 too_many_streams.
 	StreamsPerToken int
@@ -119,6 +128,8 @@ type Server struct {
 	streams         streams
 	relayed         relayedStreams
 
+	shelf *shelf // uploaded packs; nil when none are kept
+
 	mu      sync.Mutex
 	closing bool
 }
@@ -149,6 +160,25 @@ func New(c Config) (*Server, error) {
 	// opens only once a run starts.
 	if c.Engine != nil {
 		s.runs.Packs = c.Engine.Packs()
+	}
+	if c.Corpora != "" {
+		if c.Engine == nil {
+			return nil, errors.New("server: uploaded corpora need an engine opened at the start")
+		}
+		sh := &shelf{dir: c.Corpora, quota: c.CorpusQuota, maxBody: c.MaxUpload, maxBytes: c.MaxPackBytes, packs: map[string]shelved{}}
+		if sh.quota == (Quota{}) {
+			sh.quota = DefaultQuota()
+		}
+		if sh.maxBody <= 0 {
+			sh.maxBody = DefaultMaxUpload
+		}
+		if sh.maxBytes <= 0 {
+			sh.maxBytes = DefaultMaxPackBytes
+		}
+		if sh.quota.Packs < 1 || sh.quota.Bytes < 1 {
+			return nil, errors.New("server: a corpus quota must allow at least one pack and one byte")
+		}
+		s.shelf = sh
 	}
 	if s.goRun == nil {
 		s.goRun = func(run func()) { go run() }
@@ -187,6 +217,9 @@ func New(c Config) (*Server, error) {
 // running end incomplete with reason interrupted (their process, model
 // calls and context are gone), then queued runs start as the caps allow.
 func (s *Server) Start(ctx context.Context) error {
+	if err := s.loadShelf(); err != nil {
+		return fmt.Errorf("server: opening the uploaded corpora: %w", err)
+	}
 	ended, err := s.store.Interrupt(ctx, s.clock(), s.endEvent)
 	if err != nil {
 		return fmt.Errorf("server: recovering runs: %w", err)
@@ -246,7 +279,8 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", s.only("GET", s.healthz))
 	mux.HandleFunc("/openapi.json", s.only("GET", s.openapi))
-	mux.HandleFunc("/v1/corpora", s.only("GET", s.authed(s.listCorpora, ScopeRead, ScopeRun, ScopeLive)))
+	mux.HandleFunc("/v1/corpora", s.corporaRoute)
+	mux.HandleFunc("/v1/corpora/{id}", s.corpusRoute)
 	mux.HandleFunc("/v1/runs", s.runsRoute)
 	mux.HandleFunc("/v1/runs/{id}", s.only("GET", s.authed(s.getRun, ScopeRead)))
 	mux.HandleFunc("/v1/runs/{id}/events", s.only("GET", s.authed(s.events, ScopeRead)))
