@@ -15,7 +15,7 @@
 // #experiments/compare/<A>/<B>?a=<configuration of A>&b=<of B>.
 
 import { $, h, clear, option, stackRow, badge } from "../common/dom.js";
-import { plural, DASH } from "../common/format.js";
+import { plural, refusal, DASH } from "../common/format.js";
 import { rankScatter } from "../common/charts.js";
 import { call } from "../engine/client.js";
 import { go } from "../common/nav.js";
@@ -175,7 +175,7 @@ export function mountHistory(onOpen) {
       out.append(differences(ea, eb, res, pairs), perQuestion(ra, rb, ca, cb, res.k, new Map(ea.set.cases.map((c) => [c.id, c.question]))));
       document.body.dataset.experimentCompare = "done";
     } catch (err) {
-      cmpStatus.textContent = `Not compared: ${err.code ? `${err.code}: ` : ""}${err.message}`;
+      cmpStatus.textContent = `Not compared: ${refusal(err)}`;
       document.body.dataset.experimentCompare = "failed";
     }
   }

@@ -113,7 +113,7 @@ test("a model call's exact request and recorded reply, the five meters, tokens, 
   assert.deepEqual(JSON.parse(reply), recorded.exchanges[1].response, "the reply as recorded");
   const summary = await page.textContent(`${agent} .exchange[data-call="2"] .request summary`);
   const exact = JSON.stringify(recorded.exchanges[1].request); // compact, as a check of the byte count's order of magnitude
-  assert.match(summary, /Request body, as sent \(\d+ bytes\)/);
+  assert.match(summary, /Request body, as sent \(\d{1,3}(,\d{3})* bytes\)/);
   assert.ok(Math.abs(Number(summary.match(/(\d+) bytes/)[1]) - exact.length) < exact.length * 0.1);
   assert.equal(await page.isVisible(`${agent} .exchange[data-call="2"] .request button`), true, "a copy button");
 
