@@ -13,7 +13,6 @@ import (
 
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/reason"
-	"github.com/ragagentlab/ragagent/core/tune"
 	"github.com/ragagentlab/ragagent/internal/atomicfile"
 	"github.com/ragagentlab/ragagent/internal/embedproc"
 )
@@ -153,12 +152,12 @@ func printTune(w io.Writer, r *engine.TuneResult, out string) {
 // is found is a sentence encoder to fuse; any other is taken for a
 // cross-encoder, and a sentence encoder without its vectors is then
 // refused by its runner, naming its kind.
-func modelStages(models *embedproc.Models, pack string) ([]tune.Vectors, []string) {
-	var vecs []tune.Vectors
+func modelStages(models *embedproc.Models, pack string) ([]engine.TuneVectors, []string) {
+	var vecs []engine.TuneVectors
 	var ces []string
 	for _, id := range models.IDs() {
 		if name := vectorsName(id); models.HasVectors(pack, name) {
-			vecs = append(vecs, tune.Vectors{Model: id, File: name})
+			vecs = append(vecs, engine.TuneVectors{Model: id, File: name})
 		} else {
 			ces = append(ces, id)
 		}

@@ -28,12 +28,16 @@ type TuneRequest struct {
 	// Vectors and CrossEncoders widen the search with the models the
 	// engine's Models holds (tune.WithModels over the pack's default and
 	// general): `ragagent tune --model DIR --vectors DIR`.
-	Vectors       []tune.Vectors `json:"vectors,omitempty"`
-	CrossEncoders []string       `json:"cross_encoders,omitempty"`
+	Vectors       []TuneVectors `json:"vectors,omitempty"`
+	CrossEncoders []string      `json:"cross_encoders,omitempty"`
 	// OnCase, if set, sees each case ranked (done of total, cases times
 	// configurations): a long search's progress.
 	OnCase func(done, total int, config string) `json:"-"`
 }
+
+// TuneVectors is a vector branch tune may fuse: the sentence encoder's
+// id and the pack's vectors file of it.
+type TuneVectors = tune.Vectors
 
 // ParseTuneRequest reads a front end's tune request strictly.
 func ParseTuneRequest(text string) (TuneRequest, error) {
