@@ -4,7 +4,8 @@
 // read, or a URL typed); the annotations survive a reload, show in the
 // trace and on the Runs list (a verdict badge and the note's first words),
 // the list filters by verdict with the filter in the address (a reload
-// restores it), the OTLP download carries each as a "ragagent.annotation"
+// restores it), an experiment's question is annotated below its results,
+// the OTLP download carries each as a "ragagent.annotation"
 // event on the run's span (author "user", its time), a deleted one leaves
 // the export's bytes as they were, every annotation downloads as JSON,
 // and axe finds no violation in light or dark.
@@ -233,13 +234,52 @@ test("annotations are edited and deleted; a deleted one leaves the export's byte
   assert.ok((await rowsOf()).some((r) => r.ref === "bundled:overwrite-agent-1"));
 });
 
+let caseRef = ""; // the annotated experiment question ("case:<pack>/<case id>")
+
+test("an experiment's question is annotated below its side-by-side results, and the annotation survives a reload", async () => {
+  await page.evaluate(() => { location.hash = "#experiments"; });
+  await page.waitForSelector('input[name="exp-config"]');
+  for (const box of await page.$$('input[name="exp-config"]')) {
+    if ((await box.getAttribute("value")) === "seed") await box.check();
+    else await box.uncheck();
+  }
+  await page.getByRole("button", { name: "Run experiment", exact: true }).click();
+  await page.waitForFunction(() => !document.querySelector("#exp-download").disabled || document.body.dataset.experiment === "failed", null, { timeout: 180000 });
+  const first = ".exp-q tbody tr[data-case] .exp-open";
+  await page.waitForSelector(first);
+  const caseID = await page.getAttribute(".exp-q tbody tr[data-case]", "data-case");
+  await page.click(first);
+  const region = page.getByRole("region", { name: `Your annotation of question ${caseID}` });
+  await region.waitFor();
+  caseRef = await region.getAttribute("data-ref");
+  assert.match(caseRef, new RegExp(`^case:[^/]+/${caseID}$`));
+  // The answering passage: one of the ranked passages, by its source id.
+  const ranked = await page.$$eval(".exp-detail:not([hidden]) .exp-hits li", (lis) => lis.map((li) => ({ source_id: li.dataset.source, url: li.dataset.url })));
+  assert.ok(ranked.length > 0);
+  await region.getByRole("radio", { name: "partly" }).check();
+  await region.getByLabel("The passage that answers it is").selectOption(ranked[0].source_id);
+  await region.getByRole("button", { name: "Save annotation" }).click();
+  await page.waitForFunction(() => /Annotation saved/.test(document.querySelector(".exp-detail:not([hidden]) .annotation-status").textContent));
+  await axeClean("Experiments view with a question annotated");
+  await reload();
+  const kept = await page.evaluate(async (ref) => {
+    const a = await import("/common/annotations.js");
+    await a.whenLoaded();
+    const [kind, ...id] = ref.split(":");
+    return a.of(kind, id.join(":"));
+  }, caseRef);
+  assert.equal(kept.verdict, "partly");
+  assert.deepEqual(kept.passage, ranked[0]);
+  assert.equal(kept.subject.case_id, caseID);
+});
+
 test("every annotation downloads as JSON (ragagent-annotations/1)", async () => {
   await showRuns("#runs");
   const before = Date.now();
   const doc = await download("#runs-annotations");
   assert.equal(doc.format, "ragagent-annotations/1");
   assert.ok(Math.abs(Date.parse(doc.exported_at) - before) < 60000);
-  assert.equal(doc.annotations.length, 1, "the deleted one is gone");
+  assert.deepEqual(doc.annotations.map((x) => `${x.kind}:${x.id}`), [runRef, caseRef], "oldest first; the deleted one is gone");
   const [a] = doc.annotations;
   assert.equal(a.kind, "run");
   assert.equal(`run:${a.id}`, runRef);
@@ -251,6 +291,6 @@ test("every annotation downloads as JSON (ragagent-annotations/1)", async () => 
   assert.equal(a.subject.case_id, "overwrite");
   assert.equal(a.subject.mode, "agent");
   assert.ok(a.subject.question.length > 0);
-  assert.match(await page.textContent("#runs-status"), /Downloaded 1 annotation \(/);
+  assert.match(await page.textContent("#runs-status"), /Downloaded 2 annotations \(/);
   assert.deepEqual(problems, []);
 });
