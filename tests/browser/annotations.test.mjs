@@ -8,7 +8,8 @@
 // the OTLP download carries each as a "ragagent.annotation"
 // event on the run's span (author "user", its time), a deleted one leaves
 // the export's bytes as they were, every annotation downloads as JSON,
-// and axe finds no violation in light or dark.
+// and axe finds no violation in light or dark, nor the page any
+// horizontal overflow at 360 px.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, mkdtempSync, rmSync } from "node:fs";
@@ -67,6 +68,17 @@ function annotationEvents(otlp) {
   };
 }
 
+/** overflowFree checks that the page is no wider than the window at 360 and 1280 px. */
+async function overflowFree(what) {
+  for (const width of [360, 1280]) {
+    await page.setViewportSize({ width, height: 800 });
+    await page.waitForTimeout(100);
+    const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+    assert.ok(scroll <= client, `${what} at ${width} px: the page is ${scroll} px wide`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
 const nanos = (iso) => (BigInt(Date.parse(iso)) * 1000000n).toString();
 
 async function axeClean(what) {
@@ -119,6 +131,7 @@ test("a run made in the page is annotated in its trace: verdict, note and a pass
   assert.match(shown.annotation, /^wrong/);
   assert.ok(shown.annotation.includes("Read the wrong section first; the answer is…"), shown.annotation);
   await axeClean("Runs view with an annotated run shown");
+  await overflowFree("Runs view with an annotated run shown");
 });
 
 test("a recorded trial is annotated in the Trace view with a typed URL; a URL that is not one is refused", async () => {
@@ -143,6 +156,7 @@ test("a recorded trial is annotated in the Trace view with a typed URL; a URL th
   // The fixed path beside it is another trial, still unannotated.
   assert.equal(await page.getAttribute("#trial-overwrite-fixed-1 .annotation", "data-verdict"), "unannotated");
   await axeClean("Trace view with an annotated trial");
+  await overflowFree("Trace view with an annotated trial");
 });
 
 test("annotations survive a reload, in the trace and on the Runs list", async () => {
@@ -261,6 +275,7 @@ test("an experiment's question is annotated below its side-by-side results, and 
   await region.getByRole("button", { name: "Save annotation" }).click();
   await page.waitForFunction(() => /Annotation saved/.test(document.querySelector(".exp-detail:not([hidden]) .annotation-status").textContent));
   await axeClean("Experiments view with a question annotated");
+  await overflowFree("Experiments view with a question annotated");
   await reload();
   const kept = await page.evaluate(async (ref) => {
     const a = await import("/common/annotations.js");
