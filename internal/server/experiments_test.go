@@ -379,6 +379,9 @@ func (c *counting) KeepRanking(ctx context.Context, id string, r store.Ranked, d
 
 const killedAfter = 7
 
+// kitchenURL is the kettle note's passage in the notes pack.
+const kitchenURL = "https://kitchen.invalid/notes/kettle.md#kettle"
+
 // TestAKilledExperimentResumes: a server process killed with SIGKILL
 // during an experiment (after its 7th ranking was kept) leaves it
 // running in the store; the next server resumes it from the rankings
@@ -471,4 +474,28 @@ func experimentChild(t *testing.T, db string) {
 	require.NoError(t, err)
 	fmt.Printf("listening http://%s\n", l.Addr())
 	_ = http.Serve(l, srv.Handler())
+}
+
+// TestAnExperimentOnAnUploadedCorpus: a token's experiment may name its
+// own upload, ranked as a built-in pack is; to another token the pack is
+// unknown_corpus, as one that does not exist.
+func TestAnExperimentOnAnUploadedCorpus(t *testing.T) {
+	e := newEnv(t, options{corpora: t.TempDir()})
+	alice := e.token("alice", []string{server.ScopeRead, server.ScopeRun, server.ScopeCorpora}, 1000, 1)
+	bob := e.token("bob", []string{server.ScopeRead, server.ScopeRun, server.ScopeCorpora}, 1000, 1)
+	require.Equal(t, http.StatusCreated, e.upload(alice, packTarball(t, "kitchen")).status)
+	cases := `{"format": "ragagent-cases/1", "cases": [
+	  {"id": "descale", "split": "development", "question": "How often do I descale the kettle with citric acid?", "version": "1.0",
+	   "sources": [], "target_urls": ["` + kitchenURL + `"], "answer_patterns": [], "forbidden_patterns": []}]}`
+	body := `{"kind": "retrieval", "corpus": "kitchen", "cases": ` + cases + `, "configs": ["seed", "stemmed"], "k": 5}`
+	refused := e.postExperiment(bob, body)
+	assert.Equal(t, http.StatusBadRequest, refused.status)
+	assert.Equal(t, "unknown_corpus", refused.code(t))
+	id := idOf(t, e.postExperiment(alice, body))
+	x := e.awaitExperiment(alice, id)
+	require.Equal(t, "succeeded", x["state"], x["error"])
+	res := x["result"].(map[string]any)
+	assert.Equal(t, "kitchen", res["corpus"])
+	first := res["configs"].([]any)[0].(map[string]any)["cases"].([]any)[0].(map[string]any)
+	assert.Equal(t, 1.0, first["rank"], "the kettle note ranks first")
 }
