@@ -499,3 +499,39 @@ func TestAnExperimentOnAnUploadedCorpus(t *testing.T) {
 	first := res["configs"].([]any)[0].(map[string]any)["cases"].([]any)[0].(map[string]any)
 	assert.Equal(t, 1.0, first["rank"], "the kettle note ranks first")
 }
+
+// TestAShutDownExperimentResumes: a clean shutdown stops a running
+// experiment where it is and leaves it running in the store, with the
+// rankings kept; the next server resumes it and it ends with the bytes
+// of an uninterrupted run.
+func TestAShutDownExperimentResumes(t *testing.T) {
+	want := wantRetrieval(t, "seed", "stemmed", "general")
+	e := newEnv(t, options{packs: true})
+	tok := e.token("alice", []string{server.ScopeRead, server.ScopeRun}, 1000, 1)
+	id := idOf(t, e.postExperiment(tok, experimentBody(t, `["seed", "stemmed", "general"]`)))
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		p := e.experiment(tok, id)["progress"].(map[string]any)
+		if p["done"].(float64) >= 3 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "no progress")
+		time.Sleep(time.Millisecond)
+	}
+	db := e.dbPath
+	e.close()
+	st, err := store.OpenFile(context.Background(), db)
+	require.NoError(t, err)
+	x, found, err := st.Experiment(context.Background(), id)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.NoError(t, st.Close())
+	require.Equal(t, store.ExperimentRunning, x.State, "left running for the next start")
+	require.Less(t, x.Done, x.Total, "stopped before its end")
+
+	again := newEnv(t, options{packs: true, dbPath: db})
+	got := again.awaitExperiment(tok, id)
+	require.Equal(t, "succeeded", got["state"], got["error"])
+	r := again.do(req{method: "GET", path: "/v1/experiments/" + id + "/result", token: tok, valid: true})
+	assert.Equal(t, string(want), string(r.body))
+	checkProgress(t, again.experimentEvents(tok, id, nil), x.Total)
+}
