@@ -326,6 +326,8 @@ func (xs *experiments) execute(ctx context.Context, x store.Experiment) (store.E
 		return store.ExperimentOutcome{}, false // the cancel ended it in the store
 	case errors.Is(cause, errShutdown):
 		return store.ExperimentOutcome{}, false // the next Start resumes it
+	case errors.Is(keepErr, store.ErrRevoked):
+		return failed(store.TokenRevoked, "the experiment's token was revoked; nothing was ranked after")
 	case keepErr != nil:
 		xs.s.log.Error("server fault", "during", "keeping a ranking", "experiment", x.ID, "error", keepErr.Error())
 		return failed(CodeInternal, "the server failed while keeping a ranking")

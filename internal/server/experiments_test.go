@@ -535,3 +535,38 @@ func TestAShutDownExperimentResumes(t *testing.T) {
 	assert.Equal(t, string(want), string(r.body))
 	checkProgress(t, again.experimentEvents(tok, id, nil), x.Total)
 }
+
+// TestARevokedTokensExperimentsEnd: revoking a token (in the database,
+// beside the running server, as ragagent tokens revoke does) ends its
+// running experiment at its next ranking and its queued one when it
+// starts, failed with token_revoked, nothing kept after the revoke.
+func TestARevokedTokensExperimentsEnd(t *testing.T) {
+	g := &gate{open: make(chan struct{})}
+	e := newEnv(t, options{packs: true, experiments: server.ExperimentCaps{PerToken: 2, Running: 1},
+		wrap: func(s store.Store) store.Store { g.SQL = s.(*store.SQL); return g }})
+	alice := e.token("alice", []string{server.ScopeRead, server.ScopeRun}, 1000, 1)
+	running := idOf(t, e.postExperiment(alice, experimentBody(t, `["seed"]`)))
+	queued := idOf(t, e.postExperiment(alice, `{"kind": "retrieval", "corpus": "seed"}`))
+	_, revoked, err := e.store.RevokeToken(context.Background(), e.tokenID(alice), e.clock.Now(),
+		func(r store.Run) store.NewEvent { return store.NewEvent{Type: "end", Data: `{}`, At: e.clock.Now()} })
+	require.NoError(t, err)
+	require.True(t, revoked)
+	close(g.open)
+	for _, id := range []string{running, queued} {
+		var x store.Experiment
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			var found bool
+			x, found, err = e.store.Experiment(context.Background(), id)
+			require.NoError(t, err)
+			require.True(t, found)
+			if !x.Active() {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "%s did not end", id)
+			time.Sleep(10 * time.Millisecond)
+		}
+		assert.Equal(t, store.ExperimentFailed, x.State, id)
+		assert.Contains(t, x.Error, `"code":"token_revoked"`, id)
+		assert.Zero(t, x.Done, "nothing kept after the revoke")
+	}
+}

@@ -93,7 +93,9 @@ type Experiments interface {
 	StartExperiment(ctx context.Context, running int, at time.Time, started ExperimentEventFunc) (Experiment, bool, error)
 	// KeepRanking keeps one ranking of a running experiment, sets its done
 	// count and appends progress, in one transaction: ErrNotRunning when
-	// it is not running, and an error (nothing kept) for a ranking kept
+	// it is not running, ErrRevoked when its token was revoked (the
+	// experiment then ends; revocation happens beside a running server,
+	// in its database), and an error (nothing kept) for a ranking kept
 	// before.
 	KeepRanking(ctx context.Context, id string, r Ranked, done int, progress NewEvent) (Event, error)
 	// Rankings are the rankings an experiment kept.
@@ -172,14 +174,22 @@ func (s *SQL) StartExperiment(ctx context.Context, running int, at time.Time, st
 func (s *SQL) KeepRanking(ctx context.Context, id string, r Ranked, done int, progress NewEvent) (Event, error) {
 	out := Event{RunID: id, Type: progress.Type, Data: progress.Data, At: progress.At}
 	err := s.write(ctx, func(tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE experiments SET done = ?2 WHERE id = ?1 AND state = 'running'`, id, done)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
+		var state string
+		revoked := false
+		err := tx.QueryRowContext(ctx, `SELECT x.state, EXISTS (SELECT 1 FROM tokens t WHERE t.id = x.token_id AND t.revoked_at IS NOT NULL)
+			FROM experiments x WHERE x.id = ?1`, id).Scan(&state, &revoked)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
 			return ErrNotRunning
+		case err != nil:
+			return err
+		case state != ExperimentRunning:
+			return ErrNotRunning
+		case revoked:
+			return ErrRevoked
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE experiments SET done = ?2 WHERE id = ?1`, id, done); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO experiment_rankings (experiment_id, config, case_index, data) VALUES (?1, ?2, ?3, ?4)`,
 			id, r.C, r.A, r.Data); err != nil {
