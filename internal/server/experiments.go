@@ -534,7 +534,7 @@ func (s *Server) parseExperiment(data []byte, tenant string) (experimentSpec, *a
 	}
 	if c, ok := fields["configs"]; ok {
 		var refs []json.RawMessage
-		if err := json.Unmarshal(c, &refs); err != nil || refs == nil {
+		if err := json.Unmarshal(c, &refs); err != nil || len(refs) == 0 {
 			return invalid("configs must be a list of configurations' names (or \"all\") and specs")
 		}
 		if len(refs) > s.experiments.caps.Configs {

@@ -279,6 +279,7 @@ func TestHostileExperimentsAreRefused(t *testing.T) {
 		"bad config spec":    {`{"kind": "retrieval", "corpus": "python-3.11", "configs": [{"name": 3}]}`, 400, "invalid_config"},
 		"config a number":    {`{"kind": "retrieval", "corpus": "python-3.11", "configs": [3]}`, 400, "invalid_config"},
 		"configs not a list": {`{"kind": "retrieval", "corpus": "python-3.11", "configs": "seed"}`, 400, "invalid_field"},
+		"configs empty":      {`{"kind": "retrieval", "corpus": "python-3.11", "configs": []}`, 400, "invalid_field"},
 		"too many configs":   {`{"kind": "retrieval", "corpus": "python-3.11", "configs": ["seed", "general", "rm3", "fields"]}`, 400, "too_many_configs"},
 		"all over the cap":   {`{"kind": "retrieval", "corpus": "python-3.11", "configs": ["all"]}`, 400, "too_many_configs"},
 		"k zero":             {`{"kind": "retrieval", "corpus": "python-3.11", "k": 0}`, 400, "invalid_field"},
