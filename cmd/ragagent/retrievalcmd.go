@@ -44,7 +44,7 @@ func parseMinimum(v string) (minimum, error) {
 }
 
 func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("retrieval", "[--corpus PACK] [--cases FILE] [--config NAME|FILE]... [--k N] [--json] [--min METRIC=VALUE]... [--model DIR]... [--vectors DIR]... [--live --ledger FILE | --gemini FILE] [--list]", stderr)
+	fs := newFlags("retrieval", "[--corpus PACK] [--cases FILE] [--config NAME|FILE]... [--k N] [--json] [--min METRIC=VALUE]... [--model DIR]... [--vectors DIR]... [--live --ledger FILE | --gemini FILE] [--list] [--server URL [--token-file FILE]]", stderr)
 	corpusName := fs.String("corpus", "seed", corpusHelp)
 	casesFile := fs.String("cases", "", "the question set `file` (ragagent-cases/1 JSON, or a TSV of id, question and target URLs or -); default: the pack's own cases")
 	var configs, mins listFlag
@@ -56,6 +56,8 @@ func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
 	mf := addVectorFlags(fs)
 	lf := addListwiseFlags(fs)
 	in := addInputFlag(fs)
+	server := fs.String("server", "", "run the experiment on a team's server at this `URL` (ragagent serve-api or the Worker) instead of here; --corpus names a pack it holds; the token comes from --token-file or RAGAGENT_TOKEN")
+	tokenFile := fs.String("token-file", "", "with --server, the `file` holding the server's token (default: the RAGAGENT_TOKEN environment variable; never a flag value)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -83,6 +85,10 @@ func cmdRetrieval(args []string, stdout, stderr io.Writer) int {
 			return usage(err)
 		}
 		gates = append(gates, g)
+	}
+	if *server != "" || *tokenFile != "" {
+		return retrievalOnServer(fs, remoteRetrieval{server: *server, tokenFile: *tokenFile, corpus: *corpusName, cases: *casesFile,
+			configs: configs, k: *k, json: *asJSON, gates: gates, in: in}, stdout, stderr)
 	}
 	models, err := mf.open()
 	if err != nil {

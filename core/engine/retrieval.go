@@ -617,3 +617,20 @@ func (e *Engine) PlanRetrieval(req RetrievalRequest) (RetrievalPlan, error) {
 	}
 	return p, nil
 }
+
+// QuestionSetObject is a question set's text (ragagent-cases/1 JSON or a
+// TSV) as the ragagent-cases/1 object a server's experiment takes (`"cases":
+// {...}`): read as --cases reads it, so a set the command line refuses is
+// refused before anything is sent, with the same invalid_cases line. A
+// JSON set is sent as written; a TSV becomes the object its rows mean
+// (split held-out, no patterns), which ranks as the TSV does.
+func QuestionSetObject(text string) ([]byte, error) {
+	cs, err := evaluate.ParseCases([]byte(text))
+	if err != nil {
+		return nil, err
+	}
+	if t := strings.TrimLeft(text, " \t\r\n\ufeff"); strings.HasPrefix(t, "{") {
+		return []byte(t), nil
+	}
+	return json.Marshal(cs)
+}

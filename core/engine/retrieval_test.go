@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -323,4 +324,33 @@ func TestAPlanIsCheckedAsTheExperimentWouldBe(t *testing.T) {
 	}
 	_, err = e.PlanRetrieval(engine.RetrievalRequest{Corpus: "nope"})
 	assert.Error(t, err)
+}
+
+// TestAQuestionSetObjectRanksAsItsText: a TSV set becomes the
+// ragagent-cases/1 object a server takes, which ranks as the TSV does; a
+// JSON set is sent as written; a refused set is refused with its
+// invalid_cases line before anything is sent.
+func TestAQuestionSetObjectRanksAsItsText(t *testing.T) {
+	e := packEngine(t)
+	tsv := "id\tquestion\ttarget_urls\n" +
+		"q1\thow do I read a file line by line?\thttps://docs.python.org/3.11/tutorial/inputoutput.html\n" +
+		"q2\twhat is the weather tomorrow?\t-\n"
+	obj, err := engine.QuestionSetObject(tsv)
+	require.NoError(t, err)
+	assert.True(t, json.Valid(obj))
+	rank := func(cases string) []byte {
+		res, err := e.Retrieval(context.Background(), engine.RetrievalRequest{Corpus: "python-3.11", Cases: cases, Configs: []engine.ConfigRef{{Name: "seed"}, {Name: "general"}}})
+		require.NoError(t, err)
+		data, err := res.JSON()
+		require.NoError(t, err)
+		return data
+	}
+	assert.Equal(t, string(rank(tsv)), string(rank(string(obj))))
+	js := `  {"format": "ragagent-cases/1", "cases": [{"id": "a", "split": "development", "question": "how do I sort a list?", "target_urls": ["https://docs.python.org/3.11/howto/sorting.html"]}]}`
+	obj, err = engine.QuestionSetObject(js)
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSpace(js), string(obj))
+	_, err = engine.QuestionSetObject("id\tquestion\n")
+	code, _ := reason.Of(err)
+	assert.Equal(t, reason.InvalidCases, code)
 }

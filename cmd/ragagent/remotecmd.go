@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+
+	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/internal/remote"
+)
+
+// tokenVariable is where `--server` finds the server's token when no
+// --token-file is given. A token is never a flag's value: flags show in
+// the process list and in a CI log's echo of the command.
+const tokenVariable = "RAGAGENT_TOKEN"
+
+// remoteRetrieval is `ragagent retrieval --server`'s inputs, as the local
+// command read them.
+type remoteRetrieval struct {
+	server, tokenFile, corpus, cases string
+	configs                          []string
+	k                                int
+	json                             bool
+	gates                            []minimum
+	in                               inputs
+}
+
+// localOnly are the retrieval flags that need this machine's engine or
+// models, refused beside --server.
+var localOnly = []string{"model", "vectors", "live", "ledger", "budget", "record", "endpoint", "gemini", "list"}
+
+// retrievalOnServer runs the experiment on the server and prints what
+// the command prints locally: the server's result bytes with --json (the
+// same bytes for the same inputs), else the table, then the --min gates.
+func retrievalOnServer(fs *flag.FlagSet, r remoteRetrieval, stdout, stderr io.Writer) int {
+	usage := func(err error) int {
+		fmt.Fprintf(stderr, "ragagent retrieval: %s\n", oneLine(err))
+		return exitUsage
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "ragagent retrieval: %s\n", oneLine(err))
+		return exitError
+	}
+	if r.server == "" {
+		return usage(errors.New("--token-file goes with --server URL"))
+	}
+	var clash []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(localOnly, f.Name) {
+			clash = append(clash, "--"+f.Name)
+		}
+	})
+	if len(clash) > 0 {
+		return usage(fmt.Errorf("%s run here, not with --server (the server ranks with its own packs and no models)", strings.Join(clash, ", ")))
+	}
+	if info, err := os.Stat(r.corpus); err == nil && (info.IsDir() || strings.HasSuffix(r.corpus, ".json")) {
+		return usage(fmt.Errorf("--corpus %s is a pack here; with --server it names a pack the server holds (upload yours with POST /v1/corpora)", r.corpus))
+	}
+	token, err := serverToken(r.tokenFile, r.in)
+	if err != nil {
+		return usage(err)
+	}
+	client, err := remote.New(r.server, token, nil)
+	if err != nil {
+		return usage(err)
+	}
+	req := remote.Retrieval{Corpus: r.corpus, K: r.k}
+	if r.cases != "" {
+		data, err := r.in.read(r.cases)
+		if err != nil {
+			return fail(err)
+		}
+		if req.Cases, err = engine.QuestionSetObject(string(data)); err != nil {
+			return fail(fmt.Errorf("%s: %w", r.cases, err))
+		}
+	}
+	refs, err := configRefs(nil, r.in, r.configs)
+	if err != nil {
+		return fail(err)
+	}
+	for _, ref := range refs {
+		data, err := json.Marshal(ref)
+		if err != nil {
+			return fail(err)
+		}
+		req.Configs = append(req.Configs, data)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	progress := newCounter(stderr, "ranked", "questions × configurations")
+	data, err := client.Retrieval(ctx, req, progress.step)
+	progress.done()
+	if err != nil {
+		if code, _ := reason.Of(err); code == reason.InvalidCases && r.cases != "" {
+			err = fmt.Errorf("%s: %w", r.cases, err)
+		}
+		return fail(err)
+	}
+	var res engine.RetrievalResult
+	if err := json.Unmarshal(data, &res); err != nil || len(res.Configs) == 0 {
+		return fail(fmt.Errorf("the server's result is not a retrieval result: %v", err))
+	}
+	if r.json {
+		if _, err := stdout.Write(data); err != nil {
+			return fail(err)
+		}
+	} else {
+		printRetrieval(stdout, &res)
+	}
+	return checkMinimums(&res, r.gates, stderr)
+}
+
+// serverToken is the token from file (its one line) or, without one,
+// from RAGAGENT_TOKEN.
+func serverToken(file string, in inputs) (string, error) {
+	if file == "" {
+		if t := os.Getenv(tokenVariable); t != "" {
+			return t, nil
+		}
+		return "", fmt.Errorf("--server needs a token: --token-file FILE, or the %s environment variable", tokenVariable)
+	}
+	data, err := in.read(file)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(data)), nil
+}
