@@ -250,3 +250,35 @@ test("a case is edited and deleted, a set renamed and deleted, each kept", async
   assert.equal(kept[0].cases[0].id, JSON.parse(exported).cases[0].id, "a case's id stays as it was made");
   assert.deepEqual(problems, []);
 });
+
+test("a passage read in a trace and a run in the Runs view are offered to a question set too, with the trial's question", async () => {
+  await page.evaluate(() => { location.hash = "#trace"; });
+  const button = page.locator("#view-trace").getByRole("button", { name: /^Add to question set… / }).first();
+  await button.waitFor();
+  const want = await page.evaluate(async () => (await import("/common/state.js")).state.bundled.trials);
+  await button.click();
+  await page.waitForFunction(() => document.querySelector("#addset").open);
+  const question = await form().getByLabel("Question", { exact: true }).inputValue();
+  assert.ok(want.some((t) => t.result?.question === question), `the trial's question: ${question}`);
+  const first = await page.textContent("#addset-choices label");
+  assert.match(first, /^https:\/\/\S+ — this passage$/, "the passage read is the first target");
+  await form().getByLabel("Name of the new set").fill("From the trace");
+  await add();
+  const seedSets = await page.evaluate(async () => (await import("/common/sets.js")).list("seed"));
+  assert.deepEqual(seedSets.map((s) => [s.name, s.cases[0].question, s.cases[0].targets]), [["From the trace", question, [first.split(" ")[0]]]],
+    "kept in the seed's sets, the pack the trial ran on");
+
+  await page.evaluate(() => { location.hash = "#runs"; });
+  await page.waitForSelector("#runs-list tbody tr");
+  const row = page.locator("#runs-list tbody tr").first();
+  const rowQuestion = (await row.locator("td").nth(1).locator(".cell").evaluate((c) => c.firstChild.textContent)).trim();
+  await row.getByRole("button", { name: /^Add to question set… from / }).click();
+  await page.waitForFunction(() => document.querySelector("#addset").open);
+  assert.equal(await form().getByLabel("Question", { exact: true }).inputValue(), rowQuestion);
+  const labels = await page.$$eval("#addset-choices label", (ls) => ls.map((l) => l.textContent));
+  assert.ok(labels.length >= 2 && labels.at(-1).startsWith("The documents cannot answer this"), labels.join(" | "));
+  assert.equal(await page.$eval("#addset-set option:checked", (o) => o.textContent), "From the trace (1 question)");
+  await form().getByRole("button", { name: "Cancel", exact: true }).click();
+  await page.waitForFunction(() => !document.querySelector("#addset").open);
+  assert.deepEqual(problems, []);
+});
