@@ -15,7 +15,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { readFileSync, writeFileSync, mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -238,6 +238,13 @@ test("a case is edited and deleted, a set renamed and deleted, each kept", async
   await first.getByRole("button", { name: /^Rename/ }).click();
   await page.waitForFunction(() => document.querySelector("#exs-list .exs-set h4").firstChild.textContent === "Renamed set");
   assert.match(await page.textContent("#exp-cases-now"), /your set “Renamed set”/, "the set in use is used under its new name");
+  // A target no passage has is refused as the command line refuses it, and the field shows the kept one again.
+  const targets = first.getByLabel(/^Targets of /).first();
+  await targets.fill("https://docs.python.org/3.11/nope.html");
+  await targets.press("Tab");
+  await page.waitForFunction(() => !document.querySelector("#exs-message").hidden);
+  assert.match(await page.textContent("#exs-message"), /^Not changed: invalid_cases: case 1 \("[^"]+"\): target_urls: no passage is on the page https:\/\/docs\.python\.org\/3\.11\/nope\.html$/);
+  assert.equal(await page.locator("#exs-list .exs-set").first().getByLabel(/^Targets of /).first().inputValue(), ALIAS);
   const second = page.locator("#exs-list .exs-set").nth(1);
   await second.getByRole("button", { name: /^Delete (?!set )/ }).first().click();
   await page.waitForFunction(() => document.querySelectorAll("#exs-list .exs-set")[1]?.querySelectorAll("tbody tr").length === 2);
@@ -280,5 +287,60 @@ test("a passage read in a trace and a run in the Runs view are offered to a ques
   assert.equal(await page.$eval("#addset-set option:checked", (o) => o.textContent), "From the trace (1 question)");
   await form().getByRole("button", { name: "Cancel", exact: true }).click();
   await page.waitForFunction(() => !document.querySelector("#addset").open);
+  assert.deepEqual(problems, []);
+});
+
+const NOTES = {
+  "kettle.md": "# Kettle\n\nDescale the kettle with citric acid every month.\n\n## Filling\n\nFill the kettle with fresh cold water before boiling it.\n",
+  "garden.md": "# Garden\n\nWater the tomatoes at dawn, never at noon.\n",
+};
+
+test("a set on your documents names its targets as the page shows them (path and anchor), and runs as the command line runs the same set", async () => {
+  const from = path.join(dir, "notes");
+  mkdirSync(from);
+  for (const [name, text] of Object.entries(NOTES)) writeFileSync(path.join(from, name), text);
+  const pack = path.join(dir, "pack");
+  execFileSync(ragagent, ["corpus", "build", "--from", from, "--out", pack, "--id", "documents", "--title", "Your documents", "--version", "1.0",
+    "--base-url", "https://your-documents.invalid/", "--search-k", "3", "--licence", "Your own documents.", "--attribution", "The documents' authors."], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  await page.evaluate(() => { location.hash = "#corpus"; });
+  const dt = await page.evaluateHandle((notes) => {
+    const d = new DataTransfer();
+    for (const [name, text] of Object.entries(notes)) d.items.add(new File([text], name, { type: "text/markdown" }));
+    return d;
+  }, NOTES);
+  await page.dispatchEvent("#docs-drop", "drop", { dataTransfer: dt });
+  await page.waitForFunction(() => ["done", "failed"].includes(document.body.dataset.docs), null, { timeout: 120000 });
+  await page.waitForFunction(() => document.body.dataset.corpus === "ready" && document.querySelector("#corpus-choice").value === "documents", null, { timeout: 60000 });
+  await search("how often should I descale the kettle");
+  const shown = await page.$eval("#search-result tbody tr:first-child .hit-url code", (c) => c.textContent);
+  assert.match(shown, /^kettle\.md#/);
+  await openForm(null);
+  const first = await page.textContent("#addset-choices label");
+  assert.equal(first.split(" ")[0], shown, "offered as the page shows it");
+  await form().getByLabel("Name of the new set").fill("My notes");
+  await add();
+  await search("water the tomatoes");
+  await openForm(null);
+  await form().getByLabel("Question", { exact: true }).fill("What is the capital of France?");
+  await form().getByLabel(/The documents cannot answer this/).check();
+  await add();
+  await page.evaluate(() => { location.hash = "#experiments"; });
+  await page.waitForFunction(() => document.querySelector("#exs-list .exs-set h4")?.firstChild.textContent === "My notes");
+  const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: /^Export \(JSON\) My notes/ }).click()]);
+  const file = JSON.parse(readFileSync(await download.path(), "utf8"));
+  assert.deepEqual(file.cases.map((c) => c.target_urls), [[shown], []], "kept and exported as shown");
+  const value = await page.$eval("#exp-cases-choice", (sel) => [...sel.options].find((o) => o.textContent.startsWith("your set: My notes")).value);
+  await page.selectOption("#exp-cases-choice", value);
+  await page.waitForFunction(() => /My notes/.test(document.querySelector("#exp-cases-now").textContent));
+  await page.getByRole("button", { name: "Run experiment", exact: true }).click();
+  await page.waitForFunction(() => ["done", "failed"].includes(document.body.dataset.experiment) && !document.querySelector("#exp-run").disabled, null, { timeout: 120000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.experiment), "done", await page.textContent("#exp-message"));
+  const [result] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download results (JSON)", exact: true }).click()]);
+  // The command line reads targets as absolute URLs: the same set with the pack's base URL before each.
+  const absolute = path.join(dir, "notes.cases.json");
+  writeFileSync(absolute, JSON.stringify({ ...file, cases: file.cases.map((c) => ({ ...c, target_urls: c.target_urls.map((t) => `https://your-documents.invalid/${t}`) })) }));
+  const want = cli(["retrieval", "--corpus", pack, "--cases", absolute, "--json"]);
+  assert.equal(want.status, 0, want.stderr);
+  assert.equal(readFileSync(await result.path(), "utf8"), want.stdout.toString(), "the page's figures are the command line's");
   assert.deepEqual(problems, []);
 });
