@@ -237,7 +237,7 @@ test("a case is edited and deleted, a set renamed and deleted, each kept", async
   await first.getByLabel("Name", { exact: true }).fill("Renamed set");
   await first.getByRole("button", { name: /^Rename/ }).click();
   await page.waitForFunction(() => document.querySelector("#exs-list .exs-set h4").firstChild.textContent === "Renamed set");
-  assert.match(await page.textContent("#exp-cases-now"), /your set “Renamed set”/, "the set in use is used under its new name");
+  await page.waitForFunction(() => /your set “Renamed set”/.test(document.querySelector("#exp-cases-now").textContent), null, { timeout: 10000 });
   // A target no passage has is refused as the command line refuses it, and the field shows the kept one again.
   const targets = first.getByLabel(/^Targets of /).first();
   await targets.fill("https://docs.python.org/3.11/nope.html");
@@ -342,5 +342,46 @@ test("a set on your documents names its targets as the page shows them (path and
   const want = cli(["retrieval", "--corpus", pack, "--cases", absolute, "--json"]);
   assert.equal(want.status, 0, want.stderr);
   assert.equal(readFileSync(await result.path(), "utf8"), want.stdout.toString(), "the page's figures are the command line's");
+  assert.deepEqual(problems, []);
+});
+
+test("Tune is offered the pack's sets: on an imported set it chooses what ragagent tune --json chooses on the set's export", async () => {
+  await page.selectOption("#corpus-choice", { label: PACK });
+  await page.waitForFunction(() => document.body.dataset.corpus === "ready" && document.querySelector("#exp-corpus").textContent.startsWith("Python"), null, { timeout: 180000 });
+  await page.setInputFiles("#exs-file", path.join(root, "fixtures", "cases", "python-3.11-natural.json"));
+  await page.waitForFunction(() => /^Imported python-3\.11-natural\.json as python-3\.11-natural/.test(document.querySelector("#exs-status").textContent)
+    || !document.querySelector("#exs-message").hidden);
+  assert.equal(await page.isHidden("#exs-message"), true, await page.textContent("#exs-message"));
+  const block = page.locator('#exs-list .exs-set:has(h4:text-is("python-3.11-natural"))');
+  const [download] = await Promise.all([page.waitForEvent("download"), block.getByRole("button", { name: /^Export \(JSON\)/ }).click()]);
+  const exportedSet = path.join(dir, "natural.cases.json");
+  writeFileSync(exportedSet, readFileSync(await download.path()));
+  const want = JSON.parse(cli(["tune", "--json", "--corpus", "python-3.11", "--cases", exportedSet]).stdout);
+  const value = await page.$eval("#exp-cases-choice", (sel) => [...sel.options].find((o) => o.textContent.startsWith("your set: python-3.11-natural")).value);
+  await page.selectOption("#exp-cases-choice", value);
+  await page.waitForFunction(() => !document.querySelector("#exp-tune-run").disabled, null, { timeout: 60000 });
+  await page.getByRole("button", { name: "Tune", exact: true }).click();
+  await page.waitForFunction(() => ["done", "failed"].includes(document.body.dataset.tune), null, { timeout: 180000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.tune), "done", await page.textContent("#exp-tune-status"));
+  assert.equal(await page.getAttribute("#exp-tune-result [data-chosen]", "data-chosen"), want.chosen.name);
+  assert.ok((await page.textContent("#exp-tune-result")).includes(want.estimate["mrr@10"].value.toFixed(3)), "the cross-validated MRR@10");
+});
+
+test("the form and the set list fit a 360 px screen", async () => {
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.locator("#exp-sets").scrollIntoViewIfNeeded();
+  // The set list's parts stay inside the screen (a table scrolls in its own region).
+  const wide = await page.evaluate(() => [...document.querySelectorAll("#exp-sets, #exp-sets *, #exp-cases-choice")]
+    .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1 && !el.parentElement.closest(".scroll"))
+    .slice(0, 5).map((el) => `${el.tagName}#${el.id}.${el.className} ${Math.round(el.getBoundingClientRect().right)}`));
+  assert.deepEqual(wide, [], "the Experiments view's set list at 360 px");
+  await page.evaluate(() => { location.hash = "#corpus"; });
+  await search("write text to a file");
+  await openForm(ALIAS_SOURCE);
+  const box = await page.$eval("#addset", (d) => { const r = d.getBoundingClientRect(); return { left: r.left, right: r.right, scroll: d.scrollWidth - d.clientWidth }; });
+  assert.ok(box.left >= 0 && box.right <= 360 && box.scroll <= 0, JSON.stringify(box));
+  await axeClean("#addset", "the form at 360 px");
+  await page.keyboard.press("Escape");
+  await page.setViewportSize({ width: 1280, height: 900 });
   assert.deepEqual(problems, []);
 });
