@@ -44,9 +44,13 @@ export function choicesFor(passages) {
       if (p.source_id) add("source", p.source_id, `the passage ${p.source_id} (by its source id)`);
       continue;
     }
+    if (!p.url.includes("#")) {
+      add("target", shown(p.url), "the whole page (every passage of it matches)");
+      continue;
+    }
     add("target", shown(p.url), "this passage");
     for (const a of p.aliases || []) add("target", shown(a), "an alias of this passage (another anchor of the same object)");
-    if (p.url.includes("#")) add("target", shown(p.url.slice(0, p.url.indexOf("#"))), "its whole page (every passage of it matches)");
+    add("target", shown(p.url.slice(0, p.url.indexOf("#"))), "its whole page (every passage of it matches)");
   }
   return out;
 }
@@ -73,12 +77,14 @@ function freeName(list, title) {
 
 /**
  * addToSet opens the form for a case of pack: question (prefilled,
- * editable), the targets passages offer ([{url, aliases, source_id}]; none
- * leaves only "the documents cannot answer this"), version the passages'
- * (empty: the pack's default), title the pack's for reading. It resolves
- * with {set, case} once added, or null when the form was closed.
+ * editable), the targets passages offer ([{url, aliases, source_id}]) and
+ * any target URLs given as they are (targets: an annotation's "the
+ * passage that answers it is ..."); none leaves only "the documents
+ * cannot answer this". version is the passages' (empty: the pack's
+ * default), title the pack's for reading. It resolves with {set, case}
+ * once added, or null when the form was closed.
  */
-export async function addToSet({ pack, title = pack, question = "", version = "", passages = [] }) {
+export async function addToSet({ pack, title = pack, question = "", version = "", passages = [], targets = [] }) {
   const dialog = $("#addset");
   if (pending) pending.resolve(null);
   message("");
@@ -89,7 +95,7 @@ export async function addToSet({ pack, title = pack, question = "", version = ""
   } catch (err) {
     why = `This browser keeps no question sets here (${err?.message || "IndexedDB refused"}).`;
   }
-  const choices = choicesFor(passages);
+  const choices = choicesFor([...passages, ...targets.map((url) => ({ url }))]);
   $("#addset-pack").textContent = `Corpus: ${title}.${why ? ` ${why}` : ""}`;
   const q = $("#addset-question");
   q.maxLength = state.info?.constants.max_question_chars ?? 512;

@@ -287,6 +287,15 @@ test("a passage read in a trace and a run in the Runs view are offered to a ques
   assert.equal(await page.$eval("#addset-set option:checked", (o) => o.textContent), "From the trace (1 question)");
   await form().getByRole("button", { name: "Cancel", exact: true }).click();
   await page.waitForFunction(() => !document.querySelector("#addset").open);
+
+  // Another module (an annotation's "the passage that answers it is ...") opens the form with target URLs of its own.
+  const page0 = "https://docs.python.org/3.12/library/json.html";
+  const added = page.evaluate(async (url) => (await import("/common/addtoset.js")).addToSet({ pack: "seed", question: "How do I dump JSON?", targets: [url] }), page0);
+  await page.waitForFunction(() => document.querySelector("#addset").open);
+  assert.deepEqual(await page.$$eval("#addset-choices label", (ls) => ls.map((l) => l.textContent.split(" — ")[0])), [page0, "The documents cannot answer this (no target: only an explicit stop passes it)"]);
+  await add();
+  const kept = await added;
+  assert.deepEqual([kept.set.name, kept.case.question, kept.case.targets], ["From the trace", "How do I dump JSON?", [page0]]);
   assert.deepEqual(problems, []);
 });
 
