@@ -11,7 +11,7 @@
 // before it is kept (common/sets.js), so a kept set always runs.
 
 import { $, h, clear, option, download, ownTarget } from "../common/dom.js";
-import { plural, refusal } from "../common/format.js";
+import { plural, count, refusal } from "../common/format.js";
 import { readText } from "../common/files.js";
 import { call } from "../engine/client.js";
 import { state } from "../common/state.js";
@@ -114,7 +114,7 @@ export function mountSets({ use, inUse, listed }) {
     const using = inUse() === set.key;
     return h("section", { class: "exs-set", "aria-labelledby": id, dataset: { key: set.key } },
       h("h4", { id }, set.name, using ? h("span", { class: "help" }, " (in use above)") : null),
-      h("p", { class: "help" }, `${plural(set.cases.length, "question")}, ${answerable} answerable · made ${new Date(set.time).toLocaleString()}`),
+      h("p", { class: "help" }, `${plural(set.cases.length, "question")}, ${count(answerable)} answerable · made ${new Date(set.time).toLocaleString()}`),
       h("div", { class: "controls" },
         h("button", { type: "button", class: "small", disabled: using, onclick: () => use(set) }, "Use in the experiment", h("span", { class: "sr-only" }, ` ${set.name}`)),
         h("button", { type: "button", class: "small", onclick: () => exportAs(set, "json") }, "Export (JSON)", h("span", { class: "sr-only" }, ` ${set.name}`)),

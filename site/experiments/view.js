@@ -277,7 +277,8 @@ export function mount() {
   function describeCases() {
     const el = $("#exp-cases-now");
     if (ex.casesText !== null) {
-      el.textContent = `Using ${ex.casesName} (${plural(new TextEncoder().encode(ex.casesText).length, "byte")}).`;
+      const size = ex.setKey !== null ? plural(ex.casesQuestions?.length ?? 0, "question") : plural(new TextEncoder().encode(ex.casesText).length, "byte");
+      el.textContent = `Using ${ex.casesName} (${size}).`;
       $("#exp-cases-authored").hidden = false;
     } else {
       const n = state.corpus.cases.length;
