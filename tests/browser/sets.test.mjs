@@ -112,6 +112,7 @@ test("a search result's Add to question set opens a form with the query as its q
   await axeClean("#addset", "the Add to question set form");
   await page.keyboard.press("Escape");
   await page.waitForFunction(() => !document.querySelector("#addset").open);
+  assert.match(await page.evaluate(() => document.activeElement.textContent), new RegExp(`^Add to question set… ${ALIAS_SOURCE}$`), "focus is back on the button that opened it");
   assert.equal(await page.evaluate(async () => (await import("/common/sets.js")).list("python-3.11").then((l) => l.length)), 0, "nothing was added");
 });
 
