@@ -92,14 +92,17 @@
 //	recording()                  Promise<{trials, text}>: the session's recorded runs
 //	exchanges({source, trial})   Promise<{source, trial, model, endpoint, config, exchanges}>: a recorded
 //	                             trial's model exchanges (source bundled, loaded or session)
-//	exportOTLP({source, trial?, corpus?})
-//	                             Promise<string>: the source's trials (or one) as OTLP/JSON
+//	exportOTLP({source, trial?, corpus?, annotations?})
+//	                             Promise<string>: the source's trials (or one) as OTLP/JSON; each
+//	                             annotation ({trial?, author, verdict?, note?, passage_url?, passage_id?,
+//	                             time}, otlp.Annotation) an event "ragagent.annotation" on its run span
 //	crossEncoderPlan(manifest?)  Promise<plan>: a fresh cross-encoder scoring's plan (the published model,
 //	                             or a test host's manifest text)
 //	acceptCrossEncoder(payload)  Promise<run>: a fresh scoring's payload through the acceptance contract
-//	exportRunOTLP({corpus, run, recording?, recorded_at, trial: {id, repeat}})
+//	exportRunOTLP({corpus, run, recording?, recorded_at, trial: {id, repeat}, annotations?})
 //	                             Promise<OTLP/JSON text>: a run the page kept (run is its spec): a scripted
-//	                             one made again, a live one replayed from its own recording (engine.ExportRun)
+//	                             one made again, a live one replayed from its own recording (engine.ExportRun),
+//	                             its annotations events on its run span as exportOTLP's
 //	warm(rounds, round)          Promise<{rounds, elapsed_ms}>: repeats start-up on throwaway labs
 //	                             (1 to 50 rounds a call) so the browser caches optimised code (engine.Warm)
 //	exit()                       releases the API and ends the program

@@ -99,7 +99,7 @@ func (in inputs) recording(path string) (*recording.File, error) {
 }
 
 // configHelp is --config's help on search, run and eval.
-const configHelp = "the retrieval configuration to search under: a built-in's `name` (seed, stemmed, fields, proximity, rm3) or a JSON file of one (default: the corpus's, see corpus info)"
+const configHelp = "the retrieval configuration to search under: a built-in's `name` (seed, stemmed, fields, proximity, rm3, general) or a JSON file of one (default: the corpus's, see corpus info)"
 
 // config reads a --config value: "" (the corpus's default), a built-in's
 // name, or the path of a configuration's JSON file (a value with a path

@@ -48,7 +48,7 @@ func cmdServeAPI(args []string, stdout, stderr io.Writer) int {
 // connections, running runs given a grace period (a run still running when
 // the process exits is marked interrupted at the next start).
 func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve-api", "--db FILE [--addr HOST:PORT] [--pack DIR]... [--max-running N] [--max-running-per-token N] [--queue N] [--queue-per-token N] [--endpoint URL] [--corpora DIR] [--corpus-quota-packs N] [--corpus-quota-bytes N] [--max-upload-bytes N]", stderr)
+	fs := newFlags("serve-api", "--db FILE [--addr HOST:PORT] [--pack DIR]... [--max-running N] [--max-running-per-token N] [--queue N] [--queue-per-token N] [--endpoint URL] [--corpora DIR] [--corpus-quota-packs N] [--corpus-quota-bytes N] [--max-upload-bytes N] [--experiments-per-token N] [--experiments-running N] [--max-experiment-cases N] [--max-experiment-configs N] [--max-experiment-bytes N]", stderr)
 	db := fs.String("db", "", "the SQLite `file` keeping tokens, runs, events and recordings (created when missing)")
 	addr := fs.String("addr", "127.0.0.1:8090", "`host:port` to listen on (port 0 picks a free one)")
 	caps := server.DefaultCaps()
@@ -64,6 +64,13 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&quota.Packs, "corpus-quota-packs", quota.Packs, "uploaded packs a token may keep")
 	fs.Int64Var(&quota.Bytes, "corpus-quota-bytes", quota.Bytes, "bytes of uploaded packs (as uploaded) a token may keep")
 	maxUpload := fs.Int64("max-upload-bytes", server.DefaultMaxUpload, "the cap on one upload's body (the gzip'd tar)")
+	xcaps := server.ExperimentCaps{PerToken: server.DefaultExperimentsPerToken, Running: server.DefaultExperimentsRunning,
+		Cases: server.DefaultMaxExperimentCases, Configs: server.DefaultMaxExperimentConfigs, Body: server.DefaultMaxExperimentBody}
+	fs.IntVar(&xcaps.PerToken, "experiments-per-token", xcaps.PerToken, "experiments a token may have queued or running (POST /v1/experiments)")
+	fs.IntVar(&xcaps.Running, "experiments-running", xcaps.Running, "experiments running at once, in all (the rest wait, oldest first)")
+	fs.IntVar(&xcaps.Cases, "max-experiment-cases", xcaps.Cases, "cases an experiment's question set may hold")
+	fs.IntVar(&xcaps.Configs, "max-experiment-configs", xcaps.Configs, "configurations an experiment may compare")
+	fs.Int64Var(&xcaps.Body, "max-experiment-bytes", xcaps.Body, "the cap on an experiment request's body")
 	var packDirs []string
 	fs.Func("pack", "offer this pack `folder` (or its manifest.json) besides the shipped ones (repeatable)", func(dir string) error {
 		packDirs = append(packDirs, dir)
@@ -85,6 +92,9 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if quota.Packs < 1 || quota.Bytes < 1 || *maxUpload < 1 {
 		return fail(exitUsage, "--corpus-quota-packs, --corpus-quota-bytes and --max-upload-bytes must be at least 1")
+	}
+	if xcaps.PerToken < 1 || xcaps.Running < 1 || xcaps.Cases < 1 || xcaps.Configs < 1 || xcaps.Body < 1 {
+		return fail(exitUsage, "--experiments-per-token, --experiments-running, --max-experiment-cases, --max-experiment-configs and --max-experiment-bytes must be at least 1")
 	}
 	if err := in.check(); err != nil {
 		return fail(exitUsage, "%v", err)
@@ -130,7 +140,7 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	srv, err := server.New(server.Config{Engine: e, Store: st, Transport: httptransport.New(key), Endpoint: *endpoint,
 		Pepper: pepper, Caps: caps, Log: log, UsageFlush: time.Second, StreamsPerToken: *streamsPerToken,
-		Corpora: *corporaDir, CorpusQuota: quota, MaxUpload: *maxUpload, MaxPackBytes: *in.max})
+		Corpora: *corporaDir, CorpusQuota: quota, MaxUpload: *maxUpload, MaxPackBytes: *in.max, Experiments: xcaps})
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}

@@ -322,3 +322,23 @@ func TestServeAPIOffersTheOperatorsPacks(t *testing.T) {
 	assert.Contains(t, errOut, "--pack "+filepath.Dir(pack)+":")
 	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %s", errOut)
 }
+
+// serve-api's experiment caps reach the server: over
+// --max-experiment-configs is refused with too_many_configs, within it
+// the experiment is admitted; a cap below 1 is a usage error.
+func TestServeAPIExperimentCaps(t *testing.T) {
+	t.Setenv(pepperVariable, testPepper)
+	db := filepath.Join(t.TempDir(), "api.db")
+	code, token, errOut := ragagent("tokens", "add", "--db", db, "--name", "ci", "--scopes", "read,run")
+	require.Equal(t, exitOK, code, errOut)
+	token = strings.TrimSpace(token)
+	_, base, stderr := startServeAPI(t, db, "--max-experiment-configs", "1")
+	status, out := apiCall(t, "POST", base+"/v1/experiments", token, `{"kind": "retrieval", "corpus": "seed", "configs": ["seed", "general"]}`)
+	assert.Equal(t, http.StatusBadRequest, status, stderr.String())
+	assert.Equal(t, "too_many_configs", out["error"].(map[string]any)["code"])
+	status, out = apiCall(t, "POST", base+"/v1/experiments", token, `{"kind": "retrieval", "corpus": "seed", "configs": ["seed"]}`)
+	assert.Equal(t, http.StatusAccepted, status, out)
+	code, _, errOut = ragagent("serve-api", "--db", db, "--experiments-per-token", "0")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--experiments-per-token")
+}

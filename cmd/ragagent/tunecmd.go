@@ -14,15 +14,17 @@ import (
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/internal/atomicfile"
+	"github.com/ragagentlab/ragagent/internal/embedproc"
 )
 
 func cmdTune(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("tune", "--corpus PACK --cases FILE [--out FILE] [--json] [--folds N]", stderr)
+	fs := newFlags("tune", "--corpus PACK --cases FILE [--out FILE] [--json] [--folds N] [--model DIR]... [--vectors DIR]...", stderr)
 	corpusName := fs.String("corpus", "seed", corpusHelp)
 	casesFile := fs.String("cases", "", "the question set `file` to tune on (ragagent-cases/1 JSON or TSV); default: the pack's own cases")
 	out := fs.String("out", "", "write the chosen configuration to this spec `file` (ragagent retrieval --config FILE and corpus build --config FILE read it); refused if it exists")
 	folds := fs.Int("folds", 0, "cross-validation folds, 2 or more (default 5)")
 	asJSON := fs.Bool("json", false, `print {"chosen", "estimate": {"mrr@10", "recall@10"}, "against": [...], "folds", ...}`)
+	mf := addVectorFlags(fs)
 	in := addInputFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -48,7 +50,16 @@ func cmdTune(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	e, err := engine.Open(engine.Options{Packs: knownPacks()})
+	models, err := mf.open()
+	if err != nil {
+		return usage(err)
+	}
+	opts := engine.Options{Packs: knownPacks()}
+	if models != nil {
+		defer models.Close()
+		opts.Models = models
+	}
+	e, err := engine.Open(opts)
 	if err != nil {
 		return fail(err)
 	}
@@ -65,6 +76,12 @@ func cmdTune(args []string, stdout, stderr io.Writer) int {
 	}
 	if req.Corpus, err = openCorpus(e, in, *corpusName); err != nil {
 		return fail(err)
+	}
+	if models != nil {
+		if dir := packFolder(e, *corpusName); dir != "" {
+			models.PackDir(req.Corpus, dir)
+		}
+		req.Vectors, req.CrossEncoders = modelStages(models, req.Corpus)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -128,4 +145,22 @@ func printTune(w io.Writer, r *engine.TuneResult, out string) {
 	if out != "" {
 		fmt.Fprintf(w, "\nwrote %s: use it with --config %s, or make it the pack's default with ragagent corpus config PACK --config %s\n", out, out, out)
 	}
+}
+
+// modelStages sorts the model folders given to tune: a model whose
+// vectors file of the pack (vectors-<name>.bin, as corpus embed names it)
+// is found is a sentence encoder to fuse; any other is taken for a
+// cross-encoder, and a sentence encoder without its vectors is then
+// refused by its runner, naming its kind.
+func modelStages(models *embedproc.Models, pack string) ([]engine.TuneVectors, []string) {
+	var vecs []engine.TuneVectors
+	var ces []string
+	for _, id := range models.IDs() {
+		if name := vectorsName(id); models.HasVectors(pack, name) {
+			vecs = append(vecs, engine.TuneVectors{Model: id, File: name})
+		} else {
+			ces = append(ces, id)
+		}
+	}
+	return vecs, ces
 }

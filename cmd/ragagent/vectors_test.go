@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +17,9 @@ import (
 // tinyEmbedder is the tests' tiny sentence encoder (random weights: its
 // vectors mean nothing), run by the project's embedder under node.
 var tinyEmbedder = filepath.Join("..", "..", "tests", "fixtures", "tiny-embedder")
+
+// tinyCrossEncoder is the tests' tiny cross-encoder (random weights too).
+var tinyCrossEncoder = filepath.Join("..", "..", "tests", "fixtures", "tiny-cross-encoder")
 
 func useEmbedder(t *testing.T) {
 	t.Helper()
@@ -112,4 +117,57 @@ func TestModelPin(t *testing.T) {
 	code, _, stderr = ragagent("model", "pin", dir)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--id, --revision and --license are required")
+}
+
+// TestTuneSearchesTheModelsGiven: `tune --model DIR --vectors DIR` adds
+// to its search the pack's default fused with each sentence encoder whose
+// vectors of the pack are found, and reordered by each other model as a
+// cross-encoder (tune.WithModels); a sentence encoder without its vectors
+// is refused by kind, and the choice's bytes do not depend on the run.
+func TestTuneSearchesTheModelsGiven(t *testing.T) {
+	useEmbedder(t)
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	require.NoError(t, os.MkdirAll(docs, 0o755))
+	topics := []string{"kettle", "toaster", "blender", "oven", "fridge", "freezer", "grill", "mixer", "juicer", "steamer", "dishwasher", "microwave"}
+	var cases strings.Builder
+	cases.WriteString(`{"format": "ragagent-cases/1", "cases": [`)
+	for i, topic := range topics {
+		page := fmt.Sprintf("# The %s\n\nHow to clean the %s: unplug the %s, wipe it with a damp cloth, and dry it before use.\n\n## Safety\n\nNever run the %s empty.\n", topic, topic, topic, topic)
+		require.NoError(t, os.WriteFile(filepath.Join(docs, topic+".md"), []byte(page), 0o644))
+		if i > 0 {
+			cases.WriteString(", ")
+		}
+		fmt.Fprintf(&cases, `{"id": "q%d", "question": "how do I clean my %s?", "split": "development", "target_urls": ["https://notes.example.org/%s.md"]}`, i+1, topic, topic)
+	}
+	cases.WriteString("]}")
+	casesFile := filepath.Join(dir, "cases.json")
+	require.NoError(t, os.WriteFile(casesFile, []byte(cases.String()), 0o644))
+	pack := filepath.Join(dir, "pack")
+	code, _, stderr := ragagent("corpus", "build", "--from", docs, "--out", pack, "--id", "kitchen", "--title", "Kitchen notes",
+		"--version", "1.0", "--base-url", "https://notes.example.org/", "--licence", "CC0", "--attribution", "me")
+	require.Equal(t, exitOK, code, stderr)
+	vecs := t.TempDir()
+	code, _, stderr = ragagent("corpus", "embed", "--corpus", pack, "--model", tinyEmbedder, "--out", filepath.Join(vecs, "vectors-tiny-embedder.bin"))
+	require.Equal(t, exitOK, code, stderr)
+
+	tuned := func(args ...string) (map[string]any, string) {
+		t.Helper()
+		code, stdout, stderr := ragagent(append([]string{"tune", "--corpus", pack, "--cases", casesFile, "--json"}, args...)...)
+		require.Equal(t, exitOK, code, stderr)
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(stdout), &r))
+		return r, stdout
+	}
+	lexical, _ := tuned()
+	withBoth, first := tuned("--model", tinyEmbedder, "--model", tinyCrossEncoder, "--vectors", vecs)
+	// The pack's default is general: one base, so one fusion and one
+	// cross-encoder stage.
+	assert.Equal(t, lexical["space"].(float64)+2, withBoth["space"])
+	_, again := tuned("--model", tinyCrossEncoder, "--model", tinyEmbedder, "--vectors", vecs)
+	assert.Equal(t, first, again, "the same models in another order choose the same bytes")
+
+	code, _, stderr = ragagent("tune", "--corpus", pack, "--cases", casesFile, "--model", tinyEmbedder)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "holds a model of kind embedder, not cross-encoder")
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/gemini"
+	"github.com/ragagentlab/ragagent/core/otlp"
 	"github.com/ragagentlab/ragagent/core/price"
 	"github.com/ragagentlab/ragagent/core/pyjson"
 	"github.com/ragagentlab/ragagent/core/reason"
@@ -431,6 +432,17 @@ func TestExportOTLP(t *testing.T) {
 	assert.Equal(t, 16, strings.Count(string(all), `"stringValue": "AGENT"`))
 	_, err = e.ExportOTLP(context.Background(), engine.ExportRequest{Source: engine.SourceBundled, Trial: "nope"})
 	assert.ErrorContains(t, err, `no trial "nope"`)
+
+	// Annotations of the one trial exported need not name it; of a whole
+	// recording, they must.
+	note := otlp.Annotation{Author: "user", Verdict: "correct", Time: "2026-12-07T02:10:00Z"}
+	annotated, err := e.ExportOTLP(context.Background(), engine.ExportRequest{Source: engine.SourceBundled, Trial: "overwrite-agent-1", Annotations: []otlp.Annotation{note}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(annotated), `"name": "ragagent.annotation"`))
+	assert.Contains(t, string(annotated), `"stringValue": "correct"`)
+	_, err = e.ExportOTLP(context.Background(), engine.ExportRequest{Source: engine.SourceBundled, Annotations: []otlp.Annotation{note}})
+	code, _ := reason.Of(err)
+	assert.Equal(t, reason.InvalidAnnotation, code, "%v", err)
 }
 
 func TestRunRefusesBeforeStarting(t *testing.T) {
@@ -870,6 +882,13 @@ func TestExportRunKeptOutside(t *testing.T) {
 	assert.Contains(t, text, `"stringValue": "ragagent"`, "the scripted rules are the provider")
 	assert.Contains(t, text, tr.ID)
 	assert.Contains(t, text, string(tr.Result.Reason))
+	// The page's annotation of the kept run is an event on its run span.
+	note := otlp.Annotation{Author: "user", Verdict: "wrong", Note: "read the wrong page", Time: "2026-12-07T02:10:00Z"}
+	annotated, err := e.ExportRun(context.Background(), engine.RunExport{Run: engine.RunRequest{Task: want, Policy: engine.Scripted}, ID: tr.ID, Repeat: tr.Repeat, RecordedAt: "2026-12-02T10:00:00Z",
+		Annotations: []otlp.Annotation{note}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(annotated), `"name": "ragagent.annotation"`))
+	assert.Contains(t, string(annotated), `"stringValue": "read the wrong page"`)
 	again, err := e.Run(context.Background(), engine.RunRequest{Task: want, Policy: engine.Scripted})
 	require.NoError(t, err)
 	assert.Equal(t, tr.Repeat+1, again.Repeat, "the export is not counted as a run")
@@ -879,6 +898,9 @@ func TestExportRunKeptOutside(t *testing.T) {
 	out, err = e.ExportRun(context.Background(), engine.RunExport{Run: engine.RunRequest{Task: want, Policy: engine.Gemini}, File: e.Recording()})
 	require.NoError(t, err)
 	assert.Equal(t, live.Result.Usage.ModelCalls, strings.Count(string(out), `"stringValue": "LLM"`))
+	annotated, err = e.ExportRun(context.Background(), engine.RunExport{Run: engine.RunRequest{Task: want, Policy: engine.Gemini}, File: e.Recording(), Annotations: []otlp.Annotation{note}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(annotated), `"name": "ragagent.annotation"`), "a live run's too")
 	assert.NotContains(t, string(out), "ragagent.refused")
 
 	_, err = e.ExportRun(context.Background(), engine.RunExport{Run: engine.RunRequest{Task: want, Policy: engine.Gemini}})

@@ -3,8 +3,8 @@ package engine
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 

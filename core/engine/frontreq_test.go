@@ -65,6 +65,14 @@ func TestParseExport(t *testing.T) {
 	assert.Equal(t, 2, x.Repeat)
 	assert.Equal(t, "2026-12-02T10:00:00Z", x.RecordedAt)
 	assert.Nil(t, x.File, "a scripted run has no recording")
+	assert.Empty(t, x.Annotations)
+
+	// The page's annotations of the run come with it.
+	x, err = p.ParseExport(`{"run": {"question": "q"}, "trial": {"id": "mine"}, "annotations": [{"author": "user", "verdict": "wrong", "note": "n", "passage_url": "https://x.test/a#b", "time": "2026-12-07T02:10:00Z"}]}`)
+	require.NoError(t, err)
+	require.Len(t, x.Annotations, 1)
+	assert.Equal(t, "wrong", x.Annotations[0].Verdict)
+	assert.Equal(t, "https://x.test/a#b", x.Annotations[0].PassageURL)
 
 	_, err = p.ParseExport(`{"run": {"question": ""}}`)
 	code, _ := reason.Of(err)

@@ -34,8 +34,13 @@ func (e *Engine) RerankPack(ctx context.Context, req PackRerankRequest) (*rerank
 		return nil, fmt.Errorf("rerank: --candidates must be from 1 to %d", MaxSearchK)
 	}
 	cases := make([]rerank.PackCase, len(l.Cases.Cases))
-	for i, c := range l.Cases.Cases {
-		cases[i] = rerank.PackCase{ID: c.ID, Question: c.Question, Version: c.Version, Sources: c.Sources, TargetURLs: c.TargetURLs}
+	for i := range l.Cases.Cases {
+		c := &l.Cases.Cases[i]
+		cases[i] = rerank.PackCase{ID: c.ID, Question: c.Question, Version: c.Version, Sources: c.Sources, TargetURLs: c.TargetURLs,
+			Matches: func(id string) bool {
+				p, err := l.Read(id)
+				return err == nil && c.Matches(p)
+			}}
 	}
 	// The lexical branch is the agent's search without snippets; each
 	// candidate's text is read and checked against the receipt it was

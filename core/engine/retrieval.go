@@ -547,3 +547,69 @@ func rankEach(req RetrievalRequest, c int, cases []*evaluate.Case, heads []corpu
 	}
 	return out, nil
 }
+
+// RetrievalPlan is what an experiment request will rank, checked before
+// anything is ranked: its configurations' names in order (the first the
+// baseline), the question set's cases and answerable cases, and the
+// depth. A server admits an experiment on it and counts its progress
+// against Total.
+type RetrievalPlan struct {
+	Corpus     string
+	Configs    []string
+	Cases      int
+	Answerable int
+	K          int
+}
+
+// Total is how many rankings the experiment makes: each answerable case
+// under each configuration.
+func (p RetrievalPlan) Total() int { return p.Answerable * len(p.Configs) }
+
+// PlanRetrieval checks req as Retrieval would (k, the configurations, the
+// question set and its answerable cases) without ranking anything, so a
+// server refuses a bad request with its reason code when it is sent, not
+// when the experiment starts. A request with a listwise stage or a
+// configuration needing models this engine lacks is refused as Retrieval
+// would refuse it.
+func (e *Engine) PlanRetrieval(req RetrievalRequest) (RetrievalPlan, error) {
+	k := req.K
+	if k == 0 {
+		k = DefaultRetrievalK
+	}
+	if k < 1 || k > MaxRetrievalK {
+		return RetrievalPlan{}, reason.New(InvalidField, "k must be from 1 to %d, got %d", MaxRetrievalK, req.K)
+	}
+	models := req.Models
+	if models == nil {
+		models = e.models
+	}
+	specs, err := resolveConfigs(req.Configs, models != nil, false)
+	if err != nil {
+		return RetrievalPlan{}, err
+	}
+	l, err := e.labFor(req.Corpus)
+	if err != nil {
+		return RetrievalPlan{}, err
+	}
+	if req.Cases != "" {
+		if l, err = l.WithCases([]byte(req.Cases)); err != nil {
+			return RetrievalPlan{}, err
+		}
+	}
+	p := RetrievalPlan{Corpus: l.Pack.Manifest.ID, Cases: len(l.Cases.Cases), K: k}
+	for i := range l.Cases.Cases {
+		if l.Cases.Cases[i].Answerable() {
+			p.Answerable++
+		}
+	}
+	if p.Answerable == 0 {
+		if p.Cases == 0 {
+			return RetrievalPlan{}, reason.New(reason.InvalidCases, "pack %s has no cases of its own; give a question set", p.Corpus)
+		}
+		return RetrievalPlan{}, reason.New(reason.InvalidCases, "the question set has no answerable case (every one names no target), so there is nothing to rank")
+	}
+	for _, s := range specs {
+		p.Configs = append(p.Configs, s.Name)
+	}
+	return p, nil
+}

@@ -320,3 +320,39 @@ func TestParseQuestionSetChecksTheSetAgainstThePack(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Equal(t, "3.12", got[0].Version, "the pack's default version")
 }
+
+// TestAPlanIsCheckedAsTheExperimentWouldBe: PlanRetrieval names the
+// configurations and counts the cases the experiment ranks (its Total is
+// the number of OnRanked calls), and refuses what Retrieval refuses with
+// the same reason code, ranking nothing.
+func TestAPlanIsCheckedAsTheExperimentWouldBe(t *testing.T) {
+	e := packEngine(t)
+	req := engine.RetrievalRequest{Corpus: "python-3.11", Configs: []engine.ConfigRef{{Name: "seed"}, {Name: "general"}}, K: 5}
+	p, err := e.PlanRetrieval(req)
+	require.NoError(t, err)
+	ranked := 0
+	req.OnRanked = func(int, int, experiment.Ranking) error { ranked++; return nil }
+	res, err := e.Retrieval(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"seed", "general"}, p.Configs)
+	assert.Equal(t, engine.RetrievalPlan{Corpus: "python-3.11", Configs: p.Configs, Cases: res.Cases, Answerable: res.Answerable, K: 5}, p)
+	assert.Equal(t, ranked, p.Total())
+	all, err := e.PlanRetrieval(engine.RetrievalRequest{})
+	require.NoError(t, err)
+	assert.Len(t, all.Configs, len(engine.RetrievalConfigs()))
+	for name, tc := range map[string]struct {
+		req  engine.RetrievalRequest
+		code reason.Code
+	}{
+		"unknown config": {engine.RetrievalRequest{Configs: []engine.ConfigRef{{Name: "nope"}}}, reason.UnknownConfig},
+		"bad spec":       {engine.RetrievalRequest{Configs: []engine.ConfigRef{{Spec: []byte(`{"name": 3}`)}}}, reason.InvalidConfig},
+		"bad cases":      {engine.RetrievalRequest{Cases: `{"format": "ragagent-cases/1", "cases": [{"id": "a"}]}`}, reason.InvalidCases},
+		"k":              {engine.RetrievalRequest{K: engine.MaxRetrievalK + 1}, engine.InvalidField},
+	} {
+		_, err := e.PlanRetrieval(tc.req)
+		code, _ := reason.Of(err)
+		assert.Equal(t, tc.code, code, "%s: %v", name, err)
+	}
+	_, err = e.PlanRetrieval(engine.RetrievalRequest{Corpus: "nope"})
+	assert.Error(t, err)
+}

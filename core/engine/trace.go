@@ -119,6 +119,26 @@ type ExportRequest struct {
 	// Corpus is the pack the trials were run over ("" is the seed): they
 	// are replayed, and their candidates described, from its index.
 	Corpus string `json:"corpus"`
+	// Annotations are the page's annotations of the trials exported, each
+	// an event on its run span (core/otlp); when one trial is exported
+	// they need not name it.
+	Annotations []otlp.Annotation `json:"annotations"`
+}
+
+// annotationsOf is notes with each one that names no trial given id (the
+// one trial an export holds).
+func annotationsOf(notes []otlp.Annotation, id string) []otlp.Annotation {
+	if len(notes) == 0 || id == "" {
+		return notes
+	}
+	out := make([]otlp.Annotation, len(notes))
+	for i, a := range notes {
+		if a.Trial == "" {
+			a.Trial = id
+		}
+		out[i] = a
+	}
+	return out
 }
 
 // ExportOTLP replays a source's trials (or one) and exports them as
@@ -149,18 +169,18 @@ func (e *Engine) ExportOTLP(ctx context.Context, req ExportRequest) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	return otlpOf(l, f, rep.Trials)
+	return otlpOf(l, f, rep.Trials, annotationsOf(req.Annotations, req.Trial))
 }
 
 // OTLP exports replayed trials of f, made over the seed; each search's
 // candidates are listed with their passage text and bm25 score from the
 // seed's index.
 func (e *Engine) OTLP(f *recording.File, trials []report.Trial) ([]byte, error) {
-	return otlpOf(e.lab, f, trials)
+	return otlpOf(e.lab, f, trials, nil)
 }
 
-func otlpOf(l *lab.Lab, f *recording.File, trials []report.Trial) ([]byte, error) {
-	return otlp.Export(otlp.Input{File: f, Reports: trials, Documents: documentsOf(l)})
+func otlpOf(l *lab.Lab, f *recording.File, trials []report.Trial, notes []otlp.Annotation) ([]byte, error) {
+	return otlp.Export(otlp.Input{File: f, Reports: trials, Documents: documentsOf(l), Annotations: notes})
 }
 
 // documentsOf describes a search's candidates from l: each passage's text,
@@ -209,6 +229,9 @@ type RunExport struct {
 	ID         string
 	Repeat     int
 	RecordedAt string
+	// Annotations are the page's annotations of the run, events on its
+	// run span; they need not name its trial.
+	Annotations []otlp.Annotation
 }
 
 // ExportRun exports a kept run as OTLP/JSON (core/otlp): a live run's
@@ -224,7 +247,11 @@ func (e *Engine) ExportRun(ctx context.Context, req RunExport) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return otlpOf(l, req.File, rep.Trials)
+		id := ""
+		if len(rep.Trials) == 1 {
+			id = rep.Trials[0].ID
+		}
+		return otlpOf(l, req.File, rep.Trials, annotationsOf(req.Annotations, id))
 	}
 	if req.Run.Policy != Scripted {
 		return nil, fmt.Errorf("export: a %s run is exported from its recording, and none was given", req.Run.Policy)
@@ -244,12 +271,13 @@ func (e *Engine) ExportRun(ctx context.Context, req RunExport) ([]byte, error) {
 		return nil, err
 	}
 	f := &recording.File{Model: string(Scripted), Endpoint: "", Config: nil, RecordedAt: req.RecordedAt, Trials: []recording.Trial{trialRecord(tr, req.Run.Task)}}
-	return otlpOf(l, f, []report.Trial{tr})
+	return otlpOf(l, f, []report.Trial{tr}, annotationsOf(req.Annotations, tr.ID))
 }
 
 // ParseExport reads a front end's request to export a kept run, JSON
-// {run, recording?, recorded_at, trial: {id, repeat}}: run is the run's
-// spec, read by p as the run was; recording a live run's own recording.
+// {run, recording?, recorded_at, trial: {id, repeat}, annotations?}: run is
+// the run's spec, read by p as the run was; recording a live run's own
+// recording; annotations the page's of the run (otlp.Annotation).
 func (p RunParser) ParseExport(text string) (RunExport, error) {
 	var o struct {
 		Run        json.RawMessage `json:"run"`
@@ -259,15 +287,16 @@ func (p RunParser) ParseExport(text string) (RunExport, error) {
 			ID     string `json:"id"`
 			Repeat int    `json:"repeat"`
 		} `json:"trial"`
+		Annotations []otlp.Annotation `json:"annotations"`
 	}
 	if err := json.Unmarshal([]byte(text), &o); err != nil {
-		return RunExport{}, fmt.Errorf("export: give {corpus, run, recording?, recorded_at, trial: {id, repeat}}: %v", err)
+		return RunExport{}, fmt.Errorf("export: give {corpus, run, recording?, recorded_at, trial: {id, repeat}, annotations?}: %v", err)
 	}
 	run, err := p.ParseText(string(o.Run))
 	if err != nil {
 		return RunExport{}, err
 	}
-	x := RunExport{Run: run, ID: o.Trial.ID, Repeat: o.Trial.Repeat, RecordedAt: o.RecordedAt}
+	x := RunExport{Run: run, ID: o.Trial.ID, Repeat: o.Trial.Repeat, RecordedAt: o.RecordedAt, Annotations: o.Annotations}
 	if o.Recording != nil {
 		if x.File, err = ParseRecording([]byte(*o.Recording)); err != nil {
 			return RunExport{}, err

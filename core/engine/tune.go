@@ -25,16 +25,25 @@ type TuneRequest struct {
 	// Folds is the number of cross-validation folds; 0 means
 	// tune.DefaultFolds.
 	Folds int `json:"folds,omitempty"`
+	// Vectors and CrossEncoders widen the search with the models the
+	// engine's Models holds (tune.WithModels over the pack's default and
+	// general): `ragagent tune --model DIR --vectors DIR`.
+	Vectors       []TuneVectors `json:"vectors,omitempty"`
+	CrossEncoders []string      `json:"cross_encoders,omitempty"`
 	// OnCase, if set, sees each case ranked (done of total, cases times
 	// configurations): a long search's progress.
 	OnCase func(done, total int, config string) `json:"-"`
 }
 
+// TuneVectors is a vector branch tune may fuse: the sentence encoder's
+// id and the pack's vectors file of it.
+type TuneVectors = tune.Vectors
+
 // ParseTuneRequest reads a front end's tune request strictly.
 func ParseTuneRequest(text string) (TuneRequest, error) {
 	var req TuneRequest
 	if err := jsonfile.Decode([]byte(text), &req); err != nil {
-		return req, fmt.Errorf("tune: the request is not {corpus, cases, folds}: %v", err)
+		return req, fmt.Errorf("tune: the request is not {corpus, cases, folds, vectors, cross_encoders}: %v", err)
 	}
 	return req, nil
 }
@@ -106,6 +115,17 @@ func (e *Engine) Tune(ctx context.Context, req TuneRequest) (*TuneResult, error)
 	if defAt < 0 {
 		specs = append(append([]retrieval.Spec(nil), space...), def)
 		defAt = len(specs) - 1
+	}
+	if len(req.Vectors) > 0 || len(req.CrossEncoders) > 0 {
+		if e.models == nil {
+			return nil, reason.New(reason.UnknownConfig, "tune: a vector branch or a cross-encoder needs its model, which this engine was not given (ragagent tune --model DIR --vectors DIR)")
+		}
+		general, _ := retrieval.Lookup(retrieval.General)
+		more, err := tune.WithModels([]retrieval.Spec{def, general}, req.Vectors, req.CrossEncoders)
+		if err != nil {
+			return nil, reason.New(reason.InvalidConfig, "%v", err)
+		}
+		specs = append(specs[:len(specs):len(specs)], more...)
 	}
 	k := DefaultRetrievalK
 	r, err := e.rank(ctx, RetrievalRequest{Corpus: req.Corpus, Cases: req.Cases, OnCase: req.OnCase}, specs, e.models, k)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/reason"
 )
 
 // TestTuneThenApply: tune chooses on the Python pack's natural set with
@@ -48,4 +49,21 @@ func TestTuneThenApply(t *testing.T) {
 	assert.Equal(t, res.Chosen.Name, found.Retrieval)
 	_, err = e.ApplyDefault("seed", "stemmed")
 	assert.ErrorContains(t, err, "the seed's search is the seed's")
+}
+
+// TestTuneWithModelsNeedsThem: a request naming a vector branch or a
+// cross-encoder on an engine given no models is refused before anything
+// is ranked, saying how to give them.
+func TestTuneWithModelsNeedsThem(t *testing.T) {
+	e := packEngine(t)
+	cases, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "cases", "python-3.11-natural.json"))
+	require.NoError(t, err)
+	ranked := 0
+	_, err = e.Tune(context.Background(), engine.TuneRequest{Corpus: "python-3.11", Cases: string(cases),
+		CrossEncoders: []string{"cross-encoder/ms-marco-MiniLM-L-6-v2"}, OnCase: func(int, int, string) { ranked++ }})
+	require.Error(t, err)
+	code, _ := reason.Of(err)
+	assert.Equal(t, reason.UnknownConfig, code)
+	assert.Contains(t, err.Error(), "--model DIR")
+	assert.Zero(t, ranked)
 }

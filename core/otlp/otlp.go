@@ -5,7 +5,8 @@
 // per trial, an AGENT span for the run, an LLM span per model call (its
 // input and output messages and token counts), a RETRIEVER span per
 // admitted search (its candidate documents) and a TOOL span per admitted
-// read. Refusals and endings are span statuses and events.
+// read. Refusals and endings are span statuses and events, and a person's
+// annotations of a trial (Annotation) events on its run span.
 //
 // Everything comes from the recording and its replay: trace and span ids
 // are hashes of the recorded trial, and times come from the recording
@@ -64,6 +65,9 @@ type Input struct {
 	File      *recording.File
 	Reports   []report.Trial
 	Documents func(query, version string, candidates []agent.Candidate) []Document
+	// Annotations are people's judgements of the trials, each an event on
+	// its trial's run span; none leaves the export's bytes as they were.
+	Annotations []Annotation
 }
 
 // Export writes the reports as one OTLP/JSON TracesData document.
@@ -82,13 +86,24 @@ func Export(in Input) ([]byte, error) {
 		starts[t.ID] = at
 		at = at.Add(trialDuration(t, nil))
 	}
+	exported := map[string]bool{}
+	for _, rep := range in.Reports {
+		exported[rep.ID] = true
+	}
+	notes, err := annotationEvents(in.Annotations, exported)
+	if err != nil {
+		return nil, err
+	}
 	var spans []span
 	for _, rep := range in.Reports {
 		t, ok := find(in.File, rep.ID)
 		if !ok {
 			return nil, fmt.Errorf("otlp: the recording has no trial %q", rep.ID)
 		}
-		spans = append(spans, exportTrial(in, t, rep, starts[t.ID])...)
+		trial := exportTrial(in, t, rep, starts[t.ID])
+		trial[0].Events = append(trial[0].Events, notes[rep.ID]...)
+		notes[rep.ID] = nil // a trial exported twice carries them once
+		spans = append(spans, trial...)
 	}
 	doc := tracesData{ResourceSpans: []resourceSpans{{
 		Resource: resource{Attributes: []keyValue{

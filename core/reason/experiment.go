@@ -18,3 +18,9 @@ const (
 	// than the one its recording names.
 	ConfigMismatch Code = "config_mismatch"
 )
+
+// InvalidAnnotation is a person's annotation of a trial (the page's
+// verdict, note and answering passage) that an export cannot carry: an
+// unknown verdict, a time that is not RFC 3339, no author, or a trial the
+// export does not hold. The detail names the field.
+const InvalidAnnotation Code = "invalid_annotation"

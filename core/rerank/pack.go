@@ -15,6 +15,12 @@ type PackCase struct {
 	Version    string
 	Sources    []string
 	TargetURLs []string
+	// Matches, when set, is the lab's own judgement of whether the
+	// passage with this source id answers the case (evaluate.Case.Matches:
+	// its URL or an alias, or a page-level target's page), so the reranking
+	// lab judges as the experiments do; without it a candidate's URL must
+	// equal a target URL.
+	Matches func(sourceID string) bool
 }
 
 // Hit is one candidate of a pack's lexical branch, best first: its bm25
@@ -101,9 +107,14 @@ func RerankPack(ctx context.Context, corpus string, cases []PackCase, search Lex
 		for name, order := range map[string][]PackCandidate{"lexical": lex, "coverage": cov} {
 			var keys []string
 			for _, x := range order {
-				if len(c.TargetURLs) > 0 {
+				switch {
+				case c.Matches != nil && c.Matches(x.SourceID):
+					keys = append(keys, targets[0]) // a match names a target
+				case c.Matches != nil:
+					keys = append(keys, "")
+				case len(c.TargetURLs) > 0:
 					keys = append(keys, x.URL)
-				} else {
+				default:
 					keys = append(keys, x.SourceID)
 				}
 			}

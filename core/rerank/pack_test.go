@@ -44,6 +44,15 @@ func TestRerankPackJudgesBothOrders(t *testing.T) {
 	assert.Nil(t, res.Cases[2].Outcomes["lexical"].Top1Hit, "no target, no hit or miss")
 	assert.Equal(t, 2, res.Summary["coverage"].Answerable)
 
+	// The lab's own judgement, when given, decides: a page-level target
+	// or an alias matches a candidate whose URL is not the target.
+	judged := []rerank.PackCase{{ID: "page-level", Question: "How do I write text?", Version: "3.11",
+		TargetURLs: []string{"https://x.test/q.html"}, Matches: func(id string) bool { return id == "c" }}}
+	res, err = rerank.RerankPack(context.Background(), "p", judged, search, 3)
+	require.NoError(t, err)
+	assert.Equal(t, 1/3.0, res.Cases[0].Outcomes["lexical"].ReciprocalRank, "c is third in lexical order")
+	assert.True(t, *res.Cases[0].Outcomes["coverage"].Top1Hit == false)
+
 	_, err = rerank.RerankPack(context.Background(), "p", cases, func(string, int, string) ([]rerank.Hit, error) {
 		return nil, errors.New("index gone")
 	}, 3)

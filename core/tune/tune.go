@@ -84,6 +84,80 @@ func Space() []retrieval.Spec {
 	return out
 }
 
+// Vectors is a vector branch a search may fuse: a sentence encoder's id
+// and the pack's vectors file its passages were embedded into (`ragagent
+// corpus embed` writes it).
+type Vectors struct {
+	Model string `json:"model"`
+	File  string `json:"file"`
+}
+
+// WithModels is what the models add to a search: for each of bases (the
+// pack's default and general, say; a base twice counts once), its
+// reciprocal rank fusion with each vector branch (K 60, depth 100, as in
+// the second document's hybrid) and its first 50 reordered by each
+// cross-encoder. A model multiplies the bases only, not the grid: each
+// configuration a model adds costs a model call per question or per
+// candidate, and a few dozen questions cannot choose among hundreds.
+// Each added spec is validated, so a model id the spec format refuses is
+// refused here, naming it.
+func WithModels(bases []retrieval.Spec, vecs []Vectors, crossEncoders []string) ([]retrieval.Spec, error) {
+	var out []retrieval.Spec
+	seen := map[string]bool{}
+	for _, b := range bases {
+		b.SecondStage = retrieval.SecondStage{Method: retrieval.StageNone}
+		b.Fusion = nil
+		key := string(Settings(b))
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		for _, v := range vecs {
+			s := b
+			s.Fusion = &retrieval.Fusion{Method: retrieval.FusionRRF, K: retrieval.DefaultRRFK, Depth: retrieval.DefaultFusionDepth, Model: v.Model, Vectors: v.File}
+			s.Name = modelName(b.Name, "rrf", v.Model)
+			s.Description = b.Name + " fused (reciprocal rank, K 60) with the vector branch of " + v.Model + " (" + v.File + ")"
+			out = append(out, s)
+		}
+		for _, m := range crossEncoders {
+			s := b
+			s.SecondStage = retrieval.SecondStage{Method: retrieval.StageCrossEncoder, Depth: retrieval.DefaultDepth, Model: m}
+			s.Name = modelName(b.Name, "ce", m)
+			s.Description = b.Name + ", its first 50 reordered by the cross-encoder " + m
+			out = append(out, s)
+		}
+	}
+	for _, s := range out {
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Errorf("tune: the configuration %s: %w", s.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// modelName is an added configuration's name: its base's, the stage and
+// the model's name (after its owner), lowercased and within the spec
+// format's 64 characters.
+func modelName(base, stage, model string) string {
+	if i := strings.LastIndex(model, "/"); i >= 0 {
+		model = model[i+1:]
+	}
+	m := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + ('a' - 'A')
+		}
+		return '-'
+	}, model)
+	n := base + "-" + stage + "-" + m
+	if len(n) > retrieval.MaxNameLength {
+		n = n[:retrieval.MaxNameLength]
+	}
+	return n
+}
+
 // Settings are what decides a spec's ranking: its canonical form without
 // its name and description.
 func Settings(s retrieval.Spec) []byte {

@@ -107,3 +107,51 @@ func TestChooseRefusals(t *testing.T) {
 	_, err = Choose(scores(repeat(0.5, 12)), 3, 0)
 	assert.ErrorContains(t, err, "default")
 }
+
+// TestWithModelsMultipliesTheBasesOnly: each base once (by settings), a
+// fusion per vector branch and a cross-encoder stage per scorer, each a
+// valid spec named after its base and model; a model id the spec format
+// refuses is refused, naming the configuration.
+func TestWithModelsMultipliesTheBasesOnly(t *testing.T) {
+	general, err := retrieval.Lookup(retrieval.General)
+	require.NoError(t, err)
+	seed, err := retrieval.Lookup(retrieval.Seed)
+	require.NoError(t, err)
+	vecs := []Vectors{{Model: "sentence-transformers/all-MiniLM-L6-v2", File: "vectors-all-MiniLM-L6-v2.bin"}}
+	ces := []string{"cross-encoder/ms-marco-MiniLM-L-6-v2"}
+	for _, tc := range []struct {
+		name  string
+		bases []retrieval.Spec
+		vecs  []Vectors
+		ces   []string
+		want  []string
+		err   string
+	}{
+		{"one base twice", []retrieval.Spec{general, general}, vecs, ces, []string{"general-rrf-all-minilm-l6-v2", "general-ce-ms-marco-minilm-l-6-v2"}, ""},
+		{"two bases", []retrieval.Spec{seed, general}, vecs, nil, []string{"seed-rrf-all-minilm-l6-v2", "general-rrf-all-minilm-l6-v2"}, ""},
+		{"no models", []retrieval.Spec{general}, nil, nil, nil, ""},
+		{"a model id the format refuses", []retrieval.Spec{general}, nil, []string{"not a model"}, nil, "general-ce-not-a-model"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := WithModels(tc.bases, tc.vecs, tc.ces)
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			var names []string
+			for _, s := range got {
+				names = append(names, s.Name)
+				assert.NoError(t, s.Validate())
+				if s.Fusion != nil {
+					assert.Equal(t, retrieval.StageNone, s.SecondStage.Method)
+					assert.Equal(t, retrieval.DefaultRRFK, s.Fusion.K)
+				} else {
+					assert.Equal(t, retrieval.StageCrossEncoder, s.SecondStage.Method)
+				}
+			}
+			assert.Equal(t, tc.want, names)
+		})
+	}
+}

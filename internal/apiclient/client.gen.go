@@ -65,8 +65,11 @@ const (
 	ErrorBodyCodeBuiltInCorpus        ErrorBodyCode = "built_in_corpus"
 	ErrorBodyCodeCorpusExists         ErrorBodyCode = "corpus_exists"
 	ErrorBodyCodeCorpusQuota          ErrorBodyCode = "corpus_quota"
+	ErrorBodyCodeExperimentQuota      ErrorBodyCode = "experiment_quota"
 	ErrorBodyCodeHeadersTooLarge      ErrorBodyCode = "headers_too_large"
 	ErrorBodyCodeInternalError        ErrorBodyCode = "internal_error"
+	ErrorBodyCodeInvalidCases         ErrorBodyCode = "invalid_cases"
+	ErrorBodyCodeInvalidConfig        ErrorBodyCode = "invalid_config"
 	ErrorBodyCodeInvalidField         ErrorBodyCode = "invalid_field"
 	ErrorBodyCodeInvalidLimits        ErrorBodyCode = "invalid_limits"
 	ErrorBodyCodeInvalidMode          ErrorBodyCode = "invalid_mode"
@@ -81,15 +84,20 @@ const (
 	ErrorBodyCodeMissingApiKey        ErrorBodyCode = "missing_api_key"
 	ErrorBodyCodeMissingScope         ErrorBodyCode = "missing_scope"
 	ErrorBodyCodeNoRecording          ErrorBodyCode = "no_recording"
+	ErrorBodyCodeNoResult             ErrorBodyCode = "no_result"
 	ErrorBodyCodeNotFound             ErrorBodyCode = "not_found"
 	ErrorBodyCodeQueueFull            ErrorBodyCode = "queue_full"
 	ErrorBodyCodeRequestLimit         ErrorBodyCode = "request_limit"
+	ErrorBodyCodeTooManyCases         ErrorBodyCode = "too_many_cases"
+	ErrorBodyCodeTooManyConfigs       ErrorBodyCode = "too_many_configs"
 	ErrorBodyCodeTooManyStreams       ErrorBodyCode = "too_many_streams"
 	ErrorBodyCodeUnauthorized         ErrorBodyCode = "unauthorized"
 	ErrorBodyCodeUnavailable          ErrorBodyCode = "unavailable"
+	ErrorBodyCodeUnknownConfig        ErrorBodyCode = "unknown_config"
 	ErrorBodyCodeUnknownCorpus        ErrorBodyCode = "unknown_corpus"
 	ErrorBodyCodeUnknownField         ErrorBodyCode = "unknown_field"
 	ErrorBodyCodeUnknownParameter     ErrorBodyCode = "unknown_parameter"
+	ErrorBodyCodeUnsupportedKind      ErrorBodyCode = "unsupported_kind"
 	ErrorBodyCodeUnsupportedMediaType ErrorBodyCode = "unsupported_media_type"
 )
 
@@ -110,9 +118,15 @@ func (e ErrorBodyCode) Valid() bool {
 		return true
 	case ErrorBodyCodeCorpusQuota:
 		return true
+	case ErrorBodyCodeExperimentQuota:
+		return true
 	case ErrorBodyCodeHeadersTooLarge:
 		return true
 	case ErrorBodyCodeInternalError:
+		return true
+	case ErrorBodyCodeInvalidCases:
+		return true
+	case ErrorBodyCodeInvalidConfig:
 		return true
 	case ErrorBodyCodeInvalidField:
 		return true
@@ -142,11 +156,17 @@ func (e ErrorBodyCode) Valid() bool {
 		return true
 	case ErrorBodyCodeNoRecording:
 		return true
+	case ErrorBodyCodeNoResult:
+		return true
 	case ErrorBodyCodeNotFound:
 		return true
 	case ErrorBodyCodeQueueFull:
 		return true
 	case ErrorBodyCodeRequestLimit:
+		return true
+	case ErrorBodyCodeTooManyCases:
+		return true
+	case ErrorBodyCodeTooManyConfigs:
 		return true
 	case ErrorBodyCodeTooManyStreams:
 		return true
@@ -154,11 +174,15 @@ func (e ErrorBodyCode) Valid() bool {
 		return true
 	case ErrorBodyCodeUnavailable:
 		return true
+	case ErrorBodyCodeUnknownConfig:
+		return true
 	case ErrorBodyCodeUnknownCorpus:
 		return true
 	case ErrorBodyCodeUnknownField:
 		return true
 	case ErrorBodyCodeUnknownParameter:
+		return true
+	case ErrorBodyCodeUnsupportedKind:
 		return true
 	case ErrorBodyCodeUnsupportedMediaType:
 		return true
@@ -184,13 +208,13 @@ func (e EventStream0Event) Valid() bool {
 
 // Defines values for EventStream1Event.
 const (
-	Started EventStream1Event = "started"
+	EventStream1EventStarted EventStream1Event = "started"
 )
 
 // Valid indicates whether the value is a known member of the EventStream1Event enum.
 func (e EventStream1Event) Valid() bool {
 	switch e {
-	case Started:
+	case EventStream1EventStarted:
 		return true
 	default:
 		return false
@@ -214,13 +238,142 @@ func (e EventStream2Event) Valid() bool {
 
 // Defines values for EventStream3Event.
 const (
-	End EventStream3Event = "end"
+	EventStream3EventEnd EventStream3Event = "end"
 )
 
 // Valid indicates whether the value is a known member of the EventStream3Event enum.
 func (e EventStream3Event) Valid() bool {
 	switch e {
-	case End:
+	case EventStream3EventEnd:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentKind.
+const (
+	ExperimentKindRetrieval ExperimentKind = "retrieval"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentKind enum.
+func (e ExperimentKind) Valid() bool {
+	switch e {
+	case ExperimentKindRetrieval:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentCreateKind.
+const (
+	ExperimentCreateKindAgent     ExperimentCreateKind = "agent"
+	ExperimentCreateKindRetrieval ExperimentCreateKind = "retrieval"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentCreateKind enum.
+func (e ExperimentCreateKind) Valid() bool {
+	switch e {
+	case ExperimentCreateKindAgent:
+		return true
+	case ExperimentCreateKindRetrieval:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentEventStreamEvent.
+const (
+	ExperimentEventStreamEventEnd      ExperimentEventStreamEvent = "end"
+	ExperimentEventStreamEventProgress ExperimentEventStreamEvent = "progress"
+	ExperimentEventStreamEventQueued   ExperimentEventStreamEvent = "queued"
+	ExperimentEventStreamEventStarted  ExperimentEventStreamEvent = "started"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentEventStreamEvent enum.
+func (e ExperimentEventStreamEvent) Valid() bool {
+	switch e {
+	case ExperimentEventStreamEventEnd:
+		return true
+	case ExperimentEventStreamEventProgress:
+		return true
+	case ExperimentEventStreamEventQueued:
+		return true
+	case ExperimentEventStreamEventStarted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentHeadlineMetric.
+const (
+	Mrr10 ExperimentHeadlineMetric = "mrr@10"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentHeadlineMetric enum.
+func (e ExperimentHeadlineMetric) Valid() bool {
+	switch e {
+	case Mrr10:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentRequestKind.
+const (
+	ExperimentRequestKindRetrieval ExperimentRequestKind = "retrieval"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentRequestKind enum.
+func (e ExperimentRequestKind) Valid() bool {
+	switch e {
+	case ExperimentRequestKindRetrieval:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentState.
+const (
+	ExperimentStateCancelled ExperimentState = "cancelled"
+	ExperimentStateFailed    ExperimentState = "failed"
+	ExperimentStateQueued    ExperimentState = "queued"
+	ExperimentStateRunning   ExperimentState = "running"
+	ExperimentStateSucceeded ExperimentState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentState enum.
+func (e ExperimentState) Valid() bool {
+	switch e {
+	case ExperimentStateCancelled:
+		return true
+	case ExperimentStateFailed:
+		return true
+	case ExperimentStateQueued:
+		return true
+	case ExperimentStateRunning:
+		return true
+	case ExperimentStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentSummaryKind.
+const (
+	ExperimentSummaryKindRetrieval ExperimentSummaryKind = "retrieval"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentSummaryKind enum.
+func (e ExperimentSummaryKind) Valid() bool {
+	switch e {
+	case ExperimentSummaryKindRetrieval:
 		return true
 	default:
 		return false
@@ -705,6 +858,174 @@ type EventStream_Item struct {
 	union json.RawMessage
 }
 
+// Experiment An experiment: the summary, its request, and once succeeded its result (null before), or once failed its error.
+type Experiment struct {
+	Corpus    string    `json:"corpus"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// Error Once failed: the reason code (the core's, such as invalid_cases, or internal_error) and its message; null otherwise.
+	Error      *ExperimentError `json:"error"`
+	FinishedAt *time.Time       `json:"finished_at"`
+
+	// Headline Once succeeded: the configuration with the best mrr@10 (the first of equals) and its value; null before.
+	Headline *ExperimentHeadline `json:"headline"`
+	Id       string              `json:"id"`
+	Kind     ExperimentKind      `json:"kind"`
+	Links    ExperimentLinks     `json:"links"`
+
+	// Progress Rankings kept of those the experiment makes (each answerable case under each configuration).
+	Progress ExperimentProgress `json:"progress"`
+
+	// Request The experiment's request as stored, k filled in: what it starts and resumes from.
+	Request   ExperimentRequest `json:"request"`
+	Result    *RetrievalResult  `json:"result"`
+	StartedAt *time.Time        `json:"started_at"`
+	State     ExperimentState   `json:"state"`
+}
+
+// ExperimentKind defines model for Experiment.Kind.
+type ExperimentKind string
+
+// ExperimentCreate `ragagent retrieval`'s inputs. Strictly decoded: unknown fields and repeated keys are refused.
+type ExperimentCreate struct {
+	// Cases A ragagent-cases/1 object, checked as the command line checks a --cases file (invalid_cases). Absent: the pack's own cases.
+	Cases *map[string]interface{} `json:"cases,omitempty"`
+
+	// Configs The configurations, the first the baseline (absent: all).
+	Configs *[]ExperimentCreate_Configs_Item `json:"configs,omitempty"`
+
+	// Corpus A built-in pack's id or the token's own upload's (another token's upload is unknown_corpus).
+	Corpus string `json:"corpus"`
+
+	// K How many passages each ranking holds.
+	K *int `json:"k,omitempty"`
+
+	// Kind retrieval: a retrieval comparison. agent (ragagent eval --cases) is refused with unsupported_kind by this server so far.
+	Kind ExperimentCreateKind `json:"kind"`
+}
+
+// ExperimentCreateConfigs0 A built-in configuration's name, or "all" (every offline built-in).
+type ExperimentCreateConfigs0 = string
+
+// ExperimentCreateConfigs1 A configuration of one's own: a spec as `ragagent retrieval --config FILE` reads it (checked by the core).
+type ExperimentCreateConfigs1 map[string]interface{}
+
+// ExperimentCreate_Configs_Item defines model for ExperimentCreate.configs.Item.
+type ExperimentCreate_Configs_Item struct {
+	union json.RawMessage
+}
+
+// ExperimentCreateKind retrieval: a retrieval comparison. agent (ragagent eval --cases) is refused with unsupported_kind by this server so far.
+type ExperimentCreateKind string
+
+// ExperimentError Once failed: the reason code (the core's, such as invalid_cases, or internal_error) and its message; null otherwise.
+type ExperimentError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ExperimentEvent Every experiment event's data: the state and progress after it (an end's error when it failed).
+type ExperimentEvent struct {
+	Error *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+
+	// Progress Rankings kept of those the experiment makes (each answerable case under each configuration).
+	Progress ExperimentProgress `json:"progress"`
+	State    ExperimentState    `json:"state"`
+}
+
+// ExperimentEventStream A text/event-stream body read as its events (as EventStream): queued, started, one progress per ranking kept, end.
+type ExperimentEventStream = []struct {
+	// Data Every experiment event's data: the state and progress after it (an end's error when it failed).
+	Data  ExperimentEvent            `json:"data"`
+	Event ExperimentEventStreamEvent `json:"event"`
+	Id    string                     `json:"id"`
+}
+
+// ExperimentEventStreamEvent defines model for ExperimentEventStream.Event.
+type ExperimentEventStreamEvent string
+
+// ExperimentHeadline Once succeeded: the configuration with the best mrr@10 (the first of equals) and its value; null before.
+type ExperimentHeadline struct {
+	Config string                   `json:"config"`
+	Metric ExperimentHeadlineMetric `json:"metric"`
+	Value  float32                  `json:"value"`
+}
+
+// ExperimentHeadlineMetric defines model for ExperimentHeadline.Metric.
+type ExperimentHeadlineMetric string
+
+// ExperimentLinks defines model for ExperimentLinks.
+type ExperimentLinks struct {
+	Cancel string `json:"cancel"`
+	Events string `json:"events"`
+	Result string `json:"result"`
+	Self   string `json:"self"`
+}
+
+// ExperimentList defines model for ExperimentList.
+type ExperimentList struct {
+	Experiments []ExperimentSummary `json:"experiments"`
+
+	// NextCursor Pass as cursor for the next (older) page; null on the last.
+	NextCursor *string `json:"next_cursor"`
+}
+
+// ExperimentProgress Rankings kept of those the experiment makes (each answerable case under each configuration).
+type ExperimentProgress struct {
+	Done  int `json:"done"`
+	Total int `json:"total"`
+}
+
+// ExperimentRequest The experiment's request as stored, k filled in: what it starts and resumes from.
+type ExperimentRequest struct {
+	Cases   *map[string]interface{}           `json:"cases"`
+	Configs *[]ExperimentRequest_Configs_Item `json:"configs"`
+	Corpus  string                            `json:"corpus"`
+	K       int                               `json:"k"`
+	Kind    ExperimentRequestKind             `json:"kind"`
+}
+
+// ExperimentRequestConfigs0 A built-in configuration's name, or "all" (every offline built-in).
+type ExperimentRequestConfigs0 = string
+
+// ExperimentRequestConfigs1 A configuration of one's own: a spec as `ragagent retrieval --config FILE` reads it (checked by the core).
+type ExperimentRequestConfigs1 map[string]interface{}
+
+// ExperimentRequest_Configs_Item defines model for ExperimentRequest.configs.Item.
+type ExperimentRequest_Configs_Item struct {
+	union json.RawMessage
+}
+
+// ExperimentRequestKind defines model for ExperimentRequest.Kind.
+type ExperimentRequestKind string
+
+// ExperimentState defines model for ExperimentState.
+type ExperimentState string
+
+// ExperimentSummary An experiment in a list: its state, progress and headline, not its result.
+type ExperimentSummary struct {
+	Corpus     string     `json:"corpus"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+
+	// Headline Once succeeded: the configuration with the best mrr@10 (the first of equals) and its value; null before.
+	Headline *ExperimentHeadline   `json:"headline"`
+	Id       string                `json:"id"`
+	Kind     ExperimentSummaryKind `json:"kind"`
+	Links    ExperimentLinks       `json:"links"`
+
+	// Progress Rankings kept of those the experiment makes (each answerable case under each configuration).
+	Progress  ExperimentProgress `json:"progress"`
+	StartedAt *time.Time         `json:"started_at"`
+	State     ExperimentState    `json:"state"`
+}
+
+// ExperimentSummaryKind defines model for ExperimentSummary.Kind.
+type ExperimentSummaryKind string
+
 // Health defines model for Health.
 type Health struct {
 	Status HealthStatus `json:"status"`
@@ -799,6 +1120,52 @@ type ResultMode string
 
 // ResultStatus defines model for Result.Status.
 type ResultStatus string
+
+// RetrievalResult Exactly the object `ragagent retrieval --json` prints for the same inputs (GET /v1/experiments/{id}/result gives its bytes).
+type RetrievalResult struct {
+	Answerable  int `json:"answerable"`
+	Cases       int `json:"cases"`
+	Comparisons []struct {
+		A          string    `json:"a"`
+		B          string    `json:"b"`
+		Ci95       []float32 `json:"ci95"`
+		Difference float32   `json:"difference"`
+		Metric     string    `json:"metric"`
+		PValue     float32   `json:"p_value"`
+	} `json:"comparisons"`
+	Configs []struct {
+		Cases []struct {
+			Id   string `json:"id"`
+			Rank *int   `json:"rank"`
+		} `json:"cases"`
+		Metrics struct {
+			Mrr10 struct {
+				Ci95  []float32 `json:"ci95"`
+				Value float32   `json:"value"`
+			} `json:"mrr@10"`
+			Ndcg10 struct {
+				Ci95  []float32 `json:"ci95"`
+				Value float32   `json:"value"`
+			} `json:"ndcg@10"`
+			Recall1 struct {
+				Ci95  []float32 `json:"ci95"`
+				Value float32   `json:"value"`
+			} `json:"recall@1"`
+			Recall10 struct {
+				Ci95  []float32 `json:"ci95"`
+				Value float32   `json:"value"`
+			} `json:"recall@10"`
+			Recall5 struct {
+				Ci95  []float32 `json:"ci95"`
+				Value float32   `json:"value"`
+			} `json:"recall@5"`
+		} `json:"metrics"`
+		Name string                 `json:"name"`
+		Spec map[string]interface{} `json:"spec"`
+	} `json:"configs"`
+	Corpus string `json:"corpus"`
+	K      int    `json:"k"`
+}
 
 // Run defines model for Run.
 type Run struct {
@@ -1011,6 +1378,18 @@ type CorpusConflict = Error
 // CorpusNotFound Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
 type CorpusNotFound = Error
 
+// ExperimentBadRequest Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
+type ExperimentBadRequest = Error
+
+// ExperimentBodyTooLarge Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
+type ExperimentBodyTooLarge = Error
+
+// ExperimentNotFound Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
+type ExperimentNotFound = Error
+
+// ExperimentTooMany Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
+type ExperimentTooMany = Error
+
 // Forbidden Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
 type Forbidden = Error
 
@@ -1025,6 +1404,9 @@ type InvalidPack = Error
 
 // MethodNotAllowed Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
 type MethodNotAllowed = Error
+
+// NoExperiments Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
+type NoExperiments = Error
 
 // NoUploads Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
 type NoUploads = Error
@@ -1053,6 +1435,17 @@ type UploadMediaType = Error
 // UploadTooLarge Every refusal. code is the core's reason code where one applies (invalid_limits, invalid_question, invalid_version, invalid_mode, batch_request_limit, missing_api_key), else the service's own.
 type UploadTooLarge = Error
 
+// ListExperimentsParams defines parameters for ListExperiments.
+type ListExperimentsParams struct {
+	Limit  *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// StreamExperimentEventsParams defines parameters for StreamExperimentEvents.
+type StreamExperimentEventsParams struct {
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
 // ListRunsParams defines parameters for ListRuns.
 type ListRunsParams struct {
 	Limit  *int    `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1063,6 +1456,9 @@ type ListRunsParams struct {
 type StreamRunEventsParams struct {
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
+
+// CreateExperimentJSONRequestBody defines body for CreateExperiment for application/json ContentType.
+type CreateExperimentJSONRequestBody = ExperimentCreate
 
 // CreateRunJSONRequestBody defines body for CreateRun for application/json ContentType.
 type CreateRunJSONRequestBody = RunCreate
@@ -1181,6 +1577,130 @@ func (t *EventStream_Item) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsExperimentCreateConfigs0 returns the union data inside the ExperimentCreate_Configs_Item as a ExperimentCreateConfigs0
+func (t ExperimentCreate_Configs_Item) AsExperimentCreateConfigs0() (ExperimentCreateConfigs0, error) {
+	var body ExperimentCreateConfigs0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromExperimentCreateConfigs0 overwrites any union data inside the ExperimentCreate_Configs_Item as the provided ExperimentCreateConfigs0
+func (t *ExperimentCreate_Configs_Item) FromExperimentCreateConfigs0(v ExperimentCreateConfigs0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeExperimentCreateConfigs0 performs a merge with any union data inside the ExperimentCreate_Configs_Item, using the provided ExperimentCreateConfigs0
+func (t *ExperimentCreate_Configs_Item) MergeExperimentCreateConfigs0(v ExperimentCreateConfigs0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsExperimentCreateConfigs1 returns the union data inside the ExperimentCreate_Configs_Item as a ExperimentCreateConfigs1
+func (t ExperimentCreate_Configs_Item) AsExperimentCreateConfigs1() (ExperimentCreateConfigs1, error) {
+	var body ExperimentCreateConfigs1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromExperimentCreateConfigs1 overwrites any union data inside the ExperimentCreate_Configs_Item as the provided ExperimentCreateConfigs1
+func (t *ExperimentCreate_Configs_Item) FromExperimentCreateConfigs1(v ExperimentCreateConfigs1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeExperimentCreateConfigs1 performs a merge with any union data inside the ExperimentCreate_Configs_Item, using the provided ExperimentCreateConfigs1
+func (t *ExperimentCreate_Configs_Item) MergeExperimentCreateConfigs1(v ExperimentCreateConfigs1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ExperimentCreate_Configs_Item) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ExperimentCreate_Configs_Item) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsExperimentRequestConfigs0 returns the union data inside the ExperimentRequest_Configs_Item as a ExperimentRequestConfigs0
+func (t ExperimentRequest_Configs_Item) AsExperimentRequestConfigs0() (ExperimentRequestConfigs0, error) {
+	var body ExperimentRequestConfigs0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromExperimentRequestConfigs0 overwrites any union data inside the ExperimentRequest_Configs_Item as the provided ExperimentRequestConfigs0
+func (t *ExperimentRequest_Configs_Item) FromExperimentRequestConfigs0(v ExperimentRequestConfigs0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeExperimentRequestConfigs0 performs a merge with any union data inside the ExperimentRequest_Configs_Item, using the provided ExperimentRequestConfigs0
+func (t *ExperimentRequest_Configs_Item) MergeExperimentRequestConfigs0(v ExperimentRequestConfigs0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsExperimentRequestConfigs1 returns the union data inside the ExperimentRequest_Configs_Item as a ExperimentRequestConfigs1
+func (t ExperimentRequest_Configs_Item) AsExperimentRequestConfigs1() (ExperimentRequestConfigs1, error) {
+	var body ExperimentRequestConfigs1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromExperimentRequestConfigs1 overwrites any union data inside the ExperimentRequest_Configs_Item as the provided ExperimentRequestConfigs1
+func (t *ExperimentRequest_Configs_Item) FromExperimentRequestConfigs1(v ExperimentRequestConfigs1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeExperimentRequestConfigs1 performs a merge with any union data inside the ExperimentRequest_Configs_Item, using the provided ExperimentRequestConfigs1
+func (t *ExperimentRequest_Configs_Item) MergeExperimentRequestConfigs1(v ExperimentRequestConfigs1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ExperimentRequest_Configs_Item) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ExperimentRequest_Configs_Item) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -1294,6 +1814,59 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/corpora/{id} (the `GetCorpus` operationId).
 	GetCorpus(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListExperiments List the token's experiments
+	//
+	// Newest first, with their state, progress and headline, without results. Needs the read scope.
+	//
+	// Corresponds with GET /v1/experiments (the `ListExperiments` operationId).
+	ListExperiments(ctx context.Context, params *ListExperimentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateExperimentWithBody Start an experiment
+	//
+	// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/experiments (the `CreateExperiment` operationId).
+	CreateExperimentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateExperiment Start an experiment
+	//
+	// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/experiments (the `CreateExperiment` operationId).
+	CreateExperiment(ctx context.Context, body CreateExperimentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetExperiment An experiment
+	//
+	// Its state, progress, request and, once succeeded, its result: the object `ragagent retrieval --json` prints for the same inputs. Needs the read scope.
+	//
+	// Corresponds with GET /v1/experiments/{id} (the `GetExperiment` operationId).
+	GetExperiment(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelExperiment Cancel an experiment
+	//
+	// Ends a queued or running experiment as cancelled at once (no ranking after it is kept) and stops its ranking. Needs the run scope.
+	//
+	// Corresponds with POST /v1/experiments/{id}/cancel (the `CancelExperiment` operationId).
+	CancelExperiment(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamExperimentEvents The experiment's events
+	//
+	// Server-Sent Events: `id` is the event's number (from 1), `event` is queued, started, progress (one per ranking kept, committed with it) or end, `data` an ExperimentEvent. Send Last-Event-ID to resume after an event; the stream ends after the end event. Needs the read scope.
+	//
+	// Corresponds with GET /v1/experiments/{id}/events (the `StreamExperimentEvents` operationId).
+	StreamExperimentEvents(ctx context.Context, id string, params *StreamExperimentEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetExperimentResult A succeeded experiment's result, as the command line prints it
+	//
+	// Exactly the bytes `ragagent retrieval --json` prints for the same inputs (indented, final newline). Needs the read scope.
+	//
+	// Corresponds with GET /v1/experiments/{id}/result (the `GetExperimentResult` operationId).
+	GetExperimentResult(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListRuns List the token's runs
 	//
@@ -1439,6 +2012,129 @@ func (c *Client) DeleteCorpus(ctx context.Context, id string, reqEditors ...Requ
 // Corresponds with GET /v1/corpora/{id} (the `GetCorpus` operationId).
 func (c *Client) GetCorpus(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCorpusRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListExperiments List the token's experiments
+//
+// Newest first, with their state, progress and headline, without results. Needs the read scope.
+//
+// Corresponds with GET /v1/experiments (the `ListExperiments` operationId).
+func (c *Client) ListExperiments(ctx context.Context, params *ListExperimentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListExperimentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateExperimentWithBody Start an experiment
+//
+// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/experiments (the `CreateExperiment` operationId).
+func (c *Client) CreateExperimentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateExperimentRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateExperiment Start an experiment
+//
+// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/experiments (the `CreateExperiment` operationId).
+func (c *Client) CreateExperiment(ctx context.Context, body CreateExperimentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateExperimentRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetExperiment An experiment
+//
+// Its state, progress, request and, once succeeded, its result: the object `ragagent retrieval --json` prints for the same inputs. Needs the read scope.
+//
+// Corresponds with GET /v1/experiments/{id} (the `GetExperiment` operationId).
+func (c *Client) GetExperiment(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetExperimentRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelExperiment Cancel an experiment
+//
+// Ends a queued or running experiment as cancelled at once (no ranking after it is kept) and stops its ranking. Needs the run scope.
+//
+// Corresponds with POST /v1/experiments/{id}/cancel (the `CancelExperiment` operationId).
+func (c *Client) CancelExperiment(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelExperimentRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamExperimentEvents The experiment's events
+//
+// Server-Sent Events: `id` is the event's number (from 1), `event` is queued, started, progress (one per ranking kept, committed with it) or end, `data` an ExperimentEvent. Send Last-Event-ID to resume after an event; the stream ends after the end event. Needs the read scope.
+//
+// Corresponds with GET /v1/experiments/{id}/events (the `StreamExperimentEvents` operationId).
+func (c *Client) StreamExperimentEvents(ctx context.Context, id string, params *StreamExperimentEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamExperimentEventsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetExperimentResult A succeeded experiment's result, as the command line prints it
+//
+// Exactly the bytes `ragagent retrieval --json` prints for the same inputs (indented, final newline). Needs the read scope.
+//
+// Corresponds with GET /v1/experiments/{id}/result (the `GetExperimentResult` operationId).
+func (c *Client) GetExperimentResult(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetExperimentResultRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -1733,6 +2429,263 @@ func NewGetCorpusRequest(server string, id string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/corpora/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListExperimentsRequest constructs an http.Request for the ListExperiments method
+func NewListExperimentsRequest(server string, params *ListExperimentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/experiments")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateExperimentRequest calls the generic CreateExperiment builder with application/json body
+func NewCreateExperimentRequest(server string, body CreateExperimentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateExperimentRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateExperimentRequestWithBody constructs an http.Request for the CreateExperiment method, with any body, and a specified content type
+func NewCreateExperimentRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/experiments")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetExperimentRequest constructs an http.Request for the GetExperiment method
+func NewGetExperimentRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/experiments/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelExperimentRequest constructs an http.Request for the CancelExperiment method
+func NewCancelExperimentRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/experiments/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStreamExperimentEventsRequest constructs an http.Request for the StreamExperimentEvents method
+func NewStreamExperimentEventsRequest(server string, id string, params *StreamExperimentEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/experiments/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetExperimentResultRequest constructs an http.Request for the GetExperimentResult method
+func NewGetExperimentResultRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/experiments/%s/result", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -2100,6 +3053,69 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/corpora/{id} (the `GetCorpus` operationId).
 	GetCorpusWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetCorpusResponse, error)
+
+	// ListExperimentsWithResponse List the token's experiments
+	//
+	// Newest first, with their state, progress and headline, without results. Needs the read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/experiments (the `ListExperiments` operationId).
+	ListExperimentsWithResponse(ctx context.Context, params *ListExperimentsParams, reqEditors ...RequestEditorFn) (*ListExperimentsResponse, error)
+
+	// CreateExperimentWithBodyWithResponse Start an experiment
+	//
+	// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/experiments (the `CreateExperiment` operationId).
+	CreateExperimentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateExperimentResponse, error)
+
+	// CreateExperimentWithResponse Start an experiment
+	//
+	// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/experiments (the `CreateExperiment` operationId).
+	CreateExperimentWithResponse(ctx context.Context, body CreateExperimentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateExperimentResponse, error)
+
+	// GetExperimentWithResponse An experiment
+	//
+	// Its state, progress, request and, once succeeded, its result: the object `ragagent retrieval --json` prints for the same inputs. Needs the read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/experiments/{id} (the `GetExperiment` operationId).
+	GetExperimentWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetExperimentResponse, error)
+
+	// CancelExperimentWithResponse Cancel an experiment
+	//
+	// Ends a queued or running experiment as cancelled at once (no ranking after it is kept) and stops its ranking. Needs the run scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/experiments/{id}/cancel (the `CancelExperiment` operationId).
+	CancelExperimentWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*CancelExperimentResponse, error)
+
+	// StreamExperimentEventsWithResponse The experiment's events
+	//
+	// Server-Sent Events: `id` is the event's number (from 1), `event` is queued, started, progress (one per ranking kept, committed with it) or end, `data` an ExperimentEvent. Send Last-Event-ID to resume after an event; the stream ends after the end event. Needs the read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/experiments/{id}/events (the `StreamExperimentEvents` operationId).
+	StreamExperimentEventsWithResponse(ctx context.Context, id string, params *StreamExperimentEventsParams, reqEditors ...RequestEditorFn) (*StreamExperimentEventsResponse, error)
+
+	// GetExperimentResultWithResponse A succeeded experiment's result, as the command line prints it
+	//
+	// Exactly the bytes `ragagent retrieval --json` prints for the same inputs (indented, final newline). Needs the read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/experiments/{id}/result (the `GetExperimentResult` operationId).
+	GetExperimentResultWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetExperimentResultResponse, error)
 
 	// ListRunsWithResponse List the token's runs
 	//
@@ -2804,6 +3820,770 @@ func (r GetCorpusResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCorpusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListExperimentsResponse401Headers the declared response headers of an HTTP 401 response for ListExperiments
+type ListExperimentsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListExperimentsResponse405Headers the declared response headers of an HTTP 405 response for ListExperiments
+type ListExperimentsResponse405Headers struct {
+	Allow *string
+}
+
+// ListExperimentsResponse429Headers the declared response headers of an HTTP 429 response for ListExperiments
+type ListExperimentsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListExperimentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ExperimentList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooMany
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoExperiments
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListExperimentsResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListExperimentsResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListExperimentsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListExperimentsResponse) GetJSON200() *ExperimentList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListExperimentsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListExperimentsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListExperimentsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r ListExperimentsResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListExperimentsResponse) GetJSON429() *TooMany {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r ListExperimentsResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListExperimentsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListExperimentsResponse) GetJSON503() *NoExperiments {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListExperimentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListExperimentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListExperimentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListExperimentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateExperimentResponse202Headers the declared response headers of an HTTP 202 response for CreateExperiment
+type CreateExperimentResponse202Headers struct {
+	Location *string
+}
+
+// CreateExperimentResponse401Headers the declared response headers of an HTTP 401 response for CreateExperiment
+type CreateExperimentResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CreateExperimentResponse405Headers the declared response headers of an HTTP 405 response for CreateExperiment
+type CreateExperimentResponse405Headers struct {
+	Allow *string
+}
+
+// CreateExperimentResponse429Headers the declared response headers of an HTTP 429 response for CreateExperiment
+type CreateExperimentResponse429Headers struct {
+	RetryAfter *int
+}
+
+type CreateExperimentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Experiment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ExperimentBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ExperimentBodyTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ExperimentTooMany
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoExperiments
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *CreateExperimentResponse202Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateExperimentResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *CreateExperimentResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateExperimentResponse429Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CreateExperimentResponse) GetJSON202() *Experiment {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateExperimentResponse) GetJSON400() *ExperimentBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateExperimentResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateExperimentResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r CreateExperimentResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateExperimentResponse) GetJSON413() *ExperimentBodyTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateExperimentResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateExperimentResponse) GetJSON429() *ExperimentTooMany {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r CreateExperimentResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateExperimentResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateExperimentResponse) GetJSON503() *NoExperiments {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateExperimentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateExperimentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateExperimentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateExperimentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetExperimentResponse401Headers the declared response headers of an HTTP 401 response for GetExperiment
+type GetExperimentResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetExperimentResponse405Headers the declared response headers of an HTTP 405 response for GetExperiment
+type GetExperimentResponse405Headers struct {
+	Allow *string
+}
+
+// GetExperimentResponse429Headers the declared response headers of an HTTP 429 response for GetExperiment
+type GetExperimentResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetExperimentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Experiment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ExperimentNotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooMany
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoExperiments
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetExperimentResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetExperimentResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetExperimentResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetExperimentResponse) GetJSON200() *Experiment {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetExperimentResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetExperimentResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetExperimentResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetExperimentResponse) GetJSON404() *ExperimentNotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetExperimentResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetExperimentResponse) GetJSON429() *TooMany {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetExperimentResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetExperimentResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetExperimentResponse) GetJSON503() *NoExperiments {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetExperimentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetExperimentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetExperimentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetExperimentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelExperimentResponse401Headers the declared response headers of an HTTP 401 response for CancelExperiment
+type CancelExperimentResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CancelExperimentResponse405Headers the declared response headers of an HTTP 405 response for CancelExperiment
+type CancelExperimentResponse405Headers struct {
+	Allow *string
+}
+
+// CancelExperimentResponse429Headers the declared response headers of an HTTP 429 response for CancelExperiment
+type CancelExperimentResponse429Headers struct {
+	RetryAfter *int
+}
+
+type CancelExperimentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Experiment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ExperimentNotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooMany
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoExperiments
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CancelExperimentResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *CancelExperimentResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelExperimentResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelExperimentResponse) GetJSON200() *Experiment {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelExperimentResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelExperimentResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelExperimentResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelExperimentResponse) GetJSON404() *ExperimentNotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r CancelExperimentResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelExperimentResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelExperimentResponse) GetJSON429() *TooMany {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r CancelExperimentResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelExperimentResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CancelExperimentResponse) GetJSON503() *NoExperiments {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelExperimentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelExperimentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelExperimentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelExperimentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StreamExperimentEventsResponse401Headers the declared response headers of an HTTP 401 response for StreamExperimentEvents
+type StreamExperimentEventsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// StreamExperimentEventsResponse405Headers the declared response headers of an HTTP 405 response for StreamExperimentEvents
+type StreamExperimentEventsResponse405Headers struct {
+	Allow *string
+}
+
+// StreamExperimentEventsResponse429Headers the declared response headers of an HTTP 429 response for StreamExperimentEvents
+type StreamExperimentEventsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type StreamExperimentEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ExperimentNotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooMany
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoExperiments
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamExperimentEventsResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *StreamExperimentEventsResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamExperimentEventsResponse429Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamExperimentEventsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StreamExperimentEventsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamExperimentEventsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StreamExperimentEventsResponse) GetJSON404() *ExperimentNotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r StreamExperimentEventsResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StreamExperimentEventsResponse) GetJSON429() *TooMany {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r StreamExperimentEventsResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StreamExperimentEventsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StreamExperimentEventsResponse) GetJSON503() *NoExperiments {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamExperimentEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamExperimentEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamExperimentEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamExperimentEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetExperimentResultResponse401Headers the declared response headers of an HTTP 401 response for GetExperimentResult
+type GetExperimentResultResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetExperimentResultResponse405Headers the declared response headers of an HTTP 405 response for GetExperimentResult
+type GetExperimentResultResponse405Headers struct {
+	Allow *string
+}
+
+// GetExperimentResultResponse429Headers the declared response headers of an HTTP 429 response for GetExperimentResult
+type GetExperimentResultResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetExperimentResultResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RetrievalResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ExperimentNotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooMany
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoExperiments
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetExperimentResultResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetExperimentResultResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetExperimentResultResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetExperimentResultResponse) GetJSON200() *RetrievalResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetExperimentResultResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetExperimentResultResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetExperimentResultResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetExperimentResultResponse) GetJSON404() *ExperimentNotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetExperimentResultResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetExperimentResultResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetExperimentResultResponse) GetJSON429() *TooMany {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetExperimentResultResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetExperimentResultResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetExperimentResultResponse) GetJSON503() *NoExperiments {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetExperimentResultResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetExperimentResultResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetExperimentResultResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetExperimentResultResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3632,6 +5412,111 @@ func (c *ClientWithResponses) GetCorpusWithResponse(ctx context.Context, id stri
 	return ParseGetCorpusResponse(rsp)
 }
 
+// ListExperimentsWithResponse List the token's experiments
+//
+// Newest first, with their state, progress and headline, without results. Needs the read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/experiments (the `ListExperiments` operationId).
+func (c *ClientWithResponses) ListExperimentsWithResponse(ctx context.Context, params *ListExperimentsParams, reqEditors ...RequestEditorFn) (*ListExperimentsResponse, error) {
+	rsp, err := c.ListExperiments(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListExperimentsResponse(rsp)
+}
+
+// CreateExperimentWithBodyWithResponse Start an experiment
+//
+// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/experiments (the `CreateExperiment` operationId).
+func (c *ClientWithResponses) CreateExperimentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateExperimentResponse, error) {
+	rsp, err := c.CreateExperimentWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateExperimentResponse(rsp)
+}
+
+// CreateExperimentWithResponse Start an experiment
+//
+// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/experiments (the `CreateExperiment` operationId).
+func (c *ClientWithResponses) CreateExperimentWithResponse(ctx context.Context, body CreateExperimentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateExperimentResponse, error) {
+	rsp, err := c.CreateExperiment(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateExperimentResponse(rsp)
+}
+
+// GetExperimentWithResponse An experiment
+//
+// Its state, progress, request and, once succeeded, its result: the object `ragagent retrieval --json` prints for the same inputs. Needs the read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/experiments/{id} (the `GetExperiment` operationId).
+func (c *ClientWithResponses) GetExperimentWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetExperimentResponse, error) {
+	rsp, err := c.GetExperiment(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetExperimentResponse(rsp)
+}
+
+// CancelExperimentWithResponse Cancel an experiment
+//
+// Ends a queued or running experiment as cancelled at once (no ranking after it is kept) and stops its ranking. Needs the run scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/experiments/{id}/cancel (the `CancelExperiment` operationId).
+func (c *ClientWithResponses) CancelExperimentWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*CancelExperimentResponse, error) {
+	rsp, err := c.CancelExperiment(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelExperimentResponse(rsp)
+}
+
+// StreamExperimentEventsWithResponse The experiment's events
+//
+// Server-Sent Events: `id` is the event's number (from 1), `event` is queued, started, progress (one per ranking kept, committed with it) or end, `data` an ExperimentEvent. Send Last-Event-ID to resume after an event; the stream ends after the end event. Needs the read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/experiments/{id}/events (the `StreamExperimentEvents` operationId).
+func (c *ClientWithResponses) StreamExperimentEventsWithResponse(ctx context.Context, id string, params *StreamExperimentEventsParams, reqEditors ...RequestEditorFn) (*StreamExperimentEventsResponse, error) {
+	rsp, err := c.StreamExperimentEvents(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamExperimentEventsResponse(rsp)
+}
+
+// GetExperimentResultWithResponse A succeeded experiment's result, as the command line prints it
+//
+// Exactly the bytes `ragagent retrieval --json` prints for the same inputs (indented, final newline). Needs the read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/experiments/{id}/result (the `GetExperimentResult` operationId).
+func (c *ClientWithResponses) GetExperimentResultWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetExperimentResultResponse, error) {
+	rsp, err := c.GetExperimentResult(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetExperimentResultResponse(rsp)
+}
+
 // ListRunsWithResponse List the token's runs
 //
 // Newest first, without reports.
@@ -4345,6 +6230,755 @@ func ParseGetCorpusResponse(rsp *http.Response) (*GetCorpusResponse, error) {
 		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetCorpusResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListExperimentsResponse parses an HTTP response from a ListExperimentsWithResponse call
+func ParseListExperimentsResponse(rsp *http.Response) (*ListExperimentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListExperimentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ExperimentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooMany
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoExperiments
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListExperimentsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListExperimentsResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListExperimentsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateExperimentResponse parses an HTTP response from a CreateExperimentWithResponse call
+func ParseCreateExperimentResponse(rsp *http.Response) (*CreateExperimentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateExperimentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Experiment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ExperimentBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ExperimentBodyTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ExperimentTooMany
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoExperiments
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers CreateExperimentResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateExperimentResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers CreateExperimentResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateExperimentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetExperimentResponse parses an HTTP response from a GetExperimentWithResponse call
+func ParseGetExperimentResponse(rsp *http.Response) (*GetExperimentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetExperimentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Experiment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ExperimentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooMany
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoExperiments
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetExperimentResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetExperimentResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetExperimentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelExperimentResponse parses an HTTP response from a CancelExperimentWithResponse call
+func ParseCancelExperimentResponse(rsp *http.Response) (*CancelExperimentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelExperimentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Experiment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ExperimentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooMany
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoExperiments
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CancelExperimentResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers CancelExperimentResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelExperimentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamExperimentEventsResponse parses an HTTP response from a StreamExperimentEventsWithResponse call
+func ParseStreamExperimentEventsResponse(rsp *http.Response) (*StreamExperimentEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamExperimentEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ExperimentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooMany
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoExperiments
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers StreamExperimentEventsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers StreamExperimentEventsResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamExperimentEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetExperimentResultResponse parses an HTTP response from a GetExperimentResultWithResponse call
+func ParseGetExperimentResultResponse(rsp *http.Response) (*GetExperimentResultResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetExperimentResultResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RetrievalResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ExperimentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooMany
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoExperiments
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetExperimentResultResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetExperimentResultResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetExperimentResultResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

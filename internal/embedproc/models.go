@@ -69,8 +69,36 @@ func (m *Models) PackDir(pack, dir string) {
 // Vectors reads the file called name from the first folder that holds it:
 // the vectors folders in order, then the pack's own folder.
 func (m *Models) Vectors(pack, name string) ([]byte, error) {
+	path, err := m.find(pack, name)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// HasVectors says whether a folder holds pack's vectors file called name,
+// without reading it: `ragagent tune` asks it of each model folder given,
+// to tell a sentence encoder with vectors from a cross-encoder.
+func (m *Models) HasVectors(pack, name string) bool {
+	_, err := m.find(pack, name)
+	return err == nil
+}
+
+// IDs are the model ids of the folders given, sorted.
+func (m *Models) IDs() []string {
+	ids := make([]string, 0, len(m.dirs))
+	for id := range m.dirs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// find is the path of the file called name in the first folder that
+// holds it, checked against MaxVectorsBytes.
+func (m *Models) find(pack, name string) (string, error) {
 	if name != filepath.Base(name) || strings.HasPrefix(name, ".") {
-		return nil, fmt.Errorf("%q is not a plain file name", name)
+		return "", fmt.Errorf("%q is not a plain file name", name)
 	}
 	m.mu.Lock()
 	dirs := append(append([]string(nil), m.vecDirs...), m.packDirs[pack])
@@ -87,14 +115,14 @@ func (m *Models) Vectors(pack, name string) ([]byte, error) {
 			continue
 		}
 		if info.Size() > MaxVectorsBytes {
-			return nil, fmt.Errorf("%s has %d bytes; a vectors file is at most %d", path, info.Size(), MaxVectorsBytes)
+			return "", fmt.Errorf("%s has %d bytes; a vectors file is at most %d", path, info.Size(), MaxVectorsBytes)
 		}
-		return os.ReadFile(path)
+		return path, nil
 	}
 	if len(looked) == 0 {
-		return nil, fmt.Errorf("no folder to look in: give --vectors DIR, the folder `ragagent corpus embed` wrote it to")
+		return "", fmt.Errorf("no folder to look in: give --vectors DIR, the folder `ragagent corpus embed` wrote it to")
 	}
-	return nil, fmt.Errorf("it is not in %s (--vectors DIR adds a folder)", strings.Join(looked, ", "))
+	return "", fmt.Errorf("it is not in %s (--vectors DIR adds a folder)", strings.Join(looked, ", "))
 }
 
 // Embedder is model's running embedder, started now if it is not yet.

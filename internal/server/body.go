@@ -43,6 +43,12 @@ func (s runSpec) JSON() string { return pyjson.Dumps(s.Value(), pyjson.Options{S
 // readBody reads a JSON request body under the cap: 415 for another media
 // type, 413 over the cap.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	return readBodyUpTo(w, r, MaxBody)
+}
+
+// readBodyUpTo is readBody under another cap (an experiment's request
+// carries a question set).
+func readBodyUpTo(w http.ResponseWriter, r *http.Request, max int64) ([]byte, *apiError) {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return nil, refuse(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be application/json")
@@ -50,10 +56,10 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	if cs, ok := params["charset"]; ok && !equalFoldASCII(cs, "utf-8") {
 		return nil, refuse(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be UTF-8")
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return nil, refuse(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, fmt.Sprintf("the body is over %d bytes", MaxBody))
+		return nil, refuse(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, fmt.Sprintf("the body is over %d bytes", max))
 	}
 	if err != nil {
 		return nil, refuse(http.StatusBadRequest, CodeMalformedJSON, "the body could not be read")

@@ -108,3 +108,55 @@ func TestGeneratedClientDrivesARun(t *testing.T) {
 	require.NotNil(t, again.JSON409)
 	assert.Equal(t, apiclient.ErrorBodyCodeAlreadyFinished, again.JSON409.Error.Code)
 }
+
+// The generated client drives a retrieval experiment through its typed
+// methods: create it, read it until it succeeds, fetch its result's
+// bytes, list it, and decode its refusals as the declared errors.
+func TestGeneratedClientDrivesAnExperiment(t *testing.T) {
+	e := newEnv(t, options{})
+	tok := e.token("alice", []string{"read", "run"}, 100, 1)
+	ctx := context.Background()
+	bearer := func(_ context.Context, r *http.Request) error {
+		r.Header.Set("Authorization", "Bearer "+tok)
+		return nil
+	}
+	c, err := apiclient.NewClientWithResponses(e.base, apiclient.WithHTTPClient(checkedDoer{e}), apiclient.WithRequestEditorFn(bearer))
+	require.NoError(t, err)
+	created, err := c.CreateExperimentWithResponse(ctx, apiclient.ExperimentCreate{Kind: apiclient.ExperimentCreateKindRetrieval, Corpus: "seed"})
+	require.NoError(t, err)
+	require.NotNil(t, created.JSON202, string(created.Body))
+	id := created.JSON202.Id
+	var x *apiclient.Experiment
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		got, err := c.GetExperimentWithResponse(ctx, id)
+		require.NoError(t, err)
+		require.NotNil(t, got.JSON200, string(got.Body))
+		x = got.JSON200
+		if x.State != apiclient.ExperimentStateQueued && x.State != apiclient.ExperimentStateRunning {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the experiment did not end")
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.Equal(t, apiclient.ExperimentStateSucceeded, x.State)
+	assert.Equal(t, x.Progress.Total, x.Progress.Done)
+	require.NotNil(t, x.Result)
+	assert.Equal(t, "seed", x.Result.Corpus)
+	res, err := c.GetExperimentResultWithResponse(ctx, id)
+	require.NoError(t, err)
+	require.NotNil(t, res.JSON200)
+	assert.True(t, strings.HasSuffix(string(res.Body), "}\n"), "the command's bytes end with a newline")
+	list, err := c.ListExperimentsWithResponse(ctx, nil)
+	require.NoError(t, err)
+	require.NotNil(t, list.JSON200)
+	require.Len(t, list.JSON200.Experiments, 1)
+	assert.Equal(t, id, list.JSON200.Experiments[0].Id)
+	agent, err := c.CreateExperimentWithResponse(ctx, apiclient.ExperimentCreate{Kind: apiclient.ExperimentCreateKindAgent, Corpus: "seed"})
+	require.NoError(t, err)
+	require.NotNil(t, agent.JSON400)
+	assert.Equal(t, apiclient.ErrorBodyCodeUnsupportedKind, agent.JSON400.Error.Code)
+	again, err := c.CancelExperimentWithResponse(ctx, id)
+	require.NoError(t, err)
+	require.NotNil(t, again.JSON409)
+	assert.Equal(t, apiclient.ErrorBodyCodeAlreadyFinished, again.JSON409.Error.Code)
+}

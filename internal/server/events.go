@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -115,6 +116,24 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 // written after them (by this process or another) comes as for any
 // stream: a notify or the next poll.
 func (s *Server) streamBeating(w http.ResponseWriter, r *http.Request, id string, after int64, every time.Duration, first []store.Event) bool {
+	return s.streamOf(w, r, id, after, every, first, s.runTail)
+}
+
+// tailFunc reads a stream's events after after (limit at most) and
+// whether what they belong to has finished, from one read; found is false
+// when it does not exist.
+type tailFunc func(ctx context.Context, id string, after int64, limit int) (events []store.Event, finished, found bool, err error)
+
+// runTail is a run's tail: its events and whether it left the queued and
+// running states.
+func (s *Server) runTail(ctx context.Context, id string, after int64, limit int) ([]store.Event, bool, bool, error) {
+	status, evs, found, err := s.store.Tail(ctx, id, after, limit)
+	return evs, status != store.Queued && status != store.Running, found, err
+}
+
+// streamOf is streamBeating over any event log that ends with an end
+// event: a run's or an experiment's, read by tail.
+func (s *Server) streamOf(w http.ResponseWriter, r *http.Request, id string, after int64, every time.Duration, first []store.Event, tail tailFunc) bool {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -133,7 +152,7 @@ func (s *Server) streamBeating(w http.ResponseWriter, r *http.Request, id string
 	defer poll.Stop()
 	for {
 		woken, release := s.hub.wait(id)
-		more, done, ok := s.sendEvents(w, flush, r, id, &after, first)
+		more, done, ok := s.sendEvents(w, flush, r, id, &after, first, tail)
 		first = nil
 		if done || !ok {
 			release()
@@ -164,7 +183,7 @@ func (s *Server) streamBeating(w http.ResponseWriter, r *http.Request, id string
 // sendEvents sends the events after *after that the store has (a page at
 // most): more when a full page went, done when the end event went, ok
 // false when the client is gone.
-func (s *Server) sendEvents(w http.ResponseWriter, flush func() bool, r *http.Request, id string, after *int64, first []store.Event) (more, done, ok bool) {
+func (s *Server) sendEvents(w http.ResponseWriter, flush func() bool, r *http.Request, id string, after *int64, first []store.Event, tail tailFunc) (more, done, ok bool) {
 	ctx := r.Context()
 	fail := func(what string, err error) (bool, bool, bool) {
 		if ctx.Err() == nil {
@@ -185,11 +204,11 @@ func (s *Server) sendEvents(w http.ResponseWriter, flush func() bool, r *http.Re
 		// is queued or running (its end would be among them).
 		evs, finished = first, first[len(first)-1].Type == EventEnd
 	default:
-		status, stored, found, err := s.store.Tail(ctx, id, *after, streamPage)
+		stored, ended, found, err := tail(ctx, id, *after, streamPage)
 		if err != nil || !found {
 			return fail("reading events", errors.Join(err, errors.New("the run is gone")))
 		}
-		evs, finished = stored, status != store.Queued && status != store.Running
+		evs, finished = stored, ended
 	}
 	// The events read together go in one write: on a Worker each write to
 	// a response is a chunk that crosses from the run's object to the

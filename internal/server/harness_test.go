@@ -153,6 +153,8 @@ type options struct {
 	quota        server.Quota
 	maxUpload    int64
 	maxPackBytes int64
+	// experiments are the server's experiment caps (zero: the defaults).
+	experiments server.ExperimentCaps
 }
 
 type clock struct {
@@ -232,7 +234,7 @@ func newEnv(t testing.TB, o options) *env {
 	e.srv, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
 		UsageFlush: flush, FlushInRequests: o.flushInRequests, StreamsPerToken: o.streams, Dispatch: dispatch,
 		Corpora: o.corpora, CorpusQuota: o.quota, MaxUpload: o.maxUpload, MaxPackBytes: o.maxPackBytes,
-		Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
+		Experiments: o.experiments, Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
 		Heartbeat: 50 * time.Millisecond, Poll: poll,
 		Log: slog.New(slog.NewTextHandler(e.log, nil))})
 	require.NoError(t, err)

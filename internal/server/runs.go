@@ -208,32 +208,43 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) *apiError {
 	return nil
 }
 
-// listRuns pages through the token's runs, newest first. The cursor is
-// the last run's sequence number (opaque to clients).
-func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) *apiError {
+// pageOf reads a list's limit (1..100, default 20) and cursor (the last
+// listed item's sequence number; 0 when absent), refusing any other
+// parameter.
+func pageOf(r *http.Request) (limit int, before int64, aerr *apiError) {
 	q := r.URL.Query()
-	limit, before := 20, int64(0)
+	limit, before = 20, 0
 	for k, vs := range q {
 		if k != "limit" && k != "cursor" {
-			return refuse(http.StatusBadRequest, CodeUnknownParameter, fmt.Sprintf("unknown parameter %q (limit, cursor)", k))
+			return 0, 0, refuse(http.StatusBadRequest, CodeUnknownParameter, fmt.Sprintf("unknown parameter %q (limit, cursor)", k))
 		}
 		if len(vs) != 1 {
-			return refuse(http.StatusBadRequest, CodeInvalidParameter, fmt.Sprintf("%s is given %d times", k, len(vs)))
+			return 0, 0, refuse(http.StatusBadRequest, CodeInvalidParameter, fmt.Sprintf("%s is given %d times", k, len(vs)))
 		}
 	}
 	if v, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 1 || n > 100 || strconv.Itoa(n) != v[0] {
-			return refuse(http.StatusBadRequest, CodeInvalidParameter, "limit must be a whole number from 1 to 100")
+			return 0, 0, refuse(http.StatusBadRequest, CodeInvalidParameter, "limit must be a whole number from 1 to 100")
 		}
 		limit = n
 	}
 	if v, ok := q["cursor"]; ok {
 		n, err := strconv.ParseInt(v[0], 10, 64)
 		if err != nil || n < 1 || strconv.FormatInt(n, 10) != v[0] {
-			return refuse(http.StatusBadRequest, CodeInvalidParameter, "cursor is not one this server gave")
+			return 0, 0, refuse(http.StatusBadRequest, CodeInvalidParameter, "cursor is not one this server gave")
 		}
 		before = n
+	}
+	return limit, before, nil
+}
+
+// listRuns pages through the token's runs, newest first. The cursor is
+// the last run's sequence number (opaque to clients).
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) *apiError {
+	limit, before, aerr := pageOf(r)
+	if aerr != nil {
+		return aerr
 	}
 	runs, err := s.store.Runs(r.Context(), tokenOf(r).ID, before, limit+1)
 	if err != nil {

@@ -84,6 +84,11 @@ type Config struct {
 	CorpusQuota  Quota
 	MaxUpload    int64
 	MaxPackBytes int64
+	// Experiments bound experiments (POST /v1/experiments): per token
+	// queued and running, running at once, and a request's body, cases
+	// and configurations (the Default* constants where zero). The store
+	// must keep experiments (store.Experiments) for them to be offered.
+	Experiments ExperimentCaps
 	// StreamsPerToken caps a token's open event streams in this process
 	// (default 8); one more is 429 too_many_streams.
 	StreamsPerToken int
@@ -129,6 +134,8 @@ type Server struct {
 	relayed         relayedStreams
 
 	shelf *shelf // uploaded packs; nil when none are kept
+
+	experiments experiments
 
 	mu      sync.Mutex
 	closing bool
@@ -210,12 +217,15 @@ func New(c Config) (*Server, error) {
 	// hop away, and a stream read it once per event.
 	s.logs.on = c.Dispatch != nil
 	s.runner = runner{s: s, active: map[string]*active{}}
+	s.experiments = experiments{s: s, caps: c.Experiments.withDefaults(), active: map[string]context.CancelCauseFunc{}}
+	s.experiments.st, _ = c.Store.(store.Experiments)
 	return s, nil
 }
 
 // Start recovers from whatever the last process left: runs it left
 // running end incomplete with reason interrupted (their process, model
-// calls and context are gone), then queued runs start as the caps allow.
+// calls and context are gone), then queued runs start as the caps allow;
+// experiments it left running resume from the rankings they kept.
 func (s *Server) Start(ctx context.Context) error {
 	if err := s.loadShelf(); err != nil {
 		return fmt.Errorf("server: opening the uploaded corpora: %w", err)
@@ -228,6 +238,9 @@ func (s *Server) Start(ctx context.Context) error {
 		s.log.Info("run interrupted by a restart", "run", r.ID)
 	}
 	s.runner.promote()
+	if err := s.experiments.resume(ctx); err != nil {
+		return fmt.Errorf("server: resuming experiments: %w", err)
+	}
 	if s.usageFlush > 0 && !s.flushInRequests {
 		go s.flushLoop(s.stopFlush)
 	}
@@ -235,7 +248,8 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 // Shutdown stops starting runs and waits, until ctx ends, for the running
-// ones to finish. Runs still running when the process exits are marked
+// ones to finish; running experiments stop where they are, left running
+// for the next Start to resume. Runs still running when the process exits are marked
 // interrupted by the next Start.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
@@ -245,7 +259,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if first {
 		close(s.stopFlush)
 	}
-	return errors.Join(s.runner.wait(ctx), s.Flush(ctx))
+	s.experiments.stopAll()
+	return errors.Join(s.runner.wait(ctx), s.experiments.wait(ctx), s.Flush(ctx))
 }
 
 // engineOnce is the engine, or how to open it on first use.
@@ -281,6 +296,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/openapi.json", s.only("GET", s.openapi))
 	mux.HandleFunc("/v1/corpora", s.corporaRoute)
 	mux.HandleFunc("/v1/corpora/{id}", s.corpusRoute)
+	mux.HandleFunc("/v1/experiments", s.experimentsRoute)
+	mux.HandleFunc("/v1/experiments/{id}", s.only("GET", s.authed(s.getExperiment, ScopeRead)))
+	mux.HandleFunc("/v1/experiments/{id}/events", s.only("GET", s.authed(s.experimentEvents, ScopeRead)))
+	mux.HandleFunc("/v1/experiments/{id}/result", s.only("GET", s.authed(s.experimentResult, ScopeRead)))
+	mux.HandleFunc("/v1/experiments/{id}/cancel", s.only("POST", s.authed(s.cancelExperiment, ScopeRun)))
 	mux.HandleFunc("/v1/runs", s.runsRoute)
 	mux.HandleFunc("/v1/runs/{id}", s.only("GET", s.authed(s.getRun, ScopeRead)))
 	mux.HandleFunc("/v1/runs/{id}/events", s.only("GET", s.authed(s.events, ScopeRead)))

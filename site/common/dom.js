@@ -3,7 +3,7 @@
 // passage or a model can run. Numbers are written for reading by format.js.
 // Nothing here touches the document until a function is called.
 
-import { num, stamp } from "./format.js";
+import { count, num, stamp } from "./format.js";
 import { state } from "./state.js";
 
 /** h builds an element; string and number children become text nodes. */
@@ -123,7 +123,7 @@ export function bar(segments, label, total = segments.reduce((a, s) => a + s.val
 }
 
 /** meter is a counter against its limit: the name, "used / limit", and a bar (red once the limit is reached). */
-export function meter(name, used, limit, text = `${used} / ${limit}`) {
+export function meter(name, used, limit, text = `${count(used)} / ${count(limit)}`) {
   const full = limit > 0 && used >= limit;
   return h("div", { class: `meter${full ? " full" : ""}`, dataset: { meter: name } },
     h("span", { class: "meter-name" }, name),

@@ -3,7 +3,7 @@
 // forward work: #replay, #trace/<case>/<repeat> (or #trace/loaded/...),
 // #run?question=...&version=...&mode=...&policy=...&limits=..., #rerank/<case>,
 // #recordings, #corpus, #experiments?corpus=...&cases=...&configs=...&baseline=...&spec=...,
-// #runs?q=...&source=...&outcome=...&corpus=..., #compare/<a>/<b> (a trial
+// #runs?q=...&source=...&outcome=...&corpus=...&verdict=..., #compare/<a>/<b> (a trial
 // each: bundled:<id>, loaded:<id> or run:<key>)
 // It shows the view a link names (aria-current on its
 // tab, focus on its heading when the person navigated) and hands the rest

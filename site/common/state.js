@@ -55,6 +55,10 @@
  *   this browser, newest first, as common/runs.js last read them, and why
  *   none could be read (IndexedDB refused); the Runs and Compare views
  *   list them
+ * @property {{byRef: Map<string, object>, error: string, loaded: boolean}} annotations
+ *   the person's annotations by ref ("<kind>:<id>") as common/annotations.js
+ *   last read or wrote them, why none could be read (IndexedDB refused), and
+ *   whether they have been read yet
  */
 
 /**
@@ -120,6 +124,7 @@ export const state = Object.seal({
   crossEncoder: Object.seal({ host: null, plan: null, run: null, running: false }),
   corpus: Object.seal({ id: "seed", info: null, cases: [], shipped: [], documents: null, loading: false }),
   runs: Object.seal({ kept: [], error: "" }),
+  annotations: Object.seal({ byRef: new Map(), error: "", loaded: false }),
   experiments: Object.seal({ builtins: null, builtinsError: "", specs: [], casesText: null, casesName: "", casesQuestions: null, setKey: null, running: null, text: null, result: null, ran: null, agentRunning: false }),
 });
 

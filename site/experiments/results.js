@@ -3,7 +3,8 @@
 // baseline): each configuration's metrics with their 95% intervals, the
 // paired differences against the baseline with their intervals and
 // p-values, and the per-question table whose rows open that question's top
-// results under each configuration side by side. Every interval is inline
+// results under each configuration side by side (with the person's
+// annotation of the question, when the view passes annotate). Every interval is inline
 // SVG hidden from screen readers beside the same numbers as text. Nothing
 // here is computed but what is drawn: the numbers are the engine's.
 
@@ -103,9 +104,10 @@ const KINDS = { win: "pass", loss: "fail", tie: "none" };
  * baseline, its win, loss or tie. questions maps a case id to
  * {question, version} when the page knows it; open(caseID) resolves to
  * [{config, hits: [{source_id, rank, url, title}], error}] for the
- * question's side-by-side results.
+ * question's side-by-side results; annotate(caseID, lists), when given, is
+ * the question's annotation region, shown below them.
  */
-export function questionsBlock(result, questions, open) {
+export function questionsBlock(result, questions, open, annotate = null) {
   const configs = result.configs;
   const others = configs.slice(1);
   const heads = ["Question", ...configs.map((c) => `Rank: ${c.name}`), ...others.map((c) => `${c.name} vs ${configs[0].name}`)];
@@ -140,7 +142,8 @@ export function questionsBlock(result, questions, open) {
       cell.dataset.loaded = "1";
       clear(cell).append(h("p", { class: "help", role: "status" }, `Ranking ${id} under each configuration…`));
       try {
-        clear(cell).append(sideBySide(result, j, await open(id)));
+        const lists = await open(id);
+        clear(cell).append(sideBySide(result, j, lists), annotate ? annotate(id, lists) : null);
       } catch (err) {
         delete cell.dataset.loaded;
         clear(cell).append(h("p", { class: "error", role: "alert" }, `Could not rank ${id}: ${err.message}`));

@@ -30,6 +30,7 @@ import { mountTune } from "./tune.js";
 import { mountHistory } from "./history.js";
 import { mountSets } from "./sets.js";
 import { toJSON } from "../common/sets.js";
+import { annotationRegion } from "../trace/annotate.js";
 
 /** storage is localStorage, or null when the browser blocks it. */
 function storage() {
@@ -474,7 +475,23 @@ export function mount() {
       h("h3", { class: "sr-only" }, "Results"),
       metricsBlock(r),
       comparisonsBlock(r),
-      questionsBlock(r, ex.ran.questions, openQuestion));
+      questionsBlock(r, ex.ran.questions, openQuestion, annotateQuestion));
+  }
+
+  /** annotateQuestion is the person's annotation of one question of the
+   * experiment on its pack ({kind: "case", id: "<pack>/<case id>"}): the
+   * same question on the same pack in any experiment, its answering
+   * passage chosen among those ranked side by side (or typed). */
+  function annotateQuestion(caseID, lists) {
+    const q = ex.ran.questions.get(caseID);
+    const choices = new Map();
+    for (const l of lists) {
+      for (const hit of l.hits) {
+        if (hit.url && !choices.has(hit.source_id)) choices.set(hit.source_id, { source_id: hit.source_id, url: hit.url, how: `rank ${hit.rank} under ${l.config}` });
+      }
+    }
+    return annotationRegion({ kind: "case", id: `${ex.ran.corpus}/${caseID}`, title: `question ${caseID}`,
+      subject: { corpus: ex.ran.corpus, case_id: caseID, question: q?.question || "" } }, [...choices.values()]);
   }
 
   /** openQuestion is one question's top results under each configuration run, from the engine. */

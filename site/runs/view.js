@@ -5,14 +5,18 @@
 // OTLP/JSON (any run, scripted ones too: the engine exports it), and one
 // search across them and the recorded trials (the bundled comparison's and
 // a loaded recording's) that looks in what happened: questions, answers,
-// assessments, queries, candidates, passages read. The filters are kept in
-// the address (#runs?q=...&source=...&outcome=...&corpus=...). Two rows
-// checked open the Compare view on them; "Add to question set…" makes a
+// assessments, queries, candidates, passages read. Each row shows the
+// person's annotation of it (common/annotations.js: the verdict as a badge
+// and the note's first words), and the list filters by verdict. The
+// filters are kept in the address
+// (#runs?q=...&source=...&outcome=...&corpus=...&verdict=...). Two rows
+// checked open the Compare view on them. Every annotation downloads as
+// JSON ("Download annotations (JSON)"). "Add to question set…" makes a
 // run's question a case of one of its pack's sets, its target among the
 // passages it read (common/addtoset.js).
 
 import { $, h, clear, option, download, outcomeBadge, table } from "../common/dom.js";
-import { plural, refusal } from "../common/format.js";
+import { plural, refusal, stamp } from "../common/format.js";
 import { call } from "../engine/client.js";
 import { onRoute, replace, currentView } from "../common/nav.js";
 import { state } from "../common/state.js";
@@ -27,8 +31,23 @@ function readPassages(t) {
   const seen = new Set();
   return (t.result?.observations || []).filter((o) => o.tool === "read" && o.result?.source_id && !seen.has(o.result.source_id) && seen.add(o.result.source_id)).map((o) => o.result);
 }
+import * as annotations from "../common/annotations.js";
+import { verdictBadge } from "../trace/annotate.js";
 
-const FILTERS = ["q", "source", "outcome", "corpus"];
+const FILTERS = ["q", "source", "outcome", "corpus", "verdict"];
+
+/** annotationOf is a row's annotation: a kept run's by its key, a recorded
+ * trial's by its source and id (as the Trace view keys it). */
+function annotationOf(r) {
+  return r.run ? annotations.of("run", r.run.key) : annotations.of("trial", `${r.source}:${r.t.id}`);
+}
+
+/** verdictOf is a row's verdict as the filter names it: correct, wrong,
+ * partly, none (annotated without one) or unannotated. */
+function verdictOf(r) {
+  const a = annotationOf(r);
+  return a ? a.verdict || "none" : "unannotated";
+}
 
 /** mount binds the view; openTrace shows a recorded trial in the Trace
  * view, openCompare(a, b) two trials in the Compare view (which draws
@@ -82,8 +101,8 @@ export function mount({ openTrace, openCompare }) {
     fillCorpora(all);
     const f = filters();
     const shown = all.filter((r) => (!f.source || r.source === f.source) && (!f.outcome || outcome(r.t) === f.outcome)
-      && (!f.corpus || r.corpus.id === f.corpus) && matches(textOf(r.t), f.q));
-    const heads = ["Compare", "Time", "Question", "Corpus", "Configuration", "Outcome", "Actions"];
+      && (!f.corpus || r.corpus.id === f.corpus) && (!f.verdict || verdictOf(r) === f.verdict) && matches(textOf(r.t), f.q));
+    const heads = ["Compare", "Time", "Question", "Corpus", "Configuration", "Outcome", "Annotation", "Actions"];
     const trs = shown.map((r, i) => {
       const id = `runs-pick-${i}`;
       const name = r.run ? `your run of ${r.time}` : `${r.t.id} (${sourceText(r)})`;
@@ -96,13 +115,16 @@ export function mount({ openTrace, openCompare }) {
           onclick: () => saveRecording(r) }, "Recording", h("span", { class: "sr-only" }, ` of ${name}`)));
         actions.push(" ", h("button", { type: "button", class: "small stop", onclick: () => removeRun(r) }, "Delete", h("span", { class: "sr-only" }, ` ${name}`)));
       }
-      return h("tr", { dataset: { ref: r.ref, source: r.source, outcome: outcome(r.t) } },
+      const a = annotationOf(r);
+      return h("tr", { dataset: { ref: r.ref, source: r.source, outcome: outcome(r.t), verdict: verdictOf(r) } },
         h("td", {}, h("input", { type: "checkbox", id, class: "runs-pick", value: r.ref, "aria-label": `Compare ${name}` })),
         h("th", { scope: "row" }, r.time ? new Date(r.time).toLocaleString() : sourceText(r)),
         h("td", {}, r.question || "—", h("span", { class: "cell-detail" }, `${r.mode} path · ${r.policy}`)),
         h("td", {}, r.corpus.title || r.corpus.id),
         h("td", {}, h("code", {}, r.config)),
         h("td", {}, outcomeBadge(outcome(r.t))),
+        h("td", { class: "runs-annotation" }, a ? [verdictBadge(a.verdict) || h("span", { class: "help" }, "no verdict"),
+          a.note ? h("span", { class: "cell-detail" }, annotations.firstWords(a.note)) : null] : h("span", { class: "help" }, "none")),
         h("td", { class: "runs-actions" }, actions));
     });
     const mine = shown.filter((r) => r.source === "runs").length;
@@ -130,6 +152,7 @@ export function mount({ openTrace, openCompare }) {
       source: r.run ? null : r.source,
       headingLevel: "h4",
       exportTrace: () => exportOTLP(r),
+      annotate: { kind: "run", id: String(r.run?.key) },
     };
     if (!r.run) {
       openTrace(r.source, r.t.case_id, r.t.repeat, r.t.id);
@@ -144,9 +167,11 @@ export function mount({ openTrace, openCompare }) {
   async function exportOTLP(r) {
     status.textContent = "Exporting…";
     try {
+      // The person's annotation of the row is an event on its run span.
+      const notes = annotations.forExport(annotationOf(r));
       const text = r.run
-        ? await call("exportRunOTLP", [{ corpus: r.corpus.id, recording: r.run.recording, run: r.run.spec, recorded_at: r.time, trial: { id: r.t.id, repeat: r.t.repeat } }])
-        : await call("exportOTLP", [{ source: r.source, trial: r.t.id }]);
+        ? await call("exportRunOTLP", [{ corpus: r.corpus.id, recording: r.run.recording, run: r.run.spec, recorded_at: r.time, trial: { id: r.t.id, repeat: r.t.repeat }, annotations: notes }])
+        : await call("exportOTLP", [{ source: r.source, trial: r.t.id, annotations: notes }]);
       download("", text, `ragagent-trace-${r.t.id}.otlp.json`);
       status.textContent = "Downloaded: OpenTelemetry spans with OpenInference attributes.";
     } catch (err) {
@@ -173,8 +198,19 @@ export function mount({ openTrace, openCompare }) {
   }
 
   async function refresh() {
-    await runs.load();
+    await Promise.all([runs.load(), annotations.whenLoaded()]);
     if (started) render();
+  }
+
+  /** saveAnnotations downloads every annotation this browser keeps. */
+  function saveAnnotations() {
+    const n = state.annotations.byRef.size;
+    try {
+      download("", annotations.exportText(), `ragagent-annotations-${stamp()}.json`);
+      status.textContent = `Downloaded ${plural(n, "annotation")} (${annotations.FORMAT}).`;
+    } catch (err) {
+      status.textContent = `Not downloaded: ${err.message}`;
+    }
   }
 
   form.addEventListener("submit", (e) => e.preventDefault());
@@ -197,6 +233,8 @@ export function mount({ openTrace, openCompare }) {
     if (started) render();
   });
   runs.onChange(refresh);
+  annotations.onChange(() => { if (started) render(); });
+  $("#runs-annotations").addEventListener("click", saveAnnotations);
   $("#runs-limit").textContent = String(runs.LIMIT);
   // The search box is bounded as the Run view's question is (the engine's constant).
   const bound = () => { if (state.info) $("#runs-q").maxLength = state.info.constants.max_question_chars; };

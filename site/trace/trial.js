@@ -14,6 +14,7 @@ import { usd, seconds, plural, count, score, DASH } from "../common/format.js";
 import { waterfall, outcomeBars } from "../common/charts.js";
 import { PRICE_HEADS, priceRows } from "../common/prices.js";
 import { addButton } from "../common/addtoset.js";
+import { annotationRegion, passageChoices } from "./annotate.js";
 
 /** retrievalText is the "Expected sources read" cell: true, false or No target. */
 function retrievalText(checks) {
@@ -450,7 +451,8 @@ function trialTitle(t) {
  * config (the recording's, for a replayed trial), source ("bundled",
  * "loaded" or "session"), exchanges() (a Promise of the trial's recorded
  * exchanges; none for a run that sent nothing), exportTrace() (downloads
- * its OTLP/JSON), headingLevel.
+ * its OTLP/JSON), headingLevel, annotate ({kind, id} of what the person's
+ * annotation judges, trace/annotate.js: its region closes the trial).
  */
 export function trialView(t, o) {
   const r = t.result;
@@ -464,5 +466,9 @@ export function trialView(t, o) {
       stepsOf(t, o));
   }
   art.append(ending(t, o.passages));
+  if (o.annotate) {
+    art.append(annotationRegion({ ...o.annotate, title, subject: { trial: t.id, case_id: t.case_id || "", mode: t.mode, question: r?.question || "" } },
+      passageChoices(t, o.passages)));
+  }
   return art;
 }

@@ -6,7 +6,8 @@
 // kept in this browser (common/runs.js: one made in the Run view, or an
 // agent experiment's trial) is #trace/run/<key>. A
 // trial's request and reply bodies are fetched from the engine when first
-// opened, and its trace downloads as OTLP/JSON.
+// opened, and its trace downloads as OTLP/JSON (with the person's
+// annotation of it, which the trace's annotation region edits).
 
 import { $, h, clear, option, download } from "../common/dom.js";
 import { call } from "../engine/client.js";
@@ -15,6 +16,7 @@ import { state } from "../common/state.js";
 import { trialView } from "./trial.js";
 import * as runs from "../common/runs.js";
 import { passagesFor } from "../corpus/picker.js";
+import * as annotations from "../common/annotations.js";
 
 function report(source) {
   return source === "loaded" ? state.loaded : state.bundled;
@@ -35,7 +37,9 @@ export function replayedOptions(source, rep, t) {
     config: rep.config,
     source,
     exchanges: () => (exchanges ??= call("exchanges", [{ source, trial: t.id }])),
-    exportTrace: async () => download("", await call("exportOTLP", [{ source, trial: t.id }]), `ragagent-trace-${t.id}.otlp.json`),
+    // The person's annotation of the trial is an event on its run span.
+    exportTrace: async () => download("", await call("exportOTLP", [{ source, trial: t.id, annotations: annotations.forExport(annotations.of("trial", `${source}:${t.id}`)) }]), `ragagent-trace-${t.id}.otlp.json`),
+    annotate: { kind: "trial", id: `${source}:${t.id}` },
   };
 }
 
@@ -102,7 +106,9 @@ export function mount() {
       passages: passagesFor(t),
       constants: state.info?.constants,
       // A scripted run sent nothing: the engine makes it again to export it.
-      exportTrace: run.spec ? async () => download("", await call("exportRunOTLP", [{ corpus: run.corpus.id, run: run.spec, recorded_at: run.time, trial: { id: t.id, repeat: t.repeat } }]), `ragagent-trace-${t.id}.otlp.json`) : null,
+      exportTrace: run.spec ? async () => download("", await call("exportRunOTLP", [{ corpus: run.corpus.id, run: run.spec, recorded_at: run.time, trial: { id: t.id, repeat: t.repeat },
+        annotations: annotations.forExport(annotations.of("run", key)) }]), `ragagent-trace-${t.id}.otlp.json`) : null,
+      annotate: { kind: "run", id: String(key) },
     }));
     document.body.dataset.traceKept = String(key);
   }

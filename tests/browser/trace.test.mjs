@@ -114,17 +114,18 @@ test("a model call's exact request and recorded reply, the five meters, tokens, 
   const summary = await page.textContent(`${agent} .exchange[data-call="2"] .request summary`);
   const exact = JSON.stringify(recorded.exchanges[1].request); // compact, as a check of the byte count's order of magnitude
   assert.match(summary, /Request body, as sent \(\d{1,3}(,\d{3})* bytes\)/);
-  assert.ok(Math.abs(Number(summary.match(/(\d+) bytes/)[1]) - exact.length) < exact.length * 0.1);
+  assert.ok(Math.abs(Number(summary.match(/([\d,]+) bytes/)[1].replaceAll(",", "")) - exact.length) < exact.length * 0.1);
   assert.equal(await page.isVisible(`${agent} .exchange[data-call="2"] .request button`), true, "a copy button");
 
   const meters = await page.$$eval(`${agent} .meter`, (ms) => ms.map((m) => [m.dataset.meter, m.querySelector(".meter-value").textContent, m.querySelector("svg").getAttribute("aria-label")]));
   assert.deepEqual(meters.map((m) => m[0]), ["model calls", "searches", "reads", "source bytes", "seconds"]);
   assert.deepEqual(meters[0].slice(1), ["6 / 9", "model calls: 6 / 9"]);
+  assert.match(meters[3][1], /^\d{1,3}(,\d{3})* \/ 4,096$/, "source bytes written as the tokens are (no 4096 beside 5,660)");
   assert.deepEqual(meters[4].slice(1), [`${recorded.elapsed_seconds.toFixed(2)} / 180`, `seconds: ${recorded.elapsed_seconds.toFixed(2)} / 180`]);
   const head = await page.textContent(`${agent} .trace-head`);
   assert.match(head, /Model\s*gemini-3\.8-flash/);
   assert.match(head, /Generation config\s*maxOutputTokens 1024, temperature 0, thinkingConfig \{"thinkingLevel":"LOW"\}, responseMimeType application\/json/);
-  assert.match(head, /Tokens\s*5660 tokens \(5041 prompt, 619 output\)/);
+  assert.match(head, /Tokens\s*5,660 tokens \(5,041 prompt, 619 output\)/);
   assert.match(head, /Estimated cost\s*\$0\.0043775 at \$0\.5\/M input, \$3\/M output \(an estimate from list prices\)/);
   assert.match(head, /No per-step times: this recording keeps only the trial's elapsed time/);
   assert.match(await page.textContent(`${agent} .prices`), /gemini-3\.8-flash \(this trace\)/);

@@ -54,3 +54,33 @@ CREATE TABLE IF NOT EXISTS cancels (
   run_id TEXT PRIMARY KEY,
   at TEXT NOT NULL
 );
+-- Experiments (POST /v1/experiments): seq orders a token's list and the
+-- queue; done counts the rankings kept in experiment_rankings. Their
+-- events share the events table (an experiment's id is never a run's).
+CREATE TABLE IF NOT EXISTS experiments (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  token_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  state TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  done INTEGER NOT NULL DEFAULT 0,
+  total INTEGER NOT NULL,
+  headline TEXT,
+  result TEXT,
+  error TEXT,
+  created_at TEXT NOT NULL,
+  started_at TEXT,
+  finished_at TEXT
+);
+CREATE INDEX IF NOT EXISTS experiments_by_state ON experiments (state, token_id);
+CREATE INDEX IF NOT EXISTS experiments_by_token ON experiments (token_id, seq);
+-- Each ranking an experiment made, kept as it is made: a restarted
+-- server resumes from them, and the key refuses a case ranked twice.
+CREATE TABLE IF NOT EXISTS experiment_rankings (
+  experiment_id TEXT NOT NULL,
+  config INTEGER NOT NULL,
+  case_index INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (experiment_id, config, case_index)
+);

@@ -1,0 +1,720 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/experiment"
+	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/internal/server/store"
+)
+
+// Experiment kinds: a retrieval comparison (ragagent retrieval) and an
+// agent experiment (ragagent eval --cases), which this server refuses so
+// far with unsupported_kind.
+const (
+	KindRetrieval = "retrieval"
+	KindAgent     = "agent"
+)
+
+// EventProgress is an experiment's event for each ranking kept.
+const EventProgress = "progress"
+
+// The refusals of experiments, beside the core's invalid_cases,
+// invalid_config and unknown_config.
+const (
+	CodeExperimentQuota = reason.Code("experiment_quota")
+	CodeTooManyCases    = reason.Code("too_many_cases")
+	CodeTooManyConfigs  = reason.Code("too_many_configs")
+	CodeUnsupportedKind = reason.Code("unsupported_kind")
+	CodeNoResult        = reason.Code("no_result")
+)
+
+// The defaults of experiments' admission caps (Config's Experiment*).
+const (
+	DefaultExperimentsPerToken  = 4
+	DefaultExperimentsRunning   = 1
+	DefaultMaxExperimentCases   = 2000
+	DefaultMaxExperimentConfigs = 16
+	DefaultMaxExperimentBody    = 4 << 20
+)
+
+// ExperimentCaps bound experiments: how many a token may have queued or
+// running, how many run at once in the server, and an experiment
+// request's body, cases and configurations.
+type ExperimentCaps struct {
+	PerToken int
+	Running  int
+	Cases    int
+	Configs  int
+	Body     int64
+}
+
+func (c ExperimentCaps) withDefaults() ExperimentCaps {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.PerToken, DefaultExperimentsPerToken)
+	def(&c.Running, DefaultExperimentsRunning)
+	def(&c.Cases, DefaultMaxExperimentCases)
+	def(&c.Configs, DefaultMaxExperimentConfigs)
+	if c.Body <= 0 {
+		c.Body = DefaultMaxExperimentBody
+	}
+	return c
+}
+
+// experimentSpec is an experiment's request as stored: what it starts
+// from, and what a restarted server resumes it from. Cases is the
+// ragagent-cases/1 object as sent (null: the pack's own cases); Configs
+// the configurations as sent (each a name or a spec).
+type experimentSpec struct {
+	Kind    string             `json:"kind"`
+	Corpus  string             `json:"corpus"`
+	Cases   json.RawMessage    `json:"cases"`
+	Configs []engine.ConfigRef `json:"configs"`
+	K       int                `json:"k"`
+}
+
+// request is the engine's retrieval request for the spec: the same one
+// at admission and at every start, so a resumed experiment ranks what the
+// first start ranked.
+func (sp experimentSpec) request() engine.RetrievalRequest {
+	req := engine.RetrievalRequest{Corpus: sp.Corpus, Configs: sp.Configs, K: sp.K}
+	if len(sp.Cases) > 0 && string(sp.Cases) != "null" {
+		req.Cases = string(sp.Cases)
+	}
+	return req
+}
+
+// progressJSON is {"done", "total"}: rankings kept of those to make.
+type progressJSON struct {
+	Done  int `json:"done"`
+	Total int `json:"total"`
+}
+
+// experimentLinks are an experiment's URLs.
+type experimentLinks struct {
+	Self   string `json:"self"`
+	Events string `json:"events"`
+	Cancel string `json:"cancel"`
+	Result string `json:"result"`
+}
+
+func experimentLinksOf(id string) experimentLinks {
+	base := "/v1/experiments/" + id
+	return experimentLinks{Self: base, Events: base + "/events", Cancel: base + "/cancel", Result: base + "/result"}
+}
+
+// experimentSummary is an experiment in a list (api: ExperimentSummary).
+type experimentSummary struct {
+	ID         string          `json:"id"`
+	Kind       string          `json:"kind"`
+	State      string          `json:"state"`
+	Corpus     string          `json:"corpus"`
+	Progress   progressJSON    `json:"progress"`
+	Headline   json.RawMessage `json:"headline"`
+	CreatedAt  string          `json:"created_at"`
+	StartedAt  *string         `json:"started_at"`
+	FinishedAt *string         `json:"finished_at"`
+	Links      experimentLinks `json:"links"`
+}
+
+// experimentJSON is an experiment (api: Experiment): the summary, its
+// request, and once succeeded the result `ragagent retrieval --json`
+// prints for it, or the fault that ended it.
+type experimentJSON struct {
+	experimentSummary
+	Request json.RawMessage `json:"request"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+func experimentSummaryOf(x store.Experiment) experimentSummary {
+	var sp experimentSpec
+	_ = json.Unmarshal([]byte(x.Spec), &sp)
+	return experimentSummary{ID: x.ID, Kind: x.Kind, State: x.State, Corpus: sp.Corpus,
+		Progress: progressJSON{x.Done, x.Total}, Headline: rawOrNull(x.Headline),
+		CreatedAt: x.CreatedAt.UTC().Format(time.RFC3339Nano), StartedAt: timeOrNil(x.StartedAt),
+		FinishedAt: timeOrNil(x.FinishedAt), Links: experimentLinksOf(x.ID)}
+}
+
+func experimentOf(x store.Experiment) experimentJSON {
+	return experimentJSON{experimentSummary: experimentSummaryOf(x), Request: json.RawMessage(x.Spec),
+		Result: rawOrNull(x.Result), Error: rawOrNull(x.Error)}
+}
+
+// experimentEvent is an experiment's event data: its state and progress
+// (and on a failed end its error; on progress the configuration and the
+// answerable case, 0-based, just ranked).
+func experimentEvent(typ string, x store.Experiment, at time.Time) store.NewEvent {
+	data := struct {
+		State    string          `json:"state"`
+		Progress progressJSON    `json:"progress"`
+		Error    json.RawMessage `json:"error,omitempty"`
+	}{State: x.State, Progress: progressJSON{x.Done, x.Total}}
+	if x.Error != "" {
+		data.Error = json.RawMessage(x.Error)
+	}
+	b, _ := marshal(data)
+	return store.NewEvent{Type: typ, Data: string(b), At: at}
+}
+
+// rankingJSON is a ranking as the store keeps it.
+type rankingJSON struct {
+	Rank    int   `json:"rank"`
+	Matches []int `json:"matches"`
+	Ideal   int   `json:"ideal"`
+}
+
+// experiments runs the experiments of this process, each on its own
+// goroutine under a context its cancel or the server's shutdown ends.
+type experiments struct {
+	s      *Server
+	st     store.Experiments // nil: the store keeps no experiments
+	caps   ExperimentCaps
+	mu     sync.Mutex
+	active map[string]context.CancelCauseFunc
+	wg     sync.WaitGroup
+	start  sync.Mutex // one start loop at a time
+}
+
+// errShutdown stops an experiment for the server's shutdown: it stays
+// running in the store, and the next Start resumes it.
+var errShutdown = errors.New("the server is shutting down")
+
+// errCancelled stops an experiment cancelled through the API.
+var errCancelled = errors.New("cancelled")
+
+func (xs *experiments) now() time.Time { return xs.s.clock() }
+
+// admittedEvent is the queued event AddExperiment appends.
+func (xs *experiments) admittedEvent(x store.Experiment) store.NewEvent {
+	return experimentEvent(EventQueued, x, xs.now())
+}
+
+// resume relaunches the experiments a dead process left running (they
+// hold their slots), then starts queued ones as the cap allows.
+func (xs *experiments) resume(ctx context.Context) error {
+	if xs.st == nil {
+		return nil
+	}
+	left, err := xs.st.RunningExperiments(ctx)
+	if err != nil {
+		return err
+	}
+	for _, x := range left {
+		xs.s.log.Info("experiment resumed after a restart", "experiment", x.ID, "done", x.Done, "total", x.Total)
+		xs.launch(x)
+	}
+	xs.startQueued()
+	return nil
+}
+
+// startQueued starts queued experiments while fewer than the cap run.
+func (xs *experiments) startQueued() {
+	xs.start.Lock()
+	defer xs.start.Unlock()
+	for !xs.s.isClosing() {
+		x, ok, err := xs.st.StartExperiment(context.Background(), xs.caps.Running, xs.now(), func(x store.Experiment) store.NewEvent {
+			return experimentEvent(EventStarted, x, xs.now())
+		})
+		if err != nil {
+			xs.s.log.Error("server fault", "during", "starting a queued experiment", "error", err.Error())
+			return
+		}
+		if !ok {
+			return
+		}
+		xs.s.hub.notify(x.ID)
+		xs.launch(x)
+	}
+}
+
+// launch runs a running experiment: the engine's Retrieval over its
+// stored request, given the rankings kept before (a resumed experiment
+// ranks only the rest), keeping each ranking with its progress event as
+// it is made; then it ends succeeded with the command line's bytes,
+// failed with the refusal, or cancelled. A shutdown leaves it running.
+func (xs *experiments) launch(x store.Experiment) {
+	ctx, stop := context.WithCancelCause(context.Background())
+	xs.mu.Lock()
+	xs.active[x.ID] = stop
+	xs.mu.Unlock()
+	xs.wg.Add(1)
+	xs.s.goRun(func() {
+		defer xs.wg.Done()
+		defer func() {
+			xs.mu.Lock()
+			delete(xs.active, x.ID)
+			xs.mu.Unlock()
+			stop(nil)
+			xs.s.hub.notify(x.ID)
+			xs.startQueued()
+		}()
+		o, ok := xs.execute(ctx, x)
+		if !ok {
+			return
+		}
+		o.At = xs.now()
+		ended, done, err := xs.st.FinishExperiment(context.Background(), x.ID, o, func(e store.Experiment) store.NewEvent {
+			return experimentEvent(EventEnd, e, xs.now())
+		})
+		switch {
+		case err != nil:
+			xs.s.log.Error("server fault", "during", "finishing an experiment", "experiment", x.ID, "error", err.Error())
+		case done:
+			xs.s.log.Info("experiment finished", "experiment", x.ID, "state", ended.State)
+		}
+	})
+}
+
+// execute runs the experiment and says how it ended; ok is false when
+// it is left as the store has it (shut down, or cancelled meanwhile).
+func (xs *experiments) execute(ctx context.Context, x store.Experiment) (store.ExperimentOutcome, bool) {
+	failed := func(code reason.Code, message string) (store.ExperimentOutcome, bool) {
+		b, _ := marshal(errorBody{Code: code, Message: message})
+		return store.ExperimentOutcome{State: store.ExperimentFailed, Error: string(b)}, true
+	}
+	var sp experimentSpec
+	if err := json.Unmarshal([]byte(x.Spec), &sp); err != nil || sp.Kind != KindRetrieval {
+		return failed(CodeInternal, "the stored request could not be read")
+	}
+	eng, err := xs.s.engine.get()
+	if err != nil {
+		return failed(CodeInternal, "the engine could not be opened")
+	}
+	kept, err := xs.st.Rankings(ctx, x.ID)
+	if err != nil {
+		xs.s.log.Error("server fault", "during", "reading an experiment's rankings", "experiment", x.ID, "error", err.Error())
+		return failed(CodeInternal, "the server failed while reading the rankings kept")
+	}
+	req := sp.request()
+	req.Done = make(map[engine.RankedCase]experiment.Ranking, len(kept))
+	for _, k := range kept {
+		var r rankingJSON
+		if err := json.Unmarshal([]byte(k.Data), &r); err != nil {
+			return failed(CodeInternal, "a ranking kept could not be read")
+		}
+		req.Done[engine.RankedCase{C: k.C, A: k.A}] = experiment.Ranking{Rank: r.Rank, Matches: r.Matches, Ideal: r.Ideal}
+	}
+	done := len(kept)
+	var keepErr error
+	req.OnRanked = func(c, a int, r experiment.Ranking) error {
+		data, _ := marshal(rankingJSON{Rank: r.Rank, Matches: r.Matches, Ideal: r.Ideal})
+		done++
+		ev := experimentEvent(EventProgress, store.Experiment{State: store.ExperimentRunning, Done: done, Total: x.Total}, xs.now())
+		if _, err := xs.st.KeepRanking(context.Background(), x.ID, store.Ranked{C: c, A: a, Data: string(data)}, done, ev); err != nil {
+			keepErr = err
+			return err
+		}
+		xs.s.hub.notify(x.ID)
+		return nil
+	}
+	res, err := eng.Retrieval(ctx, req)
+	switch cause := context.Cause(ctx); {
+	case errors.Is(keepErr, store.ErrNotRunning), errors.Is(cause, errCancelled):
+		return store.ExperimentOutcome{}, false // the cancel ended it in the store
+	case errors.Is(cause, errShutdown):
+		return store.ExperimentOutcome{}, false // the next Start resumes it
+	case errors.Is(keepErr, store.ErrRevoked):
+		return failed(store.TokenRevoked, "the experiment's token was revoked; nothing was ranked after")
+	case keepErr != nil:
+		xs.s.log.Error("server fault", "during", "keeping a ranking", "experiment", x.ID, "error", keepErr.Error())
+		return failed(CodeInternal, "the server failed while keeping a ranking")
+	case err != nil:
+		code, ok := reason.Of(err)
+		if !ok {
+			return failed(CodeInternal, err.Error())
+		}
+		return failed(code, reason.DetailOf(err))
+	}
+	data, err := res.JSON()
+	if err != nil {
+		return failed(CodeInternal, "the result could not be encoded")
+	}
+	return store.ExperimentOutcome{State: store.ExperimentSucceeded, Result: string(data), Headline: headline(res)}, true
+}
+
+// headline is what a list shows of a finished retrieval experiment: the
+// configuration with the best mrr@10 (the first of equals) and its value.
+func headline(res *engine.RetrievalResult) string {
+	best := 0
+	for i, c := range res.Configs {
+		if c.Metrics.MRR10.Value > res.Configs[best].Metrics.MRR10.Value {
+			best = i
+		}
+	}
+	b, _ := marshal(struct {
+		Metric string  `json:"metric"`
+		Config string  `json:"config"`
+		Value  float64 `json:"value"`
+	}{engine.MRR10, res.Configs[best].Name, res.Configs[best].Metrics.MRR10.Value})
+	return string(b)
+}
+
+// stopAll stops every experiment of this process for a shutdown.
+func (xs *experiments) stopAll() {
+	xs.mu.Lock()
+	defer xs.mu.Unlock()
+	for _, stop := range xs.active {
+		stop(errShutdown)
+	}
+}
+
+func (xs *experiments) cancel(id string) {
+	xs.mu.Lock()
+	defer xs.mu.Unlock()
+	if stop, ok := xs.active[id]; ok {
+		stop(errCancelled)
+	}
+}
+
+func (xs *experiments) wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { xs.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Routes.
+
+func (s *Server) experimentsRoute(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		s.authed(s.listExperiments, ScopeRead)(w, r)
+	case http.MethodPost:
+		s.authed(s.createExperiment, ScopeRun)(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		refuse(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed here; use GET or POST").write(w)
+	}
+}
+
+var noExperiments = refuse(http.StatusServiceUnavailable, CodeUnavailable, "this server's store keeps no experiments")
+
+// createExperiment checks the request (its shape, kind, corpus, caps and,
+// by the engine's plan, its configurations and question set) before
+// anything is stored, then admits it queued under the token's cap: 202.
+func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) *apiError {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	xs := &s.experiments
+	if xs.st == nil {
+		return noExperiments
+	}
+	if s.isClosing() {
+		return refuse(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down")
+	}
+	data, aerr := readBodyUpTo(w, r, xs.caps.Body)
+	if aerr != nil {
+		return aerr
+	}
+	t := tokenOf(r)
+	sp, aerr := s.parseExperiment(data, t.ID)
+	if aerr != nil {
+		return aerr
+	}
+	eng, err := s.engine.get()
+	if err != nil {
+		return s.internal("opening the engine", err)
+	}
+	plan, err := eng.PlanRetrieval(sp.request())
+	if err != nil {
+		code, ok := reason.Of(err)
+		if !ok {
+			return refuse(http.StatusBadRequest, CodeInvalidField, err.Error())
+		}
+		return refuse(http.StatusBadRequest, code, reason.DetailOf(err))
+	}
+	if plan.Cases > xs.caps.Cases {
+		return refuse(http.StatusBadRequest, CodeTooManyCases, fmt.Sprintf("the question set has %d cases; this server takes at most %d in an experiment", plan.Cases, xs.caps.Cases))
+	}
+	if len(plan.Configs) > xs.caps.Configs {
+		return refuse(http.StatusBadRequest, CodeTooManyConfigs, fmt.Sprintf("the experiment compares %d configurations; this server takes at most %d", len(plan.Configs), xs.caps.Configs))
+	}
+	sp.K = plan.K
+	spec, err := marshal(sp)
+	if err != nil {
+		return s.internal("encoding the experiment", err)
+	}
+	id, err := randomHex(10)
+	if err != nil {
+		return s.internal("naming the experiment", err)
+	}
+	x, err := xs.st.AddExperiment(r.Context(), store.NewExperiment{ID: "exp_" + id, TokenID: t.ID, Kind: sp.Kind,
+		Spec: string(spec), Total: plan.Total(), At: s.clock()}, xs.caps.PerToken, xs.admittedEvent)
+	switch {
+	case errors.Is(err, store.ErrExperimentQuota):
+		e := refuse(http.StatusTooManyRequests, CodeExperimentQuota, fmt.Sprintf(
+			"the token has %d experiments queued or running, its cap; wait for one to end or cancel one", xs.caps.PerToken))
+		e.retryAfter = 1
+		return e
+	case errors.Is(err, store.ErrRevoked):
+		return unauthorized
+	case err != nil:
+		return s.internal("admitting the experiment", err)
+	}
+	xs.startQueued()
+	if now, found, err := xs.st.Experiment(r.Context(), x.ID); err == nil && found {
+		x = now
+	}
+	w.Header().Set("Location", experimentLinksOf(x.ID).Self)
+	writeJSON(w, http.StatusAccepted, experimentOf(x))
+	return nil
+}
+
+// experimentFields are an experiment request's keys.
+var experimentFields = map[string]bool{"kind": true, "corpus": true, "cases": true, "configs": true, "k": true}
+
+// parseExperiment reads an experiment request strictly: one JSON object
+// with no repeated key, only experimentFields, kind "retrieval" ("agent"
+// is unsupported_kind), a corpus the token may name (a built-in pack or
+// its own upload; another token's is unknown_corpus), cases a
+// ragagent-cases/1 object (or absent: the pack's own), configs names or
+// specs (absent: all), k a whole number.
+func (s *Server) parseExperiment(data []byte, tenant string) (experimentSpec, *apiError) {
+	var sp experimentSpec
+	if _, aerr := decodeObject(data); aerr != nil {
+		return sp, aerr
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return sp, refuse(http.StatusBadRequest, CodeMalformedJSON, "the body is not a JSON object")
+	}
+	for k := range fields {
+		if !experimentFields[k] {
+			return sp, refuse(http.StatusBadRequest, CodeUnknownField, fmt.Sprintf("unknown field %q (kind, corpus, cases, configs, k)", k))
+		}
+	}
+	invalid := func(format string, a ...any) (experimentSpec, *apiError) {
+		return experimentSpec{}, refuse(http.StatusBadRequest, CodeInvalidField, fmt.Sprintf(format, a...))
+	}
+	if err := json.Unmarshal(fields["kind"], &sp.Kind); err != nil || fields["kind"] == nil {
+		return invalid("kind must be \"retrieval\" or \"agent\"")
+	}
+	switch sp.Kind {
+	case KindRetrieval:
+	case KindAgent:
+		return sp, refuse(http.StatusBadRequest, CodeUnsupportedKind, "this server does not run agent experiments yet; send kind \"retrieval\"")
+	default:
+		return invalid("kind must be \"retrieval\" or \"agent\", not %q", sp.Kind)
+	}
+	if err := json.Unmarshal(fields["corpus"], &sp.Corpus); err != nil || fields["corpus"] == nil || sp.Corpus == "" {
+		return invalid("corpus must name a pack: a built-in one or this token's upload")
+	}
+	if !s.mayName(tenant, sp.Corpus) {
+		return sp, refuse(http.StatusBadRequest, CodeUnknownCorpus, fmt.Sprintf("no corpus %q among this token's corpora", sp.Corpus))
+	}
+	if c, ok := fields["cases"]; ok {
+		if len(c) == 0 || c[0] != '{' {
+			return invalid("cases must be a ragagent-cases/1 object")
+		}
+		// Counted before the set is parsed and checked against the pack:
+		// a huge set is refused without that work.
+		var set struct{ Cases []json.RawMessage }
+		if err := json.Unmarshal(c, &set); err == nil && len(set.Cases) > s.experiments.caps.Cases {
+			return sp, refuse(http.StatusBadRequest, CodeTooManyCases, fmt.Sprintf("the question set has %d cases; this server takes at most %d in an experiment", len(set.Cases), s.experiments.caps.Cases))
+		}
+		sp.Cases = c
+	}
+	if c, ok := fields["configs"]; ok {
+		var refs []json.RawMessage
+		if err := json.Unmarshal(c, &refs); err != nil || len(refs) == 0 {
+			return invalid("configs must be a list of configurations' names (or \"all\") and specs")
+		}
+		if len(refs) > s.experiments.caps.Configs {
+			return sp, refuse(http.StatusBadRequest, CodeTooManyConfigs, fmt.Sprintf("configs names %d configurations; this server takes at most %d", len(refs), s.experiments.caps.Configs))
+		}
+		for _, ref := range refs {
+			var cr engine.ConfigRef
+			if err := cr.UnmarshalJSON(ref); err != nil {
+				code, _ := reason.Of(err)
+				return sp, refuse(http.StatusBadRequest, code, reason.DetailOf(err))
+			}
+			sp.Configs = append(sp.Configs, cr)
+		}
+	}
+	if k, ok := fields["k"]; ok {
+		n, err := strconv.Atoi(string(k))
+		if err != nil {
+			return invalid("k must be a whole number from 1 to %d", engine.MaxRetrievalK)
+		}
+		if n < 1 || n > engine.MaxRetrievalK {
+			return invalid("k must be from 1 to %d, got %d", engine.MaxRetrievalK, n)
+		}
+		sp.K = n
+	}
+	return sp, nil
+}
+
+// mayName reports whether the tenant's requests may name the corpus: a
+// built-in pack or its own upload.
+func (s *Server) mayName(tenant, id string) bool {
+	for _, p := range s.runs.Corpora() {
+		if p.Manifest.ID == id {
+			return true
+		}
+	}
+	if s.shelf != nil {
+		_, ok := s.shelf.find(tenant, id)
+		return ok
+	}
+	return false
+}
+
+// ownExperiment is the token's experiment the path names; another
+// token's is not found, exactly like one that does not exist.
+func (s *Server) ownExperiment(r *http.Request) (store.Experiment, *apiError) {
+	if s.experiments.st == nil {
+		return store.Experiment{}, noExperiments
+	}
+	id := r.PathValue("id")
+	x, found, err := s.experiments.st.Experiment(r.Context(), id)
+	if err != nil {
+		return store.Experiment{}, s.internal("reading the experiment", err)
+	}
+	if !found || x.TokenID != tokenOf(r).ID {
+		return store.Experiment{}, refuse(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no experiment %q among this token's experiments", id))
+	}
+	return x, nil
+}
+
+func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request) *apiError {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	x, aerr := s.ownExperiment(r)
+	if aerr != nil {
+		return aerr
+	}
+	writeJSON(w, http.StatusOK, experimentOf(x))
+	return nil
+}
+
+// experimentResult sends a succeeded experiment's result with exactly
+// the bytes `ragagent retrieval --json` prints for the same inputs.
+func (s *Server) experimentResult(w http.ResponseWriter, r *http.Request) *apiError {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	x, aerr := s.ownExperiment(r)
+	if aerr != nil {
+		return aerr
+	}
+	if x.State != store.ExperimentSucceeded {
+		return refuse(http.StatusConflict, CodeNoResult, fmt.Sprintf("the experiment is %s: only a succeeded one has a result", x.State))
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	w.Write([]byte(x.Result))
+	return nil
+}
+
+// listExperiments pages through the token's experiments, newest first,
+// with their state, progress and headline (not their results).
+func (s *Server) listExperiments(w http.ResponseWriter, r *http.Request) *apiError {
+	if s.experiments.st == nil {
+		return noExperiments
+	}
+	limit, before, aerr := pageOf(r)
+	if aerr != nil {
+		return aerr
+	}
+	xs, err := s.experiments.st.ExperimentsOf(r.Context(), tokenOf(r).ID, before, limit+1)
+	if err != nil {
+		return s.internal("listing experiments", err)
+	}
+	out := struct {
+		Experiments []experimentSummary `json:"experiments"`
+		NextCursor  *string             `json:"next_cursor"`
+	}{Experiments: []experimentSummary{}}
+	for i, x := range xs {
+		if i == limit {
+			next := strconv.FormatInt(xs[i-1].Seq, 10)
+			out.NextCursor = &next
+			break
+		}
+		out.Experiments = append(out.Experiments, experimentSummaryOf(x))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// cancelExperiment ends a queued or running experiment as cancelled (in
+// the store at once: a ranking made after it is not kept) and stops its
+// ranking: 200 with the experiment.
+func (s *Server) cancelExperiment(w http.ResponseWriter, r *http.Request) *apiError {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	x, aerr := s.ownExperiment(r)
+	if aerr != nil {
+		return aerr
+	}
+	if !x.Active() {
+		return refuse(http.StatusConflict, CodeAlreadyFinished, fmt.Sprintf("the experiment already ended (%s)", x.State))
+	}
+	xs := &s.experiments
+	ended, ok, err := xs.st.FinishExperiment(r.Context(), x.ID, store.ExperimentOutcome{State: store.ExperimentCancelled, At: s.clock()},
+		func(e store.Experiment) store.NewEvent { return experimentEvent(EventEnd, e, s.clock()) })
+	if err != nil {
+		return s.internal("cancelling the experiment", err)
+	}
+	if !ok {
+		now, _, err := xs.st.Experiment(r.Context(), x.ID)
+		if err != nil {
+			return s.internal("reading the experiment", err)
+		}
+		return refuse(http.StatusConflict, CodeAlreadyFinished, fmt.Sprintf("the experiment already ended (%s)", now.State))
+	}
+	xs.cancel(x.ID)
+	s.hub.notify(x.ID)
+	go xs.startQueued()
+	writeJSON(w, http.StatusOK, experimentOf(ended))
+	return nil
+}
+
+// experimentEvents streams an experiment's events (queued, started, one
+// progress per ranking kept, end), resumable with Last-Event-ID.
+func (s *Server) experimentEvents(w http.ResponseWriter, r *http.Request) *apiError {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	after, aerr := lastEventID(r)
+	if aerr != nil {
+		return aerr
+	}
+	x, aerr := s.ownExperiment(r)
+	if aerr != nil {
+		return aerr
+	}
+	release, aerr := s.acquireStream(x.TokenID)
+	if aerr != nil {
+		return aerr
+	}
+	defer release()
+	st := s.experiments.st
+	s.streamOf(w, r, x.ID, after, s.heartbeat, nil, func(ctx context.Context, id string, after int64, limit int) ([]store.Event, bool, bool, error) {
+		state, evs, found, err := st.ExperimentTail(ctx, id, after, limit)
+		return evs, state != store.ExperimentQueued && state != store.ExperimentRunning, found, err
+	})
+	return nil
+}
