@@ -490,7 +490,7 @@ export function mount() {
         if (hit.url && !choices.has(hit.source_id)) choices.set(hit.source_id, { source_id: hit.source_id, url: hit.url, how: `rank ${hit.rank} under ${l.config}` });
       }
     }
-    return annotationRegion({ kind: "case", id: `${ex.ran.corpus}/${caseID}`, title: `question ${caseID}`,
+    return annotationRegion({ kind: "case", id: `${ex.ran.corpus}/${caseID}`, title: `question ${caseID}`, pack: ex.ran.corpus,
       subject: { corpus: ex.ran.corpus, case_id: caseID, question: q?.question || "" } }, [...choices.values()]);
   }
 

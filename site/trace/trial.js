@@ -467,7 +467,7 @@ export function trialView(t, o) {
   }
   art.append(ending(t, o.passages));
   if (o.annotate) {
-    art.append(annotationRegion({ ...o.annotate, title, subject: { trial: t.id, case_id: t.case_id || "", mode: t.mode, question: r?.question || "" } },
+    art.append(annotationRegion({ ...o.annotate, title, pack: t.corpus?.id || "seed", subject: { trial: t.id, case_id: t.case_id || "", mode: t.mode, question: r?.question || "" } },
       passageChoices(t, o.passages)));
   }
   return art;

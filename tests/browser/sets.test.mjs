@@ -395,3 +395,25 @@ test("the form and the set list fit a 360 px screen", async () => {
   await page.setViewportSize({ width: 1280, height: 900 });
   assert.deepEqual(problems, []);
 });
+
+test("an annotation's answering passage becomes a case: Add to question set… beside it", async () => {
+  await page.evaluate(() => { location.hash = "#trace/overwrite/1"; });
+  await page.waitForSelector("#trial-overwrite-agent-1 .annotation");
+  const region = page.getByRole("region", { name: "Your annotation of overwrite / 1, agent path" });
+  const select = region.getByLabel("The passage that answers it is");
+  const option = await select.evaluate((s) => [...s.options].find((o) => /\(read\)$/.test(o.textContent)).value);
+  await select.selectOption(option);
+  await region.getByRole("button", { name: "Save annotation" }).click();
+  await page.waitForFunction(() => /Annotation saved/.test(document.querySelector("#trial-overwrite-agent-1 .annotation-status").textContent));
+  const trial = await page.evaluate(async () => (await import("/common/state.js")).state.bundled.trials.find((t) => t.id === "overwrite-agent-1"));
+  const url = trial.result.observations.find((o) => o.tool === "read" && o.result.source_id === option).result.url;
+  await region.getByRole("button", { name: /^Add to question set… with the passage that answers overwrite \/ 1, agent path$/ }).click();
+  await page.waitForFunction(() => document.querySelector("#addset").open);
+  assert.equal(await form().getByLabel("Question", { exact: true }).inputValue(), trial.result.question);
+  assert.equal((await page.textContent("#addset-choices label")).split(" — ")[0], url, "the answering passage is the first target");
+  await add();
+  const kept = await page.evaluate(async () => (await import("/common/sets.js")).list("seed"));
+  assert.deepEqual(kept.at(-1).cases.at(-1).targets, [url]);
+  assert.equal(kept.at(-1).cases.at(-1).question, trial.result.question);
+  assert.deepEqual(problems, []);
+});
