@@ -24,6 +24,7 @@ import * as replayView from "./replay/view.js";
 import * as rerankView from "./rerank/view.js";
 import * as runView from "./run/view.js";
 import * as traceView from "./trace/view.js";
+import { mountForm as mountAddToSet } from "./common/addtoset.js";
 
 performance.mark("shell-start");
 
@@ -31,6 +32,7 @@ connect({ progress: showProgress, send: key.send });
 key.init();
 screenDownloads(key.screen);
 
+mountAddToSet();
 const trace = traceView.mount();
 const replay = replayView.mount({ openTrace: trace.open });
 // The published outcomes, at once: a small static file, no engine needed.

@@ -394,11 +394,14 @@ func (r *RetrievalResult) JSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// ParseQuestionSet reads a question set's text as an experiment would
-// (ragagent-cases/1 or TSV, bounded, each refusal one invalid_cases line
-// naming the case and field) and returns its cases, a case without a
-// version given the pack's default: what the page shows beside each
-// question's ranks, and its early check of a file a person chose.
+// ParseQuestionSet reads a question set's text exactly as an experiment
+// (and the command line's --cases) reads it: the file's rules
+// (ragagent-cases/1 or TSV, bounded) and then the pack's, each version one
+// of the pack's and each target some passage's (lab.CheckCases), every
+// refusal one invalid_cases line naming the case and field. It returns
+// the cases, a case without a version given the pack's default: what the
+// page shows beside each question's ranks, its early check of a file a
+// person chose, and its check of a question set it keeps.
 func (e *Engine) ParseQuestionSet(corpusID, text string) ([]evaluate.Case, error) {
 	l, err := e.labFor(corpusID)
 	if err != nil {
@@ -407,18 +410,11 @@ func (e *Engine) ParseQuestionSet(corpusID, text string) ([]evaluate.Case, error
 	if strings.TrimSpace(text) == "" {
 		return nil, reason.New(reason.InvalidCases, "the question set is empty")
 	}
-	cs, err := evaluate.ParseCasesAt([]byte(text), l.TargetBase)
+	checked, err := l.WithCases([]byte(text))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]evaluate.Case, len(cs.Cases))
-	for i, c := range cs.Cases {
-		if c.Version == "" {
-			c.Version = l.Pack.Manifest.DefaultVersion
-		}
-		out[i] = c
-	}
-	return out, nil
+	return append([]evaluate.Case(nil), checked.Cases.Cases...), nil
 }
 
 // ranked is a question set's answerable cases ranked under each

@@ -290,6 +290,38 @@ func TestARetrievalResumesWithoutRepeatingACase(t *testing.T) {
 	}
 }
 
+// ParseQuestionSet reads a set exactly as an experiment (and the command
+// line's --cases) does: besides the file's own rules, each version must be
+// one of the pack's and each target some passage's, so the page refuses a
+// set it keeps or imports with the same invalid_cases line the command
+// line prints, not later when the experiment runs.
+func TestParseQuestionSetChecksTheSetAgainstThePack(t *testing.T) {
+	e := packEngine(t)
+	for _, c := range []struct {
+		name, cases, want string
+	}{
+		{"malformed", "a\tq?\n", "line 1"},
+		{"target elsewhere", "a\tq?\thttps://x.org/a.html#b\n", `case 1 ("a"): target_urls: no passage has the URL https://x.org/a.html#b`},
+		{"page elsewhere", "a\tq?\t-\nb\tq?\thttps://x.org/b.html\n", `case 2 ("b"): target_urls: no passage is on the page https://x.org/b.html`},
+		{"version elsewhere", `{"format": "ragagent-cases/1", "cases": [{"id": "v", "question": "q?", "version": "2.7", "split": "held-out", "target_urls": []}]}`, `case 1 ("v"): version: 2.7 is not one of the corpus's versions`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := e.ParseQuestionSet(engine.SeedPack, c.cases)
+			require.Error(t, err)
+			code, _ := reason.Of(err)
+			assert.Equal(t, reason.InvalidCases, code, "%v", err)
+			assert.Contains(t, err.Error(), c.want)
+			_, again := e.Retrieval(context.Background(), engine.RetrievalRequest{Cases: c.cases})
+			require.Error(t, again)
+			assert.Equal(t, again.Error(), err.Error(), "the experiment's refusal, word for word")
+		})
+	}
+	got, err := e.ParseQuestionSet(engine.SeedPack, "a\tq?\t-\n")
+	require.NoError(t, err, "a set of unanswerable questions is read (an experiment then has nothing to rank)")
+	require.Len(t, got, 1)
+	assert.Equal(t, "3.12", got[0].Version, "the pack's default version")
+}
+
 // TestAPlanIsCheckedAsTheExperimentWouldBe: PlanRetrieval names the
 // configurations and counts the cases the experiment ranks (its Total is
 // the number of OnRanked calls), and refuses what Retrieval refuses with

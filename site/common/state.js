@@ -73,6 +73,9 @@
  *   for the corpus's authored questions
  * @property {string} casesName  that file's name
  * @property {Array<object>|null} casesQuestions  its cases as the engine read them
+ * @property {number|null} setKey  the key of the person's question set in
+ *   use (common/sets.js), whose ragagent-cases/1 text is casesText; null
+ *   for a file or the authored questions
  * @property {null | {id: (number|null), cancel: boolean}} running  the
  *   experiment under way: the engine's job id once known, and whether
  *   Cancel came
@@ -122,7 +125,7 @@ export const state = Object.seal({
   corpus: Object.seal({ id: "seed", info: null, cases: [], shipped: [], documents: null, loading: false }),
   runs: Object.seal({ kept: [], error: "" }),
   annotations: Object.seal({ byRef: new Map(), error: "", loaded: false }),
-  experiments: Object.seal({ builtins: null, builtinsError: "", specs: [], casesText: null, casesName: "", casesQuestions: null, running: null, text: null, result: null, ran: null, agentRunning: false }),
+  experiments: Object.seal({ builtins: null, builtinsError: "", specs: [], casesText: null, casesName: "", casesQuestions: null, setKey: null, running: null, text: null, result: null, ran: null, agentRunning: false }),
 });
 
 /** setInfo keeps load()'s result and what is derived from it. */

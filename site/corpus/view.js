@@ -2,13 +2,16 @@
 // with the agent's own FTS5 query, each hit with its bm25 score and FTS5
 // snippet (the engine marks matched terms ⟦like this⟧; they are shown as
 // <mark> elements built from text nodes), a hit opened in full with its
-// docs link, and the seed's pinned passages with their receipts.
+// docs link, each hit offered to a question set ("Add to question set…",
+// common/addtoset.js: the query as the question, the hit as its target),
+// and the seed's pinned passages with their receipts.
 
 import { $, h, clear, option, numCell, passageLink, ownTarget } from "../common/dom.js";
 import { score, plural } from "../common/format.js";
 import { call } from "../engine/client.js";
 import { state } from "../common/state.js";
 import { SEED, onCorpus } from "./picker.js";
+import { addButton } from "../common/addtoset.js";
 
 const OPEN = "\u27e6";
 const CLOSE = "\u27e7";
@@ -73,7 +76,8 @@ async function search(event) {
   const out = clear($("#search-result"));
   const corpus = state.corpus.id;
   try {
-    const res = await call("search", [{ corpus, query: $("#search-query").value, version: $("#search-version").value, k: Number($("#search-k").value) }]);
+    const query = $("#search-query").value;
+    const res = await call("search", [{ corpus, query, version: $("#search-version").value, k: Number($("#search-k").value) }]);
     // Under seed the hits are the FTS5 expression's, scored by bm25; another
     // configuration (the pack's default, res.retrieval) ranks by its own score.
     const how = res.retrieval
@@ -92,7 +96,9 @@ async function search(event) {
         h("th", { scope: "row" }, h("button", { type: "button", class: "link", onclick: () => openPassage(x.source_id), "aria-label": `Open ${x.source_id}` }, h("code", {}, x.source_id))),
         h("td", {}, x.version),
         numCell(x.score, null, score), h("td", { class: "num" }, x.bytes),
-        h("td", { class: "snippet-cell" }, x.title ? h("div", { class: "help" }, x.title) : null, snippet(x.snippet), targets(x))))))));
+        h("td", { class: "snippet-cell" }, x.title ? h("div", { class: "help" }, x.title) : null, snippet(x.snippet), targets(x),
+          // The query and this passage, as a case of one of the pack's question sets.
+          h("div", { class: "hit-add" }, addButton(x.source_id, () => ({ pack: corpus, title: state.corpus.info?.manifest.title || corpus, question: query, version: x.version, passages: [x] }))))))))));
   } catch (err) {
     out.append(h("p", { class: "error" }, err.code ? `${err.code}: ${err.detail || err.message}` : err.message));
   }

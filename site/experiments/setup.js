@@ -13,6 +13,8 @@ import { plural } from "../common/format.js";
 export const AUTHORED = "authored";
 /** FILE names a question set given as a file. */
 export const FILE = "file";
+/** SET names one of the person's own question sets (common/sets.js), by its name. */
+export const SET = "set";
 /** SPECS_KEY is where this browser keeps the person's own configurations. */
 export const SPECS_KEY = "ragagent.experiment.configs";
 /** MAX_SPECS and MAX_SPEC_CHARS bound the configurations a link or the
@@ -26,7 +28,8 @@ export const METRICS = ["recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10"
  * Setup is what an experiment is made from.
  * @typedef {object} Setup
  * @property {string} corpus     a pack id ("" when the link names none)
- * @property {string} cases      AUTHORED or FILE
+ * @property {string} cases      AUTHORED, FILE or SET
+ * @property {string} set        the question set's name, for SET
  * @property {string[]} configs  the names checked, in list order
  * @property {string} baseline   the name the others are compared with
  * @property {object[]} specs    the person's own configurations (JSON specs, each with a name)
@@ -65,6 +68,7 @@ export function encode(s) {
   const q = new URLSearchParams();
   if (s.corpus) q.set("corpus", s.corpus);
   q.set("cases", s.cases);
+  if (s.cases === SET && s.set) q.set("set", s.set);
   q.set("configs", s.configs.join(","));
   if (s.baseline) q.set("baseline", s.baseline);
   for (const spec of s.specs) q.append("spec", JSON.stringify(spec));
@@ -94,7 +98,8 @@ export function decode(q) {
   return {
     setup: {
       corpus: q.get("corpus") || "",
-      cases: q.get("cases") === FILE ? FILE : AUTHORED,
+      cases: [FILE, SET].includes(q.get("cases")) ? q.get("cases") : AUTHORED,
+      set: q.get("cases") === SET ? (q.get("set") || "").slice(0, 80) : "",
       configs: [...new Set(configs)],
       baseline: q.get("baseline") || "",
       specs,

@@ -5,7 +5,8 @@
 // compare (the engine's built-ins, the offline deterministic ones checked
 // by default, and configurations of the person's own as JSON, kept in this
 // browser and carried by the link), a baseline, and "Run experiment",
-// which asks the engine's worker for `ragagent retrieval --json` with the
+// (or one of the person's own question sets, listed below the form by
+// sets.js and offered by "Questions from"), which asks the engine's worker for `ragagent retrieval --json` with the
 // baseline first, with progress and a cancel. The result is drawn by
 // results.js; "Download results (JSON)" saves the engine's bytes as they
 // came, and is enabled only once an experiment has ended. The setup is
@@ -21,12 +22,14 @@ import * as runs from "../common/runs.js";
 import { outcome } from "../common/trials.js";
 import { state } from "../common/state.js";
 import { onCorpus, onBusy, choose, DOCUMENTS } from "../corpus/picker.js";
-import { AUTHORED, FILE, MAX_SPEC_CHARS, encode, decode, parseSpec, runOrder, loadSpecs, saveSpecs, mergeSpecs, SpecError } from "./setup.js";
+import { AUTHORED, FILE, SET, MAX_SPEC_CHARS, encode, decode, parseSpec, runOrder, loadSpecs, saveSpecs, mergeSpecs, SpecError } from "./setup.js";
 import { metricsBlock, comparisonsBlock, questionsBlock } from "./results.js";
 import { agentBlock } from "./agent.js";
 import { mountLive } from "./live.js";
 import { mountTune } from "./tune.js";
 import { mountHistory } from "./history.js";
+import { mountSets } from "./sets.js";
+import { toJSON } from "../common/sets.js";
 import { annotationRegion } from "../trace/annotate.js";
 
 /** storage is localStorage, or null when the browser blocks it. */
@@ -102,7 +105,57 @@ export function mount() {
   const checked = () => [...form.querySelectorAll('input[name="exp-config"]:checked')].map((i) => i.value);
 
   function setup() {
-    return { corpus: state.corpus.id, cases: ex.casesText === null ? AUTHORED : FILE, configs: checked(), baseline: $("#exp-baseline").value, specs: ex.specs };
+    const set = ex.setKey !== null ? setList.get(ex.setKey) : null;
+    return { corpus: state.corpus.id, cases: set ? SET : ex.casesText === null ? AUTHORED : FILE, set: set?.name ?? "", configs: checked(), baseline: $("#exp-baseline").value, specs: ex.specs };
+  }
+
+  // The open pack's question sets, offered by "Questions from" (a link's set is chosen once they are listed).
+  let wantSet = "";
+  const setList = mountSets({ use: useSet, inUse: () => ex.setKey, listed: (list) => {
+    fillChoice(list);
+    if (wantSet) {
+      const set = list.find((x) => x.name === wantSet);
+      if (set) useSet(set);
+      else showMessage(`From the link: this browser has no question set named ${wantSet} for ${state.corpus.info?.manifest.title || state.corpus.id}.`);
+      wantSet = "";
+    }
+  } });
+  let listedSets = [];
+
+  /** fillChoice offers the authored questions, the pack's sets and the file chosen, the one in use selected. */
+  function fillChoice(list = listedSets) {
+    listedSets = list;
+    const sel = clear($("#exp-cases-choice"));
+    sel.append(option(AUTHORED, "the corpus's authored questions", ex.casesText === null),
+      ...list.map((x) => option(`set:${x.key}`, `your set: ${x.name} (${plural(x.cases.length, "question")})`, ex.setKey === x.key)));
+    if (ex.casesText !== null && ex.setKey === null) sel.append(option(FILE, `the file ${ex.casesName}`, true));
+    sel.disabled = !state.info;
+  }
+
+  /** useSet makes one of the pack's question sets the view's question set
+   * (its ragagent-cases/1 text, read by the engine as a file would be);
+   * null (the set in use was deleted) goes back to the authored questions. */
+  async function useSet(set) {
+    if (!set) {
+      useAuthored();
+      return;
+    }
+    const text = toJSON(set);
+    try {
+      ex.casesQuestions = await call("questionSet", [{ corpus: state.corpus.id, text }]);
+      ex.casesText = text;
+      ex.casesName = `your set “${set.name}”`;
+      ex.setKey = set.key;
+      fileInput.value = "";
+      showMessage("");
+    } catch (err) {
+      showMessage(`Your set ${set.name}: ${refusal(err)}`);
+    }
+    describeCases();
+    fillChoice();
+    setList.refresh();
+    gate();
+    remember();
   }
 
   function remember() {
@@ -225,7 +278,8 @@ export function mount() {
   function describeCases() {
     const el = $("#exp-cases-now");
     if (ex.casesText !== null) {
-      el.textContent = `Using ${ex.casesName} (${plural(new TextEncoder().encode(ex.casesText).length, "byte")}).`;
+      const size = ex.setKey !== null ? plural(ex.casesQuestions?.length ?? 0, "question") : plural(new TextEncoder().encode(ex.casesText).length, "byte");
+      el.textContent = `Using ${ex.casesName} (${size}).`;
       $("#exp-cases-authored").hidden = false;
     } else {
       const n = state.corpus.cases.length;
@@ -295,6 +349,7 @@ export function mount() {
     const known = new Set([...(ex.builtins || []).map((c) => c.name), ...ex.specs.map((x) => x.name)]);
     const unknown = s.configs.filter((n) => !known.has(n));
     const notes = [...dropped, ...unknown.map((n) => `the link names ${n}, which this engine does not offer`)];
+    if (s.cases === SET && s.set) wantSet = s.set;
     if (s.cases === FILE && ex.casesText === null) notes.push("the link's question set was a file: choose it again through \u201cQuestion set\u201d");
     renderConfigs(s.configs.length ? s.configs.filter((n) => known.has(n)) : null);
     fillBaseline(s.baseline);
@@ -302,6 +357,7 @@ export function mount() {
     gate();
     const shipped = state.corpus.shipped.some((m) => m.id === s.corpus) || (s.corpus === DOCUMENTS && state.corpus.documents);
     if (s.corpus && s.corpus !== state.corpus.id && (shipped || s.corpus === "seed")) await choose(s.corpus);
+    if (wantSet) await setList.refresh();
   }
 
   async function chooseFile() {
@@ -315,25 +371,32 @@ export function mount() {
       ex.casesQuestions = await call("questionSet", [{ corpus: state.corpus.id, text }]);
       ex.casesText = text;
       ex.casesName = file.name;
+      ex.setKey = null;
     } catch (err) {
       ex.casesText = null;
       ex.casesName = "";
       ex.casesQuestions = null;
+      ex.setKey = null;
       fileInput.value = "";
       showMessage(err.code ? `${file.name}: ${err.message}` : `${err.message}.`);
     }
     describeCases();
+    fillChoice();
     gate();
     remember();
   }
 
   function useAuthored() {
+    const wasSet = ex.setKey !== null;
     ex.casesText = null;
     ex.casesQuestions = null;
     ex.casesName = "";
+    ex.setKey = null;
     fileInput.value = "";
     showMessage("");
     describeCases();
+    fillChoice();
+    if (wasSet) setList.refresh();
     gate();
     remember();
   }
@@ -427,7 +490,7 @@ export function mount() {
         if (hit.url && !choices.has(hit.source_id)) choices.set(hit.source_id, { source_id: hit.source_id, url: hit.url, how: `rank ${hit.rank} under ${l.config}` });
       }
     }
-    return annotationRegion({ kind: "case", id: `${ex.ran.corpus}/${caseID}`, title: `question ${caseID}`,
+    return annotationRegion({ kind: "case", id: `${ex.ran.corpus}/${caseID}`, title: `question ${caseID}`, pack: ex.ran.corpus,
       subject: { corpus: ex.ran.corpus, case_id: caseID, question: q?.question || "" } }, [...choices.values()]);
   }
 
@@ -488,6 +551,11 @@ export function mount() {
   });
   fileInput.addEventListener("change", chooseFile);
   $("#exp-cases-authored").addEventListener("click", useAuthored);
+  $("#exp-cases-choice").addEventListener("change", (e) => {
+    const v = e.target.value;
+    if (v === AUTHORED) useAuthored();
+    else if (v.startsWith("set:")) useSet(setList.get(Number(v.slice(4))));
+  });
   $("#exp-spec-add").addEventListener("click", addSpec);
   $("#exp-link").addEventListener("click", copyLink);
   cancel.addEventListener("click", stop);
@@ -505,6 +573,14 @@ export function mount() {
   onBusy(gate);
   onCorpus(() => {
     $("#exp-corpus").textContent = state.corpus.info.manifest.title;
+    // A question set is the pack's own: another pack starts from its authored questions.
+    if (ex.setKey !== null) {
+      ex.casesText = null;
+      ex.casesQuestions = null;
+      ex.casesName = "";
+      ex.setKey = null;
+    }
+    setList.refresh();
     describeCases();
     gate();
     remember();

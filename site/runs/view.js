@@ -11,7 +11,9 @@
 // filters are kept in the address
 // (#runs?q=...&source=...&outcome=...&corpus=...&verdict=...). Two rows
 // checked open the Compare view on them. Every annotation downloads as
-// JSON ("Download annotations (JSON)").
+// JSON ("Download annotations (JSON)"). "Add to question set…" makes a
+// run's question a case of one of its pack's sets, its target among the
+// passages it read (common/addtoset.js).
 
 import { $, h, clear, option, download, outcomeBadge, table } from "../common/dom.js";
 import { plural, refusal, stamp } from "../common/format.js";
@@ -22,6 +24,13 @@ import * as runs from "../common/runs.js";
 import { searchText, matches, outcome } from "../common/trials.js";
 import { trialView } from "../trace/trial.js";
 import { passagesFor } from "../corpus/picker.js";
+import { addButton } from "../common/addtoset.js";
+
+/** readPassages are the passages a trial read, in the order read (each once). */
+function readPassages(t) {
+  const seen = new Set();
+  return (t.result?.observations || []).filter((o) => o.tool === "read" && o.result?.source_id && !seen.has(o.result.source_id) && seen.add(o.result.source_id)).map((o) => o.result);
+}
 import * as annotations from "../common/annotations.js";
 import { verdictBadge } from "../trace/annotate.js";
 
@@ -99,6 +108,8 @@ export function mount({ openTrace, openCompare }) {
       const name = r.run ? `your run of ${r.time}` : `${r.t.id} (${sourceText(r)})`;
       const actions = [h("button", { type: "button", class: "small", onclick: () => showRun(r) }, "Show", h("span", { class: "sr-only" }, ` ${name}`))];
       actions.push(" ", h("button", { type: "button", class: "small", onclick: () => exportOTLP(r) }, "OTLP", h("span", { class: "sr-only" }, ` of ${name}`)));
+      // The run's question as a case: its targets among the passages it read.
+      if (r.question) actions.push(" ", addButton(`from ${name}`, () => ({ pack: r.corpus.id, title: r.corpus.title || r.corpus.id, question: r.question, version: r.t.result?.version || "", passages: readPassages(r.t) })));
       if (r.run) {
         actions.push(" ", h("button", { type: "button", class: "small", disabled: !r.run.recording, title: r.run.recording ? null : "a scripted run sends nothing, so it has no recording",
           onclick: () => saveRecording(r) }, "Recording", h("span", { class: "sr-only" }, ` of ${name}`)));

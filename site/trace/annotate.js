@@ -6,10 +6,13 @@
 // shown, or another typed as its URL. Saving keeps it in this browser
 // (common/annotations.js, which owns the store); Delete forgets it. Every
 // control has a label, the outcome of Save and Delete is announced, and
-// focus stays on a control that is still there.
+// focus stays on a control that is still there. An answering passage
+// becomes a case ("Add to question set…", common/addtoset.js) of the
+// pack the target names (target.pack), with the question annotated.
 
 import { h, clear, badge, passageLink } from "../common/dom.js";
 import * as annotations from "../common/annotations.js";
+import { addButton } from "../common/addtoset.js";
 
 /** KINDS is the badge colour of each verdict. */
 const KINDS = { correct: "pass", wrong: "fail", partly: "incomplete" };
@@ -53,8 +56,9 @@ function typedURL(text) {
 }
 
 /**
- * annotationRegion is the annotation of target ({kind, id, title, subject})
- * with its form; choices are passageChoices' list.
+ * annotationRegion is the annotation of target ({kind, id, title, subject,
+ * pack}) with its form; choices are passageChoices' list. Given the pack,
+ * a kept answering passage is offered to one of its question sets.
  */
 export function annotationRegion(target, choices) {
   const n = ++made;
@@ -112,7 +116,9 @@ export function annotationRegion(target, choices) {
     current.append(h("p", {}, verdictBadge(a.verdict) || h("span", { class: "help" }, "no verdict"),
       ` by ${a.author}, ${new Date(a.time).toLocaleString()}`, h("time", { datetime: a.time, class: "sr-only" }, ` (${a.time})`)),
     a.note ? h("p", { class: "annotation-note" }, a.note) : null,
-    a.passage ? h("p", {}, "The passage that answers it: ", a.passage.source_id ? [h("code", {}, a.passage.source_id), " · "] : null, passageLink(a.passage.url)) : null);
+    a.passage ? h("p", {}, "The passage that answers it: ", a.passage.source_id ? [h("code", {}, a.passage.source_id), " · "] : null, passageLink(a.passage.url),
+      target.pack ? [" ", addButton(`with the passage that answers ${target.title}`, () => ({
+        pack: target.pack, question: target.subject?.question || "", passages: [{ url: a.passage.url, source_id: a.passage.source_id }] }))] : null) : null);
   }
 
   /** chosenPassage is the passage the form names, null for none, or false when the typed URL is not one. */

@@ -13,6 +13,7 @@ import { h, append, badge, clear, meter, copyButton, outcomeBadge, external, bre
 import { usd, seconds, plural, count, score, DASH } from "../common/format.js";
 import { waterfall, outcomeBars } from "../common/charts.js";
 import { PRICE_HEADS, priceRows } from "../common/prices.js";
+import { addButton } from "../common/addtoset.js";
 import { annotationRegion, passageChoices } from "./annotate.js";
 
 /** retrievalText is the "Expected sources read" cell: true, false or No target. */
@@ -125,8 +126,10 @@ export function codeText(el, text) {
   return el;
 }
 
-/** passageBlock shows a passage with its receipt; quotes are highlighted. */
-function passageBlock(p, quotes = [], corpus = null) {
+/** passageBlock shows a passage with its receipt; quotes are highlighted.
+ * Given the trial's question, it offers the passage as that question's
+ * target in one of the pack's question sets (common/addtoset.js). */
+function passageBlock(p, quotes = [], corpus = null, question = null) {
   const text = h("p", { class: "passage-text" });
   highlight(text, p.text, quotes);
   return h("div", { class: "passage" },
@@ -134,7 +137,9 @@ function passageBlock(p, quotes = [], corpus = null) {
       h("code", {}, p.source_id), ` (${versionLabel(p.version, corpus)}) · `,
       passageLink(p.url)),
     text,
-    h("p", { class: "sha" }, "sha256 ", h("code", {}, p.text_sha256)));
+    h("p", { class: "sha" }, "sha256 ", h("code", {}, p.text_sha256)),
+    question === null ? null : h("p", { class: "hit-add" }, addButton(p.source_id, () => ({
+      pack: corpus?.id || "seed", title: corpus?.title || corpus?.id || "the seed", question, version: p.version, passages: [p] }))));
 }
 
 /** highlight writes text into el with each quote wrapped in <mark>. */
@@ -161,7 +166,7 @@ function highlight(el, text, quotes) {
 /** observationBlock is a step's observation: a search's candidates (with
  * the score the pack's ranking gave each, from the engine, when it is
  * known: the model saw only the ranks) or the passage read. */
-function observationBlock(obs, corpus, scores = null, scoreKind = "") {
+function observationBlock(obs, corpus, scores = null, scoreKind = "", question = null) {
   if (!obs) return null;
   if (obs.tool === "search") {
     const cands = obs.result.candidates;
@@ -174,7 +179,7 @@ function observationBlock(obs, corpus, scores = null, scoreKind = "") {
         : h("p", {}, "none"),
       scored && scoreKind ? h("p", { class: "help" }, `Scores: ${scoreKind}; the model saw only the ranks.`) : null);
   }
-  return h("div", { class: "obs" }, h("p", {}, "Passage read (validated against its receipt):"), passageBlock(obs.result, [], corpus));
+  return h("div", { class: "obs" }, h("p", {}, "Passage read (validated against its receipt):"), passageBlock(obs.result, [], corpus, question));
 }
 
 /** pretty indents a JSON text for reading (the text itself if it is not JSON). */
@@ -282,7 +287,7 @@ function stepItem(step, obs, limits, earlierReads, extra = {}) {
     details.append(h("p", { class: "why" }, `Searched again after reading ${earlierReads.join(", ")}.`));
   }
   if (step.detail) details.append(h("p", { class: "detail" }, step.detail));
-  details.append(observationBlock(obs, extra.corpus, extra.scores, extra.scoreKind) || "", counters(step.usage, limits) || "");
+  details.append(observationBlock(obs, extra.corpus, extra.scores, extra.scoreKind, extra.question ?? null) || "", counters(step.usage, limits) || "");
   if (step.tokens) details.append(h("p", { class: "tokens" }, `Tokens: ${tokensText(step.tokens)}${extra.usd !== null && extra.usd !== undefined ? ` · estimated ${usd(extra.usd)}` : ""}${step.model_version ? ` · model ${step.model_version}` : ""}`));
   if (extra.time?.model_ms !== null && extra.time?.model_ms !== undefined) details.append(h("p", { class: "tokens" }, `Model latency ${seconds(extra.time.model_ms)}`));
   if (step.call && extra.exchanges) details.append(exchangeBox(step.call, extra.exchanges));
@@ -374,7 +379,7 @@ function header(t, o) {
 function stepsOf(t, o) {
   const r = t.result;
   const steps = r.steps || [];
-  const list = stepList(r.limits, {}, (i) => ({ time: t.timing?.steps[i], usd: t.cost?.steps_usd[i], exchanges: o.exchanges, corpus: t.corpus,
+  const list = stepList(r.limits, {}, (i) => ({ time: t.timing?.steps[i], usd: t.cost?.steps_usd[i], exchanges: o.exchanges, corpus: t.corpus, question: r.question ?? null,
     scores: steps[i] && steps[i].observation >= 0 ? t.scores?.[steps[i].observation] : null, scoreKind: t.score_kind }));
   for (const step of r.steps || []) list.add(step, step.observation >= 0 ? r.observations[step.observation] : null);
   return list.el;
@@ -424,7 +429,7 @@ function ending(t, passages) {
     box.append(h("h4", {}, "Citations, highlighted in the passages they quote"));
     for (const [id, quotes] of byPassage) {
       const p = passages.get(id);
-      if (p) box.append(passageBlock(p, quotes, t.corpus));
+      if (p) box.append(passageBlock(p, quotes, t.corpus, r.question ?? null));
       else box.append(h("p", {}, h("code", {}, id), ": ", quotes.join(" · ")));
     }
   }
@@ -462,7 +467,7 @@ export function trialView(t, o) {
   }
   art.append(ending(t, o.passages));
   if (o.annotate) {
-    art.append(annotationRegion({ ...o.annotate, title, subject: { trial: t.id, case_id: t.case_id || "", mode: t.mode, question: r?.question || "" } },
+    art.append(annotationRegion({ ...o.annotate, title, pack: t.corpus?.id || "seed", subject: { trial: t.id, case_id: t.case_id || "", mode: t.mode, question: r?.question || "" } },
       passageChoices(t, o.passages)));
   }
   return art;
