@@ -19,6 +19,10 @@ const f3 = (x) => x.toFixed(3);
 const signed = (x) => (x >= 0 ? "+" : "") + x.toFixed(3);
 const interval = (ci, fmt = f3) => `[${fmt(ci[0])}, ${fmt(ci[1])}]`;
 
+/** scroll keeps a wide table inside the screen at 360 px: a
+ * keyboard-scrollable region named for it, as dom.js table's are. */
+const scroll = (label, tbl) => h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": label }, tbl);
+
 /** resultBlock draws a tune result. */
 export function resultBlock(r) {
   const est = (label, e) => h("tr", {}, h("th", { scope: "row" }, label),
@@ -28,13 +32,13 @@ export function resultBlock(r) {
   return h("div", { class: "tune-result" },
     h("p", {}, "Chosen: ", h("strong", { "data-chosen": r.chosen.name }, r.chosen.name),
       ` — out of ${plural(r.space, "configuration")}, on ${count(r.answerable)} answerable of ${plural(r.cases, "question")}, ${r.folds}-fold cross-validation.`),
-    h("table", {}, h("caption", {}, "What to expect on questions not yet written"),
+    scroll("What to expect on questions not yet written", h("table", {}, h("caption", {}, "What to expect on questions not yet written"),
       head("", "MRR@10", "95% interval", "recall@10", "95% interval"),
-      h("tbody", {}, est("Cross-validated (the estimate)", r.estimate), est("In-sample (optimistic)", r.in_sample))),
-    h("table", {}, h("caption", {}, "The choice against the baselines, paired by question"),
+      h("tbody", {}, est("Cross-validated (the estimate)", r.estimate), est("In-sample (optimistic)", r.in_sample)))),
+    scroll("The choice against the baselines", h("table", {}, h("caption", {}, "The choice against the baselines, paired by question"),
       head("Against", "Metric", "Difference", "95% interval", "p"),
       h("tbody", {}, ...r.against.map((a) => h("tr", {}, h("th", { scope: "row" }, a.name), h("td", {}, a.metric),
-        h("td", {}, signed(a.difference)), h("td", {}, interval(a.ci95, signed)), h("td", {}, a.p_value.toFixed(4)))))),
+        h("td", {}, signed(a.difference)), h("td", {}, interval(a.ci95, signed)), h("td", {}, a.p_value.toFixed(4))))))),
     h("p", { class: "help" }, `Chosen in each fold: ${r.fold_choices.join(", ")}.`),
     r.warning ? h("p", { class: "message warning", role: "note" }, `Warning: ${r.warning}.`) : null);
 }

@@ -49,6 +49,11 @@ test("Tune chooses what ragagent tune --json chooses, with progress, and its cho
     assert.ok(text.includes((a.difference >= 0 ? "+" : "") + a.difference.toFixed(3)), `the difference against ${a.name} on ${a.metric}`);
   }
   if (want.warning) assert.ok(text.includes(want.warning));
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 360, height: 800 });
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(wide <= 0, `at 360 px the result's tables scroll within their regions (the page was ${wide} px too wide)`);
+  await page.setViewportSize(size);
   await page.getByRole("button", { name: "Use it for this pack (this session)" }).click();
   await page.waitForFunction((name) => document.querySelector("#exp-tune-status").textContent.includes(`now searches by ${name}`), want.chosen.name, { timeout: 30000 });
   const ranked = await page.evaluate(async () => {
