@@ -1,0 +1,183 @@
+// openLab({ server, token }) runs retrieval on a team's server (`ragagent
+// serve-api`, started here on a temporary database): the value is the one
+// a local lab's retrieval returns for the same inputs, and the server
+// holds the experiment it came from; progress reaches the total; the
+// server's refusals reject with its codes; the token appears in no error;
+// a signal cancels the experiment there; a pack folder uploads and is
+// ranked on.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { inspect, promisify } from "node:util";
+import { createInterface } from "node:readline";
+import { openLab, LabError } from "ragagent-lab";
+import { root } from "./engine.mjs";
+import { build } from "./cli.mjs";
+
+const run = promisify(execFile);
+const SMALL = readFileSync(path.join(root, "cmd", "ragagent", "testdata", "small-set.tsv"), "utf8");
+const PYTHON_CASES = readFileSync(path.join(root, "fixtures", "python-3.11-cases.json"), "utf8");
+// The pepper the server keeps tokens' HMACs under (cmd/ragagent's
+// RAGAGENT_TOKEN_PEPPER), a test value.
+const PEPPER = "5c1d0e9a7b3f46e2a8d1c0b9f7e6d5c4b3a29180f7e6d5c4b3a2918070605040";
+
+let dir, server, url, token, local, remote;
+let serverLog = "";
+
+before(async () => {
+  const bin = await build();
+  dir = mkdtempSync(path.join(tmpdir(), "ragagent-server-client-"));
+  const db = path.join(dir, "api.db");
+  const env = { ...process.env, RAGAGENT_TOKEN_PEPPER: PEPPER };
+  delete env.GOOGLE_API_KEY;
+  delete env.GEMINI_API_KEY;
+  ({ stdout: token } = await run(path.join(bin, "ragagent"), ["tokens", "add", "--db", db, "--name", "ci", "--scopes", "read,run,corpora"], { env }));
+  token = token.trim();
+  server = spawn(path.join(bin, "ragagent"), ["serve-api", "--db", db, "--addr", "127.0.0.1:0"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  // The server's log, kept (not printed) to tell why a test failed.
+  server.stderr.on("data", (b) => { serverLog += b; });
+  const [line] = await Promise.race([
+    createInterface({ input: server.stdout })[Symbol.asyncIterator]().next().then((r) => [r.value]),
+    new Promise((_, reject) => server.once("exit", (code) => reject(new Error(`serve-api exited ${code}`)))),
+  ]);
+  url = line.trim();
+  [local, remote] = await Promise.all([openLab(), openLab({ server: url, token })]);
+});
+
+after(async () => {
+  if (process.exitCode) console.error(serverLog);
+  await remote?.close();
+  await local?.close();
+  server?.kill();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+// api is one request to the server with the token, its JSON answer: the
+// test's own look at what the server holds.
+async function api(method, where) {
+  const r = await fetch(new URL(where, url), { method, headers: { Authorization: `Bearer ${token}` } });
+  return r.json();
+}
+
+// noToken asserts the token is nowhere in err: message, detail, stack, or
+// anything inspect shows of it (its cause too).
+function noToken(err) {
+  assert.ok(err instanceof LabError, `a LabError: ${err}`);
+  for (const text of [err.message, String(err.detail), String(err.stack), inspect(err, { depth: 10 }), JSON.stringify(err)]) {
+    assert.ok(!text.includes(token), "the token is in the error");
+    assert.ok(!text.includes(token.slice(-20)), "the token's secret is in the error");
+  }
+}
+
+test("retrieval on the server returns what the local lab's retrieval returns: a TSV and a JSON set, names and a spec's JSON text, and the server holds that experiment", async () => {
+  const fields = (await local.retrieval({ corpus: "python-3.11", cases: SMALL, configs: ["fields"], k: 5 })).configs[0].spec;
+  const mine = { ...fields, name: "mine" };
+  const rows = [
+    [{ corpus: "python-3.11", cases: SMALL, configs: ["seed", "fields"], k: 5 }, {}],
+    [{ corpus: "python-3.11", cases: PYTHON_CASES, configs: ["seed", mine] }, { configs: ["seed", JSON.stringify(mine)] }],
+  ];
+  for (const [opts, remoteOpts] of rows) {
+    const before = (await api("GET", "/v1/experiments")).experiments.length;
+    const progress = [];
+    const got = await remote.retrieval({ ...opts, ...remoteOpts, onCase: (done, total) => progress.push([done, total]) });
+    const want = await local.retrieval(opts);
+    assert.deepEqual(got, want, JSON.stringify(remoteOpts));
+    const listed = (await api("GET", "/v1/experiments")).experiments;
+    assert.equal(listed.length, before + 1, "the server ran one experiment");
+    const x = await api("GET", `/v1/experiments/${listed[0].id}`);
+    assert.equal(x.state, "succeeded");
+    assert.deepEqual(x.result, got, "the value is the server's result");
+    assert.ok(progress.length > 0, "progress reached onCase");
+    assert.deepEqual(progress.at(-1), [want.answerable * want.configs.length, want.answerable * want.configs.length], "progress reaches the total");
+  }
+});
+
+test("the server's refusals reject with its codes and messages; a set the parser refuses is not sent", async () => {
+  const before = (await api("GET", "/v1/experiments")).experiments.length;
+  await assert.rejects(remote.retrieval({ corpus: "python-3.11", cases: "id\tquestion\ttarget_urls\nx\t\t-\n" }), (err) => {
+    assert.equal(err.code, "invalid_cases");
+    return true;
+  });
+  // Parsed fine, refused by the server against the pack: no answerable case.
+  await assert.rejects(remote.retrieval({ corpus: "python-3.11", cases: "a\tHow do I install Django?\t-\n" }), (err) => {
+    assert.equal(err.code, "invalid_cases");
+    assert.ok(!err.message.startsWith("invalid_cases:"), `the server's message: ${err.message}`);
+    return true;
+  });
+  await assert.rejects(remote.retrieval({ corpus: "no-such-pack" }), { code: "unknown_corpus", message: /no corpus "no-such-pack"/ });
+  await assert.rejects(remote.retrieval({ corpus: "python-3.11", configs: ["no-such-config"] }), { code: "unknown_config" });
+  await assert.rejects(remote.retrieval({ corpus: "python-3.11", configs: ["{not json"] }), { code: "invalid_config" });
+  assert.equal((await api("GET", "/v1/experiments")).experiments.length, before, "nothing was admitted");
+});
+
+test("a wrong token rejects with the server's code, and no error carries the token", async () => {
+  const wrong = await openLab({ server: url, token: token.slice(0, -4) + "0000" });
+  try {
+    await assert.rejects(wrong.retrieval({ corpus: "python-3.11", cases: SMALL }), (err) => {
+      assert.equal(err.code, "unauthorized");
+      noToken(err);
+      return true;
+    });
+  } finally {
+    await wrong.close();
+  }
+  for (const call of [() => remote.retrieval({ corpus: "no-such-pack" }), () => remote.retrieval({ corpus: "python-3.11", cases: "x\ty\n" })]) {
+    await assert.rejects(call(), (err) => { noToken(err); return true; });
+  }
+  const down = await openLab({ server: "http://127.0.0.1:9", token });
+  try {
+    await assert.rejects(down.corpora(), (err) => { assert.equal(err.code, "server_unreachable"); noToken(err); return true; });
+  } finally {
+    await down.close();
+  }
+});
+
+test("a server that is not http(s) is refused, local-only calls reject with not_on_server, a closed lab with lab_closed", async () => {
+  for (const server of ["file:///etc/passwd", "ftp://example.com/", "not a url", `http://user:${token}@127.0.0.1/`]) {
+    await assert.rejects(openLab({ server, token }), (err) => { assert.equal(err.code, "invalid_argument", server); noToken(err); return true; });
+  }
+  await assert.rejects(openLab({ server: url }), { code: "invalid_argument" });
+  for (const name of ["replay", "run", "eval", "tune", "recording"]) {
+    await assert.rejects(remote[name]({}), { code: "not_on_server" }, name);
+  }
+  await assert.rejects(remote.retrieval({ models: ["m"] }), { code: "not_on_server" });
+  const lab = await openLab({ server: url, token });
+  await lab.close();
+  await assert.rejects(lab.retrieval({}), { code: "lab_closed" });
+});
+
+test("a signal cancels the experiment on the server; close aborts an open stream and cancels nothing", async () => {
+  const controller = new AbortController();
+  await assert.rejects(remote.retrieval({ corpus: "python-3.11", cases: PYTHON_CASES, configs: ["all"], signal: controller.signal, onCase: () => controller.abort() }), { code: "cancelled" });
+  const [cancelled] = (await api("GET", "/v1/experiments")).experiments;
+  assert.equal(cancelled.state, "cancelled");
+  assert.ok(cancelled.progress.done < cancelled.progress.total);
+
+  const lab = await openLab({ server: url, token });
+  let closing;
+  await assert.rejects(lab.retrieval({ corpus: "python-3.11", configs: ["seed", "fields"], onCase: () => { closing ??= lab.close(); } }), { code: "lab_closed" });
+  await closing;
+  const [left] = (await api("GET", "/v1/experiments")).experiments;
+  assert.notEqual(left.state, "cancelled", "close cancelled nothing");
+});
+
+test("a pack folder uploads as the token's own, is listed, and ranks as the local lab ranks the folder", async () => {
+  const docs = path.join(dir, "docs");
+  const pack = path.join(dir, "pack");
+  mkdirSync(docs);
+  writeFileSync(path.join(docs, "kettle.md"), "# Kettle\n\nDescale the kettle monthly with white vinegar and rinse it twice.\n\n## Filter\n\nThe limescale filter slides out of the spout for cleaning.\n");
+  writeFileSync(path.join(docs, "toaster.md"), "# Toaster\n\nEmpty the crumb tray weekly; never use a knife to free bread.\n");
+  await run(path.join(await build(), "ragagent"), ["corpus", "build", "--from", docs, "--out", pack, "--id", "team-notes", "--title", "Team notes", "--version", "1.0", "--base-url", "https://notes.example/", "--licence", "CC0-1.0", "--attribution", "The team", "--gzip"]);
+  const up = await remote.uploadCorpus({ folder: pack });
+  assert.equal(up.id, "team-notes");
+  assert.equal(up.origin, "uploaded");
+  assert.ok((await remote.packs()).includes("team-notes"));
+  await assert.rejects(remote.uploadCorpus({ folder: pack }), { code: "corpus_exists" });
+  const set = "descale\tHow do I descale the kettle?\thttps://notes.example/kettle.md\ncrumbs\tHow often do I empty the crumb tray?\thttps://notes.example/toaster.md\n";
+  const got = await remote.retrieval({ corpus: "team-notes", cases: set, configs: ["seed"] });
+  assert.deepEqual(got, await local.retrieval({ corpus: pack, cases: set, configs: ["seed"] }));
+  assert.equal(got.corpus, "team-notes");
+});
