@@ -18,6 +18,10 @@ import { CODES, LabError } from "./errors.js";
 // up with server_unreachable.
 const RECONNECTS = 5;
 
+// POLL_MS is how often an experiment is read when the server refuses it
+// a stream (too_many_streams).
+const POLL_MS = 250;
+
 /**
  * serverOf checks openLab's server and token and returns the server's
  * base URL (its path ending in "/", the API's paths resolved under it).
@@ -280,6 +284,9 @@ export class ServerLab {
       try {
         r = await this.#request("GET", paths.events, { signal, headers, accept: "text/event-stream" });
       } catch (err) {
+        // The token's streams are all open (other calls of this lab, or
+        // other clients): the experiment itself is read instead.
+        if (err.code === "too_many_streams") return this.#poll(paths, signal, onCase);
         if (err.code !== CODES.SERVER_UNREACHABLE || ++broken > RECONNECTS) throw err;
         await pause(200 * broken, signal);
         continue;
@@ -316,6 +323,22 @@ export class ServerLab {
     }
   }
 
+  // #poll reads the experiment every POLL_MS until it ends, telling
+  // onCase of each new progress: #follow's stand-in when the server has
+  // no stream left for the token.
+  async #poll(paths, signal, onCase) {
+    let seen = -1;
+    for (;;) {
+      const x = await this.#json("GET", paths.self, { signal });
+      if (x.progress?.done > seen && x.progress.done > 0) {
+        seen = x.progress.done;
+        try { onCase?.(x.progress.done, x.progress.total); } catch { /* ignored */ }
+      }
+      if (!["queued", "running"].includes(x.state)) return { state: x.state, progress: x.progress, error: x.error };
+      await pause(POLL_MS, signal);
+    }
+  }
+
   // #json sends a request and returns its JSON answer.
   async #json(method, where, options = {}) {
     const r = await this.#request(method, where, options);
@@ -340,7 +363,7 @@ export class ServerLab {
         method,
         body,
         redirect: "error",
-        signal: AbortSignal.any(signals),
+        signal: anyOf(signals),
         headers: { ...headers, Authorization: `Bearer ${this.#token}`, Accept: accept, ...(type === undefined ? {} : { "Content-Type": type }) },
       });
     } catch (err) {
@@ -456,6 +479,17 @@ function closed() {
 
 function localOnly(name) {
   return new LabError(CODES.NOT_ON_SERVER, `${name} runs in this process only: a server lab runs retrieval, corpora and uploadCorpus (open a local lab with openLab() for ${name})`);
+}
+
+// anyOf is a signal that aborts when one of signals does (AbortSignal.any,
+// which node has only from 20.3; the package asks for 20).
+function anyOf(signals) {
+  const c = new AbortController();
+  for (const s of signals) {
+    if (s.aborted) c.abort(s.reason);
+    else s.addEventListener("abort", () => c.abort(s.reason), { once: true, signal: c.signal });
+  }
+  return c.signal;
 }
 
 // pause waits ms, or until the signal aborts.

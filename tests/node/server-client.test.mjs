@@ -3,7 +3,8 @@
 // a local lab's retrieval returns for the same inputs, and the server
 // holds the experiment it came from; progress reaches the total; the
 // server's refusals reject with its codes; the token appears in no error;
-// a signal cancels the experiment there; a pack folder uploads and is
+// a signal cancels the experiment there; with no event stream left for
+// the token the experiment is read instead; a pack folder uploads and is
 // ranked on.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -36,7 +37,7 @@ before(async () => {
   delete env.GEMINI_API_KEY;
   ({ stdout: token } = await run(path.join(bin, "ragagent"), ["tokens", "add", "--db", db, "--name", "ci", "--scopes", "read,run,corpora"], { env }));
   token = token.trim();
-  server = spawn(path.join(bin, "ragagent"), ["serve-api", "--db", db, "--addr", "127.0.0.1:0"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  server = spawn(path.join(bin, "ragagent"), ["serve-api", "--db", db, "--addr", "127.0.0.1:0", "--streams-per-token", "1"], { env, stdio: ["ignore", "pipe", "pipe"] });
   // The server's log, kept (not printed) to tell why a test failed.
   server.stderr.on("data", (b) => { serverLog += b; });
   const [line] = await Promise.race([
@@ -147,6 +148,38 @@ test("a server that is not http(s) is refused, local-only calls reject with not_
   const lab = await openLab({ server: url, token });
   await lab.close();
   await assert.rejects(lab.retrieval({}), { code: "lab_closed" });
+});
+
+test("with the token's one stream taken, a retrieval follows its experiment by reading it, to the same value", async () => {
+  // The test holds the token's one stream, following a long experiment
+  // (the Python cases over and over, 2000 of them) that the lab's queues
+  // behind, and cancels it once the lab's stream was refused.
+  const set = JSON.parse(PYTHON_CASES);
+  const many = Array.from({ length: 2000 }, (_, i) => ({ ...set.cases[i % set.cases.length], id: `c${i}` })).filter((c) => c.sources.length + (c.target_urls?.length ?? 0) > 0);
+  const auth = { Authorization: `Bearer ${token}` };
+  const held = await (await fetch(new URL("/v1/experiments", url), { method: "POST", headers: { ...auth, "Content-Type": "application/json" },
+    body: JSON.stringify({ kind: "retrieval", corpus: "python-3.11", cases: { ...set, cases: many }, configs: ["seed"] }) })).json();
+  assert.equal(held.state, "running", JSON.stringify(held));
+  const stream = new AbortController();
+  try {
+    const events = await fetch(new URL(held.links.events, url), { headers: auth, signal: stream.signal });
+    assert.equal(events.status, 200);
+    await events.body.getReader().read(); // the stream is open, its slot taken
+    const seen = [];
+    const opts = { corpus: "python-3.11", cases: SMALL, configs: ["seed", "fields"] };
+    const call = remote.retrieval({ ...opts, onCase: (done, total) => seen.push([done, total]) });
+    for (let i = 0; !/events status=429/.test(serverLog); i++) {
+      assert.ok(i < 500, "the lab's stream was refused");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const cancelled = await (await fetch(new URL(held.links.cancel, url), { method: "POST", headers: auth })).json();
+    assert.equal(cancelled.state, "cancelled", "the held experiment was still running");
+    const got = await call;
+    assert.deepEqual(got, await local.retrieval(opts));
+    assert.deepEqual(seen.at(-1), [2 * got.answerable, 2 * got.answerable], "polled progress reaches the total");
+  } finally {
+    stream.abort();
+  }
 });
 
 test("a signal cancels the experiment on the server; close aborts an open stream and cancels nothing", async () => {
