@@ -13,9 +13,9 @@ import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { CODES, LabError } from "./errors.js";
 
-// RECONNECTS is how many times an experiment's event stream that broke
-// before its end event is resumed (Last-Event-ID) before the call gives
-// up with server_unreachable.
+// RECONNECTS is how many times in a row (with no event between) an
+// experiment's event stream that broke before its end event is resumed
+// (Last-Event-ID) before the call gives up with server_unreachable.
 const RECONNECTS = 5;
 
 // POLL_MS is how often an experiment is read when the server refuses it
@@ -293,6 +293,7 @@ export class ServerLab {
       }
       try {
         for await (const ev of events(r.body)) {
+          broken = 0; // a stream that delivers is not a broken one
           if (ev.id !== undefined) last = ev.id;
           if (ev.event === "progress" || ev.event === "end") {
             let data;
@@ -312,13 +313,11 @@ export class ServerLab {
         if (err instanceof LabError || signal.aborted) throw err;
         // The stream broke mid-way: resumed below.
       }
+      // Resumed after the last event seen, the stream sends the rest
+      // (the end too, when the experiment ended meanwhile).
       if (++broken > RECONNECTS) {
-        throw new LabError(CODES.SERVER_UNREACHABLE, `the experiment's event stream ended ${RECONNECTS + 1} times before its end event`);
+        throw new LabError(CODES.SERVER_UNREACHABLE, `the experiment's event stream broke ${broken} times in a row before its end event`);
       }
-      // A stream the server closed at its end is answered by the
-      // experiment itself: it may have ended between two reads.
-      const x = await this.#json("GET", paths.self, { signal });
-      if (!["queued", "running"].includes(x.state)) return { state: x.state, progress: x.progress, error: x.error };
       await pause(100 * broken, signal);
     }
   }

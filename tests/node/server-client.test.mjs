@@ -3,12 +3,14 @@
 // a local lab's retrieval returns for the same inputs, and the server
 // holds the experiment it came from; progress reaches the total; the
 // server's refusals reject with its codes; the token appears in no error;
-// a signal cancels the experiment there; with no event stream left for
-// the token the experiment is read instead; a pack folder uploads and is
+// a signal cancels the experiment there; a broken event stream is
+// resumed; with no event stream left for the token the experiment is
+// read instead; a pack folder uploads and is
 // ranked on.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFile } from "node:child_process";
+import http from "node:http";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -179,6 +181,51 @@ test("with the token's one stream taken, a retrieval follows its experiment by r
     assert.deepEqual(seen.at(-1), [2 * got.answerable, 2 * got.answerable], "polled progress reaches the total");
   } finally {
     stream.abort();
+  }
+});
+
+test("an event stream that breaks is resumed after its last event: progress goes on to the total, no event twice", async () => {
+  // A proxy in front of the server passes the first events request only
+  // its first event, then drops the connection.
+  const resumedFrom = [];
+  let cut = true;
+  const proxy = http.createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const headers = {};
+    for (const h of ["authorization", "content-type", "accept", "last-event-id"]) if (req.headers[h] !== undefined) headers[h] = req.headers[h];
+    const up = await fetch(new URL(req.url, url), { method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined });
+    res.writeHead(up.status, { "content-type": up.headers.get("content-type") ?? "application/json" });
+    const stream = req.url.endsWith("/events");
+    if (stream) resumedFrom.push(req.headers["last-event-id"] ?? null);
+    let text = "";
+    for await (const c of up.body) {
+      if (stream && cut) {
+        text += Buffer.from(c).toString();
+        const end = text.indexOf("\n\n");
+        if (end < 0) continue;
+        cut = false;
+        // Dropped once the event is on its way, without the response's end.
+        res.write(text.slice(0, end + 2), () => setTimeout(() => res.destroy(), 50));
+        return;
+      }
+      res.write(c);
+    }
+    res.end();
+  });
+  await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  const lab = await openLab({ server: `http://127.0.0.1:${proxy.address().port}`, token });
+  try {
+    const seen = [];
+    const opts = { corpus: "python-3.11", cases: SMALL, configs: ["seed", "fields"] };
+    const got = await lab.retrieval({ ...opts, onCase: (done) => seen.push(done) });
+    assert.deepEqual(got, await local.retrieval(opts));
+    assert.deepEqual(resumedFrom, [null, "1"], "resumed once, after the first event");
+    assert.deepEqual(seen, Array.from({ length: 2 * got.answerable }, (_, i) => i + 1), "each progress once, in order, to the total");
+  } finally {
+    await lab.close();
+    proxy.closeAllConnections();
+    proxy.close();
   }
 });
 
