@@ -69,7 +69,9 @@ export class ServerLab {
   #openEngine;
   #engine = null;
   #closed = false;
-  #aborter = new AbortController();
+  // #inflight are the controllers of the open requests and calls, which
+  // close() aborts (each removed when its request is read to its end).
+  #inflight = new Set();
 
   /**
    * @param {URL} base the server (serverOf's)
@@ -136,22 +138,20 @@ export class ServerLab {
     };
     // The call's own requests end on the lab's close or the signal.
     const call = new AbortController();
-    const stop = () => call.abort();
-    this.#aborter.signal.addEventListener("abort", stop, { once: true });
+    this.#inflight.add(call);
     let cancelling = null;
     const onAbort = () => {
       call.abort();
       // The cancel is sent whatever the stream does; its refusal (409
       // already_finished: it ended meanwhile) changes nothing here.
-      cancelling ??= this.#request("POST", paths.cancel).then((r) => r.body?.cancel(), () => {});
+      cancelling ??= this.#send("POST", paths.cancel, {}, () => {}).catch(() => {});
     };
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       if (signal?.aborted) onAbort();
       const end = await this.#follow(paths, call.signal, onCase);
       if (end.state === "succeeded") {
-        const r = await this.#request("GET", paths.result, { signal: call.signal });
-        return JSON.parse(await r.text());
+        return JSON.parse(await this.#send("GET", paths.result, { signal: call.signal }, (r) => r.text()));
       }
       if (end.state === "cancelled") throw cancelled();
       const e = end.error ?? {};
@@ -165,7 +165,7 @@ export class ServerLab {
       throw err;
     } finally {
       signal?.removeEventListener("abort", onAbort);
-      this.#aborter.signal.removeEventListener("abort", stop);
+      this.#inflight.delete(call);
     }
   }
 
@@ -262,7 +262,8 @@ export class ServerLab {
   async close() {
     if (this.#closed) return;
     this.#closed = true;
-    this.#aborter.abort();
+    for (const c of this.#inflight) c.abort();
+    this.#inflight.clear();
     const engine = this.#engine;
     this.#engine = null;
     if (engine !== null) await engine.then((lab) => lab.close(), () => {});
@@ -278,41 +279,22 @@ export class ServerLab {
   async #follow(paths, signal, onCase) {
     let last = null;
     let broken = 0;
+    const seen = (id) => {
+      broken = 0; // a stream that delivers is not a broken one
+      if (id !== undefined) last = id;
+    };
     for (;;) {
       const headers = last === null ? {} : { "Last-Event-ID": last };
-      let r;
+      let end = null;
       try {
-        r = await this.#request("GET", paths.events, { signal, headers, accept: "text/event-stream" });
+        end = await this.#send("GET", paths.events, { signal, headers, accept: "text/event-stream" }, (r) => readEvents(r.body, signal, seen, onCase));
       } catch (err) {
         // The token's streams are all open (other calls of this lab, or
         // other clients): the experiment itself is read instead.
         if (err.code === "too_many_streams") return this.#poll(paths, signal, onCase);
-        if (err.code !== CODES.SERVER_UNREACHABLE || ++broken > RECONNECTS) throw err;
-        await pause(200 * broken, signal);
-        continue;
+        if (err.code !== CODES.SERVER_UNREACHABLE) throw err;
       }
-      try {
-        for await (const ev of events(r.body)) {
-          broken = 0; // a stream that delivers is not a broken one
-          if (ev.id !== undefined) last = ev.id;
-          if (ev.event === "progress" || ev.event === "end") {
-            let data;
-            try {
-              data = JSON.parse(ev.data);
-            } catch {
-              throw new LabError(CODES.SERVER_ERROR, `the server sent an ${ev.event} event that is not JSON`);
-            }
-            if (ev.event === "end") return data;
-            if (onCase !== undefined) {
-              // Progress is a courtesy: a throwing onCase does not end the call.
-              try { onCase(data.progress?.done, data.progress?.total); } catch { /* ignored */ }
-            }
-          }
-        }
-      } catch (err) {
-        if (err instanceof LabError || signal.aborted) throw err;
-        // The stream broke mid-way: resumed below.
-      }
+      if (end !== null) return end;
       // Resumed after the last event seen, the stream sends the rest
       // (the end too, when the experiment ended meanwhile).
       if (++broken > RECONNECTS) {
@@ -339,49 +321,87 @@ export class ServerLab {
   }
 
   // #json sends a request and returns its JSON answer.
-  async #json(method, where, options = {}) {
-    const r = await this.#request(method, where, options);
-    const text = await r.text();
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new LabError(CODES.SERVER_ERROR, `${method} ${where}: the server answered ${r.status} with a body that is not JSON`);
-    }
+  #json(method, where, options = {}) {
+    return this.#send(method, where, options, async (r) => {
+      const text = await r.text();
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new LabError(CODES.SERVER_ERROR, `${method} ${where}: the server answered ${r.status} with a body that is not JSON`);
+      }
+    });
   }
 
-  // #request sends one request with the token to the server (no redirect
-  // followed: the token goes to this server only) and returns a 2xx
-  // response; any other rejects with the server's error code and message.
-  async #request(method, where, { body, type, headers = {}, signal, accept = "application/json" } = {}) {
+  // #send sends one request with the token to the server (no redirect
+  // followed: the token goes to this server only) and returns what use
+  // makes of its 2xx response; any other rejects with the server's error
+  // code and message. The request is aborted by signal or close() until
+  // use is done with it.
+  async #send(method, where, { body, type, headers = {}, signal, accept = "application/json" }, use) {
+    if (this.#closed) throw closed();
     const url = new URL(where, this.#base);
-    const signals = [this.#aborter.signal];
-    if (signal !== undefined) signals.push(signal);
-    let r;
+    const c = new AbortController();
+    const abort = () => c.abort();
+    this.#inflight.add(c);
+    signal?.addEventListener("abort", abort, { once: true });
+    if (signal?.aborted) c.abort();
     try {
-      r = await fetch(url, {
-        method,
-        body,
-        redirect: "error",
-        signal: anyOf(signals),
-        headers: { ...headers, Authorization: `Bearer ${this.#token}`, Accept: accept, ...(type === undefined ? {} : { "Content-Type": type }) },
-      });
-    } catch (err) {
-      if (this.#closed) throw closed();
-      if (err?.name === "AbortError") throw err;
-      const why = err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(err);
-      throw new LabError(CODES.SERVER_UNREACHABLE, `${method} ${url.origin}${url.pathname}: the server could not be reached (${why})`);
+      let r;
+      try {
+        r = await fetch(url, {
+          method,
+          body,
+          redirect: "error",
+          signal: c.signal,
+          headers: { ...headers, Authorization: `Bearer ${this.#token}`, Accept: accept, ...(type === undefined ? {} : { "Content-Type": type }) },
+        });
+      } catch (err) {
+        if (this.#closed) throw closed();
+        if (err?.name === "AbortError") throw err;
+        const why = err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(err);
+        throw new LabError(CODES.SERVER_UNREACHABLE, `${method} ${url.origin}${url.pathname}: the server could not be reached (${why})`);
+      }
+      if (r.ok) return await use(r);
+      const text = await r.text().catch(() => "");
+      let e;
+      try {
+        e = JSON.parse(text)?.error;
+      } catch { /* not JSON */ }
+      if (typeof e?.code === "string" && typeof e?.message === "string") {
+        throw new LabError(e.code, e.message, { detail: `${method} ${url.pathname}: ${r.status}` });
+      }
+      throw new LabError(CODES.SERVER_ERROR, `${method} ${url.pathname}: the server answered ${r.status} without an error body`);
+    } finally {
+      this.#inflight.delete(c);
+      signal?.removeEventListener("abort", abort);
     }
-    if (r.ok) return r;
-    const text = await r.text().catch(() => "");
-    let e;
-    try {
-      e = JSON.parse(text)?.error;
-    } catch { /* not JSON */ }
-    if (typeof e?.code === "string" && typeof e?.message === "string") {
-      throw new LabError(e.code, e.message, { detail: `${method} ${url.pathname}: ${r.status}` });
-    }
-    throw new LabError(CODES.SERVER_ERROR, `${method} ${url.pathname}: the server answered ${r.status} without an error body`);
   }
+}
+
+/**
+ * readEvents reads an experiment's event stream: each event's id goes to
+ * seen, each progress to onCase (a courtesy: one that throws does not end
+ * the call), and the end event's data is returned; null when the stream
+ * ends or breaks before it (the caller resumes it).
+ */
+async function readEvents(body, signal, seen, onCase) {
+  try {
+    for await (const ev of events(body)) {
+      seen(ev.id);
+      if (ev.event !== "progress" && ev.event !== "end") continue;
+      let data;
+      try {
+        data = JSON.parse(ev.data);
+      } catch {
+        throw new LabError(CODES.SERVER_ERROR, `the server sent an ${ev.event} event that is not JSON`);
+      }
+      if (ev.event === "end") return data;
+      try { onCase?.(data.progress?.done, data.progress?.total); } catch { /* ignored */ }
+    }
+  } catch (err) {
+    if (err instanceof LabError || signal.aborted) throw err;
+  }
+  return null;
 }
 
 /**
@@ -480,21 +500,15 @@ function localOnly(name) {
   return new LabError(CODES.NOT_ON_SERVER, `${name} runs in this process only: a server lab runs retrieval, corpora and uploadCorpus (open a local lab with openLab() for ${name})`);
 }
 
-// anyOf is a signal that aborts when one of signals does (AbortSignal.any,
-// which node has only from 20.3; the package asks for 20).
-function anyOf(signals) {
-  const c = new AbortController();
-  for (const s of signals) {
-    if (s.aborted) c.abort(s.reason);
-    else s.addEventListener("abort", () => c.abort(s.reason), { once: true, signal: c.signal });
-  }
-  return c.signal;
-}
-
 // pause waits ms, or until the signal aborts.
 function pause(ms, signal) {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
   });
 }

@@ -27,6 +27,10 @@ const PYTHON_CASES = readFileSync(path.join(root, "fixtures", "python-3.11-cases
 // RAGAGENT_TOKEN_PEPPER), a test value.
 const PEPPER = "5c1d0e9a7b3f46e2a8d1c0b9f7e6d5c4b3a29180f7e6d5c4b3a2918070605040";
 
+// Node's warnings, for the listener check (a leak warns past 10).
+const warnings = [];
+process.on("warning", (w) => warnings.push(w));
+
 let dir, server, url, token, local, remote;
 let serverLog = "";
 
@@ -260,4 +264,12 @@ test("a pack folder uploads as the token's own, is listed, and ranks as the loca
   const got = await remote.retrieval({ corpus: "team-notes", cases: set, configs: ["seed"] });
   assert.deepEqual(got, await local.retrieval({ corpus: pack, cases: set, configs: ["seed"] }));
   assert.equal(got.corpus, "team-notes");
+});
+
+test("a lab's requests leave no listener behind: many calls on one lab and one signal raise no leak warning", async () => {
+  const controller = new AbortController();
+  for (let i = 0; i < 30; i++) await remote.corpora();
+  for (let i = 0; i < 12; i++) await remote.retrieval({ corpus: "python-3.11", cases: SMALL, configs: ["seed"], signal: controller.signal });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(warnings.filter((w) => w.name === "MaxListenersExceededWarning").map((w) => w.message), []);
 });
