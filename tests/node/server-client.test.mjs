@@ -69,6 +69,19 @@ async function api(method, where) {
   return r.json();
 }
 
+// longExperiment admits an experiment of the Python cases over and over
+// (2000 of them) on the test's own, one the lab's experiments queue
+// behind (the server runs one at a time) until the test cancels it.
+async function longExperiment() {
+  const set = JSON.parse(PYTHON_CASES);
+  const many = Array.from({ length: 2000 }, (_, i) => ({ ...set.cases[i % set.cases.length], id: `c${i}` })).filter((c) => c.sources.length + (c.target_urls?.length ?? 0) > 0);
+  const r = await fetch(new URL("/v1/experiments", url), { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ kind: "retrieval", corpus: "python-3.11", cases: { ...set, cases: many }, configs: ["seed"] }) });
+  const held = await r.json();
+  assert.equal(r.status, 202, JSON.stringify(held));
+  return held;
+}
+
 // noToken asserts the token is nowhere in err: message, detail, stack, or
 // anything inspect shows of it (its cause too).
 function noToken(err) {
@@ -160,11 +173,8 @@ test("with the token's one stream taken, a retrieval follows its experiment by r
   // The test holds the token's one stream, following a long experiment
   // (the Python cases over and over, 2000 of them) that the lab's queues
   // behind, and cancels it once the lab's stream was refused.
-  const set = JSON.parse(PYTHON_CASES);
-  const many = Array.from({ length: 2000 }, (_, i) => ({ ...set.cases[i % set.cases.length], id: `c${i}` })).filter((c) => c.sources.length + (c.target_urls?.length ?? 0) > 0);
   const auth = { Authorization: `Bearer ${token}` };
-  const held = await (await fetch(new URL("/v1/experiments", url), { method: "POST", headers: { ...auth, "Content-Type": "application/json" },
-    body: JSON.stringify({ kind: "retrieval", corpus: "python-3.11", cases: { ...set, cases: many }, configs: ["seed"] }) })).json();
+  const held = await longExperiment();
   assert.equal(held.state, "running", JSON.stringify(held));
   const stream = new AbortController();
   try {
@@ -264,6 +274,25 @@ test("a pack folder uploads as the token's own, is listed, and ranks as the loca
   const got = await remote.retrieval({ corpus: "team-notes", cases: set, configs: ["seed"] });
   assert.deepEqual(got, await local.retrieval({ corpus: pack, cases: set, configs: ["seed"] }));
   assert.equal(got.corpus, "team-notes");
+
+  // An experiment that ends failed rejects with its error: the pack
+  // deleted while the experiment waited behind another.
+  const held = await longExperiment();
+  const failing = remote.retrieval({ corpus: "team-notes", cases: set, configs: ["seed"] });
+  let queued;
+  for (let i = 0; i < 500 && queued === undefined; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    queued = (await api("GET", "/v1/experiments")).experiments.find((x) => x.corpus === "team-notes" && x.state === "queued");
+  }
+  assert.ok(queued, "the lab's experiment waits");
+  assert.equal((await fetch(new URL("/v1/corpora/team-notes", url), { method: "DELETE", headers: { Authorization: `Bearer ${token}` } })).status, 204);
+  await api("POST", held.links.cancel);
+  const x = await (async () => { try { await failing; } catch (err) { return err; } })();
+  const ended = await api("GET", `/v1/experiments/${queued.id}`);
+  assert.equal(ended.state, "failed");
+  assert.ok(x instanceof LabError, String(x));
+  assert.equal(x.code, ended.error.code);
+  assert.equal(x.message, ended.error.message);
 });
 
 test("a lab's requests leave no listener behind: many calls on one lab and one signal raise no leak warning", async () => {
