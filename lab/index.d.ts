@@ -165,9 +165,9 @@ export declare class Lab {
    * `models` are model folders (`--model DIR`): a vector branch's embedder and a cross-encoder second
    * stage's scorer run under node with lab/embed.mjs, from the folder whose ragagent-model.json names the
    * configuration's model, and are closed when the call ends; `vectors` are where a vector branch's
-   * vectors file is looked for (`--vectors DIR`).
+   * vectors file is looked for (`--vectors DIR`). `signal`, once aborted, stops the ranking (rejects with cancelled).
    */
-  retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void; models?: string[]; vectors?: string[]; gemini?: string }): Promise<Compared>;
+  retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void; models?: string[]; vectors?: string[]; gemini?: string; signal?: AbortSignal }): Promise<Compared>;
   /**
    * `ragagent tune --json`: a retrieval configuration chosen for the pack from the question set, with its
    * cross-validated estimate (95% intervals) and paired differences against seed and the pack's default.

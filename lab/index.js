@@ -220,10 +220,16 @@ export class Lab {
    * node, with lab/embed.mjs (install @huggingface/transformers), and are
    * closed when the call ends.
    *
-   * @param {{corpus?: string, cases?: string, configs?: Array<string | object>, k?: number, onCase?: Function, models?: string[], vectors?: string[], gemini?: string}} [options]
+   * signal (an AbortSignal), once aborted, stops the ranking: the call
+   * rejects with code cancelled, as a server lab's does.
+   *
+   * @param {{corpus?: string, cases?: string, configs?: Array<string | object>, k?: number, onCase?: Function, models?: string[], vectors?: string[], gemini?: string, signal?: AbortSignal}} [options]
    */
-  async retrieval({ corpus, cases, configs, k, onCase, models, vectors, gemini } = {}) {
+  async retrieval({ corpus, cases, configs, k, onCase, models, vectors, gemini, signal } = {}) {
     const api = this.#open();
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new LabError(CODES.INVALID_ARGUMENT, "retrieval: signal must be an AbortSignal");
+    }
     if (cases !== undefined && typeof cases !== "string") {
       throw new LabError(CODES.INVALID_ARGUMENT, "retrieval: cases must be the question set's text (a string)");
     }
@@ -245,12 +251,23 @@ export class Lab {
     if (models !== undefined || vectors !== undefined) {
       Object.assign(hooks, modelHooks(models ?? [], [...(vectors ?? []), ...(this.#folders.has(req.corpus) ? [this.#folders.get(req.corpus)] : [])], opened));
     }
+    if (signal?.aborted) throw new LabError("cancelled", "retrieval: the signal was aborted before the ranking began");
+    let stop = null;
     try {
       // The engine's retrieval is a job whose value is the command's bytes
       // (the page downloads them as they are); here they are parsed.
-      const text = await call(() => api.retrieval(req, hooks).result);
+      const text = await call(() => {
+        const job = api.retrieval(req, hooks);
+        // The engine ranks before it returns the job (it hands the event
+        // loop back every 50 ms): a signal aborted meanwhile stops it now.
+        stop = () => api.cancel(job.id);
+        signal?.addEventListener("abort", stop, { once: true });
+        if (signal?.aborted) stop();
+        return job.result;
+      });
       return JSON.parse(text);
     } finally {
+      if (stop !== null) signal?.removeEventListener("abort", stop);
       for (const e of opened) await e.close();
     }
   }
