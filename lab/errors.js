@@ -18,6 +18,12 @@ export const CODES = Object.freeze({
   UNKNOWN_CASE: "unknown_case",
   /** An argument of the wrong type, or an unreadable file. */
   INVALID_ARGUMENT: "invalid_argument",
+  /** A local-only call (replay, run, eval, tune, recording) on a server lab. */
+  NOT_ON_SERVER: "not_on_server",
+  /** A server lab's server could not be reached, or its stream kept breaking. */
+  SERVER_UNREACHABLE: "server_unreachable",
+  /** A server's answer that is not the API's (no error body, not JSON). */
+  SERVER_ERROR: "server_error",
   /** Anything else the engine refused. */
   ENGINE_ERROR: "engine_error",
 });

@@ -10,6 +10,9 @@ export declare const CODES: Readonly<{
   INVALID_RECORDING: "invalid_recording";
   UNKNOWN_CASE: "unknown_case";
   INVALID_ARGUMENT: "invalid_argument";
+  NOT_ON_SERVER: "not_on_server";
+  SERVER_UNREACHABLE: "server_unreachable";
+  SERVER_ERROR: "server_error";
   ENGINE_ERROR: "engine_error";
 }>;
 
@@ -29,6 +32,15 @@ export interface OpenOptions {
   site?: string;
 }
 
+export interface ServerOpenOptions extends OpenOptions {
+  /** The team's server (`ragagent serve-api`, or its Worker): an http or https URL, no user name, query or fragment. */
+  server: string | URL;
+  /** Its bearer token (`ragagent tokens add` prints one): sent only in the Authorization header to that server, never in an error. */
+  token: string;
+}
+
+/** openLab with server and token: a ServerLab whose retrieval runs on that server (nothing is started until a call needs it). */
+export declare function openLab(options: ServerOpenOptions): Promise<ServerLab>;
 /** openLab starts and loads the engine (rejects with engine_missing when main.wasm is not built). */
 export declare function openLab(options?: OpenOptions): Promise<Lab>;
 
@@ -153,9 +165,9 @@ export declare class Lab {
    * `models` are model folders (`--model DIR`): a vector branch's embedder and a cross-encoder second
    * stage's scorer run under node with lab/embed.mjs, from the folder whose ragagent-model.json names the
    * configuration's model, and are closed when the call ends; `vectors` are where a vector branch's
-   * vectors file is looked for (`--vectors DIR`).
+   * vectors file is looked for (`--vectors DIR`). `signal`, once aborted, stops the ranking (rejects with cancelled).
    */
-  retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void; models?: string[]; vectors?: string[]; gemini?: string }): Promise<Compared>;
+  retrieval(options?: { corpus?: string; cases?: string; configs?: Array<string | Record<string, unknown>>; k?: number; onCase?: (done: number, total: number, config: string) => void; models?: string[]; vectors?: string[]; gemini?: string; signal?: AbortSignal }): Promise<Compared>;
   /**
    * `ragagent tune --json`: a retrieval configuration chosen for the pack from the question set, with its
    * cross-validated estimate (95% intervals) and paired differences against seed and the pack's default.
@@ -163,9 +175,79 @@ export declare class Lab {
   tune(options?: { corpus?: string; cases?: string; folds?: number; onCase?: (done: number, total: number, config: string) => void }): Promise<Tuned>;
   /** The session's recording (every live run of this lab) as ragagent-recording/1 text. */
   recording(): Promise<{ trials: number; exchanges: number; text: string }>;
+  /** A question set's text (JSON or TSV) read as `--cases` reads it: its ragagent-cases/1 object, no pack's defaults filled in. */
+  readCases(text: string): Promise<CaseSet>;
   /** The pack ids a corpus may name: the engine's and those shipped beside it. */
   packs(): Promise<string[]>;
   /** Ends the engine and releases its timers; later calls reject with lab_closed. */
+  close(): Promise<void>;
+}
+
+/** A ragagent-cases/1 question set. */
+export interface CaseSet {
+  format: "ragagent-cases/1";
+  cases: Array<{ id: string; split: "development" | "held-out"; question: string; version: string; sources: string[] | null; target_urls?: string[]; answer_patterns: string[] | null; forbidden_patterns: string[] | null; note?: string }>;
+}
+
+/** A pack a server offers the token (GET /v1/corpora). */
+export interface ServerCorpus {
+  id: string;
+  title: string;
+  language: string;
+  versions: string[];
+  default_version: string;
+  search_k: number;
+  passages: number;
+  origin: "built_in" | "uploaded" | string;
+  sha256: string;
+  /** An upload's size as kept. */
+  bytes?: number;
+}
+
+export interface ServerRetrievalOptions {
+  /** A pack id the server offers (a built-in or the token's upload); default seed. */
+  corpus?: string;
+  /** A question set's text (JSON or TSV), read locally and sent as its ragagent-cases/1 object; default the pack's own. */
+  cases?: string;
+  /** Names ("all" too) and specs (objects, or their JSON text), the first the baseline. */
+  configs?: Array<string | Record<string, unknown>>;
+  k?: number;
+  /** The server's progress events: rankings kept of those to make. */
+  onCase?: (done: number, total: number) => void;
+  /** Once aborted, cancels the experiment on the server; the call rejects with cancelled. */
+  signal?: AbortSignal;
+}
+
+/**
+ * A lab whose calls run on a team's server (openLab({ server, token })). Its values are a local lab's for
+ * the same inputs; a refusal rejects with the server's code and message. The local-only calls reject with
+ * not_on_server.
+ */
+export declare class ServerLab {
+  private constructor();
+  /** The server's base URL. */
+  readonly server: string;
+  /** `ragagent retrieval --json`, run on the server as an experiment: the server's result bytes, parsed. */
+  retrieval(options?: ServerRetrievalOptions): Promise<Compared>;
+  /** The set's ragagent-cases/1 object, read by the local engine (started for it). */
+  readCases(text: string): Promise<CaseSet>;
+  /** The packs the server offers the token. */
+  corpora(): Promise<ServerCorpus[]>;
+  /** Their ids. */
+  packs(): Promise<string[]>;
+  /** Uploads a pack folder (`ragagent corpus build`'s) as the token's own: the server's 201 answer. */
+  uploadCorpus(options: { folder: string }): Promise<ServerCorpus & Record<string, unknown>>;
+  /** Rejects with not_on_server. */
+  replay(options?: unknown): Promise<never>;
+  /** Rejects with not_on_server. */
+  run(options?: unknown): Promise<never>;
+  /** Rejects with not_on_server. */
+  eval(options?: unknown): Promise<never>;
+  /** Rejects with not_on_server. */
+  tune(options?: unknown): Promise<never>;
+  /** Rejects with not_on_server. */
+  recording(): Promise<never>;
+  /** Aborts the open requests and streams (their calls reject with lab_closed; no experiment is cancelled) and ends the local engine. */
   close(): Promise<void>;
 }
 

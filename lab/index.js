@@ -10,9 +10,11 @@ import { gunzipSync } from "node:zlib";
 import path from "node:path";
 import { CODES, LabError, fromEngine } from "./errors.js";
 import { keyFromEnv, livePost, screenKey } from "./live.js";
+import { ServerLab, serverOf } from "./server.js";
 
 export { CODES, LabError } from "./errors.js";
 export * from "./assert.js";
+export { ServerLab } from "./server.js";
 
 /** SITE is the built page beside this module (site/, made by make wasm). */
 export const SITE = fileURLToPath(new URL("../site/", import.meta.url));
@@ -31,10 +33,20 @@ let starting = Promise.resolve();
  * this module) and loads it. It rejects with code engine_missing when
  * main.wasm or wasm_exec.js is not there (run make wasm).
  *
- * @param {{site?: string}} [options]
- * @returns {Promise<Lab>}
+ * With server (an http or https URL) and token it returns a ServerLab
+ * instead, whose retrieval runs on that team's server (lab/server.js);
+ * its local engine, which reads question sets, starts only when a call
+ * brings one.
+ *
+ * @param {{site?: string, server?: string | URL, token?: string}} [options]
+ * @returns {Promise<Lab | ServerLab>}
  */
 export async function openLab(options = {}) {
+  if (options.server !== undefined || options.token !== undefined) {
+    const base = serverOf(options.server, options.token);
+    const { server: _s, token, ...local } = options;
+    return new ServerLab(base, token, () => openLab(local));
+  }
   const site = path.resolve(options.site ?? SITE);
   const turn = starting.then(() => start(site));
   starting = turn.catch(() => {});
@@ -208,10 +220,16 @@ export class Lab {
    * node, with lab/embed.mjs (install @huggingface/transformers), and are
    * closed when the call ends.
    *
-   * @param {{corpus?: string, cases?: string, configs?: Array<string | object>, k?: number, onCase?: Function, models?: string[], vectors?: string[], gemini?: string}} [options]
+   * signal (an AbortSignal), once aborted, stops the ranking: the call
+   * rejects with code cancelled, as a server lab's does.
+   *
+   * @param {{corpus?: string, cases?: string, configs?: Array<string | object>, k?: number, onCase?: Function, models?: string[], vectors?: string[], gemini?: string, signal?: AbortSignal}} [options]
    */
-  async retrieval({ corpus, cases, configs, k, onCase, models, vectors, gemini } = {}) {
+  async retrieval({ corpus, cases, configs, k, onCase, models, vectors, gemini, signal } = {}) {
     const api = this.#open();
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new LabError(CODES.INVALID_ARGUMENT, "retrieval: signal must be an AbortSignal");
+    }
     if (cases !== undefined && typeof cases !== "string") {
       throw new LabError(CODES.INVALID_ARGUMENT, "retrieval: cases must be the question set's text (a string)");
     }
@@ -233,12 +251,23 @@ export class Lab {
     if (models !== undefined || vectors !== undefined) {
       Object.assign(hooks, modelHooks(models ?? [], [...(vectors ?? []), ...(this.#folders.has(req.corpus) ? [this.#folders.get(req.corpus)] : [])], opened));
     }
+    if (signal?.aborted) throw new LabError("cancelled", "retrieval: the signal was aborted before the ranking began");
+    let stop = null;
     try {
       // The engine's retrieval is a job whose value is the command's bytes
       // (the page downloads them as they are); here they are parsed.
-      const text = await call(() => api.retrieval(req, hooks).result);
+      const text = await call(() => {
+        const job = api.retrieval(req, hooks);
+        // The engine ranks before it returns the job (it hands the event
+        // loop back every 50 ms): a signal aborted meanwhile stops it now.
+        stop = () => api.cancel(job.id);
+        signal?.addEventListener("abort", stop, { once: true });
+        if (signal?.aborted) stop();
+        return job.result;
+      });
       return JSON.parse(text);
     } finally {
+      if (stop !== null) signal?.removeEventListener("abort", stop);
       for (const e of opened) await e.close();
     }
   }
@@ -268,6 +297,26 @@ export class Lab {
     if (folds !== undefined) req.folds = folds;
     const text = await call(() => api.tune(req, { onProgress: onCase }).result);
     return JSON.parse(text);
+  }
+
+  /**
+   * readCases reads a question set's text (ragagent-cases/1 JSON or the
+   * TSV) as the command line reads --cases and returns its
+   * ragagent-cases/1 object, no pack's defaults filled in: the one
+   * shape a server lab sends for either form. A set the parser refuses
+   * rejects with invalid_cases.
+   *
+   * @param {string} text
+   */
+  async readCases(text) {
+    const api = this.#open();
+    if (typeof text !== "string") {
+      throw new LabError(CODES.INVALID_ARGUMENT, "readCases: the question set's text must be a string");
+    }
+    if (typeof api.casesJSON !== "function") {
+      throw new LabError(CODES.ENGINE_MISSING, "readCases: this engine has no casesJSON; it was built before the node module's server lab (run make wasm)");
+    }
+    return JSON.parse(await call(() => api.casesJSON(text)));
   }
 
   /**

@@ -72,3 +72,16 @@ test("tune returns what ragagent tune --json prints, with progress; a set too sm
   await assert.rejects(lab.tune({ corpus: "python-3.11", cases: readFileSync(SMALL, "utf8") }), (err) => { assert.equal(err.code, "invalid_cases"); return true; });
   await assert.rejects(lab.tune({ corpus: "python-3.11", folds: 1 }), (err) => { assert.equal(err.code, "invalid_argument"); return true; });
 });
+
+test("a signal stops a local retrieval: it rejects with cancelled, as a server lab's does", async () => {
+  const controller = new AbortController();
+  const progress = [];
+  await assert.rejects(lab.retrieval({ corpus: "python-3.11", configs: ["all"], signal: controller.signal, onCase: (done, total) => {
+    progress.push([done, total]);
+    controller.abort();
+  } }), { code: "cancelled" });
+  assert.ok(progress.length >= 1 && progress.at(-1)[0] < progress.at(-1)[1], "stopped before the total");
+  await assert.rejects(lab.retrieval({ signal: controller.signal }), { code: "cancelled" });
+  // The lab goes on.
+  assert.equal((await lab.retrieval({ configs: ["seed"] })).configs.length, 1);
+});
