@@ -16,7 +16,6 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/builder"
 	"github.com/ragagentlab/ragagent/core/engine"
-	"github.com/ragagentlab/ragagent/core/evaluate"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/jsbridge"
@@ -268,15 +267,12 @@ func exports() []export {
 		})},
 		// casesJSON(text): a question set's text (ragagent-cases/1 JSON or
 		// the TSV) read and checked as the command line reads --cases, with
-		// no pack's defaults filled in, as canonical ragagent-cases/1 JSON
-		// text: what the node module sends a server's experiment, so a TSV
-		// is converted by the same parser the command line uses.
+		// no pack's defaults filled in, as ragagent-cases/1 JSON text (a
+		// JSON set as written, a TSV as the object its rows mean): what the
+		// node module sends a server's experiment, converted as `ragagent
+		// retrieval --server` converts it (engine.QuestionSetObject).
 		{name: "casesJSON", usage: "give the question set's text", do: answer(func(_ call, text *string) (any, error) {
-			cs, err := evaluate.ParseCases([]byte(*text))
-			if err != nil {
-				return nil, err
-			}
-			data, err := json.Marshal(cs)
+			data, err := engine.QuestionSetObject(*text)
 			return string(data), err
 		})},
 		{name: "rerankRecording", do: answer(func(c call, _ *none) (any, error) {

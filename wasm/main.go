@@ -87,7 +87,7 @@
 //	specDigests([name | spec])   Promise<[sha256]>: each configuration's spec sha256 (retrieval.Spec.SHA256)
 //	questionSet({corpus, text})  Promise<[case]>: a question set read as retrieval reads it (invalid_cases)
 //	casesJSON(text)              Promise<string>: a question set (JSON or TSV) read as --cases reads it, as
-//	                             canonical ragagent-cases/1 JSON, no pack's defaults (the node server lab's)
+//	                             ragagent-cases/1 JSON, no pack's defaults (engine.QuestionSetObject; the node server lab's)
 //	rerankRecording()            Promise<{exchanges, text} | null>: the latest live rerank's recording
 //	ledger(store)                Promise<{budget_usd, spent_usd, remaining_usd, entries}>
 //	setBudget(usd, store)        Promise<ledger state>
