@@ -20,10 +20,12 @@ import { agentBlock } from "./agent.js";
 
 /**
  * mountLive binds the Gemini agent experiment. request() is the question
- * set's part of the request ({corpus, cases?}), or null with why not.
+ * set's part of the request ({corpus, cases?}), or null with why not;
+ * keep(result) keeps a finished experiment in the view's history and
+ * resolves with a sentence saying so.
  * Returns {gate}: enables the plan button when the view can run.
  */
-export function mountLive(request) {
+export function mountLive(request, keep) {
   const start = $("#exp-gemini-start");
   const status = $("#exp-gemini-status");
   const bar = $("#exp-gemini-progress");
@@ -118,6 +120,14 @@ export function mountLive(request) {
       output.append(agentBlock(res));
       showLedger(res.ledger);
       document.body.dataset.agentGemini = res.cancelled ? "stopped" : "done";
+      // Kept as the scripted one is, after the status below is written; a
+      // stopped one is not: its rates cover only the trials that ran.
+      if (!res.cancelled) {
+        keep(res).then((said) => {
+          status.textContent += ` ${said}`;
+          document.body.dataset.agentGeminiKept = "yes";
+        });
+      }
       const what = `${plural(res.summary.trials, "trial")} of ${res.planned_trials}, ${plural(res.actual_api_requests, "request")} sent, ${usd(res.ledger.spent_usd)} reserved in the ledger`;
       return res.cancelled ? `Stopped: ${what}; the rates cover the trials that ran.` : `Finished: ${what}.`;
     },

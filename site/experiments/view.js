@@ -57,7 +57,7 @@ export function mount() {
     const req = { corpus: state.corpus.id };
     if (ex.casesText !== null) req.cases = ex.casesText;
     return { req };
-  });
+  }, (result) => history.keepAgent({ ...agentEntry(state.corpus.id, "gemini"), result }));
 
   // Tune asks the same question set too; its choice joins the view's configurations.
   const tune = mountTune(() => {
@@ -200,6 +200,12 @@ export function mount() {
       : { name: ex.casesName, kind: FILE, text: ex.casesText, cases: cases(ex.casesQuestions || []) };
   }
 
+  /** agentEntry is what the history keeps of an agent experiment on
+   * corpus besides its result: the pack as it is now, the set, the policy. */
+  function agentEntry(corpus, policy) {
+    return { corpus: { id: corpus, title: state.corpus.info?.manifest.title || corpus, manifest: state.corpus.info?.manifest }, set: questionSet(corpus), policy };
+  }
+
   /** runAgent runs the engine's eval over the question set: the scripted policy on both paths. */
   async function runAgent() {
     const box = $("#exp-agent-results");
@@ -207,7 +213,7 @@ export function mount() {
     const pr = $("#exp-agent-progress");
     const req = { corpus: state.corpus.id, policy: "scripted" };
     if (ex.casesText !== null) req.cases = ex.casesText;
-    const entry = { corpus: { id: req.corpus, title: state.corpus.info?.manifest.title || req.corpus, manifest: state.corpus.info?.manifest }, set: questionSet(req.corpus), policy: req.policy };
+    const entry = agentEntry(req.corpus, req.policy);
     ex.agentRunning = true;
     gate();
     clear(box);

@@ -128,6 +128,12 @@ test("a plan is refused without a budget and refused whole over it; then the eva
     }), rate);
   }
   assert.equal(await page.isDisabled("#exp-gemini-download"), false, "the recording is offered");
+  // Kept in the history beside the scripted experiments, with the agent path's pass rate.
+  await page.waitForFunction(() => document.body.dataset.agentGeminiKept === "yes", null, { timeout: 20000 });
+  assert.match(await status(page), /Kept as experiment #\d+ in this browser's history/);
+  const listed = await page.$$eval("#exh-list tbody tr", (trs) => trs.map((tr) => tr.textContent));
+  const pass = paths.find((p) => p.path === "agent").rates.find((r) => r.name === "pass");
+  assert.ok(listed.some((t) => t.includes("agent experiment, policy gemini") && t.includes(fixed(pass.value))), `listed: ${listed.join(" | ")}`);
   await accessible(page, "a Gemini agent experiment's result");
   assert.ok(!consoleLines.some((l) => l.includes(KEY)), "the key is never logged");
   await page.close();
