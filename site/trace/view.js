@@ -105,8 +105,9 @@ export function mount() {
     clear(pair).append(trialView(t, {
       passages: passagesFor(t),
       constants: state.info?.constants,
-      // A scripted run sent nothing: the engine makes it again to export it.
-      exportTrace: run.spec ? async () => download("", await call("exportRunOTLP", [{ corpus: run.corpus.id, run: run.spec, recorded_at: run.time, trial: { id: t.id, repeat: t.repeat },
+      // A scripted run sent nothing: the engine makes it again to export it;
+      // a live one is replayed from its own recording, as the Runs view does.
+      exportTrace: run.spec ? async () => download("", await call("exportRunOTLP", [{ corpus: run.corpus.id, recording: run.recording, run: run.spec, recorded_at: run.time, trial: { id: t.id, repeat: t.repeat },
         annotations: annotations.forExport(annotations.of("run", key)) }]), `ragagent-trace-${t.id}.otlp.json`) : null,
       annotate: { kind: "run", id: String(key) },
     }));

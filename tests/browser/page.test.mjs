@@ -180,6 +180,18 @@ test("the session's recording downloads without the key and replays", async () =
   await shot("recordings");
 });
 
+test("a kept live run's trace link downloads its OTLP from the run's own recording", async () => {
+  const key = await page.evaluate(async () => (await (await import("./common/runs.js")).list()).find((r) => r.policy === "gemini")?.key);
+  assert.ok(key, "the live run is kept in Runs");
+  await page.evaluate((k) => { location.hash = `#trace/run/${k}`; }, key);
+  await page.waitForFunction((k) => document.body.dataset.traceKept === String(k), key);
+  const [download] = await Promise.all([page.waitForEvent("download", { timeout: 30000 }), page.click('#trace-pair button:has-text("Download this trace (OTLP/JSON)")')]);
+  const text = readFileSync(await download.path(), "utf8");
+  assert.ok(!text.includes(KEY), "the key is not in the trace");
+  const spans = JSON.parse(text).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
+  assert.ok(spans.filter((sp) => /gemini|generate|llm/i.test(sp.name + JSON.stringify(sp.attributes))).length >= 2, "its model calls are spans");
+});
+
 test("malformed and mismatched recordings get clear messages", async () => {
   await page.setInputFiles("#rec-file", { name: "broken.json", mimeType: "application/json", buffer: Buffer.from('{"format": "ragagent-recording/1", "trials": [') });
   await page.waitForFunction(() => /not a usable recording/.test(document.querySelector("#rec-message").textContent));
