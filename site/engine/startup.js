@@ -47,7 +47,8 @@ export function showProgress(p) {
     case "index":
       // V8 compiles each function on its first call: this stage is mostly
       // compiling SQLite's code, then indexing the four passages.
-      text = "Compiling the engine's database code on its first use, then indexing the passages (SQLite FTS5)…";
+      // Short enough for one line beside the Replay button at 1280 px.
+      text = "Compiling the database code on its first use, then indexing the passages…";
       break;
     case "ready":
       performance.mark("engine-ready");
