@@ -1,4 +1,4 @@
-// startup.js shows the engine's start-up as it is, in the page header and
+// startup.js shows the engine's start-up as it is, in the bar's engine line and
 // in every view's waiting line: the bytes downloaded, compiling the engine,
 // starting Go, the engine's first use (where V8 compiles most of its code,
 // then the passages are indexed), ready, or failed with the bar stopped. It
