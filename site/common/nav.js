@@ -109,6 +109,15 @@ function route(focus) {
  * whenever it changes (a link, back, forward). */
 export function start() {
   for (const h2 of document.querySelectorAll(".view h2")) h2.tabIndex = -1;
+  // Each tab's link is written whole, the page's address with the view's
+  // fragment (following it stays in the page): written "#runs", axe-core
+  // takes the tabs, which come before the page's first other link, for
+  // skip links, and on a phone a tab scrolled out of the tab row for a
+  // hidden skip link whose target is missing. An element with the
+  // fragment's id would not do: following the link would move focus to it
+  // (or, unfocusable, off the view's h2).
+  const here = location.href.split("#")[0];
+  for (const a of document.querySelectorAll(".tabs a[data-view]")) a.href = `${here}#${a.dataset.view}`;
   // The sticky bar's height, for the root's scroll padding (style.css):
   // it wraps to more rows on narrower screens.
   const bar = document.querySelector("header.top");

@@ -6,8 +6,8 @@
 // Replay view's opening and the corpus descriptions are in the Corpus
 // view, word for word. Keyboard order (skip link, bar, tabs, main) and the
 // landmarks (banner, the "Views" navigation, main) are kept; the page's
-// layout shift while it boots (engine status, the packs' list, a pack
-// opening) stays under 0.1; axe-core finds no violation in the bar and the
+// layout shift while it boots on any view's link (engine status, the
+// packs' list, a pack opening, the views filling) stays under 0.1; axe-core finds no violation in the bar and the
 // views that took its texts, light, dark and at phone width.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -114,6 +114,7 @@ for (const screen of SCREENS) {
       await shown(page, view);
       await page.waitForTimeout(50);
       assertFirst(await placement(page), `the ${view} tab at ${screen.width} px`, screen);
+      assert.equal(await page.evaluate(() => `${document.activeElement.closest(".view")?.id} ${document.activeElement.tagName}`), `view-${view} H2`, "focus moves to the view's h2");
       await screenshot(page, `header-${view}-${screen.width}`, {});
     }
     assert.deepEqual(problems, []);
@@ -219,15 +220,23 @@ test("keyboard order: skip link, the corpus picker, the nine tabs, then main; la
   await page.close();
 });
 
-for (const [screen, corpus] of [[SCREENS[2], null], [SCREENS[1], null], [SCREENS[1], "python-3.11"]]) {
-  test(`layout shift while the page boots stays under 0.1 (${screen.width}x${screen.height}${corpus ? `, ${corpus} remembered` : ""})`, async () => {
+// Every view's deep link on a phone, the Replay view (the default) and the
+// two views that fill the most at 1280 px, and a pack opening as it boots.
+const BOOTS = [
+  ...VIEWS.map((v) => [SCREENS[1], `#${v}`, null]),
+  [SCREENS[1], "#replay", "python-3.11"],
+  [SCREENS[2], "#replay", null], [SCREENS[2], "#rerank", null], [SCREENS[2], "#experiments", null],
+];
+for (const [screen, hash, corpus] of BOOTS) {
+  test(`layout shift while the page boots on ${hash} stays under 0.1 (${screen.width}x${screen.height}${corpus ? `, ${corpus} remembered` : ""})`, async () => {
     if (corpus) {
       const first = await browser.context.newPage();
       await first.goto(`${site.url}/#replay`);
       await first.evaluate((c) => localStorage.setItem("ragagent.corpus", c), corpus);
       await first.close();
     }
-    const { page, problems } = await open(screen, "#replay");
+    const { page, problems } = await open(screen, hash);
+    if (hash === "#rerank") await page.waitForFunction(() => document.body.dataset.rerank === "done", null, { timeout: 120000 });
     await page.waitForTimeout(500);
     const shifts = await page.evaluate(() => window.__shifts);
     const total = shifts.reduce((s, e) => s + e.value, 0);
