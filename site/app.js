@@ -62,6 +62,11 @@ function showConstants(constants) {
   for (const el of document.querySelectorAll("[data-constant]")) el.textContent = String(constants[el.dataset.constant]);
 }
 
+// body[data-views="ready"] once every view has its first content (the
+// corpus opened, the replay done, the lists filled), whether or not each
+// step succeeded: until then style.css keeps back the parts of the views
+// the engine fills, so their filling moves nothing on the first screen.
+let picked = Promise.resolve();
 ready.then((info) => {
   setInfo(info, liveEndpoints(info.constants, location.href));
   key.allow([state.endpoints.run, state.endpoints.listwise], info.constants.caps.response_bytes);
@@ -70,14 +75,14 @@ ready.then((info) => {
   run.ready(info);
   rerank.ready(info);
   // The corpus picker opens the corpus chosen last time beside the replay.
-  corpusPicker.ready().then(docs.ready).then(experiments.ready).catch(showStartFailure);
+  picked = corpusPicker.ready().then(docs.ready).then(experiments.ready).catch(showStartFailure);
   return replay.replay();
 }).then(() => {
   trace.ready();
   runs.ready();
   compare.ready();
   whenIdle(primeCodeCache);
-}).catch(showStartFailure);
+}).catch(showStartFailure).finally(() => picked.finally(() => { document.body.dataset.views = "ready"; }));
 
 // For the browser tests and the benchmark: start-up marks and timings, and
 // the engine client (call with its stand-ins, as the views call it).

@@ -44,16 +44,35 @@ export function link(name, segments = [], query = null) {
   return `#${path}${q}`;
 }
 
-/** showView shows one view (an unknown name shows Replay); focus moves focus to its heading. */
+/** showTab scrolls the tab row sideways (on a phone it scrolls) so the
+ * shown view's tab is in sight, without moving the page. */
+function showTab(a) {
+  const row = a.closest(".tabbar");
+  if (!row || row.scrollWidth <= row.clientWidth) return;
+  const [r, t] = [row.getBoundingClientRect(), a.getBoundingClientRect()];
+  if (t.left < r.left) row.scrollLeft += t.left - r.left - 8;
+  else if (t.right > r.right) row.scrollLeft += t.right - r.right + 8;
+}
+
+/** showView shows one view (an unknown name shows Replay); focus (the
+ * person followed a link or a tab) moves focus to its heading and puts
+ * the view at the top, its h2 just below the bar, wherever the view
+ * before was scrolled to. A route handler may then scroll to a part of
+ * the view its link names. */
 function showView(name, focus = false) {
   if (!VIEWS.includes(name)) name = "replay";
   for (const v of VIEWS) {
     $(`#view-${v}`).hidden = v !== name;
     const a = document.querySelector(`a[data-view="${v}"]`);
-    if (v === name) a.setAttribute("aria-current", "page");
-    else a.removeAttribute("aria-current");
+    if (v === name) {
+      a.setAttribute("aria-current", "page");
+      showTab(a);
+    } else a.removeAttribute("aria-current");
   }
-  if (focus) $(`#view-${name} h2`).focus?.();
+  if (focus) {
+    window.scrollTo(0, 0);
+    $(`#view-${name} h2`).focus?.({ preventScroll: true });
+  }
   for (const fn of listeners) fn(name);
 }
 
@@ -90,10 +109,19 @@ function route(focus) {
  * whenever it changes (a link, back, forward). */
 export function start() {
   for (const h2 of document.querySelectorAll(".view h2")) h2.tabIndex = -1;
-  // The sticky tab bar's height, for the root's scroll padding (style.css):
-  // it wraps to two rows on a phone.
-  const bar = document.querySelector(".tabbar");
-  const measure = () => document.documentElement.style.setProperty("--tabbar-h", `${Math.ceil(bar.getBoundingClientRect().height)}px`);
+  // Each tab's link is written whole, the page's address with the view's
+  // fragment (following it stays in the page): written "#runs", axe-core
+  // takes the tabs, which come before the page's first other link, for
+  // skip links, and on a phone a tab scrolled out of the tab row for a
+  // hidden skip link whose target is missing. An element with the
+  // fragment's id would not do: following the link would move focus to it
+  // (or, unfocusable, off the view's h2).
+  const here = location.href.split("#")[0];
+  for (const a of document.querySelectorAll(".tabs a[data-view]")) a.href = `${here}#${a.dataset.view}`;
+  // The sticky bar's height, for the root's scroll padding (style.css):
+  // it wraps to more rows on narrower screens.
+  const bar = document.querySelector("header.top");
+  const measure = () => document.documentElement.style.setProperty("--bar-h", `${Math.ceil(bar.getBoundingClientRect().height)}px`);
   measure();
   if (typeof ResizeObserver === "function") new ResizeObserver(measure).observe(bar);
   window.addEventListener("hashchange", () => route(true));

@@ -1,4 +1,5 @@
-// corpus/picker.js is the corpus picker (#corpus-picker): the seed's four
+// corpus/picker.js is the corpus picker (#corpus-picker, in the page's
+// bar, with its status line #corpus-status): the seed's four
 // passages, each pack the site offers (packs/index.json), and the
 // person's own documents. The Corpus and Run views follow the choice
 // (onCorpus). A shipped pack is fetched only when chosen: its download is
@@ -60,7 +61,8 @@ let seedTitle = "The seed";
 
 /** renderOptions lists the corpora, each option's text its pack's title
  * (DESIGN: outside checks pick a pack by it), and says what each shipped
- * pack costs in the help line beside the picker. */
+ * pack costs in the Corpus view's help line (#corpus-sizes), where the
+ * packs are described. */
 function renderOptions() {
   const c = state.corpus;
   const docs = c.documents;
@@ -75,9 +77,12 @@ function renderOptions() {
     docs ? `${DOCUMENTS_TITLE}: ${plural(docs.files.length, "file")}, ${plural(docs.passages, "passage")}, kept in this browser` : `${DOCUMENTS_TITLE}: none yet (add them in the Corpus view)`].join("; ") + ".";
 }
 
+/** status writes the bar's corpus line; the line is cut to its one line
+ * on a narrow screen, so its title holds the whole text too. */
 function status(text, kind = "") {
   const el = $("#corpus-status");
   el.textContent = text;
+  el.title = text;
   el.className = kind;
 }
 

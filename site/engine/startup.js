@@ -1,4 +1,4 @@
-// startup.js shows the engine's start-up as it is, in the page header and
+// startup.js shows the engine's start-up as it is, in the bar's engine line and
 // in every view's waiting line: the bytes downloaded, compiling the engine,
 // starting Go, the engine's first use (where V8 compiles most of its code,
 // then the passages are indexed), ready, or failed with the bar stopped. It
@@ -47,7 +47,8 @@ export function showProgress(p) {
     case "index":
       // V8 compiles each function on its first call: this stage is mostly
       // compiling SQLite's code, then indexing the four passages.
-      text = "Compiling the engine's database code on its first use, then indexing the passages (SQLite FTS5)…";
+      // Short enough for one line beside the Replay button at 1280 px.
+      text = "Compiling the database code on its first use, then indexing the passages…";
       break;
     case "ready":
       performance.mark("engine-ready");

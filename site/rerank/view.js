@@ -43,6 +43,7 @@ export function mount() {
       document.body.dataset.rerank = "done";
     } catch (err) {
       status.textContent = `The replay failed: ${err.message}`;
+      document.body.dataset.rerank = "failed";
     } finally {
       state.rerank.loading = null;
       $("#rerank-run").disabled = false;
