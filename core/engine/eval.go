@@ -173,7 +173,7 @@ func (e *Engine) evalLab(req EvalRequest) (*lab.Lab, error) {
 		}
 	}
 	if len(l.Cases.Cases) == 0 {
-		return nil, fmt.Errorf("eval: pack %s has no authored cases", l.Pack.Manifest.ID)
+		return nil, reason.New(reason.InvalidCases, "eval: pack %s has no authored cases", l.Pack.Manifest.ID)
 	}
 	return l, nil
 }

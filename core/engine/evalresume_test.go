@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/report"
 )
 
@@ -148,4 +149,31 @@ func TestAResumedEvalRefusesWhatIsNotItsPlan(t *testing.T) {
 	replay := engine.EvalRequest{Corpus: "python-3.11", Policy: engine.Replay, OnGraded: func(int, report.Trial) error { return nil }}
 	_, err = e.Eval(context.Background(), replay)
 	assert.ErrorContains(t, err, "only a scripted eval is resumed")
+}
+
+// TestPlanEvalChecksWhatEvalRuns: PlanEval counts a set's cases and lists
+// its trials (each case on the fixed path, then the agent path) and
+// refuses, with Eval's codes, what Eval refuses.
+func TestPlanEvalChecksWhatEvalRuns(t *testing.T) {
+	e := packEngine(t)
+	one := `{"format": "ragagent-cases/1", "cases": [{"id": "a", "split": "development", "question": "What does Path.write_text do?", "target_urls": []}]}`
+	plan, err := e.PlanEval(engine.EvalRequest{Corpus: "python-3.11", Cases: []byte(one), Policy: engine.Scripted})
+	require.NoError(t, err)
+	assert.Equal(t, engine.EvalPlan{Corpus: "python-3.11", Cases: 1, Trials: []string{"a-fixed-1", "a-agent-1"}}, plan)
+	for name, tc := range map[string]struct {
+		req  engine.EvalRequest
+		code reason.Code
+	}{
+		"no cases":       {engine.EvalRequest{Corpus: "python-3.11", Cases: []byte(`{"format": "ragagent-cases/1", "cases": []}`)}, reason.InvalidCases},
+		"a bad set":      {engine.EvalRequest{Corpus: "python-3.11", Cases: []byte(`{"format": "ragagent-cases/9", "cases": []}`)}, reason.InvalidCases},
+		"unknown config": {engine.EvalRequest{Corpus: "python-3.11", Config: "nope"}, reason.UnknownConfig},
+	} {
+		tc.req.Policy = engine.Scripted
+		_, err := e.PlanEval(tc.req)
+		code, _ := reason.Of(err)
+		assert.Equal(t, tc.code, code, "%s: %v", name, err)
+		_, err = e.Eval(context.Background(), tc.req)
+		code, _ = reason.Of(err)
+		assert.Equal(t, tc.code, code, "Eval, %s: %v", name, err)
+	}
 }
