@@ -285,7 +285,10 @@ func (e *Engine) evalScripted(ctx context.Context, req EvalRequest) (*EvalResult
 			return nil, err
 		}
 		if len(part.Trials) != 1 || part.Trials[0].ID != pt.ID {
-			return nil, ctx.Err() // stopped before the trial started
+			if err := ctx.Err(); err != nil {
+				return nil, err // stopped before the trial started
+			}
+			return nil, fmt.Errorf("eval: trial %s did not run as planned", pt.ID)
 		}
 		tr := part.Trials[0]
 		if req.OnGraded != nil {

@@ -102,8 +102,10 @@ func TestAnAgentExperimentIsTheCommandsResult(t *testing.T) {
 			if config != "" {
 				extra = `"config": "` + config + `"`
 			}
+			posted := time.Now()
 			id := idOf(t, e.postExperiment(tok, agentBody(t, extra)))
 			x := e.awaitExperiment(tok, id)
+			t.Logf("%d trials, each kept as it ended: %s from the post to the end seen (polled every 20 ms)", pythonTrials, time.Since(posted).Round(time.Millisecond))
 			require.Equal(t, "succeeded", x["state"], x["error"])
 			assert.Equal(t, "agent", x["kind"])
 			assert.Equal(t, map[string]any{"done": float64(pythonTrials), "total": float64(pythonTrials)}, x["progress"])
