@@ -40,6 +40,27 @@ type EvalRequest struct {
 	Limits agent.Limits
 	// OnTrial, if set, sees each trial as it ends: done of total.
 	OnTrial func(done, total int, id string)
+	// OnGraded, if set, is given each graded trial of a scripted eval as
+	// it ends: its index in the plan's order (0-based; EvalPlan.Trials
+	// lists them) before the next trial starts; an error stops the eval.
+	// A server keeps them to resume after a crash.
+	OnGraded func(i int, tr report.Trial) error
+	// Done are graded trials of a scripted eval run before, by OnGraded's
+	// index: they are not run again (OnTrial counts them done), and the
+	// result is the one a run from the start gives, except the measured
+	// durations (EvalResult.Unmeasured): a kept trial brings the seconds
+	// it took when it ran. A trial whose id is not the plan's at its
+	// index is refused.
+	Done map[int]report.Trial
+}
+
+// EvalPlan is what a scripted eval will run, checked without running it:
+// its pack's id, how many cases, and its trials' ids in running order
+// (each case on the fixed path, then on the agent path).
+type EvalPlan struct {
+	Corpus string
+	Cases  int
+	Trials []string
 }
 
 // EvalCase is one case on one path: whether a target passage was read,
@@ -86,6 +107,27 @@ func (r *EvalResult) JSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// Unmeasured is the result with its measured durations zeroed: each
+// path's seconds and mean_seconds (the only measured fields of `ragagent
+// eval --json`; a replay's are recorded, a run's measured on the clock)
+// and each trial's elapsed seconds and step timings. Two runs of the same
+// scripted eval, whole or resumed, natively or on a server, have equal
+// unmeasured results (and JSON bytes); their measured seconds differ.
+func (r *EvalResult) Unmeasured() *EvalResult {
+	out := *r
+	out.Experiment.Paths = append([]PathRates(nil), r.Experiment.Paths...)
+	for i := range out.Experiment.Paths {
+		out.Experiment.Paths[i].Seconds, out.Experiment.Paths[i].MeanSeconds = 0, 0
+	}
+	if r.Trials != nil {
+		out.Trials = append([]report.Trial(nil), r.Trials...)
+		for i := range out.Trials {
+			out.Trials[i].ElapsedSeconds, out.Trials[i].Timing = nil, nil
+		}
+	}
+	return &out
+}
+
 // EvalSummary is the outcomes per path, how many trials read a target
 // passage, and how many of the unanswerable cases were declined.
 type EvalSummary struct {
@@ -103,9 +145,24 @@ type PathCounts struct {
 	Agent int `json:"agent"`
 }
 
-// Eval runs every authored case of a pack once on each path (scripted) or
-// replays a recording made over it, and grades each trial.
-func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error) {
+// PlanEval checks a scripted eval as Eval would (its pack, configuration,
+// question set and limits) and says what it will run: a server admits an
+// agent experiment by it and counts its trials for progress.
+func (e *Engine) PlanEval(req EvalRequest) (EvalPlan, error) {
+	l, plan, err := e.scriptedPlan(req)
+	if err != nil {
+		return EvalPlan{}, err
+	}
+	out := EvalPlan{Corpus: l.Pack.Manifest.ID, Cases: len(plan.Cases), Trials: []string{}}
+	for _, pt := range plan.Trials() {
+		out.Trials = append(out.Trials, pt.ID)
+	}
+	return out, nil
+}
+
+// evalLab is the lab an eval runs in: the pack under the configuration,
+// with the request's question set when it names one.
+func (e *Engine) evalLab(req EvalRequest) (*lab.Lab, error) {
 	l, err := e.labUnder(req.Corpus, req.Config)
 	if err != nil {
 		return nil, err
@@ -115,6 +172,43 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 			return nil, err
 		}
 	}
+	if len(l.Cases.Cases) == 0 {
+		return nil, reason.New(reason.InvalidCases, "eval: pack %s has no authored cases", l.Pack.Manifest.ID)
+	}
+	return l, nil
+}
+
+// scriptedPlan is a scripted eval's lab and plan: every case once on each
+// path under the request's limits (the defaults when zero).
+func (e *Engine) scriptedPlan(req EvalRequest) (*lab.Lab, *lab.Plan, error) {
+	l, err := e.evalLab(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	limits := req.Limits
+	if limits == (agent.Limits{}) {
+		limits = agent.DefaultLimits()
+	}
+	plan, err := l.Plan(nil, 1, []agent.Mode{agent.Fixed, agent.Agent}, limits)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, plan, nil
+}
+
+// Eval runs every authored case of a pack once on each path (scripted) or
+// replays a recording made over it, and grades each trial.
+func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error) {
+	if req.Policy != Scripted && (req.OnGraded != nil || len(req.Done) > 0) {
+		return nil, fmt.Errorf("eval: only a scripted eval is resumed trial by trial, not policy %q", req.Policy)
+	}
+	if req.Policy == Scripted {
+		return e.evalScripted(ctx, req)
+	}
+	l, err := e.evalLab(req)
+	if err != nil {
+		return nil, err
+	}
 	if req.Policy == Replay && req.File != nil {
 		for _, t := range req.File.Trials {
 			if err := checkRecorded(l, req.Config, t); err != nil {
@@ -122,33 +216,8 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 			}
 		}
 	}
-	if len(l.Cases.Cases) == 0 {
-		return nil, fmt.Errorf("eval: pack %s has no authored cases", l.Pack.Manifest.ID)
-	}
 	var rep *report.Set
 	switch req.Policy {
-	case Scripted:
-		limits := req.Limits
-		if limits == (agent.Limits{}) {
-			limits = agent.DefaultLimits()
-		}
-		plan, err := l.Plan(nil, 1, []agent.Mode{agent.Fixed, agent.Agent}, limits)
-		if err != nil {
-			return nil, err
-		}
-		total, done := len(plan.Trials()), 0
-		start := func(lab.PlannedTrial) (model.Model, func(float64) error, error) {
-			return policy.Scripted{TermKey: l.Retrieval.TermKey}, nil, nil
-		}
-		rep, err = l.RunBatch(ctx, plan, start, e.clock, nil, func(tr report.Trial) {
-			done++
-			if req.OnTrial != nil {
-				req.OnTrial(done, total, tr.ID)
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
 	case Replay:
 		if req.File == nil {
 			return nil, errors.New("eval: a replay eval needs a recording")
@@ -162,6 +231,75 @@ func (e *Engine) Eval(ctx context.Context, req EvalRequest) (*EvalResult, error)
 		return nil, fmt.Errorf("eval: policy %q is not scripted or replay (a live eval is a planned batch)", req.Policy)
 	}
 	return e.evalOf(l, req.Policy, rep), nil
+}
+
+// evalScripted runs a scripted eval's trials in order, taking those in
+// req.Done as run (counted, not run again) and giving each one it runs to
+// req.OnGraded before the next starts.
+func (e *Engine) evalScripted(ctx context.Context, req EvalRequest) (*EvalResult, error) {
+	l, plan, err := e.scriptedPlan(req)
+	if err != nil {
+		return nil, err
+	}
+	planned := plan.Trials()
+	for i, tr := range req.Done {
+		if i < 0 || i >= len(planned) || tr.ID != planned[i].ID {
+			return nil, fmt.Errorf("eval: the trial done at index %d (%q) is not the plan's", i, tr.ID)
+		}
+	}
+	total, done := len(planned), 0
+	count := func(id string) {
+		done++
+		if req.OnTrial != nil {
+			req.OnTrial(done, total, id)
+		}
+	}
+	rep := &report.Set{Trials: []report.Trial{}}
+	scripted := func(lab.PlannedTrial) (model.Model, func(float64) error, error) {
+		return policy.Scripted{TermKey: l.Retrieval.TermKey}, nil, nil
+	}
+	if req.OnGraded == nil && len(req.Done) == 0 {
+		rep, err = l.RunBatch(ctx, plan, scripted, e.clock, nil, func(tr report.Trial) { count(tr.ID) })
+		if err != nil {
+			return nil, err
+		}
+		return e.evalOf(l, Scripted, rep), nil
+	}
+	// One trial at a time: a plan of the one case on the one path runs
+	// exactly the trial the whole plan would (ids, task and limits are
+	// the planned trial's), so a resumed eval grades what a whole one does.
+	for i, pt := range planned {
+		if tr, ok := req.Done[i]; ok {
+			rep.Add(tr)
+			count(tr.ID)
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		c, _ := l.Cases.Case(pt.CaseID)
+		one := *plan
+		one.Cases, one.Modes = []*evaluate.Case{c}, []agent.Mode{pt.Task.Mode}
+		part, err := l.RunBatch(ctx, &one, scripted, e.clock, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(part.Trials) != 1 || part.Trials[0].ID != pt.ID {
+			if err := ctx.Err(); err != nil {
+				return nil, err // stopped before the trial started
+			}
+			return nil, fmt.Errorf("eval: trial %s did not run as planned", pt.ID)
+		}
+		tr := part.Trials[0]
+		if req.OnGraded != nil {
+			if err := req.OnGraded(i, tr); err != nil {
+				return nil, err
+			}
+		}
+		rep.Add(tr)
+		count(tr.ID)
+	}
+	return e.evalOf(l, Scripted, rep), nil
 }
 
 // Eval is a batch's report as an eval result: each case on each path,

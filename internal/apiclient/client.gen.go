@@ -17,6 +17,36 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for AgentExperimentRequestKind.
+const (
+	AgentExperimentRequestKindAgent AgentExperimentRequestKind = "agent"
+)
+
+// Valid indicates whether the value is a known member of the AgentExperimentRequestKind enum.
+func (e AgentExperimentRequestKind) Valid() bool {
+	switch e {
+	case AgentExperimentRequestKindAgent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentExperimentRequestPolicy.
+const (
+	AgentExperimentRequestPolicyScripted AgentExperimentRequestPolicy = "scripted"
+)
+
+// Valid indicates whether the value is a known member of the AgentExperimentRequestPolicy enum.
+func (e AgentExperimentRequestPolicy) Valid() bool {
+	switch e {
+	case AgentExperimentRequestPolicyScripted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CorpusOrigin.
 const (
 	BuiltIn  CorpusOrigin = "built_in"
@@ -99,6 +129,7 @@ const (
 	ErrorBodyCodeUnknownParameter     ErrorBodyCode = "unknown_parameter"
 	ErrorBodyCodeUnsupportedKind      ErrorBodyCode = "unsupported_kind"
 	ErrorBodyCodeUnsupportedMediaType ErrorBodyCode = "unsupported_media_type"
+	ErrorBodyCodeUnsupportedPolicy    ErrorBodyCode = "unsupported_policy"
 )
 
 // Valid indicates whether the value is a known member of the ErrorBodyCode enum.
@@ -186,6 +217,92 @@ func (e ErrorBodyCode) Valid() bool {
 		return true
 	case ErrorBodyCodeUnsupportedMediaType:
 		return true
+	case ErrorBodyCodeUnsupportedPolicy:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EvalResultCasesMode.
+const (
+	EvalResultCasesModeAgent EvalResultCasesMode = "agent"
+	EvalResultCasesModeFixed EvalResultCasesMode = "fixed"
+)
+
+// Valid indicates whether the value is a known member of the EvalResultCasesMode enum.
+func (e EvalResultCasesMode) Valid() bool {
+	switch e {
+	case EvalResultCasesModeAgent:
+		return true
+	case EvalResultCasesModeFixed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EvalResultExperimentPathsPath.
+const (
+	EvalResultExperimentPathsPathAgent EvalResultExperimentPathsPath = "agent"
+	EvalResultExperimentPathsPathFixed EvalResultExperimentPathsPath = "fixed"
+)
+
+// Valid indicates whether the value is a known member of the EvalResultExperimentPathsPath enum.
+func (e EvalResultExperimentPathsPath) Valid() bool {
+	switch e {
+	case EvalResultExperimentPathsPathAgent:
+		return true
+	case EvalResultExperimentPathsPathFixed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EvalResultExperimentPathsRatesName.
+const (
+	EvalResultExperimentPathsRatesNameAnswered          EvalResultExperimentPathsRatesName = "answered"
+	EvalResultExperimentPathsRatesNameCorrectAbstention EvalResultExperimentPathsRatesName = "correct_abstention"
+	EvalResultExperimentPathsRatesNameFailed            EvalResultExperimentPathsRatesName = "failed"
+	EvalResultExperimentPathsRatesNameIncomplete        EvalResultExperimentPathsRatesName = "incomplete"
+	EvalResultExperimentPathsRatesNamePass              EvalResultExperimentPathsRatesName = "pass"
+	EvalResultExperimentPathsRatesNameTargetRead        EvalResultExperimentPathsRatesName = "target_read"
+	EvalResultExperimentPathsRatesNameValidCitations    EvalResultExperimentPathsRatesName = "valid_citations"
+)
+
+// Valid indicates whether the value is a known member of the EvalResultExperimentPathsRatesName enum.
+func (e EvalResultExperimentPathsRatesName) Valid() bool {
+	switch e {
+	case EvalResultExperimentPathsRatesNameAnswered:
+		return true
+	case EvalResultExperimentPathsRatesNameCorrectAbstention:
+		return true
+	case EvalResultExperimentPathsRatesNameFailed:
+		return true
+	case EvalResultExperimentPathsRatesNameIncomplete:
+		return true
+	case EvalResultExperimentPathsRatesNamePass:
+		return true
+	case EvalResultExperimentPathsRatesNameTargetRead:
+		return true
+	case EvalResultExperimentPathsRatesNameValidCitations:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EvalResultPolicy.
+const (
+	EvalResultPolicyScripted EvalResultPolicy = "scripted"
+)
+
+// Valid indicates whether the value is a known member of the EvalResultPolicy enum.
+func (e EvalResultPolicy) Valid() bool {
+	switch e {
+	case EvalResultPolicyScripted:
+		return true
 	default:
 		return false
 	}
@@ -253,12 +370,15 @@ func (e EventStream3Event) Valid() bool {
 
 // Defines values for ExperimentKind.
 const (
+	ExperimentKindAgent     ExperimentKind = "agent"
 	ExperimentKindRetrieval ExperimentKind = "retrieval"
 )
 
 // Valid indicates whether the value is a known member of the ExperimentKind enum.
 func (e ExperimentKind) Valid() bool {
 	switch e {
+	case ExperimentKindAgent:
+		return true
 	case ExperimentKindRetrieval:
 		return true
 	default:
@@ -278,6 +398,21 @@ func (e ExperimentCreateKind) Valid() bool {
 	case ExperimentCreateKindAgent:
 		return true
 	case ExperimentCreateKindRetrieval:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentCreatePolicy.
+const (
+	ExperimentCreatePolicyScripted ExperimentCreatePolicy = "scripted"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentCreatePolicy enum.
+func (e ExperimentCreatePolicy) Valid() bool {
+	switch e {
+	case ExperimentCreatePolicyScripted:
 		return true
 	default:
 		return false
@@ -308,15 +443,45 @@ func (e ExperimentEventStreamEvent) Valid() bool {
 	}
 }
 
-// Defines values for ExperimentHeadlineMetric.
+// Defines values for ExperimentHeadline1Metric.
 const (
-	Mrr10 ExperimentHeadlineMetric = "mrr@10"
+	Mrr10 ExperimentHeadline1Metric = "mrr@10"
 )
 
-// Valid indicates whether the value is a known member of the ExperimentHeadlineMetric enum.
-func (e ExperimentHeadlineMetric) Valid() bool {
+// Valid indicates whether the value is a known member of the ExperimentHeadline1Metric enum.
+func (e ExperimentHeadline1Metric) Valid() bool {
 	switch e {
 	case Mrr10:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentHeadline2Metric.
+const (
+	ExperimentHeadline2MetricPass ExperimentHeadline2Metric = "pass"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentHeadline2Metric enum.
+func (e ExperimentHeadline2Metric) Valid() bool {
+	switch e {
+	case ExperimentHeadline2MetricPass:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentHeadline2Path.
+const (
+	ExperimentHeadline2PathAgent ExperimentHeadline2Path = "agent"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentHeadline2Path enum.
+func (e ExperimentHeadline2Path) Valid() bool {
+	switch e {
+	case ExperimentHeadline2PathAgent:
 		return true
 	default:
 		return false
@@ -367,12 +532,15 @@ func (e ExperimentState) Valid() bool {
 
 // Defines values for ExperimentSummaryKind.
 const (
+	ExperimentSummaryKindAgent     ExperimentSummaryKind = "agent"
 	ExperimentSummaryKindRetrieval ExperimentSummaryKind = "retrieval"
 )
 
 // Valid indicates whether the value is a known member of the ExperimentSummaryKind enum.
 func (e ExperimentSummaryKind) Valid() bool {
 	switch e {
+	case ExperimentSummaryKindAgent:
+		return true
 	case ExperimentSummaryKindRetrieval:
 		return true
 	default:
@@ -740,6 +908,34 @@ func (e StepOutcome) Valid() bool {
 	}
 }
 
+// AgentExperimentRequest An agent experiment's request as stored, the policy filled in: what it starts and resumes from.
+type AgentExperimentRequest struct {
+	Cases *map[string]interface{} `json:"cases"`
+
+	// Config The configuration as sent; null: the pack's default.
+	Config *AgentExperimentRequest_Config `json:"config"`
+	Corpus string                         `json:"corpus"`
+	Kind   AgentExperimentRequestKind     `json:"kind"`
+	Policy AgentExperimentRequestPolicy   `json:"policy"`
+}
+
+// AgentExperimentRequestConfig0 defines model for AgentExperimentRequest.Config.0.
+type AgentExperimentRequestConfig0 = string
+
+// AgentExperimentRequestConfig1 defines model for AgentExperimentRequest.Config.1.
+type AgentExperimentRequestConfig1 map[string]interface{}
+
+// AgentExperimentRequest_Config The configuration as sent; null: the pack's default.
+type AgentExperimentRequest_Config struct {
+	union json.RawMessage
+}
+
+// AgentExperimentRequestKind defines model for AgentExperimentRequest.Kind.
+type AgentExperimentRequestKind string
+
+// AgentExperimentRequestPolicy defines model for AgentExperimentRequest.Policy.
+type AgentExperimentRequestPolicy string
+
 // Corpus A corpus pack a run may name: built into the server, or the token's own upload.
 type Corpus struct {
 	// Bytes An upload's size as kept (manifest and passages file as uploaded), counted against the token's quota; absent for a built-in pack.
@@ -806,6 +1002,98 @@ type ErrorBody struct {
 // ErrorBodyCode defines model for ErrorBody.Code.
 type ErrorBodyCode string
 
+// EvalResult Exactly the object `ragagent eval --json` prints for the same inputs (GET /v1/experiments/{id}/result gives its bytes), but for the measured durations: experiment.paths[].seconds and mean_seconds are the trials' elapsed time as this run measured it, so two runs of the same experiment differ only there.
+type EvalResult struct {
+	// Cases Each case on each path, in running order (a case's fixed trial, then its agent trial).
+	Cases []struct {
+		// Checks The fixture checks (retrieval_targets_read, answer_fixture_check, outcome, trajectory, scope and their reasons).
+		Checks *map[string]interface{} `json:"checks"`
+		Id     string                  `json:"id"`
+		Mode   EvalResultCasesMode     `json:"mode"`
+
+		// Outcome The fixture outcome: pass, fail or incomplete (empty without checks).
+		Outcome  string `json:"outcome"`
+		Question string `json:"question"`
+
+		// Reason The run's stop reason (a reason code).
+		Reason string `json:"reason"`
+
+		// TargetRead Whether a target passage was read; null for a case the documents cannot answer.
+		TargetRead *bool  `json:"target_read"`
+		Usage      *Usage `json:"usage,omitempty"`
+	} `json:"cases"`
+	Corpus string `json:"corpus"`
+
+	// Experiment Each path's rates with 95% intervals from seeded resamples, tokens, cost and time, and the agent path against the fixed one.
+	Experiment struct {
+		Comparisons []struct {
+			A          string     `json:"a"`
+			AOnly      int        `json:"a_only"`
+			B          string     `json:"b"`
+			BOnly      int        `json:"b_only"`
+			Ci95       *[]float32 `json:"ci95"`
+			Difference *float32   `json:"difference"`
+			McnemarP   float32    `json:"mcnemar_p"`
+			PValue     *float32   `json:"p_value"`
+			Pairs      int        `json:"pairs"`
+			Rate       string     `json:"rate"`
+		} `json:"comparisons"`
+		Paths []struct {
+			EstimatedUsd *float32 `json:"estimated_usd"`
+
+			// MeanSeconds Measured: seconds per trial.
+			MeanSeconds float32                       `json:"mean_seconds"`
+			Path        EvalResultExperimentPathsPath `json:"path"`
+			Rates       []struct {
+				Ci95  *[]float32                         `json:"ci95"`
+				Count int                                `json:"count"`
+				Name  EvalResultExperimentPathsRatesName `json:"name"`
+				Of    int                                `json:"of"`
+				Value *float32                           `json:"value"`
+			} `json:"rates"`
+
+			// Seconds Measured: the path's trials' elapsed time, summed.
+			Seconds float32 `json:"seconds"`
+			Tokens  Tokens  `json:"tokens"`
+			Trials  int     `json:"trials"`
+		} `json:"paths"`
+		Resamples int `json:"resamples"`
+	} `json:"experiment"`
+	Policy  EvalResultPolicy `json:"policy"`
+	SearchK int              `json:"search_k"`
+	Summary struct {
+		Agent struct {
+			Fail       int `json:"fail"`
+			Incomplete int `json:"incomplete"`
+			Pass       int `json:"pass"`
+		} `json:"agent"`
+		AnswerableCases int `json:"answerable_cases"`
+		Fixed           struct {
+			Fail       int `json:"fail"`
+			Incomplete int `json:"incomplete"`
+			Pass       int `json:"pass"`
+		} `json:"fixed"`
+		TargetRead struct {
+			Agent int `json:"agent"`
+			Fixed int `json:"fixed"`
+		} `json:"target_read"`
+		Trials            int `json:"trials"`
+		UnanswerableCases int `json:"unanswerable_cases"`
+	} `json:"summary"`
+}
+
+// EvalResultCasesMode defines model for EvalResult.Cases.Mode.
+type EvalResultCasesMode string
+
+// EvalResultExperimentPathsPath defines model for EvalResult.Experiment.Paths.Path.
+type EvalResultExperimentPathsPath string
+
+// EvalResultExperimentPathsRatesName defines model for EvalResult.Experiment.Paths.Rates.Name.
+type EvalResultExperimentPathsRatesName string
+
+// EvalResultPolicy defines model for EvalResult.Policy.
+type EvalResultPolicy string
+
 // EventStream A text/event-stream body read as its sequence of events (what OpenAPI 3.2 names itemSchema): each event has an id (its number in the run, from 1), an event type and one line of data, a JSON object of the type's schema. Comment lines (keep-alives) are not events.
 type EventStream = []EventStream_Item
 
@@ -858,7 +1146,7 @@ type EventStream_Item struct {
 	union json.RawMessage
 }
 
-// Experiment An experiment: the summary, its request, and once succeeded its result (null before), or once failed its error.
+// Experiment An experiment: the summary, its request, and once succeeded its result (`ragagent retrieval --json`'s object for kind retrieval, `ragagent eval --json`'s for kind agent; null before), or once failed its error.
 type Experiment struct {
 	Corpus    string    `json:"corpus"`
 	CreatedAt time.Time `json:"created_at"`
@@ -867,41 +1155,66 @@ type Experiment struct {
 	Error      *ExperimentError `json:"error"`
 	FinishedAt *time.Time       `json:"finished_at"`
 
-	// Headline Once succeeded: the configuration with the best mrr@10 (the first of equals) and its value; null before.
+	// Headline Once succeeded: a retrieval experiment's configuration with the best mrr@10 (the first of equals) and its value, or an agent experiment's agent-path pass rate (null value when no trial it applies to); null before.
 	Headline *ExperimentHeadline `json:"headline"`
 	Id       string              `json:"id"`
 	Kind     ExperimentKind      `json:"kind"`
 	Links    ExperimentLinks     `json:"links"`
 
-	// Progress Rankings kept of those the experiment makes (each answerable case under each configuration).
-	Progress ExperimentProgress `json:"progress"`
-
-	// Request The experiment's request as stored, k filled in: what it starts and resumes from.
-	Request   ExperimentRequest `json:"request"`
-	Result    *RetrievalResult  `json:"result"`
-	StartedAt *time.Time        `json:"started_at"`
-	State     ExperimentState   `json:"state"`
+	// Progress Units of work kept of those the experiment makes: a retrieval experiment's rankings (each answerable case under each configuration), an agent experiment's trials (each case on the fixed and the agent path).
+	Progress  ExperimentProgress `json:"progress"`
+	Request   Experiment_Request `json:"request"`
+	Result    *Experiment_Result `json:"result"`
+	StartedAt *time.Time         `json:"started_at"`
+	State     ExperimentState    `json:"state"`
 }
 
 // ExperimentKind defines model for Experiment.Kind.
 type ExperimentKind string
 
-// ExperimentCreate `ragagent retrieval`'s inputs. Strictly decoded: unknown fields and repeated keys are refused.
+// Experiment_Request defines model for Experiment.Request.
+type Experiment_Request struct {
+	union json.RawMessage
+}
+
+// Experiment_Result defines model for Experiment.Result.
+type Experiment_Result struct {
+	union json.RawMessage
+}
+
+// ExperimentCreate `ragagent retrieval`'s inputs (kind retrieval: corpus, cases, configs, k) or `ragagent eval --cases`' (kind agent: corpus, cases, config, policy). Strictly decoded: unknown fields, another kind's fields and repeated keys are refused.
 type ExperimentCreate struct {
 	// Cases A ragagent-cases/1 object, checked as the command line checks a --cases file (invalid_cases). Absent: the pack's own cases.
 	Cases *map[string]interface{} `json:"cases,omitempty"`
 
-	// Configs The configurations, the first the baseline (absent: all).
+	// Config agent only: the retrieval configuration the runs search under, a built-in's name or a spec (absent: the pack's default), as `ragagent eval --config`.
+	Config *ExperimentCreate_Config `json:"config,omitempty"`
+
+	// Configs retrieval only: the configurations, the first the baseline (absent: all).
 	Configs *[]ExperimentCreate_Configs_Item `json:"configs,omitempty"`
 
 	// Corpus A built-in pack's id or the token's own upload's (another token's upload is unknown_corpus).
 	Corpus string `json:"corpus"`
 
-	// K How many passages each ranking holds.
+	// K retrieval only: how many passages each ranking holds.
 	K *int `json:"k,omitempty"`
 
-	// Kind retrieval: a retrieval comparison. agent (ragagent eval --cases) is refused with unsupported_kind by this server so far.
+	// Kind retrieval: a retrieval comparison (ragagent retrieval). agent: an agent experiment (ragagent eval --cases): the scripted policy over the question set, each case on the fixed and the agent path, graded; unsupported_kind when the server's store keeps no agent trials.
 	Kind ExperimentCreateKind `json:"kind"`
+
+	// Policy agent only: who decides. Only scripted (offline rules) is run here: gemini and replay are unsupported_policy (a gemini experiment would spend through the ledger, which experiments do not hold); any other value is invalid_policy.
+	Policy *ExperimentCreatePolicy `json:"policy,omitempty"`
+}
+
+// ExperimentCreateConfig0 A built-in configuration's name.
+type ExperimentCreateConfig0 = string
+
+// ExperimentCreateConfig1 A configuration of one's own: a spec as `ragagent eval --config FILE` reads it (checked by the core).
+type ExperimentCreateConfig1 map[string]interface{}
+
+// ExperimentCreate_Config agent only: the retrieval configuration the runs search under, a built-in's name or a spec (absent: the pack's default), as `ragagent eval --config`.
+type ExperimentCreate_Config struct {
+	union json.RawMessage
 }
 
 // ExperimentCreateConfigs0 A built-in configuration's name, or "all" (every offline built-in).
@@ -915,8 +1228,11 @@ type ExperimentCreate_Configs_Item struct {
 	union json.RawMessage
 }
 
-// ExperimentCreateKind retrieval: a retrieval comparison. agent (ragagent eval --cases) is refused with unsupported_kind by this server so far.
+// ExperimentCreateKind retrieval: a retrieval comparison (ragagent retrieval). agent: an agent experiment (ragagent eval --cases): the scripted policy over the question set, each case on the fixed and the agent path, graded; unsupported_kind when the server's store keeps no agent trials.
 type ExperimentCreateKind string
+
+// ExperimentCreatePolicy agent only: who decides. Only scripted (offline rules) is run here: gemini and replay are unsupported_policy (a gemini experiment would spend through the ledger, which experiments do not hold); any other value is invalid_policy.
+type ExperimentCreatePolicy string
 
 // ExperimentError Once failed: the reason code (the core's, such as invalid_cases, or internal_error) and its message; null otherwise.
 type ExperimentError struct {
@@ -931,12 +1247,12 @@ type ExperimentEvent struct {
 		Message string `json:"message"`
 	} `json:"error,omitempty"`
 
-	// Progress Rankings kept of those the experiment makes (each answerable case under each configuration).
+	// Progress Units of work kept of those the experiment makes: a retrieval experiment's rankings (each answerable case under each configuration), an agent experiment's trials (each case on the fixed and the agent path).
 	Progress ExperimentProgress `json:"progress"`
 	State    ExperimentState    `json:"state"`
 }
 
-// ExperimentEventStream A text/event-stream body read as its events (as EventStream): queued, started, one progress per ranking kept, end.
+// ExperimentEventStream A text/event-stream body read as its events (as EventStream): queued, started, one progress per ranking (retrieval) or trial (agent) kept, end.
 type ExperimentEventStream = []struct {
 	// Data Every experiment event's data: the state and progress after it (an end's error when it failed).
 	Data  ExperimentEvent            `json:"data"`
@@ -947,15 +1263,33 @@ type ExperimentEventStream = []struct {
 // ExperimentEventStreamEvent defines model for ExperimentEventStream.Event.
 type ExperimentEventStreamEvent string
 
-// ExperimentHeadline Once succeeded: the configuration with the best mrr@10 (the first of equals) and its value; null before.
+// ExperimentHeadline Once succeeded: a retrieval experiment's configuration with the best mrr@10 (the first of equals) and its value, or an agent experiment's agent-path pass rate (null value when no trial it applies to); null before.
 type ExperimentHeadline struct {
-	Config string                   `json:"config"`
-	Metric ExperimentHeadlineMetric `json:"metric"`
-	Value  float32                  `json:"value"`
+	union json.RawMessage
 }
 
-// ExperimentHeadlineMetric defines model for ExperimentHeadline.Metric.
-type ExperimentHeadlineMetric string
+// ExperimentHeadline1 defines model for ExperimentHeadline.1.
+type ExperimentHeadline1 struct {
+	Config string                    `json:"config"`
+	Metric ExperimentHeadline1Metric `json:"metric"`
+	Value  float32                   `json:"value"`
+}
+
+// ExperimentHeadline1Metric defines model for ExperimentHeadline.1.Metric.
+type ExperimentHeadline1Metric string
+
+// ExperimentHeadline2 defines model for ExperimentHeadline.2.
+type ExperimentHeadline2 struct {
+	Metric ExperimentHeadline2Metric `json:"metric"`
+	Path   ExperimentHeadline2Path   `json:"path"`
+	Value  *float32                  `json:"value"`
+}
+
+// ExperimentHeadline2Metric defines model for ExperimentHeadline.2.Metric.
+type ExperimentHeadline2Metric string
+
+// ExperimentHeadline2Path defines model for ExperimentHeadline.2.Path.
+type ExperimentHeadline2Path string
 
 // ExperimentLinks defines model for ExperimentLinks.
 type ExperimentLinks struct {
@@ -973,13 +1307,13 @@ type ExperimentList struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
-// ExperimentProgress Rankings kept of those the experiment makes (each answerable case under each configuration).
+// ExperimentProgress Units of work kept of those the experiment makes: a retrieval experiment's rankings (each answerable case under each configuration), an agent experiment's trials (each case on the fixed and the agent path).
 type ExperimentProgress struct {
 	Done  int `json:"done"`
 	Total int `json:"total"`
 }
 
-// ExperimentRequest The experiment's request as stored, k filled in: what it starts and resumes from.
+// ExperimentRequest A retrieval experiment's request as stored, k filled in: what it starts and resumes from.
 type ExperimentRequest struct {
 	Cases   *map[string]interface{}           `json:"cases"`
 	Configs *[]ExperimentRequest_Configs_Item `json:"configs"`
@@ -1011,13 +1345,13 @@ type ExperimentSummary struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	FinishedAt *time.Time `json:"finished_at"`
 
-	// Headline Once succeeded: the configuration with the best mrr@10 (the first of equals) and its value; null before.
+	// Headline Once succeeded: a retrieval experiment's configuration with the best mrr@10 (the first of equals) and its value, or an agent experiment's agent-path pass rate (null value when no trial it applies to); null before.
 	Headline *ExperimentHeadline   `json:"headline"`
 	Id       string                `json:"id"`
 	Kind     ExperimentSummaryKind `json:"kind"`
 	Links    ExperimentLinks       `json:"links"`
 
-	// Progress Rankings kept of those the experiment makes (each answerable case under each configuration).
+	// Progress Units of work kept of those the experiment makes: a retrieval experiment's rankings (each answerable case under each configuration), an agent experiment's trials (each case on the fixed and the agent path).
 	Progress  ExperimentProgress `json:"progress"`
 	StartedAt *time.Time         `json:"started_at"`
 	State     ExperimentState    `json:"state"`
@@ -1446,6 +1780,11 @@ type StreamExperimentEventsParams struct {
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
+// GetExperimentResult200JSONResponseBody defines parameters for GetExperimentResult.
+type GetExperimentResult200JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // ListRunsParams defines parameters for ListRuns.
 type ListRunsParams struct {
 	Limit  *int    `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1462,6 +1801,68 @@ type CreateExperimentJSONRequestBody = ExperimentCreate
 
 // CreateRunJSONRequestBody defines body for CreateRun for application/json ContentType.
 type CreateRunJSONRequestBody = RunCreate
+
+// AsAgentExperimentRequestConfig0 returns the union data inside the AgentExperimentRequest_Config as a AgentExperimentRequestConfig0
+func (t AgentExperimentRequest_Config) AsAgentExperimentRequestConfig0() (AgentExperimentRequestConfig0, error) {
+	var body AgentExperimentRequestConfig0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgentExperimentRequestConfig0 overwrites any union data inside the AgentExperimentRequest_Config as the provided AgentExperimentRequestConfig0
+func (t *AgentExperimentRequest_Config) FromAgentExperimentRequestConfig0(v AgentExperimentRequestConfig0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgentExperimentRequestConfig0 performs a merge with any union data inside the AgentExperimentRequest_Config, using the provided AgentExperimentRequestConfig0
+func (t *AgentExperimentRequest_Config) MergeAgentExperimentRequestConfig0(v AgentExperimentRequestConfig0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAgentExperimentRequestConfig1 returns the union data inside the AgentExperimentRequest_Config as a AgentExperimentRequestConfig1
+func (t AgentExperimentRequest_Config) AsAgentExperimentRequestConfig1() (AgentExperimentRequestConfig1, error) {
+	var body AgentExperimentRequestConfig1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgentExperimentRequestConfig1 overwrites any union data inside the AgentExperimentRequest_Config as the provided AgentExperimentRequestConfig1
+func (t *AgentExperimentRequest_Config) FromAgentExperimentRequestConfig1(v AgentExperimentRequestConfig1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgentExperimentRequestConfig1 performs a merge with any union data inside the AgentExperimentRequest_Config, using the provided AgentExperimentRequestConfig1
+func (t *AgentExperimentRequest_Config) MergeAgentExperimentRequestConfig1(v AgentExperimentRequestConfig1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AgentExperimentRequest_Config) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AgentExperimentRequest_Config) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsEventStream0 returns the union data inside the EventStream_Item as a EventStream0
 func (t EventStream_Item) AsEventStream0() (EventStream0, error) {
@@ -1577,6 +1978,192 @@ func (t *EventStream_Item) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsExperimentRequest returns the union data inside the Experiment_Request as a ExperimentRequest
+func (t Experiment_Request) AsExperimentRequest() (ExperimentRequest, error) {
+	var body ExperimentRequest
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromExperimentRequest overwrites any union data inside the Experiment_Request as the provided ExperimentRequest
+func (t *Experiment_Request) FromExperimentRequest(v ExperimentRequest) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeExperimentRequest performs a merge with any union data inside the Experiment_Request, using the provided ExperimentRequest
+func (t *Experiment_Request) MergeExperimentRequest(v ExperimentRequest) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAgentExperimentRequest returns the union data inside the Experiment_Request as a AgentExperimentRequest
+func (t Experiment_Request) AsAgentExperimentRequest() (AgentExperimentRequest, error) {
+	var body AgentExperimentRequest
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgentExperimentRequest overwrites any union data inside the Experiment_Request as the provided AgentExperimentRequest
+func (t *Experiment_Request) FromAgentExperimentRequest(v AgentExperimentRequest) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgentExperimentRequest performs a merge with any union data inside the Experiment_Request, using the provided AgentExperimentRequest
+func (t *Experiment_Request) MergeAgentExperimentRequest(v AgentExperimentRequest) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Experiment_Request) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Experiment_Request) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsRetrievalResult returns the union data inside the Experiment_Result as a RetrievalResult
+func (t Experiment_Result) AsRetrievalResult() (RetrievalResult, error) {
+	var body RetrievalResult
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRetrievalResult overwrites any union data inside the Experiment_Result as the provided RetrievalResult
+func (t *Experiment_Result) FromRetrievalResult(v RetrievalResult) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRetrievalResult performs a merge with any union data inside the Experiment_Result, using the provided RetrievalResult
+func (t *Experiment_Result) MergeRetrievalResult(v RetrievalResult) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsEvalResult returns the union data inside the Experiment_Result as a EvalResult
+func (t Experiment_Result) AsEvalResult() (EvalResult, error) {
+	var body EvalResult
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEvalResult overwrites any union data inside the Experiment_Result as the provided EvalResult
+func (t *Experiment_Result) FromEvalResult(v EvalResult) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeEvalResult performs a merge with any union data inside the Experiment_Result, using the provided EvalResult
+func (t *Experiment_Result) MergeEvalResult(v EvalResult) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Experiment_Result) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Experiment_Result) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsExperimentCreateConfig0 returns the union data inside the ExperimentCreate_Config as a ExperimentCreateConfig0
+func (t ExperimentCreate_Config) AsExperimentCreateConfig0() (ExperimentCreateConfig0, error) {
+	var body ExperimentCreateConfig0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromExperimentCreateConfig0 overwrites any union data inside the ExperimentCreate_Config as the provided ExperimentCreateConfig0
+func (t *ExperimentCreate_Config) FromExperimentCreateConfig0(v ExperimentCreateConfig0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeExperimentCreateConfig0 performs a merge with any union data inside the ExperimentCreate_Config, using the provided ExperimentCreateConfig0
+func (t *ExperimentCreate_Config) MergeExperimentCreateConfig0(v ExperimentCreateConfig0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsExperimentCreateConfig1 returns the union data inside the ExperimentCreate_Config as a ExperimentCreateConfig1
+func (t ExperimentCreate_Config) AsExperimentCreateConfig1() (ExperimentCreateConfig1, error) {
+	var body ExperimentCreateConfig1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromExperimentCreateConfig1 overwrites any union data inside the ExperimentCreate_Config as the provided ExperimentCreateConfig1
+func (t *ExperimentCreate_Config) FromExperimentCreateConfig1(v ExperimentCreateConfig1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeExperimentCreateConfig1 performs a merge with any union data inside the ExperimentCreate_Config, using the provided ExperimentCreateConfig1
+func (t *ExperimentCreate_Config) MergeExperimentCreateConfig1(v ExperimentCreateConfig1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ExperimentCreate_Config) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ExperimentCreate_Config) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsExperimentCreateConfigs0 returns the union data inside the ExperimentCreate_Configs_Item as a ExperimentCreateConfigs0
 func (t ExperimentCreate_Configs_Item) AsExperimentCreateConfigs0() (ExperimentCreateConfigs0, error) {
 	var body ExperimentCreateConfigs0
@@ -1639,6 +2226,68 @@ func (t *ExperimentCreate_Configs_Item) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsExperimentHeadline1 returns the union data inside the ExperimentHeadline as a ExperimentHeadline1
+func (t ExperimentHeadline) AsExperimentHeadline1() (ExperimentHeadline1, error) {
+	var body ExperimentHeadline1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromExperimentHeadline1 overwrites any union data inside the ExperimentHeadline as the provided ExperimentHeadline1
+func (t *ExperimentHeadline) FromExperimentHeadline1(v ExperimentHeadline1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeExperimentHeadline1 performs a merge with any union data inside the ExperimentHeadline, using the provided ExperimentHeadline1
+func (t *ExperimentHeadline) MergeExperimentHeadline1(v ExperimentHeadline1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsExperimentHeadline2 returns the union data inside the ExperimentHeadline as a ExperimentHeadline2
+func (t ExperimentHeadline) AsExperimentHeadline2() (ExperimentHeadline2, error) {
+	var body ExperimentHeadline2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromExperimentHeadline2 overwrites any union data inside the ExperimentHeadline as the provided ExperimentHeadline2
+func (t *ExperimentHeadline) FromExperimentHeadline2(v ExperimentHeadline2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeExperimentHeadline2 performs a merge with any union data inside the ExperimentHeadline, using the provided ExperimentHeadline2
+func (t *ExperimentHeadline) MergeExperimentHeadline2(v ExperimentHeadline2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ExperimentHeadline) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ExperimentHeadline) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsExperimentRequestConfigs0 returns the union data inside the ExperimentRequest_Configs_Item as a ExperimentRequestConfigs0
 func (t ExperimentRequest_Configs_Item) AsExperimentRequestConfigs0() (ExperimentRequestConfigs0, error) {
 	var body ExperimentRequestConfigs0
@@ -1697,6 +2346,68 @@ func (t ExperimentRequest_Configs_Item) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ExperimentRequest_Configs_Item) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsRetrievalResult returns the union data inside the GetExperimentResult200JSONResponseBody as a RetrievalResult
+func (t GetExperimentResult200JSONResponseBody) AsRetrievalResult() (RetrievalResult, error) {
+	var body RetrievalResult
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRetrievalResult overwrites any union data inside the GetExperimentResult200JSONResponseBody as the provided RetrievalResult
+func (t *GetExperimentResult200JSONResponseBody) FromRetrievalResult(v RetrievalResult) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRetrievalResult performs a merge with any union data inside the GetExperimentResult200JSONResponseBody, using the provided RetrievalResult
+func (t *GetExperimentResult200JSONResponseBody) MergeRetrievalResult(v RetrievalResult) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsEvalResult returns the union data inside the GetExperimentResult200JSONResponseBody as a EvalResult
+func (t GetExperimentResult200JSONResponseBody) AsEvalResult() (EvalResult, error) {
+	var body EvalResult
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEvalResult overwrites any union data inside the GetExperimentResult200JSONResponseBody as the provided EvalResult
+func (t *GetExperimentResult200JSONResponseBody) FromEvalResult(v EvalResult) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeEvalResult performs a merge with any union data inside the GetExperimentResult200JSONResponseBody, using the provided EvalResult
+func (t *GetExperimentResult200JSONResponseBody) MergeEvalResult(v EvalResult) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GetExperimentResult200JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GetExperimentResult200JSONResponseBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -1824,7 +2535,7 @@ type ClientInterface interface {
 
 	// CreateExperimentWithBody Start an experiment
 	//
-	// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+	// A retrieval comparison (`ragagent retrieval`'s corpus, question set, configurations and k) or an agent experiment (`ragagent eval --cases`' corpus, question set and configuration, with the scripted policy). Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking (retrieval) or graded trial (agent) is kept as it is made: a restart resumes it, none repeated. Needs the run scope.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1833,7 +2544,7 @@ type ClientInterface interface {
 
 	// CreateExperiment Start an experiment
 	//
-	// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+	// A retrieval comparison (`ragagent retrieval`'s corpus, question set, configurations and k) or an agent experiment (`ragagent eval --cases`' corpus, question set and configuration, with the scripted policy). Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking (retrieval) or graded trial (agent) is kept as it is made: a restart resumes it, none repeated. Needs the run scope.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1842,28 +2553,28 @@ type ClientInterface interface {
 
 	// GetExperiment An experiment
 	//
-	// Its state, progress, request and, once succeeded, its result: the object `ragagent retrieval --json` prints for the same inputs. Needs the read scope.
+	// Its state, progress, request and, once succeeded, its result: the object `ragagent retrieval --json` (kind retrieval) or `ragagent eval --json` (kind agent; its measured seconds aside) prints for the same inputs. Needs the read scope.
 	//
 	// Corresponds with GET /v1/experiments/{id} (the `GetExperiment` operationId).
 	GetExperiment(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelExperiment Cancel an experiment
 	//
-	// Ends a queued or running experiment as cancelled at once (no ranking after it is kept) and stops its ranking. Needs the run scope.
+	// Ends a queued or running experiment as cancelled at once (no ranking or trial after it is kept) and stops its work. Needs the run scope.
 	//
 	// Corresponds with POST /v1/experiments/{id}/cancel (the `CancelExperiment` operationId).
 	CancelExperiment(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StreamExperimentEvents The experiment's events
 	//
-	// Server-Sent Events: `id` is the event's number (from 1), `event` is queued, started, progress (one per ranking kept, committed with it) or end, `data` an ExperimentEvent. Send Last-Event-ID to resume after an event; the stream ends after the end event. Needs the read scope.
+	// Server-Sent Events: `id` is the event's number (from 1), `event` is queued, started, progress (one per ranking or trial kept, committed with it) or end, `data` an ExperimentEvent. Send Last-Event-ID to resume after an event; the stream ends after the end event. Needs the read scope.
 	//
 	// Corresponds with GET /v1/experiments/{id}/events (the `StreamExperimentEvents` operationId).
 	StreamExperimentEvents(ctx context.Context, id string, params *StreamExperimentEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetExperimentResult A succeeded experiment's result, as the command line prints it
 	//
-	// Exactly the bytes `ragagent retrieval --json` prints for the same inputs (indented, final newline). Needs the read scope.
+	// Exactly the bytes `ragagent retrieval --json` prints for the same inputs (indented, final newline); for an agent experiment the bytes `ragagent eval --cases FILE --json` prints, but for the measured seconds (EvalResult). Needs the read scope.
 	//
 	// Corresponds with GET /v1/experiments/{id}/result (the `GetExperimentResult` operationId).
 	GetExperimentResult(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2041,7 +2752,7 @@ func (c *Client) ListExperiments(ctx context.Context, params *ListExperimentsPar
 
 // CreateExperimentWithBody Start an experiment
 //
-// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+// A retrieval comparison (`ragagent retrieval`'s corpus, question set, configurations and k) or an agent experiment (`ragagent eval --cases`' corpus, question set and configuration, with the scripted policy). Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking (retrieval) or graded trial (agent) is kept as it is made: a restart resumes it, none repeated. Needs the run scope.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2060,7 +2771,7 @@ func (c *Client) CreateExperimentWithBody(ctx context.Context, contentType strin
 
 // CreateExperiment Start an experiment
 //
-// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+// A retrieval comparison (`ragagent retrieval`'s corpus, question set, configurations and k) or an agent experiment (`ragagent eval --cases`' corpus, question set and configuration, with the scripted policy). Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking (retrieval) or graded trial (agent) is kept as it is made: a restart resumes it, none repeated. Needs the run scope.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2079,7 +2790,7 @@ func (c *Client) CreateExperiment(ctx context.Context, body CreateExperimentJSON
 
 // GetExperiment An experiment
 //
-// Its state, progress, request and, once succeeded, its result: the object `ragagent retrieval --json` prints for the same inputs. Needs the read scope.
+// Its state, progress, request and, once succeeded, its result: the object `ragagent retrieval --json` (kind retrieval) or `ragagent eval --json` (kind agent; its measured seconds aside) prints for the same inputs. Needs the read scope.
 //
 // Corresponds with GET /v1/experiments/{id} (the `GetExperiment` operationId).
 func (c *Client) GetExperiment(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2096,7 +2807,7 @@ func (c *Client) GetExperiment(ctx context.Context, id string, reqEditors ...Req
 
 // CancelExperiment Cancel an experiment
 //
-// Ends a queued or running experiment as cancelled at once (no ranking after it is kept) and stops its ranking. Needs the run scope.
+// Ends a queued or running experiment as cancelled at once (no ranking or trial after it is kept) and stops its work. Needs the run scope.
 //
 // Corresponds with POST /v1/experiments/{id}/cancel (the `CancelExperiment` operationId).
 func (c *Client) CancelExperiment(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2113,7 +2824,7 @@ func (c *Client) CancelExperiment(ctx context.Context, id string, reqEditors ...
 
 // StreamExperimentEvents The experiment's events
 //
-// Server-Sent Events: `id` is the event's number (from 1), `event` is queued, started, progress (one per ranking kept, committed with it) or end, `data` an ExperimentEvent. Send Last-Event-ID to resume after an event; the stream ends after the end event. Needs the read scope.
+// Server-Sent Events: `id` is the event's number (from 1), `event` is queued, started, progress (one per ranking or trial kept, committed with it) or end, `data` an ExperimentEvent. Send Last-Event-ID to resume after an event; the stream ends after the end event. Needs the read scope.
 //
 // Corresponds with GET /v1/experiments/{id}/events (the `StreamExperimentEvents` operationId).
 func (c *Client) StreamExperimentEvents(ctx context.Context, id string, params *StreamExperimentEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2130,7 +2841,7 @@ func (c *Client) StreamExperimentEvents(ctx context.Context, id string, params *
 
 // GetExperimentResult A succeeded experiment's result, as the command line prints it
 //
-// Exactly the bytes `ragagent retrieval --json` prints for the same inputs (indented, final newline). Needs the read scope.
+// Exactly the bytes `ragagent retrieval --json` prints for the same inputs (indented, final newline); for an agent experiment the bytes `ragagent eval --cases FILE --json` prints, but for the measured seconds (EvalResult). Needs the read scope.
 //
 // Corresponds with GET /v1/experiments/{id}/result (the `GetExperimentResult` operationId).
 func (c *Client) GetExperimentResult(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3065,7 +3776,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateExperimentWithBodyWithResponse Start an experiment
 	//
-	// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+	// A retrieval comparison (`ragagent retrieval`'s corpus, question set, configurations and k) or an agent experiment (`ragagent eval --cases`' corpus, question set and configuration, with the scripted policy). Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking (retrieval) or graded trial (agent) is kept as it is made: a restart resumes it, none repeated. Needs the run scope.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3074,7 +3785,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateExperimentWithResponse Start an experiment
 	//
-	// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+	// A retrieval comparison (`ragagent retrieval`'s corpus, question set, configurations and k) or an agent experiment (`ragagent eval --cases`' corpus, question set and configuration, with the scripted policy). Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking (retrieval) or graded trial (agent) is kept as it is made: a restart resumes it, none repeated. Needs the run scope.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3083,7 +3794,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetExperimentWithResponse An experiment
 	//
-	// Its state, progress, request and, once succeeded, its result: the object `ragagent retrieval --json` prints for the same inputs. Needs the read scope.
+	// Its state, progress, request and, once succeeded, its result: the object `ragagent retrieval --json` (kind retrieval) or `ragagent eval --json` (kind agent; its measured seconds aside) prints for the same inputs. Needs the read scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3092,7 +3803,7 @@ type ClientWithResponsesInterface interface {
 
 	// CancelExperimentWithResponse Cancel an experiment
 	//
-	// Ends a queued or running experiment as cancelled at once (no ranking after it is kept) and stops its ranking. Needs the run scope.
+	// Ends a queued or running experiment as cancelled at once (no ranking or trial after it is kept) and stops its work. Needs the run scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3101,7 +3812,7 @@ type ClientWithResponsesInterface interface {
 
 	// StreamExperimentEventsWithResponse The experiment's events
 	//
-	// Server-Sent Events: `id` is the event's number (from 1), `event` is queued, started, progress (one per ranking kept, committed with it) or end, `data` an ExperimentEvent. Send Last-Event-ID to resume after an event; the stream ends after the end event. Needs the read scope.
+	// Server-Sent Events: `id` is the event's number (from 1), `event` is queued, started, progress (one per ranking or trial kept, committed with it) or end, `data` an ExperimentEvent. Send Last-Event-ID to resume after an event; the stream ends after the end event. Needs the read scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3110,7 +3821,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetExperimentResultWithResponse A succeeded experiment's result, as the command line prints it
 	//
-	// Exactly the bytes `ragagent retrieval --json` prints for the same inputs (indented, final newline). Needs the read scope.
+	// Exactly the bytes `ragagent retrieval --json` prints for the same inputs (indented, final newline); for an agent experiment the bytes `ragagent eval --cases FILE --json` prints, but for the measured seconds (EvalResult). Needs the read scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4477,7 +5188,7 @@ type GetExperimentResultResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RetrievalResult
+	JSON200 *GetExperimentResult200JSONResponseBody
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -4507,7 +5218,7 @@ type GetExperimentResultResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetExperimentResultResponse) GetJSON200() *RetrievalResult {
+func (r GetExperimentResultResponse) GetJSON200() *GetExperimentResult200JSONResponseBody {
 	return r.JSON200
 }
 
@@ -5429,7 +6140,7 @@ func (c *ClientWithResponses) ListExperimentsWithResponse(ctx context.Context, p
 
 // CreateExperimentWithBodyWithResponse Start an experiment
 //
-// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+// A retrieval comparison (`ragagent retrieval`'s corpus, question set, configurations and k) or an agent experiment (`ragagent eval --cases`' corpus, question set and configuration, with the scripted policy). Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking (retrieval) or graded trial (agent) is kept as it is made: a restart resumes it, none repeated. Needs the run scope.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5444,7 +6155,7 @@ func (c *ClientWithResponses) CreateExperimentWithBodyWithResponse(ctx context.C
 
 // CreateExperimentWithResponse Start an experiment
 //
-// A retrieval comparison: `ragagent retrieval`'s corpus, question set, configurations and k. Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking is kept as it is made: a restart resumes it. Needs the run scope.
+// A retrieval comparison (`ragagent retrieval`'s corpus, question set, configurations and k) or an agent experiment (`ragagent eval --cases`' corpus, question set and configuration, with the scripted policy). Everything is checked as the command line checks it (the engine's plan) before anything is stored; then it is admitted queued under the token's cap of queued and running experiments, and runs as the server's cap of experiments at once allows. Each ranking (retrieval) or graded trial (agent) is kept as it is made: a restart resumes it, none repeated. Needs the run scope.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5459,7 +6170,7 @@ func (c *ClientWithResponses) CreateExperimentWithResponse(ctx context.Context, 
 
 // GetExperimentWithResponse An experiment
 //
-// Its state, progress, request and, once succeeded, its result: the object `ragagent retrieval --json` prints for the same inputs. Needs the read scope.
+// Its state, progress, request and, once succeeded, its result: the object `ragagent retrieval --json` (kind retrieval) or `ragagent eval --json` (kind agent; its measured seconds aside) prints for the same inputs. Needs the read scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -5474,7 +6185,7 @@ func (c *ClientWithResponses) GetExperimentWithResponse(ctx context.Context, id 
 
 // CancelExperimentWithResponse Cancel an experiment
 //
-// Ends a queued or running experiment as cancelled at once (no ranking after it is kept) and stops its ranking. Needs the run scope.
+// Ends a queued or running experiment as cancelled at once (no ranking or trial after it is kept) and stops its work. Needs the run scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -5489,7 +6200,7 @@ func (c *ClientWithResponses) CancelExperimentWithResponse(ctx context.Context, 
 
 // StreamExperimentEventsWithResponse The experiment's events
 //
-// Server-Sent Events: `id` is the event's number (from 1), `event` is queued, started, progress (one per ranking kept, committed with it) or end, `data` an ExperimentEvent. Send Last-Event-ID to resume after an event; the stream ends after the end event. Needs the read scope.
+// Server-Sent Events: `id` is the event's number (from 1), `event` is queued, started, progress (one per ranking or trial kept, committed with it) or end, `data` an ExperimentEvent. Send Last-Event-ID to resume after an event; the stream ends after the end event. Needs the read scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -5504,7 +6215,7 @@ func (c *ClientWithResponses) StreamExperimentEventsWithResponse(ctx context.Con
 
 // GetExperimentResultWithResponse A succeeded experiment's result, as the command line prints it
 //
-// Exactly the bytes `ragagent retrieval --json` prints for the same inputs (indented, final newline). Needs the read scope.
+// Exactly the bytes `ragagent retrieval --json` prints for the same inputs (indented, final newline); for an agent experiment the bytes `ragagent eval --cases FILE --json` prints, but for the measured seconds (EvalResult). Needs the read scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -6878,7 +7589,7 @@ func ParseGetExperimentResultResponse(rsp *http.Response) (*GetExperimentResultR
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest RetrievalResult
+		var dest GetExperimentResult200JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -111,7 +111,8 @@ func TestGeneratedClientDrivesARun(t *testing.T) {
 
 // The generated client drives a retrieval experiment through its typed
 // methods: create it, read it until it succeeds, fetch its result's
-// bytes, list it, and decode its refusals as the declared errors.
+// bytes, list it, and decode its refusals as the declared errors; and an
+// agent experiment, read as an eval result.
 func TestGeneratedClientDrivesAnExperiment(t *testing.T) {
 	e := newEnv(t, options{})
 	tok := e.token("alice", []string{"read", "run"}, 100, 1)
@@ -141,7 +142,9 @@ func TestGeneratedClientDrivesAnExperiment(t *testing.T) {
 	require.Equal(t, apiclient.ExperimentStateSucceeded, x.State)
 	assert.Equal(t, x.Progress.Total, x.Progress.Done)
 	require.NotNil(t, x.Result)
-	assert.Equal(t, "seed", x.Result.Corpus)
+	retrieval, err := x.Result.AsRetrievalResult()
+	require.NoError(t, err)
+	assert.Equal(t, "seed", retrieval.Corpus)
 	res, err := c.GetExperimentResultWithResponse(ctx, id)
 	require.NoError(t, err)
 	require.NotNil(t, res.JSON200)
@@ -151,10 +154,33 @@ func TestGeneratedClientDrivesAnExperiment(t *testing.T) {
 	require.NotNil(t, list.JSON200)
 	require.Len(t, list.JSON200.Experiments, 1)
 	assert.Equal(t, id, list.JSON200.Experiments[0].Id)
-	agent, err := c.CreateExperimentWithResponse(ctx, apiclient.ExperimentCreate{Kind: apiclient.ExperimentCreateKindAgent, Corpus: "seed"})
+	var nope apiclient.ExperimentCreate_Config
+	require.NoError(t, nope.FromExperimentCreateConfig0("nope"))
+	refused, err := c.CreateExperimentWithResponse(ctx, apiclient.ExperimentCreate{Kind: apiclient.ExperimentCreateKindAgent, Corpus: "seed", Config: &nope})
 	require.NoError(t, err)
-	require.NotNil(t, agent.JSON400)
-	assert.Equal(t, apiclient.ErrorBodyCodeUnsupportedKind, agent.JSON400.Error.Code)
+	require.NotNil(t, refused.JSON400, string(refused.Body))
+	assert.Equal(t, apiclient.ErrorBodyCodeUnknownConfig, refused.JSON400.Error.Code)
+	scripted := apiclient.ExperimentCreatePolicyScripted
+	agent, err := c.CreateExperimentWithResponse(ctx, apiclient.ExperimentCreate{Kind: apiclient.ExperimentCreateKindAgent, Corpus: "seed", Policy: &scripted})
+	require.NoError(t, err)
+	require.NotNil(t, agent.JSON202, string(agent.Body))
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		got, err := c.GetExperimentWithResponse(ctx, agent.JSON202.Id)
+		require.NoError(t, err)
+		require.NotNil(t, got.JSON200, string(got.Body))
+		x = got.JSON200
+		if x.State != apiclient.ExperimentStateQueued && x.State != apiclient.ExperimentStateRunning {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the agent experiment did not end")
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.Equal(t, apiclient.ExperimentStateSucceeded, x.State)
+	require.NotNil(t, x.Result)
+	eval, err := x.Result.AsEvalResult()
+	require.NoError(t, err)
+	assert.Equal(t, "seed", eval.Corpus)
+	assert.Equal(t, x.Progress.Total, eval.Summary.Trials, "progress counts the trials")
 	again, err := c.CancelExperimentWithResponse(ctx, id)
 	require.NoError(t, err)
 	require.NotNil(t, again.JSON409)

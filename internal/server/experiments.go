@@ -13,18 +13,18 @@ import (
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/experiment"
 	"github.com/ragagentlab/ragagent/core/reason"
+	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/server/store"
 )
 
 // Experiment kinds: a retrieval comparison (ragagent retrieval) and an
-// agent experiment (ragagent eval --cases), which this server refuses so
-// far with unsupported_kind.
+// agent experiment (ragagent eval --cases with the scripted policy).
 const (
 	KindRetrieval = "retrieval"
 	KindAgent     = "agent"
 )
 
-// EventProgress is an experiment's event for each ranking kept.
+// EventProgress is an experiment's event for each ranking or trial kept.
 const EventProgress = "progress"
 
 // The refusals of experiments, beside the core's invalid_cases,
@@ -34,7 +34,11 @@ const (
 	CodeTooManyCases    = reason.Code("too_many_cases")
 	CodeTooManyConfigs  = reason.Code("too_many_configs")
 	CodeUnsupportedKind = reason.Code("unsupported_kind")
-	CodeNoResult        = reason.Code("no_result")
+	// CodeUnsupportedPolicy refuses an agent experiment under a policy
+	// other than scripted: gemini would spend through the ledger, which
+	// experiments do not hold, and replay needs a recording.
+	CodeUnsupportedPolicy = reason.Code("unsupported_policy")
+	CodeNoResult          = reason.Code("no_result")
 )
 
 // The defaults of experiments' admission caps (Config's Experiment*).
@@ -76,13 +80,56 @@ func (c ExperimentCaps) withDefaults() ExperimentCaps {
 // experimentSpec is an experiment's request as stored: what it starts
 // from, and what a restarted server resumes it from. Cases is the
 // ragagent-cases/1 object as sent (null: the pack's own cases); Configs
-// the configurations as sent (each a name or a spec).
+// the configurations as sent (each a name or a spec) and K a retrieval
+// experiment's; Config (null: the pack's default) and Policy (always
+// scripted) an agent experiment's.
 type experimentSpec struct {
 	Kind    string             `json:"kind"`
 	Corpus  string             `json:"corpus"`
 	Cases   json.RawMessage    `json:"cases"`
-	Configs []engine.ConfigRef `json:"configs"`
-	K       int                `json:"k"`
+	Configs []engine.ConfigRef `json:"configs,omitempty"`
+	K       int                `json:"k,omitempty"`
+	Config  *engine.ConfigRef  `json:"config,omitempty"`
+	Policy  string             `json:"policy,omitempty"`
+}
+
+// MarshalJSON keeps each kind's stored request to its own fields: a
+// retrieval experiment's configs (null when absent) and k, an agent
+// experiment's config (null: the pack's default) and policy.
+func (sp experimentSpec) MarshalJSON() ([]byte, error) {
+	if sp.Kind == KindAgent {
+		return marshal(struct {
+			Kind   string            `json:"kind"`
+			Corpus string            `json:"corpus"`
+			Cases  json.RawMessage   `json:"cases"`
+			Config *engine.ConfigRef `json:"config"`
+			Policy string            `json:"policy"`
+		}{sp.Kind, sp.Corpus, rawOrNull(string(sp.Cases)), sp.Config, sp.Policy})
+	}
+	return marshal(struct {
+		Kind    string             `json:"kind"`
+		Corpus  string             `json:"corpus"`
+		Cases   json.RawMessage    `json:"cases"`
+		Configs []engine.ConfigRef `json:"configs"`
+		K       int                `json:"k"`
+	}{sp.Kind, sp.Corpus, rawOrNull(string(sp.Cases)), sp.Configs, sp.K})
+}
+
+// evalRequest is the engine's scripted eval for an agent spec: the same
+// one at admission and at every start, so a resumed experiment runs the
+// trials the first start planned.
+func (sp experimentSpec) evalRequest() engine.EvalRequest {
+	req := engine.EvalRequest{Corpus: sp.Corpus, Policy: engine.Scripted}
+	if sp.Config != nil {
+		req.Config = sp.Config.Name
+		if sp.Config.Spec != nil {
+			req.Config = string(sp.Config.Spec)
+		}
+	}
+	if len(sp.Cases) > 0 && string(sp.Cases) != "null" {
+		req.Cases = []byte(sp.Cases)
+	}
+	return req
 }
 
 // request is the engine's retrieval request for the spec: the same one
@@ -181,6 +228,7 @@ type rankingJSON struct {
 type experiments struct {
 	s      *Server
 	st     store.Experiments // nil: the store keeps no experiments
+	trials store.AgentTrials // nil: the store keeps no agent trials
 	caps   ExperimentCaps
 	mu     sync.Mutex
 	active map[string]context.CancelCauseFunc
@@ -286,12 +334,15 @@ func (xs *experiments) execute(ctx context.Context, x store.Experiment) (store.E
 		return store.ExperimentOutcome{State: store.ExperimentFailed, Error: string(b)}, true
 	}
 	var sp experimentSpec
-	if err := json.Unmarshal([]byte(x.Spec), &sp); err != nil || sp.Kind != KindRetrieval {
+	if err := json.Unmarshal([]byte(x.Spec), &sp); err != nil || (sp.Kind != KindRetrieval && sp.Kind != KindAgent) {
 		return failed(CodeInternal, "the stored request could not be read")
 	}
 	eng, err := xs.s.engine.get()
 	if err != nil {
 		return failed(CodeInternal, "the engine could not be opened")
+	}
+	if sp.Kind == KindAgent {
+		return xs.executeAgent(ctx, x, sp, eng, failed)
 	}
 	kept, err := xs.st.Rankings(ctx, x.ID)
 	if err != nil {
@@ -321,28 +372,118 @@ func (xs *experiments) execute(ctx context.Context, x store.Experiment) (store.E
 		return nil
 	}
 	res, err := eng.Retrieval(ctx, req)
-	switch cause := context.Cause(ctx); {
-	case errors.Is(keepErr, store.ErrNotRunning), errors.Is(cause, errCancelled):
-		return store.ExperimentOutcome{}, false // the cancel ended it in the store
-	case errors.Is(cause, errShutdown):
-		return store.ExperimentOutcome{}, false // the next Start resumes it
-	case errors.Is(keepErr, store.ErrRevoked):
-		return failed(store.TokenRevoked, "the experiment's token was revoked; nothing was ranked after")
-	case keepErr != nil:
-		xs.s.log.Error("server fault", "during", "keeping a ranking", "experiment", x.ID, "error", keepErr.Error())
-		return failed(CodeInternal, "the server failed while keeping a ranking")
-	case err != nil:
-		code, ok := reason.Of(err)
-		if !ok {
-			return failed(CodeInternal, err.Error())
-		}
-		return failed(code, reason.DetailOf(err))
+	if o, ended := xs.stopped(ctx, x.ID, "ranking", "ranked", keepErr, err, failed); ended {
+		return o, o.State != ""
 	}
 	data, err := res.JSON()
 	if err != nil {
 		return failed(CodeInternal, "the result could not be encoded")
 	}
 	return store.ExperimentOutcome{State: store.ExperimentSucceeded, Result: string(data), Headline: headline(res)}, true
+}
+
+// stopped says how an experiment whose engine returned err ended, when it
+// did not succeed (ended true): left as the store has it (a zero outcome:
+// cancelled, or shut down to resume), failed for a revoked token or a
+// fault keeping a unit of work (what: "ranking" or "trial"), or failed
+// with the engine's refusal.
+func (xs *experiments) stopped(ctx context.Context, id, what, done string, keepErr, err error,
+	failed func(reason.Code, string) (store.ExperimentOutcome, bool)) (store.ExperimentOutcome, bool) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(keepErr, store.ErrNotRunning), errors.Is(cause, errCancelled):
+		return store.ExperimentOutcome{}, true // the cancel ended it in the store
+	case errors.Is(cause, errShutdown):
+		return store.ExperimentOutcome{}, true // the next Start resumes it
+	case errors.Is(keepErr, store.ErrRevoked):
+		o, _ := failed(store.TokenRevoked, "the experiment's token was revoked; nothing was "+done+" after")
+		return o, true
+	case keepErr != nil:
+		xs.s.log.Error("server fault", "during", "keeping a "+what, "experiment", id, "error", keepErr.Error())
+		o, _ := failed(CodeInternal, "the server failed while keeping a "+what)
+		return o, true
+	case err != nil:
+		code, ok := reason.Of(err)
+		if !ok {
+			o, _ := failed(CodeInternal, err.Error())
+			return o, true
+		}
+		o, _ := failed(code, reason.DetailOf(err))
+		return o, true
+	}
+	return store.ExperimentOutcome{}, false
+}
+
+// executeAgent runs an agent experiment: the engine's scripted Eval over
+// its stored request, given the trials kept before (a resumed experiment
+// runs only the rest), keeping each graded trial with its progress event
+// as it ends; it succeeds with `ragagent eval --json`'s object.
+func (xs *experiments) executeAgent(ctx context.Context, x store.Experiment, sp experimentSpec, eng *engine.Engine,
+	failed func(reason.Code, string) (store.ExperimentOutcome, bool)) (store.ExperimentOutcome, bool) {
+	if xs.trials == nil {
+		return failed(CodeUnsupportedKind, "this server's store keeps no agent trials")
+	}
+	kept, err := xs.trials.Trials(ctx, x.ID)
+	if err != nil {
+		xs.s.log.Error("server fault", "during", "reading an experiment's trials", "experiment", x.ID, "error", err.Error())
+		return failed(CodeInternal, "the server failed while reading the trials kept")
+	}
+	req := sp.evalRequest()
+	req.Done = make(map[int]report.Trial, len(kept))
+	for _, k := range kept {
+		var tr report.Trial
+		if err := json.Unmarshal([]byte(k.Data), &tr); err != nil || tr.ID != k.ID {
+			return failed(CodeInternal, "a trial kept could not be read")
+		}
+		req.Done[k.Index] = tr
+	}
+	done := len(kept)
+	var keepErr error
+	req.OnGraded = func(i int, tr report.Trial) error {
+		data, err := marshal(tr)
+		if err != nil {
+			keepErr = err
+			return err
+		}
+		done++
+		ev := experimentEvent(EventProgress, store.Experiment{State: store.ExperimentRunning, Done: done, Total: x.Total}, xs.now())
+		if _, err := xs.trials.KeepTrial(context.Background(), x.ID, store.Trial{Index: i, ID: tr.ID, Data: string(data)}, done, ev); err != nil {
+			keepErr = err
+			return err
+		}
+		xs.s.hub.notify(x.ID)
+		return nil
+	}
+	res, err := eng.Eval(ctx, req)
+	if o, ended := xs.stopped(ctx, x.ID, "trial", "run", keepErr, err, failed); ended {
+		return o, o.State != ""
+	}
+	data, err := res.JSON()
+	if err != nil {
+		return failed(CodeInternal, "the result could not be encoded")
+	}
+	return store.ExperimentOutcome{State: store.ExperimentSucceeded, Result: string(data), Headline: agentHeadline(res)}, true
+}
+
+// agentHeadline is what a list shows of a finished agent experiment: the
+// agent path's pass rate (null when it had no trial).
+func agentHeadline(res *engine.EvalResult) string {
+	var value *float64
+	for _, p := range res.Experiment.Paths {
+		if p.Path != "agent" {
+			continue
+		}
+		for _, r := range p.Rates {
+			if r.Name == engine.RatePass {
+				value = r.Value
+			}
+		}
+	}
+	b, _ := marshal(struct {
+		Metric string   `json:"metric"`
+		Path   string   `json:"path"`
+		Value  *float64 `json:"value"`
+	}{engine.RatePass, "agent", value})
+	return string(b)
 }
 
 // headline is what a list shows of a finished retrieval experiment: the
@@ -433,21 +574,45 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 	if err != nil {
 		return s.internal("opening the engine", err)
 	}
-	plan, err := eng.PlanRetrieval(sp.request())
-	if err != nil {
+	refused := func(err error) *apiError {
 		code, ok := reason.Of(err)
 		if !ok {
 			return refuse(http.StatusBadRequest, CodeInvalidField, err.Error())
 		}
 		return refuse(http.StatusBadRequest, code, reason.DetailOf(err))
 	}
-	if plan.Cases > xs.caps.Cases {
-		return refuse(http.StatusBadRequest, CodeTooManyCases, fmt.Sprintf("the question set has %d cases; this server takes at most %d in an experiment", plan.Cases, xs.caps.Cases))
+	tooMany := func(cases int) *apiError {
+		if cases > xs.caps.Cases {
+			return refuse(http.StatusBadRequest, CodeTooManyCases, fmt.Sprintf("the question set has %d cases; this server takes at most %d in an experiment", cases, xs.caps.Cases))
+		}
+		return nil
 	}
-	if len(plan.Configs) > xs.caps.Configs {
-		return refuse(http.StatusBadRequest, CodeTooManyConfigs, fmt.Sprintf("the experiment compares %d configurations; this server takes at most %d", len(plan.Configs), xs.caps.Configs))
+	// total counts what progress counts: an agent experiment's trials
+	// (each case on both paths), a retrieval one's rankings.
+	var total int
+	switch sp.Kind {
+	case KindAgent:
+		plan, err := eng.PlanEval(sp.evalRequest())
+		if err != nil {
+			return refused(err)
+		}
+		if aerr := tooMany(plan.Cases); aerr != nil {
+			return aerr
+		}
+		total = len(plan.Trials)
+	default:
+		plan, err := eng.PlanRetrieval(sp.request())
+		if err != nil {
+			return refused(err)
+		}
+		if aerr := tooMany(plan.Cases); aerr != nil {
+			return aerr
+		}
+		if len(plan.Configs) > xs.caps.Configs {
+			return refuse(http.StatusBadRequest, CodeTooManyConfigs, fmt.Sprintf("the experiment compares %d configurations; this server takes at most %d", len(plan.Configs), xs.caps.Configs))
+		}
+		sp.K, total = plan.K, plan.Total()
 	}
-	sp.K = plan.K
 	spec, err := marshal(sp)
 	if err != nil {
 		return s.internal("encoding the experiment", err)
@@ -457,7 +622,7 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 		return s.internal("naming the experiment", err)
 	}
 	x, err := xs.st.AddExperiment(r.Context(), store.NewExperiment{ID: "exp_" + id, TokenID: t.ID, Kind: sp.Kind,
-		Spec: string(spec), Total: plan.Total(), At: s.clock()}, xs.caps.PerToken, xs.admittedEvent)
+		Spec: string(spec), Total: total, At: s.clock()}, xs.caps.PerToken, xs.admittedEvent)
 	switch {
 	case errors.Is(err, store.ErrExperimentQuota):
 		e := refuse(http.StatusTooManyRequests, CodeExperimentQuota, fmt.Sprintf(
@@ -478,15 +643,21 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 	return nil
 }
 
-// experimentFields are an experiment request's keys.
-var experimentFields = map[string]bool{"kind": true, "corpus": true, "cases": true, "configs": true, "k": true}
+// experimentFields are an experiment request's keys, by kind.
+var experimentFields = map[string]map[string]bool{
+	KindRetrieval: {"kind": true, "corpus": true, "cases": true, "configs": true, "k": true},
+	KindAgent:     {"kind": true, "corpus": true, "cases": true, "config": true, "policy": true},
+}
 
 // parseExperiment reads an experiment request strictly: one JSON object
-// with no repeated key, only experimentFields, kind "retrieval" ("agent"
-// is unsupported_kind), a corpus the token may name (a built-in pack or
-// its own upload; another token's is unknown_corpus), cases a
-// ragagent-cases/1 object (or absent: the pack's own), configs names or
-// specs (absent: all), k a whole number.
+// with no repeated key, only its kind's experimentFields, kind
+// "retrieval" or "agent" (unsupported_kind when the store keeps no agent
+// trials), a corpus the token may name (a built-in pack or its own
+// upload; another token's is unknown_corpus), cases a ragagent-cases/1
+// object (or absent: the pack's own); for retrieval configs names or
+// specs (absent: all) and k a whole number, for agent config a name or a
+// spec (absent: the pack's default) and policy "scripted" (absent: the
+// same; gemini and replay are unsupported_policy).
 func (s *Server) parseExperiment(data []byte, tenant string) (experimentSpec, *apiError) {
 	var sp experimentSpec
 	if _, aerr := decodeObject(data); aerr != nil {
@@ -497,8 +668,8 @@ func (s *Server) parseExperiment(data []byte, tenant string) (experimentSpec, *a
 		return sp, refuse(http.StatusBadRequest, CodeMalformedJSON, "the body is not a JSON object")
 	}
 	for k := range fields {
-		if !experimentFields[k] {
-			return sp, refuse(http.StatusBadRequest, CodeUnknownField, fmt.Sprintf("unknown field %q (kind, corpus, cases, configs, k)", k))
+		if !experimentFields[KindRetrieval][k] && !experimentFields[KindAgent][k] {
+			return sp, refuse(http.StatusBadRequest, CodeUnknownField, fmt.Sprintf("unknown field %q (kind, corpus, cases; configs and k for retrieval, config and policy for agent)", k))
 		}
 	}
 	invalid := func(format string, a ...any) (experimentSpec, *apiError) {
@@ -510,9 +681,16 @@ func (s *Server) parseExperiment(data []byte, tenant string) (experimentSpec, *a
 	switch sp.Kind {
 	case KindRetrieval:
 	case KindAgent:
-		return sp, refuse(http.StatusBadRequest, CodeUnsupportedKind, "this server does not run agent experiments yet; send kind \"retrieval\"")
+		if s.experiments.trials == nil {
+			return sp, refuse(http.StatusBadRequest, CodeUnsupportedKind, "this server's store keeps no agent trials; send kind \"retrieval\"")
+		}
 	default:
 		return invalid("kind must be \"retrieval\" or \"agent\", not %q", sp.Kind)
+	}
+	for k := range fields {
+		if !experimentFields[sp.Kind][k] {
+			return sp, refuse(http.StatusBadRequest, CodeUnknownField, fmt.Sprintf("field %q is not a %s experiment's", k, sp.Kind))
+		}
 	}
 	if err := json.Unmarshal(fields["corpus"], &sp.Corpus); err != nil || fields["corpus"] == nil || sp.Corpus == "" {
 		return invalid("corpus must name a pack: a built-in one or this token's upload")
@@ -547,6 +725,31 @@ func (s *Server) parseExperiment(data []byte, tenant string) (experimentSpec, *a
 				return sp, refuse(http.StatusBadRequest, code, reason.DetailOf(err))
 			}
 			sp.Configs = append(sp.Configs, cr)
+		}
+	}
+	if c, ok := fields["config"]; ok {
+		var cr engine.ConfigRef
+		if err := cr.UnmarshalJSON(c); err != nil {
+			code, _ := reason.Of(err)
+			return sp, refuse(http.StatusBadRequest, code, reason.DetailOf(err))
+		}
+		sp.Config = &cr
+	}
+	if sp.Kind == KindAgent {
+		sp.Policy = string(engine.Scripted)
+		if p, ok := fields["policy"]; ok {
+			var name string
+			if err := json.Unmarshal(p, &name); err != nil {
+				return sp, refuse(http.StatusBadRequest, CodeInvalidPolicy, "policy must be \"scripted\"")
+			}
+			switch engine.PolicyName(name) {
+			case engine.Scripted:
+			case engine.Gemini, engine.Replay:
+				return sp, refuse(http.StatusBadRequest, CodeUnsupportedPolicy, fmt.Sprintf(
+					"this server runs agent experiments with the scripted policy only, not %q (a gemini experiment would spend through the ledger; run it with ragagent eval --policy gemini)", name))
+			default:
+				return sp, refuse(http.StatusBadRequest, CodeInvalidPolicy, fmt.Sprintf("policy %q is not scripted", name))
+			}
 		}
 	}
 	if k, ok := fields["k"]; ok {

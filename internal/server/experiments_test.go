@@ -267,7 +267,7 @@ func TestHostileExperimentsAreRefused(t *testing.T) {
 		"not an object":      {`["retrieval"]`, 400, "malformed_json"},
 		"no kind":            {`{"corpus": "python-3.11"}`, 400, "invalid_field"},
 		"unknown kind":       {`{"kind": "tune", "corpus": "python-3.11"}`, 400, "invalid_field"},
-		"agent":              {`{"kind": "agent", "corpus": "python-3.11"}`, 400, "unsupported_kind"},
+		"agent under gemini": {`{"kind": "agent", "corpus": "python-3.11", "policy": "gemini"}`, 400, "unsupported_policy"},
 		"no corpus":          {`{"kind": "retrieval"}`, 400, "invalid_field"},
 		"unknown corpus":     {`{"kind": "retrieval", "corpus": "../python-3.11"}`, 400, "unknown_corpus"},
 		"cases not object":   {`{"kind": "retrieval", "corpus": "seed", "cases": "id\tq\t-"}`, 400, "invalid_field"},

@@ -219,6 +219,9 @@ func New(c Config) (*Server, error) {
 	s.runner = runner{s: s, active: map[string]*active{}}
 	s.experiments = experiments{s: s, caps: c.Experiments.withDefaults(), active: map[string]context.CancelCauseFunc{}}
 	s.experiments.st, _ = c.Store.(store.Experiments)
+	if s.experiments.st != nil {
+		s.experiments.trials, _ = c.Store.(store.AgentTrials)
+	}
 	return s, nil
 }
 

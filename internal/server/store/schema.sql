@@ -84,3 +84,13 @@ CREATE TABLE IF NOT EXISTS experiment_rankings (
   data TEXT NOT NULL,
   PRIMARY KEY (experiment_id, config, case_index)
 );
+-- Each graded trial an agent experiment ran, kept as it ends (by its
+-- index in the plan's order): a restarted server resumes from them, and
+-- the key refuses a trial kept twice.
+CREATE TABLE IF NOT EXISTS experiment_trials (
+  experiment_id TEXT NOT NULL,
+  trial_index INTEGER NOT NULL,
+  trial_id TEXT NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (experiment_id, trial_index)
+);
