@@ -48,7 +48,7 @@ func cmdServeAPI(args []string, stdout, stderr io.Writer) int {
 // connections, running runs given a grace period (a run still running when
 // the process exits is marked interrupted at the next start).
 func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve-api", "--db FILE [--addr HOST:PORT] [--pack DIR]... [--max-running N] [--max-running-per-token N] [--queue N] [--queue-per-token N] [--endpoint URL] [--corpora DIR] [--corpus-quota-packs N] [--corpus-quota-bytes N] [--max-upload-bytes N] [--experiments-per-token N] [--experiments-running N] [--max-experiment-cases N] [--max-experiment-configs N] [--max-experiment-bytes N]", stderr)
+	fs := newFlags("serve-api", "--db FILE [--addr HOST:PORT] [--pack DIR]... [--max-running N] [--max-running-per-token N] [--queue N] [--queue-per-token N] [--endpoint URL] [--corpora DIR] [--corpus-quota-packs N] [--corpus-quota-bytes N] [--max-upload-bytes N] [--experiments-per-token N] [--experiments-running N] [--max-experiment-cases N] [--max-experiment-configs N] [--max-experiment-bytes N] [--allow-origin ORIGIN]...", stderr)
 	db := fs.String("db", "", "the SQLite `file` keeping tokens, runs, events and recordings (created when missing)")
 	addr := fs.String("addr", "127.0.0.1:8090", "`host:port` to listen on (port 0 picks a free one)")
 	caps := server.DefaultCaps()
@@ -71,6 +71,14 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&xcaps.Cases, "max-experiment-cases", xcaps.Cases, "cases an experiment's question set may hold")
 	fs.IntVar(&xcaps.Configs, "max-experiment-configs", xcaps.Configs, "configurations an experiment may compare")
 	fs.Int64Var(&xcaps.Body, "max-experiment-bytes", xcaps.Body, "the cap on an experiment request's body")
+	var origins []string
+	fs.Func("allow-origin", "let the page served at this `origin` (scheme://host:port) call the API from a browser (CORS; repeatable)", func(o string) error {
+		if _, err := server.CheckOrigin(o); err != nil {
+			return err
+		}
+		origins = append(origins, o)
+		return nil
+	})
 	var packDirs []string
 	fs.Func("pack", "offer this pack `folder` (or its manifest.json) besides the shipped ones (repeatable)", func(dir string) error {
 		packDirs = append(packDirs, dir)
@@ -140,7 +148,7 @@ func serveAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	srv, err := server.New(server.Config{Engine: e, Store: st, Transport: httptransport.New(key), Endpoint: *endpoint,
 		Pepper: pepper, Caps: caps, Log: log, UsageFlush: time.Second, StreamsPerToken: *streamsPerToken,
-		Corpora: *corporaDir, CorpusQuota: quota, MaxUpload: *maxUpload, MaxPackBytes: *in.max, Experiments: xcaps})
+		Corpora: *corporaDir, CorpusQuota: quota, MaxUpload: *maxUpload, MaxPackBytes: *in.max, Experiments: xcaps, AllowOrigins: origins})
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}

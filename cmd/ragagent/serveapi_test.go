@@ -342,3 +342,28 @@ func TestServeAPIExperimentCaps(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "--experiments-per-token")
 }
+
+// serve-api --allow-origin reaches the server: the named page's preflight
+// is answered with its origin, another origin's is not; an origin with a
+// path is a usage error before the database is made.
+func TestServeAPIAllowOrigin(t *testing.T) {
+	t.Setenv(pepperVariable, testPepper)
+	db := filepath.Join(t.TempDir(), "api.db")
+	page := "http://127.0.0.1:8123"
+	_, base, stderr := startServeAPI(t, db, "--allow-origin", page)
+	for _, row := range []struct{ origin, want string }{{page, page}, {"http://127.0.0.1:9", ""}} {
+		req, err := http.NewRequest(http.MethodOptions, base+"/v1/experiments", nil)
+		require.NoError(t, err)
+		req.Header.Set("Origin", row.origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err, stderr.String())
+		res.Body.Close()
+		assert.Equal(t, row.want, res.Header.Get("Access-Control-Allow-Origin"), row.origin)
+	}
+	other := filepath.Join(t.TempDir(), "other.db")
+	code, _, errOut := ragagent("serve-api", "--db", other, "--addr", "127.0.0.1:0", "--allow-origin", page+"/index.html")
+	assert.Equal(t, exitUsage, code)
+	assert.NoFileExists(t, other)
+	assert.Contains(t, errOut, "--allow-origin")
+}

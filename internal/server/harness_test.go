@@ -155,6 +155,8 @@ type options struct {
 	maxPackBytes int64
 	// experiments are the server's experiment caps (zero: the defaults).
 	experiments server.ExperimentCaps
+	// allowOrigins are the origins whose pages may call the API (CORS).
+	allowOrigins []string
 }
 
 type clock struct {
@@ -234,7 +236,7 @@ func newEnv(t testing.TB, o options) *env {
 	e.srv, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
 		UsageFlush: flush, FlushInRequests: o.flushInRequests, StreamsPerToken: o.streams, Dispatch: dispatch,
 		Corpora: o.corpora, CorpusQuota: o.quota, MaxUpload: o.maxUpload, MaxPackBytes: o.maxPackBytes,
-		Experiments: o.experiments, Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
+		Experiments: o.experiments, AllowOrigins: o.allowOrigins, Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
 		Heartbeat: 50 * time.Millisecond, Poll: poll,
 		Log: slog.New(slog.NewTextHandler(e.log, nil))})
 	require.NoError(t, err)

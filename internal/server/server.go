@@ -92,6 +92,9 @@ type Config struct {
 	// StreamsPerToken caps a token's open event streams in this process
 	// (default 8); one more is 429 too_many_streams.
 	StreamsPerToken int
+	// AllowOrigins are the origins (CheckOrigin's form) whose pages may
+	// call the API from a browser (CORS); none: no browser page may.
+	AllowOrigins []string
 }
 
 // DefaultStreamsPerToken is a token's cap on open event streams when none
@@ -136,6 +139,8 @@ type Server struct {
 	shelf *shelf // uploaded packs; nil when none are kept
 
 	experiments experiments
+
+	origins map[string]bool // AllowOrigins, as compared
 
 	mu      sync.Mutex
 	closing bool
@@ -221,6 +226,16 @@ func New(c Config) (*Server, error) {
 	s.experiments.st, _ = c.Store.(store.Experiments)
 	if s.experiments.st != nil {
 		s.experiments.trials, _ = c.Store.(store.AgentTrials)
+	}
+	for _, o := range c.AllowOrigins {
+		origin, err := CheckOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		if s.origins == nil {
+			s.origins = map[string]bool{}
+		}
+		s.origins[origin] = true
 	}
 	return s, nil
 }
@@ -312,7 +327,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusNotFound, CodeNotFound, "no such resource").write(w)
 	})
-	return s.logged(strictQuery(mux))
+	return s.logged(cors(s.origins, strictQuery(mux)))
 }
 
 // strictQuery refuses a malformed query string (?limit=%zz, a ; separator)
