@@ -15,6 +15,7 @@
 // that refuses IndexedDB keeps none, and the form says so.
 
 import { state } from "./state.js";
+import { database, finished } from "./idb.js";
 
 /** VERDICTS are the verdicts an annotation may give (or none, ""). */
 export const VERDICTS = ["correct", "wrong", "partly"];
@@ -29,36 +30,7 @@ const DB = "ragagent-annotations";
 const STORE = "annotations";
 const listeners = [];
 
-let opening = null;
-
-/** open is the database, opened once (rejects when the browser refuses IndexedDB). */
-function open() {
-  opening ??= new Promise((resolve, reject) => {
-    let req;
-    try {
-      req = indexedDB.open(DB, 1);
-    } catch (err) {
-      reject(err);
-      return;
-    }
-    req.onupgradeneeded = () => req.result.createObjectStore(STORE, { keyPath: "ref" });
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error || new Error("IndexedDB refused"));
-    req.onblocked = () => reject(new Error("IndexedDB is blocked by another tab"));
-  }).catch((err) => {
-    opening = null;
-    throw err;
-  });
-  return opening;
-}
-
-/** finished settles when a transaction commits. */
-function finished(tx) {
-  return new Promise((resolve, reject) => {
-    tx.oncomplete = () => resolve();
-    tx.onerror = tx.onabort = () => reject(tx.error || new Error("the transaction was aborted"));
-  });
-}
+const open = database(DB, (db) => db.createObjectStore(STORE, { keyPath: "ref" }));
 
 /** ref is the key of what an annotation judges: "<kind>:<id>". */
 export function ref(kind, id) {

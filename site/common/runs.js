@@ -12,49 +12,13 @@
 export const LIMIT = 100;
 
 import { state } from "./state.js";
+import { database, done, finished } from "./idb.js";
 
 const DB = "ragagent-runs";
 const STORE = "runs";
 const listeners = [];
 
-let opening = null;
-
-/** open is the database, opened once (rejects when the browser refuses IndexedDB). */
-function open() {
-  opening ??= new Promise((resolve, reject) => {
-    let req;
-    try {
-      req = indexedDB.open(DB, 1);
-    } catch (err) {
-      reject(err);
-      return;
-    }
-    req.onupgradeneeded = () => req.result.createObjectStore(STORE, { keyPath: "key", autoIncrement: true });
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error || new Error("IndexedDB refused"));
-    req.onblocked = () => reject(new Error("IndexedDB is blocked by another tab"));
-  }).catch((err) => {
-    opening = null;
-    throw err;
-  });
-  return opening;
-}
-
-/** done settles with a request's result inside a transaction. */
-function done(req) {
-  return new Promise((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
-  });
-}
-
-/** finished settles when a transaction commits. */
-function finished(tx) {
-  return new Promise((resolve, reject) => {
-    tx.oncomplete = () => resolve();
-    tx.onerror = tx.onabort = () => reject(tx.error || new Error("the transaction was aborted"));
-  });
-}
+const open = database(DB, (db) => db.createObjectStore(STORE, { keyPath: "key", autoIncrement: true }));
 
 /** onChange calls fn() whenever a run is kept or deleted. */
 export function onChange(fn) {

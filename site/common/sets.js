@@ -12,6 +12,7 @@
 // node tests import it as it is.
 
 import { plural } from "./format.js";
+import { database, done, finished } from "./idb.js";
 
 /** LIMIT is how many question sets this browser keeps, over every pack. */
 export const LIMIT = 100;
@@ -25,8 +26,6 @@ export const FORMAT = "ragagent-cases/1";
 const DB = "ragagent-sets";
 const STORE = "sets";
 const listeners = [];
-let opening = null;
-
 /** SetError is why a question set (or a change to one) was not taken. */
 export class SetError extends Error {
   constructor(message) {
@@ -146,40 +145,7 @@ export function checkName(name, others = []) {
   return n;
 }
 
-/** open is the database, opened once (rejects when the browser refuses IndexedDB). */
-function open() {
-  opening ??= new Promise((resolve, reject) => {
-    let req;
-    try {
-      req = indexedDB.open(DB, 1);
-    } catch (err) {
-      reject(err);
-      return;
-    }
-    req.onupgradeneeded = () => req.result.createObjectStore(STORE, { keyPath: "key", autoIncrement: true }).createIndex("pack", "pack");
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error || new Error("IndexedDB refused"));
-    req.onblocked = () => reject(new Error("IndexedDB is blocked by another tab"));
-  }).catch((err) => {
-    opening = null;
-    throw err;
-  });
-  return opening;
-}
-
-function done(req) {
-  return new Promise((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
-  });
-}
-
-function finished(tx) {
-  return new Promise((resolve, reject) => {
-    tx.oncomplete = () => resolve();
-    tx.onerror = tx.onabort = () => reject(tx.error || new Error("the transaction was aborted"));
-  });
-}
+const open = database(DB, (db) => db.createObjectStore(STORE, { keyPath: "key", autoIncrement: true }).createIndex("pack", "pack"));
 
 /** onChange calls fn(pack) whenever a set of that pack is kept, changed or deleted. */
 export function onChange(fn) {

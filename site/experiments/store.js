@@ -10,47 +10,14 @@
 // keeps nothing, and the view says so.
 
 /** LIMIT is how many experiments this browser keeps (the oldest go first). */
+import { database, done, finished } from "../common/idb.js";
+
 export const LIMIT = 100;
 
 const DB = "ragagent-experiments";
 const STORE = "experiments";
 
-let opening = null;
-
-/** open is the database, opened once (rejects when the browser refuses IndexedDB). */
-function open() {
-  opening ??= new Promise((resolve, reject) => {
-    let req;
-    try {
-      req = indexedDB.open(DB, 1);
-    } catch (err) {
-      reject(err);
-      return;
-    }
-    req.onupgradeneeded = () => req.result.createObjectStore(STORE, { keyPath: "key", autoIncrement: true });
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error || new Error("IndexedDB refused"));
-    req.onblocked = () => reject(new Error("IndexedDB is blocked by another tab"));
-  }).catch((err) => {
-    opening = null;
-    throw err;
-  });
-  return opening;
-}
-
-function done(req) {
-  return new Promise((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
-  });
-}
-
-function finished(tx) {
-  return new Promise((resolve, reject) => {
-    tx.oncomplete = () => resolve();
-    tx.onerror = tx.onabort = () => reject(tx.error || new Error("the transaction was aborted"));
-  });
-}
+const open = database(DB, (db) => db.createObjectStore(STORE, { keyPath: "key", autoIncrement: true }));
 
 /**
  * keep stores an experiment and drops the oldest beyond LIMIT; it
