@@ -174,19 +174,8 @@ func (s *SQL) StartExperiment(ctx context.Context, running int, at time.Time, st
 func (s *SQL) KeepRanking(ctx context.Context, id string, r Ranked, done int, progress NewEvent) (Event, error) {
 	out := Event{RunID: id, Type: progress.Type, Data: progress.Data, At: progress.At}
 	err := s.write(ctx, func(tx *wtx) error {
-		var state string
-		revoked := false
-		err := tx.QueryRowContext(ctx, `SELECT x.state, EXISTS (SELECT 1 FROM tokens t WHERE t.id = x.token_id AND t.revoked_at IS NOT NULL)
-			FROM experiments x WHERE x.id = ?1`, id).Scan(&state, &revoked)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return ErrNotRunning
-		case err != nil:
+		if err := runningUnrevoked(ctx, tx, id); err != nil {
 			return err
-		case state != ExperimentRunning:
-			return ErrNotRunning
-		case revoked:
-			return ErrRevoked
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE experiments SET done = ?2 WHERE id = ?1`, id, done); err != nil {
 			return err
