@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -288,7 +286,7 @@ func (c *countingTrials) KeepTrial(ctx context.Context, id string, tr store.Tria
 // an uninterrupted run, the measured seconds aside.
 func TestAKilledAgentExperimentResumes(t *testing.T) {
 	if db := os.Getenv("RAGAGENT_AGENT_EXPERIMENT_CHILD"); db != "" {
-		agentExperimentChild(t, db)
+		experimentChild(t, db, func(st *store.SQL) store.Store { return &killAfterTrials{SQL: st, n: killedAfter} })
 		return
 	}
 	want := wantEval(t, "")
@@ -362,22 +360,3 @@ func TestAKilledAgentExperimentResumes(t *testing.T) {
 	assert.Contains(t, e.log.String(), "experiment resumed after a restart")
 }
 
-// agentExperimentChild is the server TestAKilledAgentExperimentResumes
-// kills: the store file db, served on a free port it prints, killed by
-// its own store once it has kept killedAfter trials.
-func agentExperimentChild(t *testing.T, db string) {
-	sources, err := packs.Sources()
-	require.NoError(t, err)
-	eng, err := engine.Open(engine.Options{Packs: sources})
-	require.NoError(t, err)
-	st, err := store.OpenFile(context.Background(), db)
-	require.NoError(t, err)
-	srv, err := server.New(server.Config{Engine: eng, Store: &killAfterTrials{SQL: st, n: killedAfter}, Pepper: pepper,
-		Log: slog.New(slog.NewTextHandler(os.Stderr, nil))})
-	require.NoError(t, err)
-	require.NoError(t, srv.Start(context.Background()))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	fmt.Printf("listening http://%s\n", l.Addr())
-	_ = http.Serve(l, srv.Handler())
-}

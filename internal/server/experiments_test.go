@@ -391,7 +391,7 @@ const kitchenURL = "https://kitchen.invalid/notes/kettle.md#kettle"
 // uninterrupted run.
 func TestAKilledExperimentResumes(t *testing.T) {
 	if db := os.Getenv("RAGAGENT_EXPERIMENT_CHILD"); db != "" {
-		experimentChild(t, db)
+		experimentChild(t, db, func(st *store.SQL) store.Store { return &killAfter{SQL: st, n: killedAfter} })
 		return
 	}
 	configs := []string{"seed", "stemmed", "general"}
@@ -457,17 +457,18 @@ func TestAKilledExperimentResumes(t *testing.T) {
 	assert.Contains(t, e.log.String(), "experiment resumed after a restart")
 }
 
-// experimentChild is the server TestAKilledExperimentResumes kills: the
-// store file db, served on a free port it prints, killed by its own
-// store once it has kept killedAfter rankings.
-func experimentChild(t *testing.T, db string) {
+// experimentChild is the server the kill -9 tests kill: the store file
+// db, served on a free port it prints, through the store wrap makes of
+// it (one that kills the process once it has kept killedAfter rankings or
+// trials).
+func experimentChild(t *testing.T, db string, wrap func(*store.SQL) store.Store) {
 	sources, err := packs.Sources()
 	require.NoError(t, err)
 	eng, err := engine.Open(engine.Options{Packs: sources})
 	require.NoError(t, err)
 	st, err := store.OpenFile(context.Background(), db)
 	require.NoError(t, err)
-	srv, err := server.New(server.Config{Engine: eng, Store: &killAfter{SQL: st, n: killedAfter}, Pepper: pepper,
+	srv, err := server.New(server.Config{Engine: eng, Store: wrap(st), Pepper: pepper,
 		Log: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	require.NoError(t, err)
 	require.NoError(t, srv.Start(context.Background()))
