@@ -359,4 +359,3 @@ func TestAKilledAgentExperimentResumes(t *testing.T) {
 	checkProgress(t, e.experimentEvents(plain, posted.ID, nil), pythonTrials)
 	assert.Contains(t, e.log.String(), "experiment resumed after a restart")
 }
-
