@@ -225,13 +225,13 @@ test-node: wasm vendor build
 # The pages skip the warm-up and run the engine on V8's baseline compiler
 # alone, but for the warm-up's own tests (tests/browser/harness.mjs, launch).
 test-browser: wasm vendor chromium build
-	RAGAGENT_BIN="$(CURDIR)/bin" $(NODE) --test --test-concurrency=1 tests/browser/
+	RAGAGENT_BIN="$(CURDIR)/bin" $(NODE) --test --test-concurrency=3 tests/browser/
 
 # The browser suite again, saving its screenshots of every view for people
 # to look at (tests/browser/screenshots/, not committed): make test skips
 # them (nothing asserts on them; tests/browser/harness.mjs, screenshot).
 screenshots: wasm vendor chromium build
-	RAGAGENT_SCREENSHOTS=1 RAGAGENT_BIN="$(CURDIR)/bin" $(NODE) --test --test-concurrency=1 tests/browser/
+	RAGAGENT_SCREENSHOTS=1 RAGAGENT_BIN="$(CURDIR)/bin" $(NODE) --test --test-concurrency=3 tests/browser/
 
 # A short run of every fuzz target (go test allows one target per run).
 FUZZTIME ?= 15s

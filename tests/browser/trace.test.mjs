@@ -54,7 +54,9 @@ test("the published table is shown before the engine is ready, then each row is 
   const rows = await page.$$eval("#trials tbody tr", (trs) => trs.map((tr) => [tr.dataset.id, tr.querySelector(".verified").textContent.trim()]));
   assert.deepEqual(rows, PUBLISHED.trials.map((t) => [t.id, "published"]));
   assert.match(await page.textContent("#trials-caption"), /the published record .*not yet replayed in this browser/);
-  assert.match(await page.textContent("#view-replay .waiting"), /^Waiting for the engine: downloading/);
+  // The download's first progress may come after the table (a loaded
+  // machine): the line is waited for, not read once.
+  await page.waitForFunction(() => /^Waiting for the engine: downloading/.test(document.querySelector("#view-replay .waiting").textContent), null, { timeout: 15000 });
   for (const view of ["trace", "run", "rerank", "recordings", "corpus"]) {
     assert.match(await page.textContent(`#view-${view} .waiting`), /^Waiting for the engine/, `${view} says what it waits for`);
   }
