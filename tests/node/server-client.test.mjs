@@ -278,7 +278,8 @@ test("a pack folder uploads as the token's own, is listed, and ranks as the loca
   // An experiment that ends failed rejects with its error: the pack
   // deleted while the experiment waited behind another.
   const held = await longExperiment();
-  const failing = remote.retrieval({ corpus: "team-notes", cases: set, configs: ["seed"] });
+  // Its rejection is taken at once: it may come while the test still awaits the cancel below.
+  const failing = remote.retrieval({ corpus: "team-notes", cases: set, configs: ["seed"] }).then(() => null, (err) => err);
   let queued;
   for (let i = 0; i < 500 && queued === undefined; i++) {
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -287,7 +288,7 @@ test("a pack folder uploads as the token's own, is listed, and ranks as the loca
   assert.ok(queued, "the lab's experiment waits");
   assert.equal((await fetch(new URL("/v1/corpora/team-notes", url), { method: "DELETE", headers: { Authorization: `Bearer ${token}` } })).status, 204);
   await api("POST", held.links.cancel);
-  const x = await (async () => { try { await failing; } catch (err) { return err; } })();
+  const x = await failing;
   const ended = await api("GET", `/v1/experiments/${queued.id}`);
   assert.equal(ended.state, "failed");
   assert.ok(x instanceof LabError, String(x));
