@@ -303,3 +303,15 @@ test("a lab's requests leave no listener behind: many calls on one lab and one s
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(warnings.filter((w) => w.name === "MaxListenersExceededWarning").map((w) => w.message), []);
 });
+
+test("retrievalText is the result's bytes as the server sent them, and onState hears the experiment's states once each", async () => {
+  const states = [];
+  const text = await remote.retrievalText({ corpus: "python-3.11", cases: SMALL, configs: ["seed"], onState: (s, id) => states.push([s, id]) });
+  const [x] = (await api("GET", "/v1/experiments")).experiments;
+  const sent = await (await fetch(new URL(x.links.result, url), { headers: { Authorization: `Bearer ${token}` } })).text();
+  assert.equal(text, sent);
+  assert.deepEqual(JSON.parse(text), await local.retrieval({ corpus: "python-3.11", cases: SMALL, configs: ["seed"] }));
+  const said = states.map(([s]) => s);
+  assert.ok(["queued,running", "running"].includes(said.join()), `states: ${said}`);
+  assert.ok(states.every(([, id]) => id === x.id), "each with the experiment's id");
+});
