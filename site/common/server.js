@@ -152,13 +152,16 @@ async function connect() {
     changed();
   } catch (err) {
     client.close();
+    const why = await refused(err, base);
     if (n !== attempt) return;
-    show(refused(err, base), "error");
+    show(why, "error");
   }
 }
 
 /** refused words why a connection failed: the server's code and message, or why it could not be reached. */
-function refused(err, base) {
+async function refused(err, base) {
+  // The browser reports a CSP's refusal after the fetch has failed: a moment is given for it to arrive.
+  if (err.code === "server_unreachable" && blocked !== base.origin) await new Promise((resolve) => setTimeout(resolve, 200));
   if (err.code === "server_unreachable" && blocked === base.origin) {
     return `Not connected: this page's Content-Security-Policy does not let it connect to ${base.origin}. Serve the page with that origin allowed (serve --api-origin ${base.origin}).`;
   }

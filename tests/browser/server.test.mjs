@@ -7,7 +7,8 @@
 // browser and then on the server, and the two results kept in the
 // history are the same bytes, the server's marked with its URL; the
 // server's progress events are shown; a wrong token shows the server's
-// refusal (unauthorized and its message) without the token; Cancel on an
+// refusal (unauthorized and its message) without the token, a server the
+// CSP does not allow the flag that allows it; Cancel on an
 // experiment queued on the server leaves it cancelled there; the token is
 // in no URL, no other request, no status line, the console or the
 // storage; axe-core finds no violation in the new controls.
@@ -194,6 +195,17 @@ test("a wrong token shows the server's refusal, its code and message, and never 
   await noToken("after the refusal");
   // The browser's own line for the refused request, and nothing else.
   assert.deepEqual(problems.splice(0), ["Failed to load resource: the server responded with a status of 401 (Unauthorized)"]);
+});
+
+test("a server this page's CSP does not allow is refused by the browser, and the status names the serve flag that allows it", async () => {
+  await page.fill("#srv-url", "http://127.0.0.1:9");
+  await page.fill("#srv-token", token);
+  await page.click("#srv-connect");
+  await page.waitForFunction(() => document.body.dataset.server === "refused", null, { timeout: 20000 });
+  assert.equal(await page.textContent("#srv-status"), "Not connected: this page's Content-Security-Policy does not let it connect to http://127.0.0.1:9. Serve the page with that origin allowed (serve --api-origin http://127.0.0.1:9).");
+  // The browser's own line for the blocked request, and nothing else.
+  assert.deepEqual(problems.splice(0).filter((p) => !p.includes("Content Security Policy")), []);
+  await noToken("after the CSP's refusal");
 });
 
 test("Cancel on an experiment queued on the server cancels it there", async () => {
