@@ -120,7 +120,7 @@ export class ServerLab {
     this.#open();
     for (const name of ["models", "vectors", "gemini"]) {
       if (rest[name] !== undefined) {
-        throw new LabError(CODES.NOT_ON_SERVER, `retrieval: ${name} runs in this process; a server lab ranks the server's offline configurations only (use a local lab: openLab())`);
+        throw new LabError(CODES.NOT_ON_SERVER, `retrieval: ${name}: it runs in this process; a server lab ranks the server's offline configurations only (use a local lab: openLab())`);
       }
     }
     const unknown = Object.keys(rest).filter((k) => !["models", "vectors", "gemini"].includes(k));
