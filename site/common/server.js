@@ -184,9 +184,13 @@ function plain(err) {
  */
 export async function retrieval(options) {
   if (!lab) throw Object.assign(new Error("not connected to a team server"), { code: "not_connected" });
+  const client = lab;
   try {
-    return await lab.retrievalText(options);
+    return await client.retrievalText(options);
   } catch (err) {
+    if (err.code === "lab_closed") {
+      throw Object.assign(new Error("the connection ended (the server or token was edited or forgotten) before the experiment did; it goes on on the server"), { code: "disconnected" });
+    }
     throw plain(err);
   }
 }

@@ -9,7 +9,8 @@
 // server's progress events are shown; a wrong token shows the server's
 // refusal (unauthorized and its message) without the token, a server the
 // CSP does not allow the flag that allows it; Cancel on an
-// experiment queued on the server leaves it cancelled there; the token is
+// experiment queued on the server leaves it cancelled there, Forget lets
+// go of one that waits (the server's goes on); the token is
 // in no URL, no other request, no status line, the console or the
 // storage; axe-core finds no violation in the new controls.
 import { test, before, after } from "node:test";
@@ -227,6 +228,20 @@ test("Cancel on an experiment queued on the server cancels it there", async () =
     assert.match(await page.textContent("#exp-status"), new RegExp(`^Cancelled on the team server ${api.url}/: nothing was kept`));
     assert.equal((await call("GET", `/v1/experiments/${id}`)).json.state, "cancelled", "cancelled on the server");
     assert.equal((await call("GET", `/v1/experiments/${held.json.id}`)).json.state, "running", "the other goes on");
+
+    // Forget while one waits: the page lets go of it and says so; the server's goes on.
+    await page.evaluate(() => { document.body.dataset.experiment = ""; document.body.dataset.experimentServer = ""; });
+    await page.check("#exp-where-server");
+    await page.click("#exp-run");
+    await page.waitForFunction(() => document.body.dataset.experimentServer === "queued", null, { timeout: 20000 });
+    const waiting = (await page.textContent("#exp-status")).match(/experiment (exp_\w+)/)[1];
+    await page.click("#srv-forget");
+    await page.waitForFunction(() => document.body.dataset.experiment === "failed", null, { timeout: 20000 });
+    assert.match(await page.textContent("#exp-message"), /^disconnected: the connection ended \(the server or token was edited or forgotten\) before the experiment did; it goes on on the server/);
+    assert.equal(await page.inputValue("#srv-token"), "", "the token field is emptied");
+    assert.equal(await page.isDisabled("#exp-where-server"), true);
+    assert.equal((await call("GET", `/v1/experiments/${waiting}`)).json.state, "queued", "the server's experiment goes on");
+    await call("POST", `/v1/experiments/${waiting}/cancel`);
   } finally {
     await call("POST", `/v1/experiments/${held.json.id}/cancel`);
   }
