@@ -128,7 +128,7 @@ export function mount() {
       form.querySelector('input[name="exp-where"][value="browser"]').checked = true;
       $("#exp-where-help").textContent = "Connect to a team server above to run there. Its packs, your uploads among them, are offered as the pack; the question set and configurations are the ones chosen here.";
     } else {
-      $("#exp-where-help").textContent = `On ${c.server}: its packs are offered (the page's pack, ${state.corpus.id}, chosen when the server has it); the question set and configurations are the ones chosen here.`;
+      $("#exp-where-help").textContent = `On ${c.server}: its packs are offered (the page's pack, ${state.corpus.id}, chosen when the server has it); the question set and configurations are the ones chosen here. For a pack only the server has, choose it before the question set file: the file is then read as the server will be sent it, its targets the server's to check.`;
       if (!c.corpora.some((p) => p.id === want)) want = c.corpora.some((p) => p.id === state.corpus.id) ? state.corpus.id : c.corpora[0]?.id;
       sel.append(...c.corpora.map((p) => option(p.id, `${p.id}: ${p.title} (${p.origin === "uploaded" ? "your upload" : "built in"}, ${plural(p.passages, "passage")})`, p.id === want)));
     }
@@ -409,8 +409,13 @@ export function mount() {
     try {
       const text = await readText(file, state.info.constants.max_input_bytes);
       // The engine reads it now, as the experiment will: a malformed set
-      // is refused at once with its one-line invalid_cases reason.
-      ex.casesQuestions = await call("questionSet", [{ corpus: state.corpus.id, text }]);
+      // is refused at once with its one-line invalid_cases reason. For a
+      // pack only the team server has, it is read as the server will be
+      // sent it (no pack's check here: its targets are the server's to check).
+      const elsewhere = onServer() && serverPack() && serverPack().id !== state.corpus.id;
+      ex.casesQuestions = elsewhere
+        ? JSON.parse(await call("casesJSON", [text])).cases
+        : await call("questionSet", [{ corpus: state.corpus.id, text }]);
       ex.casesText = text;
       ex.casesName = file.name;
       ex.setKey = null;

@@ -7,7 +7,9 @@
 // browser and then on the server, and the two results kept in the
 // history are the same bytes, the server's marked with its URL; the
 // server's progress events are shown; a wrong token shows the server's
-// refusal (unauthorized and its message) without the token, a server the
+// refusal (unauthorized and its message) without the token; the token's
+// upload is offered and ranks a set file as the command line ranks the
+// folder; a server the
 // CSP does not allow the flag that allows it; Cancel on an
 // experiment queued on the server leaves it cancelled there, Forget lets
 // go of one that waits (the server's goes on); the token is
@@ -16,11 +18,12 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync, mkdtempSync, rmSync } from "node:fs";
+import { readFileSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { openLab } from "ragagent-lab";
 import { root, launch, openPage, goBinary, startProcess, observe } from "./harness.mjs";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -29,7 +32,7 @@ const PYTHON_CASES = JSON.parse(readFileSync(path.join(root, "fixtures", "python
 const PEPPER = "5c1d0e9a7b3f46e2a8d1c0b9f7e6d5c4b3a29180f7e6d5c4b3a2918070605040";
 const SET_NAME = "Team set";
 
-let dir, api, site, browser, page, problems, token;
+let dir, api, site, browser, page, problems, token, ragagent;
 const consoleLines = [];
 const requests = [];
 
@@ -47,10 +50,10 @@ function freePort() {
 
 before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "ragagent-page-server-"));
-  const ragagent = goBinary("./cmd/ragagent");
+  ragagent = goBinary("./cmd/ragagent");
   const db = path.join(dir, "api.db");
   process.env.RAGAGENT_TOKEN_PEPPER = PEPPER;
-  token = execFileSync(ragagent, ["tokens", "add", "--db", db, "--name", "page", "--scopes", "read,run"], { env: process.env }).toString().trim();
+  token = execFileSync(ragagent, ["tokens", "add", "--db", db, "--name", "page", "--scopes", "read,run,corpora"], { env: process.env }).toString().trim();
   const origin = `http://127.0.0.1:${await freePort()}`;
   api = await startProcess(ragagent, ["serve-api", "--db", db, "--addr", "127.0.0.1:0", "--allow-origin", origin]);
   site = await startProcess(goBinary("./cmd/serve"), ["--addr", origin.slice("http://".length), "--dir", path.join(root, "site"), "--connect", api.url]);
@@ -207,6 +210,45 @@ test("a server this page's CSP does not allow is refused by the browser, and the
   // The browser's own line for the blocked request, and nothing else.
   assert.deepEqual(problems.splice(0).filter((p) => !p.includes("Content Security Policy")), []);
   await noToken("after the CSP's refusal");
+});
+
+test("the token's upload is offered as a pack on the server, and a question set file for it is ranked there as the command line ranks the folder", async () => {
+  const docs = path.join(dir, "docs");
+  const pack = path.join(dir, "pack");
+  mkdirSync(docs);
+  writeFileSync(path.join(docs, "kettle.md"), "# Kettle\n\nDescale the kettle monthly with white vinegar and rinse it twice.\n\n## Filter\n\nThe limescale filter slides out of the spout for cleaning.\n");
+  writeFileSync(path.join(docs, "toaster.md"), "# Toaster\n\nEmpty the crumb tray weekly; never use a knife to free bread.\n");
+  execFileSync(ragagent, ["corpus", "build", "--from", docs, "--out", pack, "--id", "team-notes", "--title", "Team notes", "--version", "1.0", "--base-url", "https://notes.example/", "--licence", "CC0-1.0", "--attribution", "The team", "--gzip"], { stdio: "ignore" });
+  const lab = await openLab({ server: api.url, token });
+  try {
+    await lab.uploadCorpus({ folder: pack });
+  } finally {
+    await lab.close();
+  }
+  const status = await connect(token);
+  assert.match(status, /team-notes \(your upload\)/);
+  await page.check("#exp-where-server");
+  await page.selectOption("#exp-server-pack", "team-notes");
+  const set = path.join(dir, "notes.tsv");
+  writeFileSync(set, "descale\tHow do I descale the kettle?\thttps://notes.example/kettle.md\ncrumbs\tHow often do I empty the crumb tray?\thttps://notes.example/toaster.md\n");
+  await page.setInputFiles("#exp-cases-file", set);
+  await page.waitForFunction(() => /notes\.tsv/.test(document.querySelector("#exp-cases-now").textContent));
+  assert.equal(await page.isHidden("#exp-message"), true, await page.textContent("#exp-message"));
+  const ran = await runExperiment();
+  assert.equal(ran.ended, "done", ran.message);
+  const record = await kept();
+  assert.equal(record.corpus.id, "team-notes");
+  assert.equal(record.server, `${api.url}/`);
+  const configs = JSON.parse(record.text).configs.flatMap((c) => ["--config", c.name]);
+  const want = execFileSync(ragagent, ["retrieval", "--corpus", pack, "--cases", set, ...configs, "--json"]).toString();
+  assert.equal(record.text, want, "the command line's bytes for the folder");
+  // Its questions' passages are the server's: opening one says so.
+  await page.locator("#exp-results .exp-open").first().click();
+  await page.waitForSelector("#exp-results .exp-detail:not([hidden]) [role=alert]");
+  assert.match(await page.textContent("#exp-results .exp-detail:not([hidden]) [role=alert]"), /the pack team-notes is not open in this page \(it is the team server's\)/);
+  await page.click("#exp-cases-authored");
+  await page.selectOption("#exp-server-pack", "seed");
+  await noToken("after the upload's experiment");
 });
 
 test("Cancel on an experiment queued on the server cancels it there", async () => {
