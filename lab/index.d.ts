@@ -214,6 +214,8 @@ export interface ServerRetrievalOptions {
   k?: number;
   /** The server's progress events: rankings kept of those to make. */
   onCase?: (done: number, total: number) => void;
+  /** The experiment's state as its events say it (its queued and started events), each once, queued never after running. */
+  onState?: (state: "queued" | "running", id: string) => void;
   /** Once aborted, cancels the experiment on the server; the call rejects with cancelled. */
   signal?: AbortSignal;
 }
@@ -229,6 +231,8 @@ export declare class ServerLab {
   readonly server: string;
   /** `ragagent retrieval --json`, run on the server as an experiment: the server's result bytes, parsed. */
   retrieval(options?: ServerRetrievalOptions): Promise<Compared>;
+  /** The same experiment, its result as the server sent it (what `ragagent retrieval --json` prints), as text. */
+  retrievalText(options?: ServerRetrievalOptions): Promise<string>;
   /** The set's ragagent-cases/1 object, read by the local engine (started for it). */
   readCases(text: string): Promise<CaseSet>;
   /** The packs the server offers the token. */
@@ -237,6 +241,8 @@ export declare class ServerLab {
   packs(): Promise<string[]>;
   /** Uploads a pack folder (`ragagent corpus build`'s) as the token's own: the server's 201 answer. */
   uploadCorpus(options: { folder: string }): Promise<ServerCorpus & Record<string, unknown>>;
+  /** Uploads a pack already archived (a gzip'd tar of its manifest.json and passages file): the server's 201 answer. */
+  uploadArchive(body: Uint8Array): Promise<ServerCorpus & Record<string, unknown>>;
   /** Rejects with not_on_server. */
   replay(options?: unknown): Promise<never>;
   /** Rejects with not_on_server. */

@@ -2,13 +2,15 @@
 // runs in a worker (engine/: client.js is its client); each view is a
 // folder of its own modules (replay/, trace/, run/, rerank/, recordings/,
 // corpus/, experiments/, runs/, compare/), its view.js exporting mount; what several views use is in
-// common/, where key.js alone holds the Gemini key and state.js owns the
+// common/, where key.js alone holds the Gemini key, server.js alone the
+// team server's token, and state.js owns the
 // page's state. Everything that comes from a recording, a passage or a
 // model is inserted as text, never as HTML (common/dom.js).
 
 import { ready, call, connect, events, FETCH, LEDGER } from "./engine/client.js";
 import { screenDownloads } from "./common/dom.js";
 import * as key from "./common/key.js";
+import * as server from "./common/server.js";
 import { liveEndpoints } from "./common/endpoints.js";
 import * as nav from "./common/nav.js";
 import { state, setInfo } from "./common/state.js";
@@ -30,7 +32,9 @@ performance.mark("shell-start");
 
 connect({ progress: showProgress, send: key.send });
 key.init();
-screenDownloads(key.screen);
+server.init();
+// No file the page offers holds the key or the team server's token.
+screenDownloads((text) => key.screen(text) ?? server.screen(text));
 
 mountAddToSet();
 const trace = traceView.mount();

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 
@@ -209,4 +211,32 @@ func loopbackOrigin(s string) (string, error) {
 		return "", errors.New("--connect takes an origin (scheme://host:port) only")
 	}
 	return u.Scheme + "://" + u.Host, nil
+}
+
+// hostName is a DNS name or IPv4 address as --api-origin takes it.
+var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
+
+// apiOrigin validates a team server's origin the page may connect to
+// (--api-origin: the Experiments view's "on the server" experiments):
+// https on any host, or http on a loopback host only (the token would
+// cross the network in clear), nothing but scheme, host and port. It
+// joins connect-src alone: the page's other fetches keep their own
+// checks (the key goes only to the Gemini endpoints key.js allows).
+func apiOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("--api-origin %q is not an http(s) origin", s)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", errors.New("--api-origin takes an origin (scheme://host:port) only")
+	}
+	// A host name's letters, digits, dots and dashes, or an IPv6 literal:
+	// nothing that could end the directive or widen it (a ';', a '*').
+	if host := u.Hostname(); !hostName.MatchString(host) && (!strings.HasPrefix(u.Host, "[") || net.ParseIP(host) == nil) {
+		return "", fmt.Errorf("--api-origin %q: the host must be a name or an IP address", s)
+	}
+	if u.Scheme == "http" && !gemini.Loopback(u.Hostname()) {
+		return "", fmt.Errorf("--api-origin %q: http only on loopback (127.0.0.0/8, ::1 or localhost); a team server elsewhere is https", s)
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
 }

@@ -153,6 +153,57 @@ func TestExtraConnectOrigins(t *testing.T) {
 	assert.Equal(t, CSP+" http://127.0.0.1:9999", rec.Header().Get("Content-Security-Policy"))
 }
 
+// TestAPIOrigins: a team server's origin (--api-origin) is https on any
+// host, or http on loopback only, an origin alone with a plain host, and
+// joins connect-src after the --connect origins.
+func TestAPIOrigins(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{"https://lab.example.org", "https://lab.example.org", ""},
+		{"https://Lab.Example.org:8443/", "https://lab.example.org:8443", ""},
+		{"http://127.0.0.1:8090", "http://127.0.0.1:8090", ""},
+		{"http://localhost:8090", "http://localhost:8090", ""},
+		{"https://[2001:db8::1]:443", "https://[2001:db8::1]:443", ""},
+		{"http://lab.example.org", "", "http only on loopback"},
+		{"http://10.0.0.1:8090", "", "http only on loopback"},
+		{"ftp://lab.example.org", "", "not an http(s) origin"},
+		{"https://lab.example.org/v1", "", "origin (scheme://host:port) only"},
+		{"https://user@lab.example.org", "", "origin (scheme://host:port) only"},
+		{"https://lab.example.org?x=1", "", "origin (scheme://host:port) only"},
+		{"https://*.example.org", "", "a name or an IP address"},
+		{"https://a;script-src", "", "a name or an IP address"},
+	} {
+		got, err := apiOrigin(tc.in)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	out, w := io.Pipe()
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--dir", t.TempDir(), "--connect", "http://127.0.0.1:9999", "--api-origin", "https://lab.example.org"}, w, io.Discard)
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	go io.Copy(io.Discard, out)
+	res, err := http.Get(strings.Fields(line)[3])
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, CSP+" http://127.0.0.1:9999 https://lab.example.org", res.Header.Get("Content-Security-Policy"))
+	cancel()
+	assert.Equal(t, exitOK, <-done)
+
+	var errs strings.Builder
+	assert.Equal(t, exitUsage, run(context.Background(), []string{"--api-origin", "http://lab.example.org"}, io.Discard, &errs))
+	assert.Contains(t, errs.String(), "http only on loopback")
+}
+
 // TestCSPAllowsExactlyWhatThePageNeeds: one row per directive, its sources
 // exactly; nothing else is allowed (worker-src and the rest fall back to
 // default-src or script-src: 'self').

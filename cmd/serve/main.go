@@ -30,16 +30,24 @@ const (
 	exitUsage = 2
 )
 
-// origins is a repeatable flag.
-type origins []string
+// origins is a repeatable flag of origins, each checked by check
+// (loopbackOrigin when nil).
+type origins struct {
+	list  []string
+	check func(string) (string, error)
+}
 
-func (o *origins) String() string { return strings.Join(*o, " ") }
+func (o *origins) String() string { return strings.Join(o.list, " ") }
 func (o *origins) Set(s string) error {
-	origin, err := loopbackOrigin(s)
+	check := o.check
+	if check == nil {
+		check = loopbackOrigin
+	}
+	origin, err := check(s)
 	if err != nil {
 		return err
 	}
-	*o = append(*o, origin)
+	o.list = append(o.list, origin)
 	return nil
 }
 
@@ -76,9 +84,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	public := fs.Bool("public", false, "allow listening on a non-loopback address")
 	var connect origins
 	fs.Var(&connect, "connect", "an extra loopback `origin` for connect-src (a test's fake Gemini endpoint); repeatable")
+	teams := origins{check: apiOrigin}
+	fs.Var(&teams, "api-origin", "a team server's `origin` (ragagent serve-api: https, or http on loopback) the page may connect to, joining connect-src; repeatable")
 	demo := fs.Bool("demo", false, "also serve the loopback fake of the Gemini API (internal/geminitest: the offline scripted policy's answers), allowed by the CSP, and print the page's address that sends live runs to it")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: serve [--addr 127.0.0.1:8080] [--dir site] [--connect http://127.0.0.1:PORT] [--demo] [--public]")
+		fmt.Fprintln(stderr, "usage: serve [--addr 127.0.0.1:8080] [--dir site] [--connect http://127.0.0.1:PORT] [--api-origin https://HOST]... [--demo] [--public]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -124,7 +134,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 		fake = &http.Server{Handler: geminitest.NewFake(geminitest.Policy()), ReadHeaderTimeout: 10 * time.Second}
-		connect = append(connect, "http://"+fln.Addr().String())
+		connect.list = append(connect.list, "http://"+fln.Addr().String())
 		go func() { done <- fake.Serve(fln) }()
 	}
 	ln, err := net.Listen("tcp", *addr)
@@ -132,10 +142,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitError
 	}
-	srv := newServer(newSite(root.FS(), connect), defaultTimeouts())
+	srv := newServer(newSite(root.FS(), append(connect.list, teams.list...)), defaultTimeouts())
 	fmt.Fprintf(stdout, "serving %s on http://%s/\n", *dir, ln.Addr())
 	if fake != nil {
-		fakeURL := connect[len(connect)-1]
+		fakeURL := connect.list[len(connect.list)-1]
 		fmt.Fprintf(stdout, "demo: a fake Gemini API on %s answers with the offline scripted policy (any key of 16 characters or more will do; nothing leaves this machine)\n", fakeURL)
 		fmt.Fprintf(stdout, "demo: open http://%s/?endpoint=%s#run then choose Gemini, type any key of 16 characters or more (a shorter one is refused as not a key), show the plan and send\n", ln.Addr(), url.QueryEscape(fakeURL))
 	}

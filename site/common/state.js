@@ -3,6 +3,7 @@
 // sealed so an undeclared field is an error, not a silent new global.
 //
 // Not page state, on purpose: the Gemini key (key.js alone holds it), the
+// team server's token and connection (server.js alone holds them), the
 // engine client's pending calls and in-flight fetches (engine/client.js's own
 // plumbing), and what the DOM already holds (form values, which view is
 // shown).
@@ -76,13 +77,15 @@
  * @property {number|null} setKey  the key of the person's question set in
  *   use (common/sets.js), whose ragagent-cases/1 text is casesText; null
  *   for a file or the authored questions
- * @property {null | {id: (number|null), cancel: boolean}} running  the
- *   experiment under way: the engine's job id once known, and whether
- *   Cancel came
+ * @property {null | {id: (number|string|null), cancel: boolean, abort: (AbortController|null)}} running  the
+ *   experiment under way: the engine's job id (on a team server, the
+ *   server's experiment id) once known, whether Cancel came, and for one
+ *   on a team server the controller whose abort cancels it there
  * @property {string|null} text  the last result as the engine wrote it
  *   (what the download saves)
  * @property {object|null} result  that result parsed
- * @property {object|null} ran  what it was run on: {corpus, order, questions}
+ * @property {object|null} ran  what it was run on: {corpus, order, questions, server
+ *   (the team server's URL, or null: this browser)}
  * @property {boolean} agentRunning  an agent experiment (the engine's eval) is under way
  */
 

@@ -12,7 +12,9 @@
 // interval and p-value from the engine (compareExperiments, the command's
 // resampling), and the chosen pair question by question: a scatter of
 // ranks (common/charts.js) and its table. The comparison is a link:
-// #experiments/compare/<A>/<B>?a=<configuration of A>&b=<of B>.
+// #experiments/compare/<A>/<B>?a=<configuration of A>&b=<of B>. An
+// experiment run on a team server is kept the same way, with the
+// server's URL (never its token), and listed as run there.
 
 import { $, h, clear, option, stackRow, badge } from "../common/dom.js";
 import { plural, refusal, DASH } from "../common/format.js";
@@ -40,7 +42,7 @@ const idsOf = (result) => (result.configs[0]?.cases || []).map((c) => c.id).join
 const isAgent = (e) => e.kind === "agent";
 
 /** label names a kept experiment in a list. */
-const label = (e) => `#${e.key} · ${when(e.time)} · ${e.corpus.id} · ${e.set.name} · ${e.configs.map((c) => c.name).join(", ")}`;
+const label = (e) => `#${e.key} · ${when(e.time)} · ${e.corpus.id}${e.server ? ` (on ${e.server})` : ""} · ${e.set.name} · ${e.configs.map((c) => c.name).join(", ")}`;
 
 /**
  * mountHistory binds the history. onOpen(record, result) draws a kept
@@ -80,10 +82,11 @@ export function mountHistory(onOpen) {
   function renderList() {
     clear(listBox);
     if (!kept.length) return;
-    const heads = ["When", "Corpus", "Question set", "Cases", "Configurations", "Headline: best mrr@10 (agent: pass rate)", "Actions"];
+    const heads = ["When", "Corpus and where it ran", "Question set", "Cases", "Configurations", "Headline: best mrr@10 (agent: pass rate)", "Actions"];
     const rows = kept.map((e) => h("tr", { dataset: { key: String(e.key) } },
       h("th", { scope: "row" }, `#${e.key} `, h("time", { datetime: e.time }, when(e.time))),
-      h("td", {}, e.corpus.title || e.corpus.id, h("span", { class: "cell-detail" }, `${e.receipt.id}, passages sha256 ${(e.receipt.sha256 || DASH).slice(0, 12)}`)),
+      h("td", { dataset: { ran: e.server ? "server" : "browser" } }, e.corpus.title || e.corpus.id, h("span", { class: "cell-detail" }, `${e.receipt.id}, passages sha256 ${(e.receipt.sha256 || DASH).slice(0, 12)}`),
+        h("span", { class: "cell-detail" }, e.server ? `run on the team server ${e.server}` : "run in this browser")),
       h("td", {}, e.set.name, h("span", { class: "cell-detail" }, `sha256 ${e.set.sha256.slice(0, 12)}`)),
       h("td", { class: "num" }, isAgent(e) ? `${e.answerable} answerable, ${plural(e.cases, "case")}` : `${e.answerable} of ${e.cases}`),
       h("td", {}, isAgent(e) ? `agent experiment, policy ${e.policy}` : e.configs.map((c) => c.name).join(", ")),
@@ -256,7 +259,8 @@ export function mountHistory(onOpen) {
     /**
      * keep stores the experiment just run: ran is {corpus: {id, title,
      * manifest}, set: {name, kind, text, cases}, text (the result's JSON),
-     * result}. It resolves with a sentence for the view's status.
+     * result, server (the team server's URL it ran on, or null: this
+     * browser)}. It resolves with a sentence for the view's status.
      */
     async keep(ran) {
       try {
@@ -273,6 +277,7 @@ export function mountHistory(onOpen) {
           k: r.k, cases: r.cases, answerable: r.answerable, ids: idsOf(r),
           headline: best,
           text: ran.text,
+          server: ran.server ?? null,
         };
         const { key, dropped } = await store.keep(record);
         await refresh();

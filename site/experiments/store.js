@@ -24,7 +24,8 @@ const open = database(DB, (db) => db.createObjectStore(STORE, { keyPath: "key", 
  * resolves with {key, dropped}. experiment: {time (ISO), corpus: {id,
  * title}, receipt: {id, sha256}, set: {name, kind, sha256, text, cases},
  * configs: [{name, sha256}], k, cases, answerable, headline: {config,
- * value}, text (the result's JSON)}.
+ * value}, text (the result's JSON), server (the team server's URL it ran
+ * on; null or absent: this browser)}.
  */
 export async function keep(experiment) {
   const db = await open();

@@ -11,7 +11,12 @@
 // results.js; "Download results (JSON)" saves the engine's bytes as they
 // came, and is enabled only once an experiment has ended. The setup is
 // kept in the address (#experiments?corpus=...&configs=...), so a link
-// restores it.
+// restores it. "Run on" sends the same experiment to the team server
+// connected to (common/server.js, which alone holds its token): a pack
+// the server offers, the same question set and configurations, the
+// server's progress events, Cancel cancelling it there, and the result
+// the server sent drawn, downloadable and kept as a local one is, marked
+// with the server it ran on.
 
 import { $, h, clear, option, download } from "../common/dom.js";
 import { plural, refusal } from "../common/format.js";
@@ -19,6 +24,7 @@ import { readText } from "../common/files.js";
 import { call, events } from "../engine/client.js";
 import { onRoute, replace, currentView, link } from "../common/nav.js";
 import * as runs from "../common/runs.js";
+import * as server from "../common/server.js";
 import { outcome } from "../common/trials.js";
 import { state } from "../common/state.js";
 import { onCorpus, onBusy, choose, DOCUMENTS } from "../corpus/picker.js";
@@ -88,9 +94,9 @@ export function mount() {
     }
     ex.text = record.text;
     ex.result = result;
-    ex.ran = { corpus: record.corpus.id, order: result.configs.map((c) => c.spec), questions: new Map(record.set.cases.map((c) => [c.id, { question: c.question, version: c.version }])) };
+    ex.ran = { corpus: record.corpus.id, order: result.configs.map((c) => c.spec), questions: new Map(record.set.cases.filter((c) => c.question).map((c) => [c.id, { question: c.question, version: c.version }])), server: record.server ?? null };
     showMessage("");
-    status.textContent = `Experiment #${record.key}, kept ${record.time.replace("T", " ").replace(/\.\d+Z$/, " UTC")}: ${plural(result.configs.length, "configuration")} on ${record.corpus.title || record.corpus.id}, ${record.set.name}.`;
+    status.textContent = `Experiment #${record.key}, kept ${record.time.replace("T", " ").replace(/\.\d+Z$/, " UTC")}: ${plural(result.configs.length, "configuration")} on ${record.corpus.title || record.corpus.id}, ${record.set.name}${record.server ? `, run on the team server ${record.server}` : ""}.`;
     showResult();
     save.disabled = false;
     output.scrollIntoView?.();
@@ -103,6 +109,32 @@ export function mount() {
 
   /** checked is the configurations checked, in list order. */
   const checked = () => [...form.querySelectorAll('input[name="exp-config"]:checked')].map((i) => i.value);
+
+  /** onServer says whether the experiment is to run on the team server connected to. */
+  const onServer = () => $("#exp-where-server").checked && server.connection() !== null;
+
+  /** serverPack is the server's pack chosen ({id, title, sha256, origin, ...}), or null. */
+  const serverPack = () => server.connection()?.corpora.find((c) => c.id === $("#exp-server-pack").value) ?? null;
+
+  /** fillServerPacks offers the connected server's packs, the page's pack chosen when the server has it
+   * (else the choice kept); without a connection the experiment runs in this browser. */
+  function fillServerPacks(want = $("#exp-server-pack").value) {
+    const c = server.connection();
+    const radio = $("#exp-where-server");
+    const sel = clear($("#exp-server-pack"));
+    radio.disabled = c === null;
+    if (c === null) {
+      radio.checked = false;
+      form.querySelector('input[name="exp-where"][value="browser"]').checked = true;
+      $("#exp-where-help").textContent = "Connect to a team server above to run there. Its packs, your uploads among them, are offered as the pack; the question set and configurations are the ones chosen here.";
+    } else {
+      $("#exp-where-help").textContent = `On ${c.server}: its packs are offered (the page's pack, ${state.corpus.id}, chosen when the server has it); the question set and configurations are the ones chosen here. For a pack only the server has, choose it before the question set file: the file is then read as the server will be sent it, its targets the server's to check.`;
+      if (!c.corpora.some((p) => p.id === want)) want = c.corpora.some((p) => p.id === state.corpus.id) ? state.corpus.id : c.corpora[0]?.id;
+      sel.append(...c.corpora.map((p) => option(p.id, `${p.id}: ${p.title} (${p.origin === "uploaded" ? "your upload" : "built in"}, ${plural(p.passages, "passage")})`, p.id === want)));
+    }
+    sel.disabled = !onServer();
+    gate();
+  }
 
   function setup() {
     const set = ex.setKey !== null ? setList.get(ex.setKey) : null;
@@ -175,17 +207,20 @@ export function mount() {
 
   /** gate enables Run experiment only when it can run on the corpus shown, and says why not. */
   function gate() {
-    let why = "";
-    if (!state.info) why = "Waiting for the engine.";
-    else if (state.corpus.loading) why = "Waiting while the corpus opens: an experiment now would run on the corpus before.";
-    else if (ex.builtinsError) why = ex.builtinsError;
-    else if (!ex.builtins) why = "Waiting for the engine's configurations.";
-    else if (!checked().length) why = "Check at least one configuration.";
-    else if (ex.casesText === null && !state.corpus.cases.length) why = "This corpus has no authored questions: choose a question set file.";
+    // base: what the page's engine needs, for every experiment of the view.
+    let base = "";
+    if (!state.info) base = "Waiting for the engine.";
+    else if (state.corpus.loading) base = "Waiting while the corpus opens: an experiment now would run on the corpus before.";
+    else if (ex.builtinsError) base = ex.builtinsError;
+    else if (!ex.builtins) base = "Waiting for the engine's configurations.";
+    const noSet = ex.casesText === null && !state.corpus.cases.length ? "This corpus has no authored questions: choose a question set file." : "";
+    // On the team server the pack's own questions are the server's to know.
+    const why = base || (!checked().length ? "Check at least one configuration."
+      : onServer() ? (serverPack() ? "" : "The team server offers no pack: upload one to it first.") : noSet);
     start.disabled = Boolean(why) || ex.running !== null;
     $("#exp-why").textContent = ex.running ? "" : why;
-    // The agent experiment needs the same question set, no configuration.
-    agentWhy = why === "Check at least one configuration." ? "" : why;
+    // The agent experiments run here on the same question set, with no configuration.
+    agentWhy = base || noSet;
     $("#exp-agent-run").disabled = Boolean(agentWhy) || ex.agentRunning;
     $("#exp-agent-why").textContent = ex.agentRunning ? "" : agentWhy;
     live.gate(agentWhy);
@@ -195,9 +230,10 @@ export function mount() {
   /** questionSet is what the history keeps of the question set chosen now. */
   function questionSet(corpus) {
     const cases = (list) => list.map((c) => ({ id: c.id, question: c.question, version: c.version }));
-    return ex.casesText === null
-      ? { name: `the authored questions of ${corpus}`, kind: AUTHORED, text: null, cases: cases(state.corpus.cases) }
-      : { name: ex.casesName, kind: FILE, text: ex.casesText, cases: cases(ex.casesQuestions || []) };
+    if (ex.casesText !== null) return { name: ex.casesName, kind: FILE, text: ex.casesText, cases: cases(ex.casesQuestions || []) };
+    // A pack this page has not open (the server's own): its questions are the server's, unknown here.
+    if (corpus !== state.corpus.id) return { name: `the authored questions of ${corpus}`, kind: AUTHORED, text: null, cases: [] };
+    return { name: `the authored questions of ${corpus}`, kind: AUTHORED, text: null, cases: cases(state.corpus.cases) };
   }
 
   /** agentEntry is what the history keeps of an agent experiment on
@@ -373,8 +409,13 @@ export function mount() {
     try {
       const text = await readText(file, state.info.constants.max_input_bytes);
       // The engine reads it now, as the experiment will: a malformed set
-      // is refused at once with its one-line invalid_cases reason.
-      ex.casesQuestions = await call("questionSet", [{ corpus: state.corpus.id, text }]);
+      // is refused at once with its one-line invalid_cases reason. For a
+      // pack only the team server has, it is read as the server will be
+      // sent it (no pack's check here: its targets are the server's to check).
+      const elsewhere = onServer() && serverPack() && serverPack().id !== state.corpus.id;
+      ex.casesQuestions = elsewhere
+        ? JSON.parse(await call("casesJSON", [text])).cases
+        : await call("questionSet", [{ corpus: state.corpus.id, text }]);
       ex.casesText = text;
       ex.casesName = file.name;
       ex.setKey = null;
@@ -419,22 +460,44 @@ export function mount() {
     status.textContent = `Ranking: ${e.done} of ${e.total}${e.config ? ` (${e.config})` : ""}…`;
   }
 
+  /** serverState says what the team server's events say of the experiment: queued behind others, or running. */
+  function serverState(st, id) {
+    if (!ex.running) return;
+    ex.running.id = id;
+    status.textContent = st === "queued"
+      ? `Queued on the team server (experiment ${id}): it runs when the experiments before it end…`
+      : `Running on the team server (experiment ${id})…`;
+    document.body.dataset.experimentServer = st;
+  }
+
+  /** serverProgress shows the server's progress events: rankings kept of those to make. */
+  function serverProgress(done, total) {
+    if (!ex.running || !total) return;
+    bar.max = total;
+    bar.value = done;
+    status.textContent = `Ranking on the team server: ${done} of ${total} (experiment ${ex.running.id})…`;
+  }
+
   /** questions maps each case id to its question, for the table (the authored set's, or the file's as the engine read it). */
-  function questions(parsed) {
-    const list = parsed || (ex.casesText === null ? state.corpus.cases : ex.casesQuestions || []);
+  function questions(parsed, corpus = state.corpus.id) {
+    const list = parsed || (ex.casesText !== null ? ex.casesQuestions || [] : corpus === state.corpus.id ? state.corpus.cases : []);
     return new Map(list.map((c) => [c.id, { question: c.question, version: c.version }]));
   }
 
   async function run() {
     if (start.disabled) return;
     const order = runOrder(checked(), $("#exp-baseline").value, ex.specs);
-    const req = { corpus: state.corpus.id, configs: order };
+    const remote = onServer() ? { server: server.connection().server, pack: serverPack() } : null;
+    const req = { corpus: remote ? remote.pack.id : state.corpus.id, configs: order };
     if (ex.casesText !== null) req.cases = ex.casesText;
     // What the history keeps of the question set, as it was when the experiment began.
     const set = questionSet(req.corpus);
-    const title = state.corpus.info?.manifest.title || req.corpus;
-    const manifest = state.corpus.info?.manifest;
-    ex.running = { id: null, cancel: false };
+    const local = req.corpus === state.corpus.id;
+    const title = remote && !local ? remote.pack.title : state.corpus.info?.manifest.title || req.corpus;
+    // The receipt kept: the page's manifest, or the server's for its pack (passages_sha256 is its sha256).
+    const manifest = remote && (!local || !state.corpus.info) ? { id: remote.pack.id, title: remote.pack.title, passages_sha256: remote.pack.sha256 } : state.corpus.info?.manifest;
+    const ranQuestions = questions(null, req.corpus);
+    ex.running = { id: null, cancel: false, abort: remote ? new AbortController() : null };
     ex.text = null;
     ex.result = null;
     save.disabled = true;
@@ -443,28 +506,38 @@ export function mount() {
     clear(output);
     bar.hidden = false;
     bar.removeAttribute("value");
-    status.textContent = `Ranking ${plural(order.length, "configuration")} on ${state.corpus.info?.manifest.title || state.corpus.id}…`;
+    status.textContent = remote
+      ? `Sending ${plural(order.length, "configuration")} on ${title} to the team server ${remote.server}…`
+      : `Ranking ${plural(order.length, "configuration")} on ${state.corpus.info?.manifest.title || state.corpus.id}…`;
     document.body.dataset.experiment = "running";
     gate();
     const t0 = performance.now();
     try {
-      const value = await call("retrieval", [req, { onProgress: events("progress", "done", "total", "config") }], progress);
-      const text = typeof value === "string" ? value : value.json;
+      let text;
+      if (remote) {
+        text = await server.retrieval({ ...req, signal: ex.running.abort.signal, onState: serverState, onCase: serverProgress });
+      } else {
+        const value = await call("retrieval", [req, { onProgress: events("progress", "done", "total", "config") }], progress);
+        text = typeof value === "string" ? value : value.json;
+      }
       const result = JSON.parse(text);
       if (ex.running.cancel) throw Object.assign(new Error("cancelled"), { code: "cancelled" });
       ex.text = text;
       ex.result = result;
-      ex.ran = { corpus: req.corpus, order, questions: questions(null) };
+      ex.ran = { corpus: req.corpus, order, questions: ranQuestions, server: remote?.server ?? null };
+      if (remote && !set.cases.length) set.cases = result.configs[0].cases.map((c) => ({ id: c.id }));
       const ms = Math.round(performance.now() - t0);
-      status.textContent = `Done in ${ms} ms: ${plural(result.configs.length, "configuration")} on ${result.answerable} answerable of ${plural(result.cases, "question")}.`;
+      status.textContent = `Done in ${ms} ms${remote ? ` on the team server ${remote.server}` : ""}: ${plural(result.configs.length, "configuration")} on ${result.answerable} answerable of ${plural(result.cases, "question")}.`;
       showResult();
-      const note = await history.keep({ corpus: { id: req.corpus, title, manifest }, set, text, result });
+      const note = await history.keep({ corpus: { id: req.corpus, title, manifest }, set, text, result, server: remote?.server ?? null });
       status.textContent += ` ${note}`;
       save.disabled = false;
       document.body.dataset.experiment = "done";
     } catch (err) {
       const stopped = ex.running.cancel || err.code === "cancelled";
-      status.textContent = stopped ? "Cancelled: nothing was kept, so there is nothing to download." : "The experiment did not run.";
+      status.textContent = stopped
+        ? `Cancelled${remote ? ` on the team server ${remote.server}` : ""}: nothing was kept, so there is nothing to download.`
+        : remote ? `The experiment did not run on the team server ${remote.server}.` : "The experiment did not run.";
       if (!stopped) showMessage(refusal(err));
       document.body.dataset.experiment = stopped ? "cancelled" : "failed";
     } finally {
@@ -503,6 +576,7 @@ export function mount() {
   /** openQuestion is one question's top results under each configuration run, from the engine. */
   async function openQuestion(caseID) {
     const q = ex.ran.questions.get(caseID);
+    if (ex.ran.corpus !== state.corpus.id) throw new Error(`the pack ${ex.ran.corpus} is not open in this page${ex.ran.server ? " (it is the team server's)" : ""}, so its passages cannot be ranked here: choose it in the Corpus picker if this browser has it`);
     if (!q) throw new Error("the page does not know this question's text");
     return Promise.all(ex.ran.order.map(async (config) => {
       const name = typeof config === "string" ? config : config.name;
@@ -533,8 +607,9 @@ export function mount() {
     if (!ex.running) return;
     ex.running.cancel = true;
     cancel.disabled = true;
-    status.textContent = "Cancelling…";
-    if (ex.running.id !== null) call("cancel", [ex.running.id]);
+    status.textContent = ex.running.abort ? "Cancelling on the team server…" : "Cancelling…";
+    if (ex.running.abort) ex.running.abort.abort();
+    else if (ex.running.id !== null) call("cancel", [ex.running.id]);
   }
 
   async function copyLink() {
@@ -577,6 +652,8 @@ export function mount() {
     else apply(d);
   });
   onBusy(gate);
+  server.onChange(() => fillServerPacks());
+  form.querySelectorAll('input[name="exp-where"]').forEach((r) => r.addEventListener("change", () => fillServerPacks()));
   onCorpus(() => {
     $("#exp-corpus").textContent = state.corpus.info.manifest.title;
     // A question set is the pack's own: another pack starts from its authored questions.
@@ -588,7 +665,7 @@ export function mount() {
     }
     setList.refresh();
     describeCases();
-    gate();
+    fillServerPacks(state.corpus.id);
     remember();
   });
 

@@ -30,7 +30,7 @@ const GAP = 32;
 
 // The introduction and the corpus descriptions, word for word as main had
 // them in the header (the sizes line is written by corpus/picker.js).
-const LEDE = "A retrieval agent whose next action is chosen by a language model: replay the recorded Gemini trials, read why the model searched again, and run your own questions. Everything runs in this page; nothing is sent anywhere unless you start a live run with your own key.";
+const LEDE = "A retrieval agent whose next action is chosen by a language model: replay the recorded Gemini trials, read why the model searched again, and run your own questions. Everything runs in this page; nothing is sent anywhere unless you start a live run with your own key or run an experiment on your team's server.";
 const NOTE = "The Corpus, Run and Experiments views search the corpus chosen here; Replay, Trace and Rerank replay recordings made on the seed and stay on it.";
 
 let site, browser;

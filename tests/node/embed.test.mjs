@@ -271,11 +271,13 @@ test("serve: bad arguments are an error line and exit 1", SERVE, async () => {
 });
 
 test("without @huggingface/transformers installed, the error names the package to install", SERVE, async () => {
-  // The module and its one import copied where no node_modules is above them.
+  // The module and its imports copied where no node_modules is above them.
   const dir = mkdtempSync(path.join(tmpdir(), "ragagent-embed-noruntime-"));
   try {
     mkdirSync(path.join(dir, "lab"));
+    mkdirSync(path.join(dir, "site", "common"), { recursive: true });
     for (const f of ["embed.mjs", "errors.js", "package.json"]) copyFileSync(path.join(root, "lab", f), path.join(dir, "lab", f));
+    for (const f of ["package.json", "common/laberror.js"]) copyFileSync(path.join(root, "site", f), path.join(dir, "site", f));
     copyFileSync(path.join(root, "package.json"), path.join(dir, "package.json"));
     const s = startServer(["--model", TINY], { cwd: dir, script: path.join(dir, "lab/embed.mjs") });
     const line = await s.next();

@@ -23,7 +23,7 @@ test("npm pack, then npm install --offline of the tarball, then import it by nam
   const { stdout: packed } = await run("npm", ["pack", "--json", "--pack-destination", tmp], { cwd: root, env: npmEnv, maxBuffer: 16 << 20 });
   const [info] = JSON.parse(packed);
   const files = info.files.map((f) => f.path).sort();
-  for (const f of ["lab/index.js", "lab/index.d.ts", "lab/assert.js", "lab/embed.mjs", "site/main.wasm", "site/wasm_exec.js", "site/common/key.js", "site/packs/index.json", "docs/node.md", "package.json"]) {
+  for (const f of ["lab/index.js", "lab/index.d.ts", "lab/assert.js", "lab/embed.mjs", "site/main.wasm", "site/wasm_exec.js", "site/common/key.js", "site/common/laberror.js", "site/common/serverlab.js", "site/packs/index.json", "docs/node.md", "package.json"]) {
     assert.ok(files.includes(f), `the tarball ships ${f}`);
   }
   assert.ok(!files.some((f) => f.startsWith("tests/") || f.startsWith("core/") || f.startsWith("site/vendor/")), "only what the module uses");

@@ -278,7 +278,8 @@ test("a pack folder uploads as the token's own, is listed, and ranks as the loca
   // An experiment that ends failed rejects with its error: the pack
   // deleted while the experiment waited behind another.
   const held = await longExperiment();
-  const failing = remote.retrieval({ corpus: "team-notes", cases: set, configs: ["seed"] });
+  // Its rejection is taken at once: it may come while the test still awaits the cancel below.
+  const failing = remote.retrieval({ corpus: "team-notes", cases: set, configs: ["seed"] }).then(() => null, (err) => err);
   let queued;
   for (let i = 0; i < 500 && queued === undefined; i++) {
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -287,7 +288,7 @@ test("a pack folder uploads as the token's own, is listed, and ranks as the loca
   assert.ok(queued, "the lab's experiment waits");
   assert.equal((await fetch(new URL("/v1/corpora/team-notes", url), { method: "DELETE", headers: { Authorization: `Bearer ${token}` } })).status, 204);
   await api("POST", held.links.cancel);
-  const x = await (async () => { try { await failing; } catch (err) { return err; } })();
+  const x = await failing;
   const ended = await api("GET", `/v1/experiments/${queued.id}`);
   assert.equal(ended.state, "failed");
   assert.ok(x instanceof LabError, String(x));
@@ -301,4 +302,16 @@ test("a lab's requests leave no listener behind: many calls on one lab and one s
   for (let i = 0; i < 12; i++) await remote.retrieval({ corpus: "python-3.11", cases: SMALL, configs: ["seed"], signal: controller.signal });
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(warnings.filter((w) => w.name === "MaxListenersExceededWarning").map((w) => w.message), []);
+});
+
+test("retrievalText is the result's bytes as the server sent them, and onState hears the experiment's states once each", async () => {
+  const states = [];
+  const text = await remote.retrievalText({ corpus: "python-3.11", cases: SMALL, configs: ["seed"], onState: (s, id) => states.push([s, id]) });
+  const [x] = (await api("GET", "/v1/experiments")).experiments;
+  const sent = await (await fetch(new URL(x.links.result, url), { headers: { Authorization: `Bearer ${token}` } })).text();
+  assert.equal(text, sent);
+  assert.deepEqual(JSON.parse(text), await local.retrieval({ corpus: "python-3.11", cases: SMALL, configs: ["seed"] }));
+  const said = states.map(([s]) => s);
+  assert.ok(["queued,running", "running"].includes(said.join()), `states: ${said}`);
+  assert.ok(states.every(([, id]) => id === x.id), "each with the experiment's id");
 });

@@ -1,5 +1,6 @@
 // The page's modules (site/) read as source, and the pure ones run in node:
-// only key.js touches the key, its storage or its header; no module writes
+// only key.js touches the key, its storage or its header (server.js the
+// team server's token); no module writes
 // HTML; no engine constant is written in the page (they come from load(),
 // whose values are read from the built engine here); index.html preloads
 // every module; each view exports mount; and the formatting and endpoint
@@ -44,7 +45,7 @@ let constants;
 before(async () => { ({ info: { constants } } = await startEngine()); });
 
 test("the page's modules are the expected ones", () => {
-  for (const f of ["app.js", "engine/client.js", "engine/boot.js", "engine/worker.js", "common/key.js", "common/dom.js", "common/state.js", "common/flow.js",
+  for (const f of ["app.js", "engine/client.js", "engine/boot.js", "engine/worker.js", "common/key.js", "common/server.js", "common/serverlab.js", "common/dom.js", "common/state.js", "common/flow.js",
     "trace/trial.js", "rerank/crossencoder.js", "rerank/crossencoder-worker.js", "rerank/crossencoder-scorer.mjs"]) {
     assert.ok(files.includes(f), f);
   }
@@ -54,13 +55,28 @@ test("the page's modules are the expected ones", () => {
 });
 
 test("only key.js reads the key field, its storage or its header", () => {
-  const keyOnly = ["run-key", "run-remember", "ragagent.key", "sessionStorage", "x-goog-api-key"];
+  const keyOnly = ["run-key", "run-remember", "ragagent.key", "x-goog-api-key"];
   for (const word of keyOnly) {
     assert.ok(source["common/key.js"].includes(word), `common/key.js has ${word}, so this test can find it`);
     for (const f of files) {
       if (f !== "common/key.js") assert.ok(!source[f].includes(word), `${f} mentions ${word}`);
     }
   }
+});
+
+test("only server.js reads the team server's token field or its storage, and only the client it makes (serverlab.js) sends the token", () => {
+  for (const word of ["srv-token", "srv-remember", "ragagent.server", "new ServerLab("]) {
+    assert.ok(source["common/server.js"].includes(word), `common/server.js has ${word}, so this test can find it`);
+    for (const f of files) {
+      if (f !== "common/server.js") assert.ok(!source[f].includes(word), `${f} mentions ${word}`);
+    }
+  }
+  for (const f of files) {
+    if (f !== "common/serverlab.js") assert.doesNotMatch(source[f], /Authorization|Bearer /, `${f} sends a token itself`);
+    if (!["common/key.js", "common/server.js"].includes(f)) assert.ok(!source[f].includes("sessionStorage"), `${f} mentions sessionStorage`);
+    if (f !== "common/server.js") assert.doesNotMatch(source[f], /from "\.\/serverlab\.js"|from "\.\.\/common\/serverlab\.js"/, `${f} makes its own server client`);
+  }
+  assert.doesNotMatch(source["common/server.js"] + source["common/serverlab.js"], /console\./, "nothing of the connection is logged");
 });
 
 test("only engine/client.js talks to the engine's worker, and only rerank/crossencoder.js to the cross-encoder's", () => {
@@ -78,7 +94,7 @@ test("every file the page offers is saved through dom.download, which key.js scr
     if (f !== "common/dom.js") assert.doesNotMatch(source[f], /createObjectURL|\{\s*download:|\.download\s*=/, `${f} saves a file itself`);
   }
   assert.match(source["common/dom.js"], /const withheld = screen\(text\);\n\s*if \(withheld\) throw/, "download asks the screen first");
-  assert.match(source["app.js"], /^screenDownloads\(key\.screen\);$/m, "the screen is key.js's");
+  assert.match(source["app.js"], /^screenDownloads\(\(text\) => key\.screen\(text\) \?\? server\.screen\(text\)\);$/m, "the screen is key.js's, then server.js's");
 });
 
 test("every link that opens a new tab is dom.external's: no opener, no referrer", () => {
