@@ -156,10 +156,10 @@ serve-api:
 # make test: the builds the suites use, side by side (their output kept
 # apart, -O); then the browser suite beside vet and the other suites; then
 # the server package's native tests alone.
-# The browser suite is the longest (400 to 500 s on a 2-core machine) and
-# alone keeps about 1.5 of the two cores busy (its pages wait on timers,
-# the fake model and Chromium's own threads), so the other suites fill the
-# gap: vet (which, after the WebAssembly builds compiled every dependency
+# The browser suite is the longest (about 250 s beside the others on a
+# 2-core machine, three files at a time: one at a time it used 0.65 cores,
+# its pages waiting on timers, the fake model and Chromium's own threads),
+# and the other suites fill the gap: vet (which, after the WebAssembly builds compiled every dependency
 # for js/wasm with the very flags of test-wasm, -trimpath and WASM_GCFLAGS,
 # compiles them natively for test-go), test-wasm, test-node and the native
 # tests of every package but internal/server.
