@@ -55,6 +55,25 @@ export function choicesFor(passages) {
   return out;
 }
 
+/**
+ * withAliases is passages with their aliases: a passage a run read or a
+ * trace shows carries only what the read tool returned (the seed's
+ * observation, no aliases), so the pack's own passage is asked for them.
+ * A pack this page has not opened, or a passage it does not hold, leaves
+ * the passage as given: its URL and page are still offered.
+ */
+async function withAliases(pack, passages) {
+  return Promise.all(passages.map(async (p) => {
+    if (p.aliases || !p.source_id || !p.url) return p;
+    try {
+      const full = await call("passage", [{ corpus: pack, source_id: p.source_id }]);
+      return full.url === p.url && full.aliases ? { ...p, aliases: full.aliases } : p;
+    } catch {
+      return p;
+    }
+  }));
+}
+
 function message(text) {
   const el = $("#addset-message");
   el.textContent = text;
@@ -95,7 +114,7 @@ export async function addToSet({ pack, title = pack, question = "", version = ""
   } catch (err) {
     why = `This browser keeps no question sets here (${err?.message || "IndexedDB refused"}).`;
   }
-  const choices = choicesFor([...passages, ...targets.map((url) => ({ url }))]);
+  const choices = choicesFor([...await withAliases(pack, passages), ...targets.map((url) => ({ url }))]);
   $("#addset-pack").textContent = `Corpus: ${title}.${why ? ` ${why}` : ""}`;
   const q = $("#addset-question");
   q.maxLength = state.info?.constants.max_question_chars ?? 512;

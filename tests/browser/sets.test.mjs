@@ -300,6 +300,20 @@ test("a passage read in a trace and a run in the Runs view are offered to a ques
   assert.deepEqual(problems, []);
 });
 
+test("a passage given without its aliases, as a run's read returns it, is offered its aliases from the pack", async () => {
+  const read = await page.evaluate(async (id) => {
+    const { call } = await import("/engine/client.js");
+    const p = await call("passage", [{ corpus: "python-3.11", source_id: id }]);
+    return { source_id: p.source_id, url: p.url, version: p.version, text: p.text };
+  }, ALIAS_SOURCE);
+  page.evaluate(async (p) => (await import("/common/addtoset.js")).addToSet({ pack: "python-3.11", question: "How do I write text to a file?", passages: [p] }), read);
+  await page.waitForFunction(() => document.querySelector("#addset").open);
+  const labels = await page.$$eval("#addset-choices label", (ls) => ls.map((l) => l.textContent));
+  assert.ok(labels.some((l) => l.startsWith(`${ALIAS} — an alias`)), labels.join(" | "));
+  await form().getByRole("button", { name: "Cancel", exact: true }).click();
+  await page.waitForFunction(() => !document.querySelector("#addset").open);
+});
+
 const NOTES = {
   "kettle.md": "# Kettle\n\nDescale the kettle with citric acid every month.\n\n## Filling\n\nFill the kettle with fresh cold water before boiling it.\n",
   "garden.md": "# Garden\n\nWater the tomatoes at dawn, never at noon.\n",
