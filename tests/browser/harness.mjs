@@ -2,7 +2,9 @@
 // on loopback: the Go static server over site/ and Debian's Chromium
 // (driven by playwright-core; no browser is downloaded).
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, existsSync } from "node:fs";
+import { mkdtempSync, rmSync, existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import assert from "node:assert/strict";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -159,4 +161,21 @@ export function ledgerText(page) {
       get.onerror = () => reject(get.error);
     };
   }));
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** axeClean asserts that axe-core finds no violation in page's element at
+ * selector, in the light and the dark scheme (what names it in a failure). */
+export async function axeClean(page, selector, what) {
+  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(AXE);
+  for (const scheme of ["light", "dark"]) {
+    await page.emulateMedia({ colorScheme: scheme });
+    const found = await page.evaluate(async (sel) => {
+      const res = await window.axe.run(document.querySelector(sel), { resultTypes: ["violations"] });
+      return res.violations.map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ")}`);
+    }, selector);
+    assert.deepEqual(found, [], `${what}, ${scheme}`);
+  }
+  await page.emulateMedia({ colorScheme: "light" });
 }

@@ -19,14 +19,12 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { openLab } from "ragagent-lab";
-import { root, launch, openPage, goBinary, startProcess, observe } from "./harness.mjs";
+import { root, launch, openPage, goBinary, startProcess, observe, axeClean as harnessAxeClean } from "./harness.mjs";
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const PYTHON_CASES = JSON.parse(readFileSync(path.join(root, "fixtures", "python-3.11-cases.json"), "utf8"));
 // The pepper the server keeps tokens' HMACs under, a test value (as tests/node/server-client.test.mjs).
 const PEPPER = "5c1d0e9a7b3f46e2a8d1c0b9f7e6d5c4b3a29180f7e6d5c4b3a2918070605040";
@@ -90,18 +88,8 @@ async function call(method, where, body) {
   return { status: r.status, json: await r.json() };
 }
 
-async function axeClean(selector, what) {
-  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(AXE);
-  for (const scheme of ["light", "dark"]) {
-    await page.emulateMedia({ colorScheme: scheme });
-    const found = await page.evaluate(async (sel) => {
-      const res = await window.axe.run(document.querySelector(sel), { resultTypes: ["violations"] });
-      return res.violations.map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ")}`);
-    }, selector);
-    assert.deepEqual(found, [], `${what}, ${scheme}`);
-  }
-  await page.emulateMedia({ colorScheme: "light" });
-}
+/** axeClean is the harness's on this file's page. */
+const axeClean = (selector, what) => harnessAxeClean(page, selector, what);
 
 /** connect types the server and a token into the Team server box, connects and waits for the answer. */
 async function connect(withToken) {

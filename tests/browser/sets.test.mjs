@@ -16,12 +16,10 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync, mkdtempSync, mkdirSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { root, serveSite, launch, openPage, goBinary, screenshot } from "./harness.mjs";
+import { root, serveSite, launch, openPage, goBinary, screenshot, axeClean as harnessAxeClean } from "./harness.mjs";
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const PACK = "Python 3.11 documentation: library, language reference and tutorial";
 const PACK_DIR = path.join(root, "fixtures", "packs", "python-3.11");
 const SET_NAME = "Clicked questions";
@@ -81,18 +79,8 @@ async function add() {
   assert.equal(await page.evaluate(() => document.querySelector("#addset").open), false, await page.textContent("#addset-message"));
 }
 
-async function axeClean(selector, what) {
-  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(AXE);
-  for (const scheme of ["light", "dark"]) {
-    await page.emulateMedia({ colorScheme: scheme });
-    const found = await page.evaluate(async (sel) => {
-      const res = await window.axe.run(document.querySelector(sel), { resultTypes: ["violations"] });
-      return res.violations.map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ")}`);
-    }, selector);
-    assert.deepEqual(found, [], `${what}, ${scheme}`);
-  }
-  await page.emulateMedia({ colorScheme: "light" });
-}
+/** axeClean is the harness's on this file's page. */
+const axeClean = (selector, what) => harnessAxeClean(page, selector, what);
 
 const ALIAS_SOURCE = "tutorial.inputoutput.reading-and-writing-files-2";
 const ALIAS = "https://docs.python.org/3.11/tutorial/inputoutput.html#tut-files";
