@@ -350,4 +350,3 @@ func (u *packUpload) size() int64 {
 	}
 	return n
 }
-
