@@ -209,8 +209,17 @@ func parseSpec(o *pyjson.Object, runs engine.RunParser) (runSpec, *apiError) {
 	return s, nil
 }
 
-// specOf reads a stored spec back.
-func specOf(text string, runs engine.RunParser) (runSpec, error) {
+// corpusNamed is the corpus a run's request names ("" when it names none,
+// or names it with something not a string, which parseSpec refuses).
+func corpusNamed(o *pyjson.Object) string {
+	v, _ := o.Get("corpus")
+	id, _ := v.(string)
+	return id
+}
+
+// specOf reads a stored spec back, with the parser parser gives for the
+// corpus it names.
+func specOf(text string, parser func(corpus string) (engine.RunParser, error)) (runSpec, error) {
 	v, err := pyjson.Decode(text)
 	if err != nil {
 		return runSpec{}, err
@@ -218,6 +227,10 @@ func specOf(text string, runs engine.RunParser) (runSpec, error) {
 	o, ok := v.(*pyjson.Object)
 	if !ok {
 		return runSpec{}, errors.New("the stored spec is not an object")
+	}
+	runs, err := parser(corpusNamed(o))
+	if err != nil {
+		return runSpec{}, err
 	}
 	s, aerr := parseSpec(o, runs)
 	if aerr != nil {

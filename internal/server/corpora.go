@@ -1,12 +1,12 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"sort"
 
 	"github.com/ragagentlab/ragagent/core/engine"
 )
@@ -41,41 +41,85 @@ func corpusOf(p engine.PackSummary) corpusJSON {
 		Origin: OriginBuiltIn, SHA256: m.PassagesSHA256}
 }
 
-// parserFor reads the run requests of a tenant (a token): the server's
-// built-in packs, then the tenant's own uploads by id. Another tenant's
-// upload is unknown_corpus, as a pack that does not exist.
-func (s *Server) parserFor(tenant string) engine.RunParser {
-	p := s.runs
-	if s.shelf == nil {
-		return p
+// builtIn is whether id ("" is the seed) is one of the server's own packs.
+func (s *Server) builtIn(id string) bool {
+	if id == "" {
+		return true
 	}
-	own := s.shelf.owned(tenant)
-	if len(own) == 0 {
-		return p
-	}
-	p.Packs = append(append([]engine.PackSummary(nil), p.Corpora()...), s.summaries(own)...)
-	return p
-}
-
-// summaries are the engine's summaries of shelved packs (one the engine
-// no longer holds, deleted meanwhile, is left out).
-func (s *Server) summaries(own []shelved) []engine.PackSummary {
-	eng, err := s.engine.get()
-	if err != nil {
-		return nil
-	}
-	var out []engine.PackSummary
-	for _, sp := range own {
-		if p, err := eng.Pack(sp.ID); err == nil {
-			out = append(out, *p)
+	for _, p := range s.runs.Corpora() {
+		if p.Manifest.ID == id {
+			return true
 		}
 	}
-	return out
+	return false
+}
+
+// parserFor reads the run requests of a tenant (a token) that name a
+// corpus: the server's built-in packs, and the tenant's own upload of
+// that id (or, when it has none, its uploads, which the refusal lists).
+// Another tenant's upload is unknown_corpus, as a pack that does not
+// exist. Only a run naming an upload reads the store.
+func (s *Server) parserFor(ctx context.Context, tenant, corpus string) (engine.RunParser, error) {
+	p := s.runs
+	if s.shelf == nil || s.builtIn(corpus) {
+		return p, nil
+	}
+	own := []shelved{}
+	sp, ok, err := s.shelf.lookup(ctx, tenant, corpus)
+	switch {
+	case err != nil:
+		return p, err
+	case ok:
+		own = append(own, sp)
+	default:
+		if own, err = s.shelf.owned(ctx, tenant, s.badUpload); err != nil {
+			return p, err
+		}
+	}
+	if len(own) == 0 {
+		return p, nil
+	}
+	p.Packs = append([]engine.PackSummary(nil), p.Corpora()...)
+	for _, sp := range own {
+		p.Packs = append(p.Packs, engine.PackSummary{Manifest: sp.manifest})
+	}
+	return p, nil
+}
+
+// specParser is parserFor as specOf asks for it.
+func (s *Server) specParser(ctx context.Context, tenant string) func(string) (engine.RunParser, error) {
+	return func(corpus string) (engine.RunParser, error) { return s.parserFor(ctx, tenant, corpus) }
+}
+
+// badUpload logs a kept pack that does not read.
+func (s *Server) badUpload(err error) {
+	s.log.Error("server fault", "during", "reading an uploaded corpus", "error", err.Error())
+}
+
+// openUpload has this program's engine hold the tenant's upload a run
+// names (a no-op for a built-in pack, and where every kept pack is open:
+// natively): a Worker's run object reads its passages from R2 the first
+// time a run names it.
+func (s *Server) openUpload(ctx context.Context, tenant, corpus string) error {
+	if s.shelf == nil || s.shelf.resident || s.builtIn(corpus) {
+		return nil
+	}
+	sp, ok, err := s.shelf.lookup(ctx, tenant, corpus)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("uploaded pack %s is gone", corpus)
+	}
+	eng, err := s.engine.get()
+	if err != nil {
+		return err
+	}
+	return s.shelf.open(ctx, eng, sp)
 }
 
 // listCorpora lists the packs the token's runs may name, the seed first,
-// then the other built-in packs, then its own uploads: the run parser's
-// own list, so what is listed is what runs.
+// then the other built-in packs, then its own uploads.
 func (s *Server) listCorpora(w http.ResponseWriter, r *http.Request) *apiError {
 	if err := noQuery(r); err != nil {
 		return err
@@ -85,17 +129,21 @@ func (s *Server) listCorpora(w http.ResponseWriter, r *http.Request) *apiError {
 		out = append(out, corpusOf(p))
 	}
 	if s.shelf != nil {
-		own := s.shelf.owned(tokenOf(r).ID)
-		for i, p := range s.summaries(own) {
-			out = append(out, uploadedOf(p, own[i].Bytes))
+		own, err := s.shelf.owned(r.Context(), tokenOf(r).ID, s.badUpload)
+		if err != nil {
+			return s.internal("listing the uploaded corpora", err)
+		}
+		for _, sp := range own {
+			out = append(out, uploadedOf(sp))
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"corpora": out})
 	return nil
 }
 
-func uploadedOf(p engine.PackSummary, size int64) corpusJSON {
-	c := corpusOf(p)
+func uploadedOf(sp shelved) corpusJSON {
+	c := corpusOf(engine.PackSummary{Manifest: sp.manifest})
+	size := sp.Bytes
 	c.Origin, c.Bytes = OriginUploaded, &size
 	return c
 }
@@ -139,10 +187,12 @@ func (s *Server) findCorpus(r *http.Request) (corpusJSON, *shelved, *apiError) {
 		}
 	}
 	if s.shelf != nil {
-		if sp, ok := s.shelf.find(tokenOf(r).ID, id); ok {
-			if ps := s.summaries([]shelved{sp}); len(ps) == 1 {
-				return uploadedOf(ps[0], sp.Bytes), &sp, nil
-			}
+		sp, ok, err := s.shelf.lookup(r.Context(), tokenOf(r).ID, id)
+		if err != nil {
+			return corpusJSON{}, nil, s.internal("reading the uploaded corpus", err)
+		}
+		if ok {
+			return uploadedOf(sp), &sp, nil
 		}
 	}
 	return corpusJSON{}, nil, noCorpus(id)
@@ -162,11 +212,11 @@ func (s *Server) getCorpus(w http.ResponseWriter, r *http.Request) *apiError {
 
 // noShelf refuses an upload or a deletion on a server that keeps no
 // uploaded packs.
-var noShelf = refuse(http.StatusServiceUnavailable, CodeUnavailable, "this server keeps no uploaded corpora (serve-api --corpora DIR)")
+var noShelf = refuse(http.StatusServiceUnavailable, CodeUnavailable, "this server keeps no uploaded corpora (serve-api --corpora DIR; a Worker needs its R2 binding CORPORA)")
 
 // uploadCorpus reads a gzip'd tar of a pack folder's files under the
 // caps, checks it (unpackUpload), opens and verifies the pack as the
-// command line's --pack does, and keeps it on the shelf under the
+// command line's --pack does, and keeps it in the shelf's store under the
 // token's quota: 201 with the corpus.
 func (s *Server) uploadCorpus(w http.ResponseWriter, r *http.Request) *apiError {
 	if err := noQuery(r); err != nil {
@@ -194,29 +244,39 @@ func (s *Server) uploadCorpus(w http.ResponseWriter, r *http.Request) *apiError 
 	if err != nil {
 		return refuse(http.StatusUnprocessableEntity, CodeInvalidPack, err.Error())
 	}
+	body = nil
+	ctx := r.Context()
 	tenant := tokenOf(r).ID
 	id := u.manifest.ID
-	eng, err := s.engine.get()
-	if err != nil {
-		return s.internal("opening the engine", err)
-	}
-	// One upload at a time: the quota, the id and the engine's packs are
-	// read and changed together.
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if _, err := eng.Pack(id); err == nil {
-		if p, ok := sh.packs[id]; ok && p.Tenant == tenant {
+	taken := func(holder string) *apiError {
+		if holder == tenant {
 			return refuse(http.StatusConflict, CodeCorpusExists, fmt.Sprintf("this token already has corpus %q; delete it first to replace it", id))
 		}
 		return refuse(http.StatusConflict, CodeCorpusExists, fmt.Sprintf("the id %q is taken on this server; give the pack another id (corpus build --id)", id))
 	}
-	n, used := sh.used(tenant)
-	size := u.size()
-	if n+1 > sh.quota.Packs {
-		return refuse(http.StatusConflict, CodeCorpusQuota, fmt.Sprintf("the token keeps %d corpora, its quota; delete one first", n))
+	// One upload at a time in this process: the quota, the id and the
+	// engine's packs are read and changed together (another process's
+	// upload is met by Put's ErrPackTaken and the quota read again).
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if s.builtIn(id) {
+		return taken("")
 	}
-	if used+size > sh.quota.Bytes {
-		return refuse(http.StatusConflict, CodeCorpusQuota, fmt.Sprintf("the token's corpora take %d bytes; this one's %d would pass its quota of %d", used, size, sh.quota.Bytes))
+	if k, found, err := sh.store.Find(ctx, id); err != nil {
+		return s.internal("reading the uploaded corpora", err)
+	} else if found {
+		return taken(k.Tenant)
+	}
+	size := u.size()
+	if aerr := s.withinQuota(ctx, tenant, 1, size); aerr != nil {
+		return aerr
+	}
+	eng, aerr := s.verifier()
+	if aerr != nil {
+		return aerr
+	}
+	if !sh.resident {
+		defer eng.Close()
 	}
 	if _, err := eng.LoadPack(u.files["manifest.json"], u.passages); err != nil {
 		return refuse(http.StatusUnprocessableEntity, CodeInvalidPack, err.Error())
@@ -225,19 +285,70 @@ func (s *Server) uploadCorpus(w http.ResponseWriter, r *http.Request) *apiError 
 		eng.RemovePack(id)
 		return refuse(http.StatusUnprocessableEntity, CodeInvalidPack, err.Error())
 	}
-	if err := sh.write(tenant, u); err != nil {
-		eng.RemovePack(id)
+	k := KeptPack{Tenant: tenant, ID: id, Manifest: u.files["manifest.json"], File: u.manifest.PassagesFile, Bytes: size}
+	if err := sh.store.Put(ctx, k, u.files[k.File]); err != nil {
+		if sh.resident {
+			eng.RemovePack(id)
+		}
+		if errors.Is(err, ErrPackTaken) {
+			if k, found, _ := sh.store.Find(ctx, id); found {
+				return taken(k.Tenant)
+			}
+			return taken("")
+		}
 		return s.internal("keeping the corpus", err)
 	}
-	sh.packs[id] = shelved{Tenant: tenant, ID: id, Bytes: size, File: u.manifest.PassagesFile}
-	p, err := eng.Pack(id)
-	if err != nil {
-		return s.internal("reading the corpus back", err)
+	// The quota again, this pack counted: another process's upload of the
+	// token's may have been kept meanwhile (then this one goes).
+	if aerr := s.withinQuota(ctx, tenant, 0, 0); aerr != nil {
+		if err := sh.store.Delete(ctx, k); err != nil {
+			s.log.Error("server fault", "during", "deleting an upload past the quota", "corpus", id, "error", err.Error())
+		}
+		if sh.resident {
+			eng.RemovePack(id)
+		}
+		return aerr
 	}
 	s.log.Info("corpus uploaded", "corpus", id, "token", tenant, "bytes", size)
 	w.Header().Set("Location", "/v1/corpora/"+id)
-	writeJSON(w, http.StatusCreated, uploadedOf(*p, size))
+	writeJSON(w, http.StatusCreated, uploadedOf(shelved{KeptPack: k, manifest: u.manifest}))
 	return nil
+}
+
+// withinQuota refuses with corpus_quota when the tenant's kept packs and
+// n more taking size more bytes pass its quota.
+func (s *Server) withinQuota(ctx context.Context, tenant string, n int, size int64) *apiError {
+	kept, err := s.shelf.store.Kept(ctx, tenant)
+	if err != nil {
+		return s.internal("reading the uploaded corpora", err)
+	}
+	have, used := usage(kept)
+	q := s.shelf.quota
+	if have+n > q.Packs {
+		return refuse(http.StatusConflict, CodeCorpusQuota, fmt.Sprintf("the token keeps %d corpora, its quota; delete one first", have+n-1))
+	}
+	if used+size > q.Bytes {
+		return refuse(http.StatusConflict, CodeCorpusQuota, fmt.Sprintf("the token's corpora take %d bytes; this one's %d would pass its quota of %d", used, size, q.Bytes))
+	}
+	return nil
+}
+
+// verifier is the engine an upload is opened and verified in: the
+// server's own when every kept pack is open in it, else one of its own
+// (the caller closes it), so a Worker's front keeps no pack it verified.
+func (s *Server) verifier() (*engine.Engine, *apiError) {
+	if s.shelf.resident {
+		eng, err := s.engine.get()
+		if err != nil {
+			return nil, s.internal("opening the engine", err)
+		}
+		return eng, nil
+	}
+	eng, err := engine.Open(engine.Options{})
+	if err != nil {
+		return nil, s.internal("opening an engine to verify the upload", err)
+	}
+	return eng, nil
 }
 
 // deleteCorpus deletes the token's own upload (a built-in pack cannot
@@ -254,55 +365,66 @@ func (s *Server) deleteCorpus(w http.ResponseWriter, r *http.Request) *apiError 
 	if sp == nil {
 		return refuse(http.StatusConflict, CodeBuiltInCorpus, fmt.Sprintf("corpus %q is built into this server; only uploaded corpora are deleted", c.ID))
 	}
-	eng, err := s.engine.get()
-	if err != nil {
-		return s.internal("opening the engine", err)
-	}
 	sh := s.shelf
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if p, ok := sh.packs[sp.ID]; !ok || p.Tenant != sp.Tenant {
+	ctx := r.Context()
+	if k, found, err := sh.store.Find(ctx, sp.ID); err != nil {
+		return s.internal("reading the uploaded corpora", err)
+	} else if !found || k.Tenant != sp.Tenant {
 		return noCorpus(sp.ID) // deleted meanwhile
 	}
-	if err := sh.remove(*sp); err != nil {
+	if err := sh.store.Delete(ctx, sp.KeptPack); err != nil {
 		return s.internal("deleting the corpus", err)
 	}
-	delete(sh.packs, sp.ID)
-	if err := eng.RemovePack(sp.ID); err != nil {
-		s.log.Error("server fault", "during", "forgetting a deleted corpus", "error", err.Error())
+	if sh.resident {
+		eng, err := s.engine.get()
+		if err == nil {
+			err = eng.RemovePack(sp.ID)
+		}
+		if err != nil {
+			s.log.Error("server fault", "during", "forgetting a deleted corpus", "error", err.Error())
+		}
 	}
 	s.log.Info("corpus deleted", "corpus", sp.ID, "token", sp.Tenant)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// loadShelf opens every pack kept on the shelf in the engine (Start): a
-// kept pack that no longer reads or opens is logged and not served.
+// loadShelf indexes the kept packs of a directory and opens each in the
+// engine (Start, natively): a kept pack that no longer reads or opens is
+// logged and not served.
 func (s *Server) loadShelf() error {
 	if s.shelf == nil {
 		return nil
+	}
+	d, ok := s.shelf.store.(*dirPacks)
+	if !ok {
+		return nil // a Worker's: its packs open when a run names them
 	}
 	eng, err := s.engine.get()
 	if err != nil {
 		return err
 	}
-	kept, errs := s.shelf.load()
-	for _, err := range errs {
-		s.log.Error("server fault", "during", "reading an uploaded corpus", "error", err.Error())
+	for _, err := range d.load() {
+		s.badUpload(err)
 	}
-	sort.Slice(kept, func(i, j int) bool { return kept[i].ID < kept[j].ID })
-	s.shelf.mu.Lock()
-	defer s.shelf.mu.Unlock()
-	for _, k := range kept {
-		if _, err := eng.Pack(k.ID); err == nil {
-			s.log.Error("server fault", "during", "opening an uploaded corpus", "corpus", k.ID, "error", "its id is taken")
-			continue
+	ctx := context.Background()
+	for _, k := range d.all() {
+		sp, err := read(k)
+		var passages []byte
+		if err == nil {
+			passages, err = s.shelf.passages(ctx, sp)
 		}
-		if _, err := eng.LoadPack(k.manifest, k.passages); err != nil {
+		if err == nil && s.builtIn(sp.ID) {
+			err = errors.New("its id is taken")
+		}
+		if err == nil {
+			_, err = eng.LoadPack(sp.Manifest, passages)
+		}
+		if err != nil {
 			s.log.Error("server fault", "during", "opening an uploaded corpus", "corpus", k.ID, "error", err.Error())
-			continue
 		}
-		s.shelf.packs[k.ID] = k.shelved
 	}
 	return nil
 }

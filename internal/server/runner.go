@@ -221,13 +221,16 @@ func (rn *runner) execute(ctx context.Context, run store.Run, steps *stepWriter)
 		body, _ := marshal(errorBody{CodeInternal, "the server failed while " + what})
 		return store.Outcome{Status: store.Failed, Reason: string(CodeInternal), Error: string(body), At: s.clock()}
 	}
-	spec, err := specOf(run.Spec, s.parserFor(run.TokenID))
+	spec, err := specOf(run.Spec, s.specParser(ctx, run.TokenID))
 	if err != nil {
 		return fault("reading the run's request", err)
 	}
 	eng, err := s.engine.get()
 	if err != nil {
 		return fault("opening the engine", err)
+	}
+	if err := s.openUpload(ctx, run.TokenID, spec.Run.Corpus); err != nil {
+		return fault("opening the uploaded corpus", err)
 	}
 	req := spec.Run
 	req.OnStep = func(st agent.Step, obs *agent.Observation) {

@@ -108,11 +108,15 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) *apiError {
 		return aerr
 	}
 	t := tokenOf(r)
-	spec, aerr := parseSpec(o, s.parserFor(t.ID))
+	ctx := r.Context()
+	runs, err := s.parserFor(ctx, t.ID, corpusNamed(o))
+	if err != nil {
+		return s.internal("reading the token's corpora", err)
+	}
+	spec, aerr := parseSpec(o, runs)
 	if aerr != nil {
 		return aerr
 	}
-	ctx := r.Context()
 	if spec.Run.Policy == engine.Gemini && !hasScope(t, ScopeLive) {
 		return missingScope(ScopeLive)
 	}
@@ -380,7 +384,7 @@ func (s *Server) recording(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	if !found {
 		msg := "this run has no recording: a scripted run sends nothing to record"
-		if spec, err := specOf(run.Spec, s.parserFor(run.TokenID)); err == nil && spec.Run.Policy == engine.Gemini {
+		if spec, err := specOf(run.Spec, s.specParser(r.Context(), run.TokenID)); err == nil && spec.Run.Policy == engine.Gemini {
 			msg = "this run has no recording yet: it has sent nothing"
 		}
 		return refuse(http.StatusNotFound, CodeNoRecording, msg)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ragagentlab/ragagent/api"
+	"github.com/ragagentlab/ragagent/core/corpus"
 	"github.com/ragagentlab/ragagent/core/engine"
 	"github.com/ragagentlab/ragagent/core/gemini"
 	"github.com/ragagentlab/ragagent/internal/server/store"
@@ -76,8 +77,13 @@ type Config struct {
 	// elsewhere (a Worker's Durable Objects); nil executes every run here.
 	Dispatch Dispatch
 	// Corpora, when set, is the folder uploaded packs are kept in
-	// (POST /v1/corpora); "" offers no uploads. It needs Engine.
+	// (POST /v1/corpora); "" offers no uploads. It needs Engine, in which
+	// every kept pack is opened at Start.
 	Corpora string
+	// Packs, when set instead, keeps uploaded packs elsewhere (a Worker's
+	// R2 bucket): a pack is then opened by the program whose run names it,
+	// not at Start, and an upload is verified in an engine of its own.
+	Packs PackStore
 	// CorpusQuota bounds each token's uploads (DefaultQuota when zero);
 	// MaxUpload caps an upload's body and MaxPackBytes a pack's passages
 	// uncompressed (DefaultMaxUpload, DefaultMaxPackBytes when 0).
@@ -173,11 +179,22 @@ func New(c Config) (*Server, error) {
 	if c.Engine != nil {
 		s.runs.Packs = c.Engine.Packs()
 	}
-	if c.Corpora != "" {
-		if c.Engine == nil {
-			return nil, errors.New("server: uploaded corpora need an engine opened at the start")
+	if c.Corpora != "" && c.Packs != nil {
+		return nil, errors.New("server: uploaded corpora are kept in a folder or a store, not both")
+	}
+	if c.Corpora != "" || c.Packs != nil {
+		sh := &shelf{store: c.Packs, quota: c.CorpusQuota, maxBody: c.MaxUpload, maxBytes: c.MaxPackBytes}
+		if c.Corpora != "" {
+			if c.Engine == nil {
+				return nil, errors.New("server: uploaded corpora need an engine opened at the start")
+			}
+			eng := c.Engine
+			sh.store, sh.resident = newDirPacks(c.Corpora), true
+			sh.served = func(m *corpus.Manifest) bool {
+				p, err := eng.Pack(m.ID)
+				return err == nil && sameContent(p.Manifest, m)
+			}
 		}
-		sh := &shelf{dir: c.Corpora, quota: c.CorpusQuota, maxBody: c.MaxUpload, maxBytes: c.MaxPackBytes, packs: map[string]shelved{}}
 		if sh.quota == (Quota{}) {
 			sh.quota = DefaultQuota()
 		}

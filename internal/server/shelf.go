@@ -4,17 +4,17 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/ragagentlab/ragagent/core/corpus"
+	"github.com/ragagentlab/ragagent/core/engine"
 )
 
 // The caps on uploaded packs when none are configured.
@@ -41,27 +41,176 @@ func DefaultQuota() Quota { return Quota{Packs: 10, Bytes: 1 << 30} }
 // A tenant is a token: what one token uploads is its own, and no other
 // token sees it (a team shares a token, or uploads a pack under each).
 
-// shelf keeps uploaded packs in a directory, one folder per tenant and in
-// it one folder per pack holding the files as uploaded (manifest.json and
-// its passages file): dir/<token id>/<pack id>/. A pack is written into
-// dir/.incoming and renamed into place whole, so a crash leaves either no
-// pack or all of it (Start clears .incoming).
+// PackStore keeps a server's uploaded packs: natively a directory
+// (dirPacks, serve-api --corpora DIR), on Cloudflare Workers an R2 bucket
+// (worker/r2.go). A store keeps bytes and says what it keeps; the checks,
+// the quota and who owns what are the shelf's, the same over either. An
+// id is kept once on a server, whoever's it is (an engine holds packs by
+// id), and a pack appears whole or not at all: Put writes the passages
+// file first and the manifest last, and Kept and Find see only packs
+// whose manifest is written.
+type PackStore interface {
+	// Kept lists the tenant's packs, by id.
+	Kept(ctx context.Context, tenant string) ([]KeptPack, error)
+	// Find is the pack kept under id, whoever's it is.
+	Find(ctx context.Context, id string) (KeptPack, bool, error)
+	// Put keeps a pack, given its passages file as uploaded; ErrPackTaken
+	// when a pack is kept under its id already (another process's upload
+	// took the id meanwhile).
+	Put(ctx context.Context, p KeptPack, passagesFile []byte) error
+	// Passages reads a kept pack's passages file as uploaded.
+	Passages(ctx context.Context, p KeptPack) ([]byte, error)
+	// Delete removes a kept pack: its manifest first (the pack is gone at
+	// once), then its passages file.
+	Delete(ctx context.Context, p KeptPack) error
+}
+
+// ErrPackTaken is a Put under an id a pack is kept under.
+var ErrPackTaken = errors.New("a pack is kept under this id")
+
+// KeptPack is an uploaded pack as its store keeps it.
+type KeptPack struct {
+	Tenant   string
+	ID       string
+	Manifest []byte // manifest.json as uploaded
+	File     string // the passages file's name (the manifest's passages_file)
+	Bytes    int64  // the manifest and the passages file, as uploaded
+	// Where is the store's own name for the passages file ("" natively;
+	// on a Worker its R2 key, which Put chooses).
+	Where string
+}
+
+// shelf is the server's uploaded packs: their store, the caps and the
+// quota. When resident, every kept pack is open in the server's engine
+// (natively: opened at Start and at upload, so a run finds it there, and
+// served only once it opened). Otherwise (a Worker: its front and its run
+// objects are separate programs, each with an isolate's 128 MB) a pack is
+// opened by the program whose run names it (openUpload, once per content:
+// the engine keeps it by id and receipt), and an upload is verified in an
+// engine of its own, closed after, so the front holds no pack.
 type shelf struct {
-	dir      string
+	store    PackStore
+	resident bool
+	// served, when resident, says whether the engine holds a kept pack
+	// (one that failed to open at Start is kept but not served).
+	served   func(m *corpus.Manifest) bool
 	quota    Quota
 	maxBody  int64
 	maxBytes int64
 
-	mu    sync.Mutex
-	packs map[string]shelved // pack id -> its owner and size
+	mu      sync.Mutex // one upload or deletion at a time in this process
+	opening sync.Mutex // one pack opened at a time (not resident)
 }
 
-// shelved is an uploaded pack as the shelf knows it.
+// shelved is a kept pack with its manifest read.
 type shelved struct {
-	Tenant string
-	ID     string
-	Bytes  int64  // on disk
-	File   string // the passages file's name
+	KeptPack
+	manifest *corpus.Manifest
+}
+
+// read parses a kept pack's manifest, which must name the pack's id.
+func read(p KeptPack) (shelved, error) {
+	m, err := corpus.ParseManifest(p.Manifest)
+	if err == nil && m.ID != p.ID {
+		err = fmt.Errorf("its manifest names %q", m.ID)
+	}
+	if err != nil {
+		return shelved{}, fmt.Errorf("uploaded pack %s of %s: %w", p.ID, p.Tenant, err)
+	}
+	return shelved{KeptPack: p, manifest: m}, nil
+}
+
+// owned lists a tenant's served packs by id; one whose manifest does not
+// read is reported to bad and left out.
+func (sh *shelf) owned(ctx context.Context, tenant string, bad func(error)) ([]shelved, error) {
+	kept, err := sh.store.Kept(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	out := []shelved{}
+	for _, k := range kept {
+		sp, err := read(k)
+		if err != nil {
+			bad(err)
+			continue
+		}
+		if sh.resident && !sh.served(sp.manifest) {
+			continue
+		}
+		out = append(out, sp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// lookup is the tenant's served pack id, if it has one (another tenant's
+// is not found, as a pack that does not exist).
+func (sh *shelf) lookup(ctx context.Context, tenant, id string) (shelved, bool, error) {
+	k, found, err := sh.store.Find(ctx, id)
+	if err != nil || !found || k.Tenant != tenant {
+		return shelved{}, false, err
+	}
+	sp, err := read(k)
+	if err != nil {
+		return shelved{}, false, err
+	}
+	if sh.resident && !sh.served(sp.manifest) {
+		return shelved{}, false, nil
+	}
+	return sp, true, nil
+}
+
+// find is lookup for a caller without a context or a way to report a
+// fault (experiments' mayName): a store that fails finds nothing.
+func (sh *shelf) find(tenant, id string) (shelved, bool) {
+	sp, ok, err := sh.lookup(context.Background(), tenant, id)
+	return sp, ok && err == nil
+}
+
+// passages reads a kept pack's passages, uncompressed.
+func (sh *shelf) passages(ctx context.Context, sp shelved) ([]byte, error) {
+	data, err := sh.store.Passages(ctx, sp.KeptPack)
+	if err != nil {
+		return nil, fmt.Errorf("uploaded pack %s: reading %s: %w", sp.ID, sp.File, err)
+	}
+	if strings.HasSuffix(sp.File, ".gz") {
+		if data, err = sp.manifest.Gunzip(data); err != nil {
+			return nil, fmt.Errorf("uploaded pack %s: %w", sp.ID, err)
+		}
+	}
+	return data, nil
+}
+
+// open has eng hold a kept pack, reading its passages from the store
+// unless eng holds these very ones (the same id, receipt and size): a
+// program opens a pack once, and again only when it was replaced by a
+// pack of other content under the same id.
+func (sh *shelf) open(ctx context.Context, eng *engine.Engine, sp shelved) error {
+	sh.opening.Lock()
+	defer sh.opening.Unlock()
+	if p, err := eng.Pack(sp.ID); err == nil && p.Open && sameContent(p.Manifest, sp.manifest) {
+		return nil
+	}
+	passages, err := sh.passages(ctx, sp)
+	if err != nil {
+		return err
+	}
+	_, err = eng.LoadPack(sp.Manifest, passages)
+	return err
+}
+
+// sameContent is whether two manifests' passages are the same bytes.
+func sameContent(a, b *corpus.Manifest) bool {
+	return a.PassagesSHA256 == b.PassagesSHA256 && a.PassagesBytes == b.PassagesBytes
+}
+
+// usage is what packs take against the quota.
+func usage(ps []KeptPack) (int, int64) {
+	var b int64
+	for _, p := range ps {
+		b += p.Bytes
+	}
+	return len(ps), b
 }
 
 // packUpload is an upload unpacked and checked: its files' bytes.
@@ -200,171 +349,4 @@ func (u *packUpload) size() int64 {
 		n += int64(len(b))
 	}
 	return n
-}
-
-// used is a tenant's count and bytes.
-func (sh *shelf) used(tenant string) (int, int64) {
-	n, b := 0, int64(0)
-	for _, p := range sh.packs {
-		if p.Tenant == tenant {
-			n++
-			b += p.Bytes
-		}
-	}
-	return n, b
-}
-
-// owned lists a tenant's packs by id.
-func (sh *shelf) owned(tenant string) []shelved {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	var out []shelved
-	for _, p := range sh.packs {
-		if p.Tenant == tenant {
-			out = append(out, p)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
-// find is the tenant's pack id, if it has one.
-func (sh *shelf) find(tenant, id string) (shelved, bool) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	p, ok := sh.packs[id]
-	if !ok || p.Tenant != tenant {
-		return shelved{}, false
-	}
-	return p, true
-}
-
-// write keeps an upload's files in dir/.incoming, synced, then renames
-// the folder into dir/<tenant>/<id>: the pack appears whole or not at all.
-func (sh *shelf) write(tenant string, u *packUpload) error {
-	incoming := filepath.Join(sh.dir, ".incoming")
-	if err := os.MkdirAll(incoming, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(incoming, "pack-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	for name, data := range u.files {
-		if err := writeSynced(filepath.Join(tmp, name), data); err != nil {
-			return err
-		}
-	}
-	owner := filepath.Join(sh.dir, tenant)
-	if err := os.MkdirAll(owner, 0o700); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(owner, u.manifest.ID)); err != nil {
-		return err
-	}
-	return syncDir(owner)
-}
-
-func writeSynced(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// remove deletes a pack's folder: renamed out of place first, so a crash
-// leaves it whole or gone.
-func (sh *shelf) remove(p shelved) error {
-	incoming := filepath.Join(sh.dir, ".incoming")
-	if err := os.MkdirAll(incoming, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(incoming, "gone-")
-	if err != nil {
-		return err
-	}
-	gone := filepath.Join(tmp, "pack")
-	if err := os.Rename(filepath.Join(sh.dir, p.Tenant, p.ID), gone); err != nil {
-		os.RemoveAll(tmp)
-		return err
-	}
-	return errors.Join(syncDir(filepath.Join(sh.dir, p.Tenant)), os.RemoveAll(tmp))
-}
-
-// stored is a pack read back from the shelf at start.
-type stored struct {
-	shelved
-	manifest, passages []byte
-}
-
-// load clears what a crash left in .incoming and reads every kept pack
-// (a folder that does not read as a pack is reported, not served).
-func (sh *shelf) load() ([]stored, []error) {
-	os.RemoveAll(filepath.Join(sh.dir, ".incoming"))
-	tenants, err := os.ReadDir(sh.dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, []error{err}
-	}
-	var out []stored
-	var errs []error
-	for _, t := range tenants {
-		if !t.IsDir() || strings.HasPrefix(t.Name(), ".") {
-			continue
-		}
-		ps, err := os.ReadDir(filepath.Join(sh.dir, t.Name()))
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, p := range ps {
-			folder := filepath.Join(sh.dir, t.Name(), p.Name())
-			var size int64
-			read := func(name string) ([]byte, error) {
-				b, err := os.ReadFile(name)
-				size += int64(len(b))
-				return b, err
-			}
-			manifest, err := read(filepath.Join(folder, "manifest.json"))
-			var m *corpus.Manifest
-			if err == nil {
-				m, err = corpus.ParseManifest(manifest)
-			}
-			if err == nil && m.ID != p.Name() {
-				err = errors.New("its manifest names another id")
-			}
-			var passages []byte
-			if err == nil {
-				passages, err = read(filepath.Join(folder, m.PassagesFile))
-			}
-			if err == nil && strings.HasSuffix(m.PassagesFile, ".gz") {
-				passages, err = m.Gunzip(passages)
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("uploaded pack %s: %w", folder, err))
-				continue
-			}
-			out = append(out, stored{shelved: shelved{Tenant: t.Name(), ID: m.ID, Bytes: size, File: m.PassagesFile},
-				manifest: manifest, passages: passages})
-		}
-	}
-	return out, errs
 }
