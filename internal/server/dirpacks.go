@@ -119,6 +119,17 @@ func (d *dirPacks) Find(_ context.Context, id string) (KeptPack, bool, error) {
 	return p, ok, nil
 }
 
+// aside makes a new folder in dir/.incoming, where a pack is written
+// before it is renamed into place and moved before it is removed (load
+// clears what a crash left there).
+func (d *dirPacks) aside(prefix string) (string, error) {
+	incoming := filepath.Join(d.dir, ".incoming")
+	if err := os.MkdirAll(incoming, 0o700); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(incoming, prefix)
+}
+
 // Put writes the files into a folder of dir/.incoming, synced, then
 // renames it into dir/<tenant>/<id>.
 func (d *dirPacks) Put(_ context.Context, p KeptPack, passagesFile []byte) error {
@@ -127,11 +138,7 @@ func (d *dirPacks) Put(_ context.Context, p KeptPack, passagesFile []byte) error
 	if _, taken := d.packs[p.ID]; taken {
 		return ErrPackTaken
 	}
-	incoming := filepath.Join(d.dir, ".incoming")
-	if err := os.MkdirAll(incoming, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(incoming, "pack-")
+	tmp, err := d.aside("pack-")
 	if err != nil {
 		return err
 	}
@@ -164,11 +171,7 @@ func (d *dirPacks) Passages(_ context.Context, p KeptPack) ([]byte, error) {
 func (d *dirPacks) Delete(_ context.Context, p KeptPack) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	incoming := filepath.Join(d.dir, ".incoming")
-	if err := os.MkdirAll(incoming, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(incoming, "gone-")
+	tmp, err := d.aside("gone-")
 	if err != nil {
 		return err
 	}
