@@ -232,8 +232,8 @@ export function mount() {
     const cases = (list) => list.map((c) => ({ id: c.id, question: c.question, version: c.version }));
     if (ex.casesText !== null) return { name: ex.casesName, kind: FILE, text: ex.casesText, cases: cases(ex.casesQuestions || []) };
     // A pack this page has not open (the server's own): its questions are the server's, unknown here.
-    if (corpus !== state.corpus.id) return { name: `the authored questions of ${corpus}`, kind: AUTHORED, text: null, cases: [] };
-    return { name: `the authored questions of ${corpus}`, kind: AUTHORED, text: null, cases: cases(state.corpus.cases) };
+    const known = corpus === state.corpus.id ? state.corpus.cases : [];
+    return { name: `the authored questions of ${corpus}`, kind: AUTHORED, text: null, cases: cases(known) };
   }
 
   /** agentEntry is what the history keeps of an agent experiment on
