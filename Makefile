@@ -69,7 +69,7 @@ worker:
 	GOOS=js GOARCH=wasm $(GO) build $(WASM_BUILDFLAGS) -ldflags='-s -w' -o worker/build/app.wasm.new ./worker
 	if cmp -s worker/build/app.wasm.new worker/build/app.wasm; then rm worker/build/app.wasm.new; else mv worker/build/app.wasm.new worker/build/app.wasm; fi
 	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o worker/build/assets
-	cp worker/build/assets/wasm_exec.js worker/worker.mjs worker/d1wire.mjs worker/build/ && rm -rf worker/build/assets
+	cp worker/build/assets/wasm_exec.js worker/worker.mjs worker/d1wire.mjs worker/r2.mjs worker/build/ && rm -rf worker/build/assets
 	$(NODE) scripts/worker-packs.mjs worker/build $(foreach p,$(WORKER_PACKS),$(if $(findstring /,$(p)),$(p),fixtures/packs/$(p)))
 	@echo "worker/build/app.wasm: $$(wc -c < worker/build/app.wasm) bytes, $$(gzip -9 -n -c worker/build/app.wasm | wc -c) gzip -9"
 

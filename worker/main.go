@@ -16,7 +16,11 @@
 //     the runs an evicted object lost (server.Server.Recover).
 //
 // Bindings and variables (wrangler.toml): DB (D1); RUNNER (the Runner
-// class); secrets RAGAGENT_TOKEN_PEPPER and GEMINI_API_KEY (or
+// class); CORPORA (R2: the tokens' uploaded packs, r2Packs; without it
+// uploads answer 503), capped by RAGAGENT_MAX_UPLOAD and
+// RAGAGENT_MAX_PACK_BYTES (bytes; defaults workerMaxUpload and
+// workerMaxPackBytes) and each token's RAGAGENT_CORPUS_PACKS and
+// RAGAGENT_CORPUS_BYTES (server.DefaultQuota); secrets RAGAGENT_TOKEN_PEPPER and GEMINI_API_KEY (or
 // GOOGLE_API_KEY); caps RAGAGENT_MAX_RUNNING,
 // RAGAGENT_MAX_RUNNING_PER_TOKEN, RAGAGENT_QUEUE, RAGAGENT_QUEUE_PER_TOKEN;
 // RAGAGENT_RUNNERS (how many run objects share the runs, default 1);
@@ -45,12 +49,21 @@ import (
 	"github.com/ragagentlab/ragagent/internal/server/store"
 )
 
+// The caps on an upload to a Worker when none are configured: lower than
+// the native server's, since the program that runs on a pack holds it in
+// its isolate's 128 MB (docs/worker.md, "Packs": a pack takes about 2.7
+// times its passages_bytes once open).
+const (
+	workerMaxUpload    = 16 << 20
+	workerMaxPackBytes = 20 << 20
+)
+
 // jsContext is the object worker.mjs passes to go.run, which this
 // program sees as its global context (syumai/workers' wasm_exec.js gives
 // each program its own): role ("front" or "runner"), shard (a runner's
 // index), env (the bindings and secrets), binding (where this program
 // sets its entry points), packs (the bundled packs' manifests and gzip
-// passages), d1, gemini and runner (the helpers the store, the transport
+// passages), d1, r2, gemini and runner (the helpers the store, the transport
 // and the dispatch await), and isolate (state the isolate's programs
 // share: schemaReady).
 var jsContext = js.Global().Get("context")
@@ -181,9 +194,29 @@ func config(ctx context.Context) (server.Config, error) {
 	if err != nil {
 		return server.Config{}, err
 	}
-	return server.Config{
+	cfg := server.Config{
 		Engine: eng, Store: st, Transport: newTransport(key), Endpoint: getenv("GEMINI_ENDPOINT"),
 		Pepper: []byte(pepper), Caps: caps,
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
-	}, nil
+	}
+	if bucket := jsContext.Get("env").Get("CORPORA"); !bucket.IsUndefined() {
+		cfg.Packs = r2Packs{bucket: bucket}
+		cfg.CorpusQuota = server.DefaultQuota()
+		for _, c := range []struct {
+			name string
+			def  int64
+			to   *int64
+		}{{"RAGAGENT_MAX_UPLOAD", workerMaxUpload, &cfg.MaxUpload}, {"RAGAGENT_MAX_PACK_BYTES", workerMaxPackBytes, &cfg.MaxPackBytes},
+			{"RAGAGENT_CORPUS_BYTES", cfg.CorpusQuota.Bytes, &cfg.CorpusQuota.Bytes}} {
+			n, err := capVar(c.name, int(c.def))
+			if err != nil {
+				return server.Config{}, err
+			}
+			*c.to = int64(n)
+		}
+		if cfg.CorpusQuota.Packs, err = capVar("RAGAGENT_CORPUS_PACKS", cfg.CorpusQuota.Packs); err != nil {
+			return server.Config{}, err
+		}
+	}
+	return cfg, nil
 }

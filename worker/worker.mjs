@@ -30,9 +30,11 @@ import "./wasm_exec.js";
 import mod from "./app.wasm";
 import { packs } from "./packs.mjs";
 import { decodeBatch, encodeResults } from "./d1wire.mjs";
+import { r2 } from "./r2.mjs";
 
-// The helpers the Go side awaits (D1 batches, Gemini requests, calls to a
-// run object) are each one async function (internal/jsbridge.Await).
+// The helpers the Go side awaits (D1 batches, R2 operations on uploaded
+// packs (r2.mjs), Gemini requests, calls to a run object) are each one
+// async function (internal/jsbridge.Await).
 
 // d1 runs a batch of statements as D1 runs them: one alone, or several
 // as one transaction. The batch comes from the Go program, and each
@@ -347,6 +349,7 @@ function frontProgram(env) {
   if (!front) {
     front = start("front", env, {
       d1: counted(d1),
+      r2: counted(r2),
       gemini: counted(gemini),
       runner: counted((shard, method, path, body) => runner(env, shard, method, path, body)),
     });
@@ -458,6 +461,7 @@ export class Runner {
       const began = Date.now();
       const program = await start("runner", env, {
         d1,
+        r2,
         gemini,
         runner: (s, method, path, body) => runner(env, s, method, path, body),
       }, { shard });

@@ -1533,7 +1533,7 @@ type RunStatus string
 
 // RunCreate defines model for RunCreate.
 type RunCreate struct {
-	// Corpus The corpus pack searched: its id, one of the packs this server offers as GET /v1/corpora lists them (the native server: seed, the packs it ships and those given with --pack; the Cloudflare Worker: seed and the packs bundled into it, python-3.11 by default). Another value is unknown_corpus.
+	// Corpus The corpus pack searched: its id, one of the packs this server offers as GET /v1/corpora lists them (the native server: seed, the packs it ships and those given with --pack; the Cloudflare Worker: seed and the packs bundled into it, python-3.11 by default; on both, the token's own uploads). Another value is unknown_corpus.
 	Corpus *string `json:"corpus,omitempty"`
 
 	// Limits null or absent: the defaults (invalid_limits).

@@ -201,15 +201,20 @@ func packFolders(t testing.TB, dir string) []string {
 	return out
 }
 
-// TestHostileUploadsAreRefused: every archive that is not a pack folder's
-// files as the command line reads one is refused with its declared code,
-// and nothing is kept or served.
-func TestHostileUploadsAreRefused(t *testing.T) {
-	dir := t.TempDir()
-	const capBytes = 64 << 10
-	e := newEnv(t, options{corpora: dir, maxPackBytes: capBytes, maxUpload: 256 << 10})
-	tok := e.token("alice", []string{"read", "corpora"}, 1000, 1)
-	m, p := notesPack(t, "kitchen")
+// hostileUpload is an upload a server must refuse, with the status and
+// code it refuses it with and a phrase its message says.
+type hostileUpload struct {
+	name, contentType string
+	body              []byte
+	status            int
+	code, says        string
+}
+
+// hostileUploads are the uploads every server refuses, natively and on a
+// Worker, made for its caps (a pack's passages, an upload's body): every
+// archive that is not a pack folder's files as the command line reads one.
+func hostileUploads(t testing.TB, capBytes, maxUpload int) []hostileUpload {
+	m, p := notesPack(t, "hostile") // an id no test uploads: refused for what it holds, not for its id
 	man := entry{name: "manifest.json", data: m}
 	pas := entry{name: "passages.json", data: p}
 	tampered := bytes.Replace(p, []byte("citric"), []byte("citrix"), 1)
@@ -220,16 +225,10 @@ func TestHostileUploadsAreRefused(t *testing.T) {
 	overCap, _ := json.Marshal(mm)
 	var zeros bytes.Buffer
 	zw := gzip.NewWriter(&zeros)
-	zw.Write(make([]byte, 8<<20))
+	zw.Write(make([]byte, capBytes+8<<20))
 	zw.Close()
-	require.Less(t, zeros.Len(), 256<<10, "the bomb fits under the upload cap")
-
-	for _, tc := range []struct {
-		name, contentType string
-		body              []byte
-		status            int
-		code, says        string
-	}{
+	require.Less(t, zeros.Len(), maxUpload, "the bomb fits under the upload cap")
+	return []hostileUpload{
 		{"not gzip", "", []byte("manifest.json"), 422, "invalid_pack", "not gzip"},
 		{"not a tar", "", gz(t, []byte(strings.Repeat("not a tar ", 100))), 422, "invalid_pack", "not a tar"},
 		{"a gzip bomb", "", zeros.Bytes(), 422, "invalid_pack", "decompresses to more than"},
@@ -240,7 +239,7 @@ func TestHostileUploadsAreRefused(t *testing.T) {
 		{"a file in a folder", "", tarball(t, man, entry{name: "kitchen/passages.json", data: p}), 422, "invalid_pack", "inside a folder"},
 		{"a folder", "", tarball(t, entry{name: "kitchen/", typeflag: tar.TypeDir}, man, pas), 422, "invalid_pack", "a folder"},
 		{"a name twice", "", tarball(t, man, pas, entry{name: "./passages.json", data: p}), 422, "invalid_pack", "twice"},
-		{"an entry over the cap", "", tarball(t, man, entry{name: "passages.json", data: p, size: capBytes + 1}), 422, "invalid_pack", "over the cap"},
+		{"an entry over the cap", "", tarball(t, man, entry{name: "passages.json", data: p, size: int64(capBytes) + 1}), 422, "invalid_pack", "over the cap"},
 		{"a file the pack does not name", "", tarball(t, man, pas, entry{name: "run.sh", data: []byte("#!/bin/sh\n")}), 422, "invalid_pack", "does not name"},
 		{"no manifest", "", tarball(t, pas), 422, "invalid_pack", "no manifest.json"},
 		{"no passages file", "", tarball(t, man), 422, "invalid_pack", "no passages.json"},
@@ -249,17 +248,33 @@ func TestHostileUploadsAreRefused(t *testing.T) {
 		{"passages not as the receipt says", "", tarball(t, man, entry{name: "passages.json", data: tampered}), 422, "invalid_pack", "sha256"},
 		{"passages shorter than the manifest says", "", tarball(t, man, entry{name: "passages.json", data: p[:len(p)-1]}), 422, "invalid_pack", "bytes"},
 		{"not application/gzip", "application/json", packTarball(t, "kitchen"), 415, "unsupported_media_type", "application/gzip"},
-		{"over the upload cap", "", append(packTarball(t, "kitchen"), make([]byte, 256<<10)...), 413, "body_too_large", "over"},
-	} {
+		{"over the upload cap", "", append(packTarball(t, "kitchen"), make([]byte, maxUpload)...), 413, "body_too_large", "over"},
+	}
+}
+
+// refused posts a hostile upload and checks its refusal.
+func (e *env) refused(t *testing.T, tok string, tc hostileUpload) {
+	ct := tc.contentType
+	if ct == "" {
+		ct = "application/gzip"
+	}
+	r := e.do(req{method: "POST", path: "/v1/corpora", token: tok, body: string(tc.body), header: map[string]string{"Content-Type": ct}})
+	assert.Equal(t, tc.status, r.status, string(r.body))
+	assert.Equal(t, tc.code, r.code(t))
+	assert.Contains(t, string(r.body), tc.says)
+}
+
+// TestHostileUploadsAreRefused: every archive that is not a pack folder's
+// files as the command line reads one is refused with its declared code,
+// and nothing is kept or served.
+func TestHostileUploadsAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	const capBytes = 64 << 10
+	e := newEnv(t, options{corpora: dir, maxPackBytes: capBytes, maxUpload: 256 << 10})
+	tok := e.token("alice", []string{"read", "corpora"}, 1000, 1)
+	for _, tc := range hostileUploads(t, capBytes, 256<<10) {
 		t.Run(tc.name, func(t *testing.T) {
-			ct := tc.contentType
-			if ct == "" {
-				ct = "application/gzip"
-			}
-			r := e.do(req{method: "POST", path: "/v1/corpora", token: tok, body: string(tc.body), header: map[string]string{"Content-Type": ct}})
-			assert.Equal(t, tc.status, r.status, string(r.body))
-			assert.Equal(t, tc.code, r.code(t))
-			assert.Contains(t, string(r.body), tc.says)
+			e.refused(t, tok, tc)
 			assert.Empty(t, packFolders(t, dir), "nothing is kept")
 			assert.Equal(t, map[string]string{"seed": "built_in"}, e.corpusIDs(tok), "nothing is served")
 		})

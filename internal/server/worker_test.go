@@ -110,6 +110,12 @@ const (
 // startWorkerVia is startWorker run the way via says.
 func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerToken, logLevel string) *localWorker {
 	t.Helper()
+	return startWorkerVars(t, via, caps, tokens, logLevel, "")
+}
+
+// startWorkerVars is startWorkerVia with more variables (.dev.vars lines).
+func startWorkerVars(t testing.TB, via string, caps store.Caps, tokens []workerToken, logLevel, more string) *localWorker {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("the local Worker takes seconds to start: not in -short")
 	}
@@ -147,7 +153,7 @@ func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerTo
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "wrangler.toml"), []byte(c), 0o644))
 	vars := fmt.Sprintf("RAGAGENT_TOKEN_PEPPER=%q\nGEMINI_API_KEY=%q\nGEMINI_ENDPOINT=%q\nRAGAGENT_MAX_RUNNING=\"%d\"\nRAGAGENT_MAX_RUNNING_PER_TOKEN=\"%d\"\nRAGAGENT_QUEUE=\"%d\"\nRAGAGENT_QUEUE_PER_TOKEN=\"%d\"\nRAGAGENT_LOG=%q\nRAGAGENT_D1_CALLS=\"1\"\n",
 		string(pepper), dummyKey, w.fake.srv.URL, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken, map[bool]string{true: "info", false: "warn"}[logLevel == "log"])
-	require.NoError(t, os.WriteFile(filepath.Join(w.dir, ".dev.vars"), []byte(vars), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(w.dir, ".dev.vars"), []byte(vars+more), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(w.dir, "node_modules", ".mf"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "node_modules", ".mf", "cf.json"), []byte("{}"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(w.dir, "tmp", "update-check"), 0o755))
