@@ -754,7 +754,9 @@ func TestWorkerMigrationIsTheSchema(t *testing.T) {
 	d := store.OpenD1(b, 0)
 	add := func() error {
 		_, err := d.AddExperiment(ctx, store.NewExperiment{ID: "exp_1", TokenID: "tok_1", Kind: "retrieval", Spec: `{}`, Total: 1, At: time.Now()}, 1,
-			func(store.Experiment) store.NewEvent { return store.NewEvent{Type: "queued", Data: `{}`, At: time.Now()} })
+			func(store.Experiment) store.NewEvent {
+				return store.NewEvent{Type: "queued", Data: `{}`, At: time.Now()}
+			})
 		return err
 	}
 	require.Error(t, add(), "the older database has no experiments table")
