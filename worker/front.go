@@ -163,6 +163,13 @@ func (o *objects) Cancel(ctx context.Context, id string) error {
 	return o.call(ctx, id, "/runner/cancel?id="+url.QueryEscape(id), nil)
 }
 
+// Experiment tells the experiment's object that it runs: the object
+// answers with how many it runs, and worker.mjs sets its alarm soon,
+// whose rounds run them in pieces.
+func (o *objects) Experiment(ctx context.Context, id string) error {
+	return o.call(ctx, id, "/runner/experiments?id="+url.QueryEscape(id), nil)
+}
+
 func (o *objects) Stream(w http.ResponseWriter, r *http.Request, q server.StreamRequest) {
 	w.Header().Set(forwardPath, q.Path())
 	w.Header().Set(forwardShard, strconv.Itoa(shardOf(q.ID, o.n)))

@@ -57,6 +57,10 @@ func (d *ownerDispatch) Cancel(ctx context.Context, id string) error {
 	return d.call(ctx, "/runner/cancel?id="+url.QueryEscape(id), nil)
 }
 
+func (d *ownerDispatch) Experiment(ctx context.Context, id string) error {
+	return d.call(ctx, "/runner/experiments?id="+url.QueryEscape(id), nil)
+}
+
 func (d *ownerDispatch) Stream(w http.ResponseWriter, r *http.Request, q server.StreamRequest) {
 	req, err := http.NewRequestWithContext(r.Context(), "GET", d.base+q.Path(), nil)
 	if err != nil {

@@ -224,7 +224,8 @@ type rankingJSON struct {
 }
 
 // experiments runs the experiments of this process, each on its own
-// goroutine under a context its cancel or the server's shutdown ends.
+// goroutine under a context its cancel or the server's shutdown ends;
+// with a Dispatch (a Worker), in pieces at their owners (pieces.go).
 type experiments struct {
 	s      *Server
 	st     store.Experiments // nil: the store keeps no experiments
@@ -234,6 +235,13 @@ type experiments struct {
 	active map[string]context.CancelCauseFunc
 	wg     sync.WaitGroup
 	start  sync.Mutex // one start loop at a time
+
+	// pieces: experiments run in pieces of piece at their owners, when
+	// the owner's runner calls (RunnerHandler's /runner/experiments/piece),
+	// never on a goroutine of their own.
+	pieces  bool
+	piece   ExperimentPiece
+	running sync.Mutex // one round of pieces at a time
 }
 
 // errShutdown stops an experiment for the server's shutdown: it stays
@@ -242,6 +250,10 @@ var errShutdown = errors.New("the server is shutting down")
 
 // errCancelled stops an experiment cancelled through the API.
 var errCancelled = errors.New("cancelled")
+
+// errPiece stops an experiment whose piece has done what it may: it
+// stays running in the store, and its owner's next piece goes on.
+var errPiece = errors.New("the piece is over")
 
 func (xs *experiments) now() time.Time { return xs.s.clock() }
 
@@ -253,8 +265,8 @@ func (xs *experiments) admittedEvent(x store.Experiment) store.NewEvent {
 // resume relaunches the experiments a dead process left running (they
 // hold their slots), then starts queued ones as the cap allows.
 func (xs *experiments) resume(ctx context.Context) error {
-	if xs.st == nil {
-		return nil
+	if xs.st == nil || xs.pieces {
+		return nil // pieces: the owners' runners resume them
 	}
 	left, err := xs.st.RunningExperiments(ctx)
 	if err != nil {
@@ -270,6 +282,10 @@ func (xs *experiments) resume(ctx context.Context) error {
 
 // startQueued starts queued experiments while fewer than the cap run.
 func (xs *experiments) startQueued() {
+	if xs.pieces {
+		xs.startPieces()
+		return
+	}
 	xs.start.Lock()
 	defer xs.start.Unlock()
 	for !xs.s.isClosing() {
@@ -309,26 +325,30 @@ func (xs *experiments) launch(x store.Experiment) {
 			xs.s.hub.notify(x.ID)
 			xs.startQueued()
 		}()
-		o, ok := xs.execute(ctx, x)
-		if !ok {
-			return
-		}
-		o.At = xs.now()
-		ended, done, err := xs.st.FinishExperiment(context.Background(), x.ID, o, func(e store.Experiment) store.NewEvent {
-			return experimentEvent(EventEnd, e, xs.now())
-		})
-		switch {
-		case err != nil:
-			xs.s.log.Error("server fault", "during", "finishing an experiment", "experiment", x.ID, "error", err.Error())
-		case done:
-			xs.s.log.Info("experiment finished", "experiment", x.ID, "state", ended.State)
+		if o, ok := xs.execute(ctx, x, nil); ok {
+			xs.finish(x.ID, o)
 		}
 	})
 }
 
+// finish ends an experiment with its outcome, appending end.
+func (xs *experiments) finish(id string, o store.ExperimentOutcome) {
+	o.At = xs.now()
+	ended, done, err := xs.st.FinishExperiment(context.Background(), id, o, func(e store.Experiment) store.NewEvent {
+		return experimentEvent(EventEnd, e, xs.now())
+	})
+	switch {
+	case err != nil:
+		xs.s.log.Error("server fault", "during", "finishing an experiment", "experiment", id, "error", err.Error())
+	case done:
+		xs.s.log.Info("experiment finished", "experiment", id, "state", ended.State)
+	}
+}
+
 // execute runs the experiment and says how it ended; ok is false when
-// it is left as the store has it (shut down, or cancelled meanwhile).
-func (xs *experiments) execute(ctx context.Context, x store.Experiment) (store.ExperimentOutcome, bool) {
+// it is left as the store has it (shut down, cancelled meanwhile, or its
+// piece b over: nil, natively, bounds nothing).
+func (xs *experiments) execute(ctx context.Context, x store.Experiment, b *budget) (store.ExperimentOutcome, bool) {
 	failed := func(code reason.Code, message string) (store.ExperimentOutcome, bool) {
 		b, _ := marshal(errorBody{Code: code, Message: message})
 		return store.ExperimentOutcome{State: store.ExperimentFailed, Error: string(b)}, true
@@ -342,7 +362,7 @@ func (xs *experiments) execute(ctx context.Context, x store.Experiment) (store.E
 		return failed(CodeInternal, "the engine could not be opened")
 	}
 	if sp.Kind == KindAgent {
-		return xs.executeAgent(ctx, x, sp, eng, failed)
+		return xs.executeAgent(ctx, x, sp, eng, b, failed)
 	}
 	kept, err := xs.st.Rankings(ctx, x.ID)
 	if err != nil {
@@ -369,6 +389,7 @@ func (xs *experiments) execute(ctx context.Context, x store.Experiment) (store.E
 			return err
 		}
 		xs.s.hub.notify(x.ID)
+		b.spend(done < x.Total)
 		return nil
 	}
 	res, err := eng.Retrieval(ctx, req)
@@ -394,6 +415,8 @@ func (xs *experiments) stopped(ctx context.Context, id, what, done string, keepE
 		return store.ExperimentOutcome{}, true // the cancel ended it in the store
 	case errors.Is(cause, errShutdown):
 		return store.ExperimentOutcome{}, true // the next Start resumes it
+	case errors.Is(cause, errPiece):
+		return store.ExperimentOutcome{}, true // the owner's next piece goes on
 	case errors.Is(keepErr, store.ErrRevoked):
 		o, _ := failed(store.TokenRevoked, "the experiment's token was revoked; nothing was "+done+" after")
 		return o, true
@@ -417,7 +440,7 @@ func (xs *experiments) stopped(ctx context.Context, id, what, done string, keepE
 // its stored request, given the trials kept before (a resumed experiment
 // runs only the rest), keeping each graded trial with its progress event
 // as it ends; it succeeds with `ragagent eval --json`'s object.
-func (xs *experiments) executeAgent(ctx context.Context, x store.Experiment, sp experimentSpec, eng *engine.Engine,
+func (xs *experiments) executeAgent(ctx context.Context, x store.Experiment, sp experimentSpec, eng *engine.Engine, b *budget,
 	failed func(reason.Code, string) (store.ExperimentOutcome, bool)) (store.ExperimentOutcome, bool) {
 	if xs.trials == nil {
 		return failed(CodeUnsupportedKind, "this server's store keeps no agent trials")
@@ -451,6 +474,7 @@ func (xs *experiments) executeAgent(ctx context.Context, x store.Experiment, sp 
 			return err
 		}
 		xs.s.hub.notify(x.ID)
+		b.spend(done < x.Total)
 		return nil
 	}
 	res, err := eng.Eval(ctx, req)
@@ -890,7 +914,12 @@ func (s *Server) cancelExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 	}
 	xs.cancel(x.ID)
 	s.hub.notify(x.ID)
-	go xs.startQueued()
+	if xs.pieces {
+		// A Worker's front: nothing of this request's may outlive it.
+		xs.startQueued()
+	} else {
+		go xs.startQueued()
+	}
 	writeJSON(w, http.StatusOK, experimentOf(ended))
 	return nil
 }
@@ -909,15 +938,28 @@ func (s *Server) experimentEvents(w http.ResponseWriter, r *http.Request) *apiEr
 	if aerr != nil {
 		return aerr
 	}
+	if s.dispatch != nil && !s.dispatch.Local(x.ID) {
+		// Its owner serves the stream (woken as it keeps each ranking)
+		// and counts it.
+		s.dispatch.Stream(w, r, StreamRequest{ID: x.ID, TokenID: x.TokenID, After: after, Capped: true, Experiment: true})
+		return nil
+	}
 	release, aerr := s.acquireStream(x.TokenID)
 	if aerr != nil {
 		return aerr
 	}
 	defer release()
-	st := s.experiments.st
-	s.streamOf(w, r, x.ID, after, s.heartbeat, nil, func(ctx context.Context, id string, after int64, limit int) ([]store.Event, bool, bool, error) {
-		state, evs, found, err := st.ExperimentTail(ctx, id, after, limit)
-		return evs, state != store.ExperimentQueued && state != store.ExperimentRunning, found, err
-	})
+	s.streamOf(w, r, x.ID, after, s.heartbeat, nil, s.experimentTail)
 	return nil
+}
+
+// experimentTail is an experiment's tail: its events and whether it left
+// the queued and running states.
+func (s *Server) experimentTail(ctx context.Context, id string, after int64, limit int) ([]store.Event, bool, bool, error) {
+	st := s.experiments.st
+	if st == nil {
+		return nil, false, false, nil
+	}
+	state, evs, found, err := st.ExperimentTail(ctx, id, after, limit)
+	return evs, state != store.ExperimentQueued && state != store.ExperimentRunning, found, err
 }
