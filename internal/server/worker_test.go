@@ -108,8 +108,9 @@ const (
 	viaWorkerd  = "workerd"
 )
 
-// startWorkerVia is startWorker run the way via says.
-func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerToken, logLevel string) *localWorker {
+// startWorkerVia is startWorker run the way via says; more are more of
+// the Worker's variables (NAME="value" lines of .dev.vars).
+func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerToken, logLevel string, more ...string) *localWorker {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("the local Worker takes seconds to start: not in -short")
@@ -146,9 +147,12 @@ func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerTo
 	c := strings.ReplaceAll(string(conf), `"./build/`, `"`+filepath.Join(root, "worker", "build")+`/`)
 	c = strings.ReplaceAll(c, `migrations_dir = "migrations"`, `migrations_dir = "`+filepath.Join(root, "worker", "migrations")+`"`)
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "wrangler.toml"), []byte(c), 0o644))
-	vars := fmt.Sprintf("RAGAGENT_TOKEN_PEPPER=%q\nGEMINI_API_KEY=%q\nGEMINI_ENDPOINT=%q\nRAGAGENT_MAX_RUNNING=\"%d\"\nRAGAGENT_MAX_RUNNING_PER_TOKEN=\"%d\"\nRAGAGENT_QUEUE=\"%d\"\nRAGAGENT_QUEUE_PER_TOKEN=\"%d\"\nRAGAGENT_LOG=%q\nRAGAGENT_D1_CALLS=\"1\"\n",
+	devVars := fmt.Sprintf("RAGAGENT_TOKEN_PEPPER=%q\nGEMINI_API_KEY=%q\nGEMINI_ENDPOINT=%q\nRAGAGENT_MAX_RUNNING=\"%d\"\nRAGAGENT_MAX_RUNNING_PER_TOKEN=\"%d\"\nRAGAGENT_QUEUE=\"%d\"\nRAGAGENT_QUEUE_PER_TOKEN=\"%d\"\nRAGAGENT_LOG=%q\nRAGAGENT_D1_CALLS=\"1\"\n",
 		string(pepper), dummyKey, w.fake.srv.URL, caps.Running, caps.RunningPerToken, caps.Queue, caps.QueuePerToken, map[bool]string{true: "info", false: "warn"}[logLevel == "log"])
-	require.NoError(t, os.WriteFile(filepath.Join(w.dir, ".dev.vars"), []byte(vars), 0o600))
+	for _, v := range more {
+		devVars += v + "\n"
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(w.dir, ".dev.vars"), []byte(devVars), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(w.dir, "node_modules", ".mf"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "node_modules", ".mf", "cf.json"), []byte("{}"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(w.dir, "tmp", "update-check"), 0o755))
@@ -911,4 +915,135 @@ func TestWorkerRecoversTheRunsOfAKilledProcess(t *testing.T) {
 	evs := e.events(tok, id, nil)
 	require.NotEmpty(t, evs)
 	assert.Equal(t, "end", evs[len(evs)-1].event)
+}
+
+// workerPiece is the size of an experiment's pieces on the Worker in
+// TestWorkerRunsExperiments (rankings or trials kept per round of its run
+// object), small so that each experiment spans rounds.
+const workerPiece = 8
+
+// Experiments on the Worker: admitted by the front, run by their run
+// object in pieces (workerPiece units a round, each round an alarm,
+// 250 ms apart), each from what D1 kept. A retrieval experiment returns
+// the bytes `ragagent retrieval --json` prints for the same inputs, its
+// events streamed live from the admission to the end with progress
+// 1..total; an agent experiment (scripted) ends with the command's object
+// (its measured seconds aside); a cancelled one keeps nothing after the
+// cancel; and one whose Worker is killed (SIGKILL) mid-experiment and
+// started again on the same state resumes, when the fresh front wakes
+// its object, from the rankings D1 kept: the same bytes, progress
+// 1..total once each, nothing lost or ranked twice.
+func TestWorkerRunsExperiments(t *testing.T) {
+	t.Parallel()
+	w := startWorkerVia(t, viaWorkerd, workerCaps, workerTokens[:1], "log",
+		fmt.Sprintf(`RAGAGENT_EXPERIMENT_PIECE="%d"`, workerPiece), `RAGAGENT_EXPERIMENT_PAUSE_MS="250"`)
+	tok := w.toks["alice"]
+	wantBytes := wantRetrieval(t, "seed", "general")
+	const rankings = 68
+	body := experimentBody(t, `["seed", "general"]`)
+	cancelledAt := 0 // what the cancelled experiment kept
+	result := func(e *env, id string) []byte {
+		r := e.do(req{method: "GET", path: "/v1/experiments/" + id + "/result", token: tok, valid: true})
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		return r.body
+	}
+
+	t.Run("retrieval: the command's bytes", func(t *testing.T) {
+		e := w.env(t)
+		began := time.Now()
+		posted := e.postExperiment(tok, body)
+		id := idOf(t, posted)
+		assert.Equal(t, "running", posted.json(t)["state"], "the front started it")
+		evs := e.experimentEvents(tok, id, nil) // from the admission, live, to the end
+		t.Logf("%d rankings in pieces of %d: %s from the post to the end event", rankings, workerPiece, time.Since(began).Round(time.Millisecond))
+		checkProgress(t, evs, rankings)
+		x := e.experiment(tok, id)
+		require.Equal(t, "succeeded", x["state"], x["error"])
+		assert.Equal(t, map[string]any{"done": float64(rankings), "total": float64(rankings)}, x["progress"])
+		assert.Equal(t, string(wantBytes), string(result(e, id)), "the command's bytes")
+		assert.Equal(t, evs[10:], e.experimentEvents(tok, id, map[string]string{"Last-Event-ID": "10"}), "resumed after event 10")
+		list := e.do(req{method: "GET", path: "/v1/experiments", token: tok, valid: true}).json(t)
+		assert.Equal(t, id, list["experiments"].([]any)[0].(map[string]any)["id"])
+	})
+
+	t.Run("agent: the command's object", func(t *testing.T) {
+		e := w.env(t)
+		want := wantEval(t, "")
+		began := time.Now()
+		id := idOf(t, e.postExperiment(tok, agentBody(t, "")))
+		evs := e.experimentEvents(tok, id, nil)
+		t.Logf("%d trials in pieces of %d: %s from the post to the end event", pythonTrials, workerPiece, time.Since(began).Round(time.Millisecond))
+		checkProgress(t, evs, pythonTrials)
+		x := e.experiment(tok, id)
+		require.Equal(t, "succeeded", x["state"], x["error"])
+		assert.Equal(t, want, unmeasured(t, result(e, id)), "the command's object, measured seconds aside")
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		e := w.env(t)
+		id := idOf(t, e.postExperiment(tok, body))
+		waitFor(t, func() bool { return e.experiment(tok, id)["progress"].(map[string]any)["done"].(float64) > 0 }, "a ranking is kept")
+		r := e.do(req{method: "POST", path: "/v1/experiments/" + id + "/cancel", token: tok, valid: true})
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		x := r.json(t)
+		assert.Equal(t, "cancelled", x["state"])
+		done := x["progress"].(map[string]any)["done"].(float64)
+		cancelledAt = int(done)
+		time.Sleep(time.Second) // rounds 250 ms apart: any after the cancel has come
+		assert.Equal(t, done, e.experiment(tok, id)["progress"].(map[string]any)["done"], "nothing kept after the cancel")
+		evs := e.experimentEvents(tok, id, nil)
+		state, _, _ := progressOf(t, evs[len(evs)-1])
+		assert.Equal(t, "end", evs[len(evs)-1].event)
+		assert.Equal(t, "cancelled", state)
+		assert.Equal(t, http.StatusConflict, e.do(req{method: "POST", path: "/v1/experiments/" + id + "/cancel", token: tok, valid: true}).status)
+		assert.Equal(t, http.StatusConflict, e.do(req{method: "GET", path: "/v1/experiments/" + id + "/result", token: tok, valid: true}).status)
+	})
+
+	t.Run("a restart mid-experiment", func(t *testing.T) {
+		e := w.env(t)
+		id := idOf(t, e.postExperiment(tok, body))
+		var done float64
+		waitFor(t, func() bool {
+			done = e.experiment(tok, id)["progress"].(map[string]any)["done"].(float64)
+			return done >= 2*workerPiece
+		}, "two rounds kept")
+		require.Less(t, done, float64(rankings), "the experiment is not over before the kill")
+		w.kill9(t)
+		killed := time.Now()
+		w.launch(t)
+		x := e.awaitExperiment(tok, id)
+		t.Logf("killed at %v of %d kept; ended %s %.1f s after the kill", done, rankings, x["state"], time.Since(killed).Seconds())
+		require.Equal(t, "succeeded", x["state"], x["error"])
+		assert.Equal(t, string(wantBytes), string(result(e, id)), "the command's bytes")
+		checkProgress(t, e.experimentEvents(tok, id, nil), rankings)
+	})
+
+	t.Run("in pieces, without a fault", func(t *testing.T) {
+		// The run object logs each round of its alarm: what it kept.
+		log := w.log.String()
+		rounds := regexp.MustCompile(`experiments running \((\d+) kept this round\)`).FindAllStringSubmatch(log, -1)
+		most, kept := 0, 0
+		for _, m := range rounds {
+			n, err := strconv.Atoi(m[1])
+			require.NoError(t, err)
+			most, kept = max(most, n), kept+n
+		}
+		assert.Equal(t, workerPiece, most, "no round kept more than a piece")
+		// Each unit is kept once: the rounds logged kept at most every
+		// experiment's units (the cancelled one's up to its cancel), and
+		// at least those less the round the kill cut short, unlogged.
+		all := rankings + pythonTrials + cancelledAt + rankings
+		assert.LessOrEqual(t, kept, all, "nothing kept twice")
+		assert.GreaterOrEqual(t, kept, all-workerPiece, "every round logged but the one the kill cut short")
+		last := ""
+		for _, line := range strings.Split(log, "\n") {
+			if strings.Contains(line, "kept this round") {
+				last = strings.TrimSpace(line)
+			}
+		}
+		t.Logf("%d rounds; the last: %s", len(rounds), last)
+		for _, bad := range []string{"Uncaught", "server fault", "panic:", "exit code", "hanging Promise", "will never complete"} {
+			assert.NotContains(t, log, bad)
+		}
+	})
 }
