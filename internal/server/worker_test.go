@@ -263,6 +263,9 @@ func (w *localWorker) kill9(t testing.TB) {
 	t.Helper()
 	require.NoError(t, syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL))
 	w.stop()
+	// The connections kept alive to the killed process are dead: a POST
+	// sent on one would fail (Go resends only idempotent requests).
+	harnessClient.CloseIdleConnections()
 }
 
 // supervise starts cmd in a process group of its own (wrangler starts
@@ -937,7 +940,13 @@ func TestWorkerRunsExperiments(t *testing.T) {
 	t.Parallel()
 	w := startWorkerVia(t, viaWorkerd, workerCaps, workerTokens[:1], "log",
 		fmt.Sprintf(`RAGAGENT_EXPERIMENT_PIECE="%d"`, workerPiece), `RAGAGENT_EXPERIMENT_PAUSE_MS="250"`)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the Worker's log:\n%s", w.log.String())
+		}
+	})
 	tok := w.toks["alice"]
+	top := t
 	wantBytes := wantRetrieval(t, "seed", "general")
 	const rankings = 68
 	body := experimentBody(t, `["seed", "general"]`)
@@ -1008,9 +1017,11 @@ func TestWorkerRunsExperiments(t *testing.T) {
 			return done >= 2*workerPiece
 		}, "two rounds kept")
 		require.Less(t, done, float64(rankings), "the experiment is not over before the kill")
-		w.kill9(t)
+		// The Worker's whole test's: launch stops the process it starts
+		// when the test it is given ends.
+		w.kill9(top)
 		killed := time.Now()
-		w.launch(t)
+		w.launch(top)
 		x := e.awaitExperiment(tok, id)
 		t.Logf("killed at %v of %d kept; ended %s %.1f s after the kill", done, rankings, x["state"], time.Since(killed).Seconds())
 		require.Equal(t, "succeeded", x["state"], x["error"])
@@ -1019,6 +1030,10 @@ func TestWorkerRunsExperiments(t *testing.T) {
 	})
 
 	t.Run("in pieces, without a fault", func(t *testing.T) {
+		// A run, for the memory its start logs (the run object's and the
+		// front's, after the experiments: each program's memory only grows).
+		e := w.env(t)
+		e.await(tok, e.start(tok, `{`+overwrite+`, "mode": "fixed"}`))
 		// The run object logs each round of its alarm: what it kept.
 		log := w.log.String()
 		rounds := regexp.MustCompile(`experiments running \((\d+) kept this round\)`).FindAllStringSubmatch(log, -1)
@@ -1039,6 +1054,9 @@ func TestWorkerRunsExperiments(t *testing.T) {
 		for _, line := range strings.Split(log, "\n") {
 			if strings.Contains(line, "kept this round") {
 				last = strings.TrimSpace(line)
+			}
+			if strings.Contains(line, "run object memory") {
+				t.Log(strings.TrimSpace(line))
 			}
 		}
 		t.Logf("%d rounds; the last: %s", len(rounds), last)
