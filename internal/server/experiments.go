@@ -594,9 +594,50 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 	if aerr != nil {
 		return aerr
 	}
+	hex, err := randomHex(10)
+	if err != nil {
+		return s.internal("naming the experiment", err)
+	}
+	id := "exp_" + hex
+	sp, total, aerr := s.checkExperiment(r.Context(), id, sp)
+	if aerr != nil {
+		return aerr
+	}
+	spec, err := marshal(sp)
+	if err != nil {
+		return s.internal("encoding the experiment", err)
+	}
+	x, err := xs.st.AddExperiment(r.Context(), store.NewExperiment{ID: id, TokenID: t.ID, Kind: sp.Kind,
+		Spec: string(spec), Total: total, At: s.clock()}, xs.caps.PerToken, xs.admittedEvent)
+	switch {
+	case errors.Is(err, store.ErrExperimentQuota):
+		e := refuse(http.StatusTooManyRequests, CodeExperimentQuota, fmt.Sprintf(
+			"the token has %d experiments queued or running, its cap; wait for one to end or cancel one", xs.caps.PerToken))
+		e.retryAfter = 1
+		return e
+	case errors.Is(err, store.ErrRevoked):
+		return unauthorized
+	case err != nil:
+		return s.internal("admitting the experiment", err)
+	}
+	xs.startQueued()
+	if now, found, err := xs.st.Experiment(r.Context(), x.ID); err == nil && found {
+		x = now
+	}
+	w.Header().Set("Location", experimentLinksOf(x.ID).Self)
+	writeJSON(w, http.StatusAccepted, experimentOf(x))
+	return nil
+}
+
+// planExperiment checks an experiment by the engine's plan (its
+// configurations, its question set against the pack, the caps): its spec
+// with k set, and what progress counts (an agent experiment's trials,
+// each case on both paths; a retrieval one's rankings), or the refusal.
+func (s *Server) planExperiment(sp experimentSpec) (experimentSpec, int, *apiError) {
+	xs := &s.experiments
 	eng, err := s.engine.get()
 	if err != nil {
-		return s.internal("opening the engine", err)
+		return sp, 0, s.internal("opening the engine", err)
 	}
 	refused := func(err error) *apiError {
 		code, ok := reason.Of(err)
@@ -618,53 +659,80 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 	case KindAgent:
 		plan, err := eng.PlanEval(sp.evalRequest())
 		if err != nil {
-			return refused(err)
+			return sp, 0, refused(err)
 		}
 		if aerr := tooMany(plan.Cases); aerr != nil {
-			return aerr
+			return sp, 0, aerr
 		}
 		total = len(plan.Trials)
 	default:
 		plan, err := eng.PlanRetrieval(sp.request())
 		if err != nil {
-			return refused(err)
+			return sp, 0, refused(err)
 		}
 		if aerr := tooMany(plan.Cases); aerr != nil {
-			return aerr
+			return sp, 0, aerr
 		}
 		if len(plan.Configs) > xs.caps.Configs {
-			return refuse(http.StatusBadRequest, CodeTooManyConfigs, fmt.Sprintf("the experiment compares %d configurations; this server takes at most %d", len(plan.Configs), xs.caps.Configs))
+			return sp, 0, refuse(http.StatusBadRequest, CodeTooManyConfigs, fmt.Sprintf("the experiment compares %d configurations; this server takes at most %d", len(plan.Configs), xs.caps.Configs))
 		}
 		sp.K, total = plan.K, plan.Total()
 	}
+	return sp, total, nil
+}
+
+// checkExperiment plans the experiment here, or, where another process
+// owns it (a Worker's front: its run object), has the owner plan it
+// (Dispatch.Plan): the plan opens the pack, which the owner holds open
+// to run it, and a front that opened it too would hold it beside the
+// owner's in the isolate they may share.
+func (s *Server) checkExperiment(ctx context.Context, id string, sp experimentSpec) (experimentSpec, int, *apiError) {
+	if s.dispatch == nil || s.dispatch.Local(id) {
+		return s.planExperiment(sp)
+	}
 	spec, err := marshal(sp)
 	if err != nil {
-		return s.internal("encoding the experiment", err)
+		return sp, 0, s.internal("encoding the experiment", err)
 	}
-	id, err := randomHex(10)
+	status, body, err := s.dispatch.Plan(ctx, id, spec)
 	if err != nil {
-		return s.internal("naming the experiment", err)
+		return sp, 0, s.internal("checking the experiment at its runner", err)
 	}
-	x, err := xs.st.AddExperiment(r.Context(), store.NewExperiment{ID: "exp_" + id, TokenID: t.ID, Kind: sp.Kind,
-		Spec: string(spec), Total: total, At: s.clock()}, xs.caps.PerToken, xs.admittedEvent)
-	switch {
-	case errors.Is(err, store.ErrExperimentQuota):
-		e := refuse(http.StatusTooManyRequests, CodeExperimentQuota, fmt.Sprintf(
-			"the token has %d experiments queued or running, its cap; wait for one to end or cancel one", xs.caps.PerToken))
-		e.retryAfter = 1
-		return e
-	case errors.Is(err, store.ErrRevoked):
-		return unauthorized
-	case err != nil:
-		return s.internal("admitting the experiment", err)
+	if status != http.StatusOK {
+		var refusal struct {
+			Error errorBody `json:"error"`
+		}
+		if err := json.Unmarshal(body, &refusal); err != nil || refusal.Error.Code == "" {
+			return sp, 0, s.internal("checking the experiment at its runner", fmt.Errorf("%d %s", status, body))
+		}
+		return sp, 0, refuse(status, refusal.Error.Code, refusal.Error.Message)
 	}
-	xs.startQueued()
-	if now, found, err := xs.st.Experiment(r.Context(), x.ID); err == nil && found {
-		x = now
+	var planned struct{ Total, K int }
+	if err := json.Unmarshal(body, &planned); err != nil {
+		return sp, 0, s.internal("checking the experiment at its runner", err)
 	}
-	w.Header().Set("Location", experimentLinksOf(x.ID).Self)
-	writeJSON(w, http.StatusAccepted, experimentOf(x))
-	return nil
+	sp.K = planned.K
+	return sp, planned.Total, nil
+}
+
+// planAtOwner is RunnerHandler's POST /runner/plan: the experiment's
+// spec (as stored) planned here, {"total", "k"} or the refusal.
+func (s *Server) planAtOwner(w http.ResponseWriter, r *http.Request) {
+	var sp experimentSpec
+	if err := json.NewDecoder(r.Body).Decode(&sp); err != nil || (sp.Kind != KindRetrieval && sp.Kind != KindAgent) {
+		refuse(http.StatusBadRequest, CodeMalformedRequest, "the body is not an experiment to plan").write(w)
+		return
+	}
+	if sp.Kind == KindAgent && s.experiments.trials == nil {
+		refuse(http.StatusBadRequest, CodeUnsupportedKind, "this server's store keeps no agent trials; send kind \"retrieval\"").write(w)
+		return
+	}
+	sp, total, aerr := s.planExperiment(sp)
+	if aerr != nil {
+		aerr.write(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"total": total, "k": sp.K})
 }
 
 // experimentFields are an experiment request's keys, by kind.

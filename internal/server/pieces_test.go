@@ -99,11 +99,9 @@ func TestExperimentsRunInPiecesAtTheirOwner(t *testing.T) {
 	}
 }
 
-// unreachableOwners is a front's Dispatch whose objects cannot be
-// reached: every experiment is another's, and telling it fails.
-type unreachableOwners struct{ server.Dispatch }
-
-func (unreachableOwners) Local(string) bool { return false }
+// unreachableOwners is a front's Dispatch to owners that check
+// experiments but cannot be told that one runs.
+type unreachableOwners struct{ *ownerDispatch }
 
 func (unreachableOwners) Experiment(context.Context, string) error {
 	return errors.New("the owner cannot be reached")
@@ -113,10 +111,10 @@ func (unreachableOwners) Experiment(context.Context, string) error {
 // internal_error, at once with its end event, as a run that could not be
 // handed over does: not left running with nobody to run it.
 func TestAnExperimentNotHandedOverFails(t *testing.T) {
-	e := newEnv(t, options{packs: true})
+	e := newEnv(t, options{packs: true, owner: true})
 	tok := e.token("alice", []string{server.ScopeRead, server.ScopeRun}, 1000, 1)
 	front, err := server.New(server.Config{Engine: e.engine, Store: e.store, Pepper: pepper, Clock: e.clock.Now,
-		Dispatch: unreachableOwners{}, Log: slog.New(slog.NewTextHandler(e.log, nil))})
+		Dispatch: unreachableOwners{&ownerDispatch{base: e.ownerURL}}, Log: slog.New(slog.NewTextHandler(e.log, nil))})
 	require.NoError(t, err)
 	srv := httptest.NewServer(front.Handler())
 	defer srv.Close()
