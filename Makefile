@@ -73,8 +73,10 @@ worker:
 	$(NODE) scripts/worker-packs.mjs worker/build $(foreach p,$(WORKER_PACKS),$(if $(findstring /,$(p)),$(p),fixtures/packs/$(p)))
 	@echo "worker/build/app.wasm: $$(wc -c < worker/build/app.wasm) bytes, $$(gzip -9 -n -c worker/build/app.wasm | wc -c) gzip -9"
 
-# The Worker's D1 migration, generated from the store's schema (the one
-# source): TestWorkerMigrationIsTheSchema fails when the two drift.
+# The Worker's D1 migrations, generated from the store's schema (the one
+# source): 0001 the whole schema, 0002 the experiments' tables (for a
+# database that applied 0001 before them); TestWorkerMigrationIsTheSchema
+# fails when they drift.
 migrations:
 	$(GO) test ./internal/server -run '^TestWorkerMigrationIsTheSchema$$' -count=1 -update
 

@@ -163,6 +163,23 @@ func (o *objects) Cancel(ctx context.Context, id string) error {
 	return o.call(ctx, id, "/runner/cancel?id="+url.QueryEscape(id), nil)
 }
 
+// Experiment tells the experiment's object that it runs: the object
+// answers with how many it runs, and worker.mjs sets its alarm soon,
+// whose rounds run them in pieces.
+func (o *objects) Experiment(ctx context.Context, id string) error {
+	return o.call(ctx, id, "/runner/experiments?id="+url.QueryEscape(id), nil)
+}
+
+// Plan has the experiment's object check it (its program has the pack
+// open, or opens it to run the experiment): the object's answer.
+func (o *objects) Plan(ctx context.Context, id string, spec []byte) (int, []byte, error) {
+	v, err := jsbridge.Await(ctx, jsContext.Get("runner"), shardOf(id, o.n), "POST", "/runner/plan?id="+url.QueryEscape(id), string(spec))
+	if err != nil {
+		return 0, nil, err
+	}
+	return v.Get("status").Int(), []byte(v.Get("body").String()), nil
+}
+
 func (o *objects) Stream(w http.ResponseWriter, r *http.Request, q server.StreamRequest) {
 	w.Header().Set(forwardPath, q.Path())
 	w.Header().Set(forwardShard, strconv.Itoa(shardOf(q.ID, o.n)))

@@ -13,7 +13,9 @@
 //   - runner: one program per run object (a Durable Object, class Runner):
 //     it executes the runs it owns past any request's end, serves their
 //     event streams, takes their cancels as calls and, on its alarm, ends
-//     the runs an evicted object lost (server.Server.Recover).
+//     the runs an evicted object lost (server.Server.Recover) and runs a
+//     round of its experiments' pieces (server.ExperimentPiece), each from
+//     what D1 kept.
 //
 // Bindings and variables (wrangler.toml): DB (D1); RUNNER (the Runner
 // class); CORPORA (R2: the tokens' uploaded packs, r2Packs; without it
@@ -24,6 +26,10 @@
 // GOOGLE_API_KEY); caps RAGAGENT_MAX_RUNNING,
 // RAGAGENT_MAX_RUNNING_PER_TOKEN, RAGAGENT_QUEUE, RAGAGENT_QUEUE_PER_TOKEN;
 // RAGAGENT_RUNNERS (how many run objects share the runs, default 1);
+// RAGAGENT_EXPERIMENT_PIECE (rankings or trials a piece of an experiment
+// keeps at most, default server.DefaultPieceUnits) and
+// RAGAGENT_EXPERIMENT_PAUSE_MS (worker.mjs: the wait between two rounds,
+// default 0);
 // RAGAGENT_LOG (warn, the default: faults only; info: a line per request);
 // GEMINI_ENDPOINT only in tests (a loopback fake: the server refuses any
 // other override).
@@ -194,9 +200,16 @@ func config(ctx context.Context) (server.Config, error) {
 	if err != nil {
 		return server.Config{}, err
 	}
+	units, err := capVar("RAGAGENT_EXPERIMENT_PIECE", server.DefaultPieceUnits)
+	if err != nil {
+		return server.Config{}, err
+	}
+	if units < 1 {
+		return server.Config{}, errors.New("RAGAGENT_EXPERIMENT_PIECE must be at least 1")
+	}
 	cfg := server.Config{
 		Engine: eng, Store: st, Transport: newTransport(key), Endpoint: getenv("GEMINI_ENDPOINT"),
-		Pepper: []byte(pepper), Caps: caps,
+		Pepper: []byte(pepper), Caps: caps, ExperimentPiece: server.ExperimentPiece{Units: units},
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	}
 	if bucket := jsContext.Get("env").Get("CORPORA"); !bucket.IsUndefined() {

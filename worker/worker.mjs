@@ -23,7 +23,10 @@
 // so its runs go on without a client for as long as their limits allow;
 // it serves their event streams, takes their cancels as calls, and keeps
 // an alarm while it holds runs or runs wait, which, firing in a fresh
-// object after an eviction, ends the runs the old one lost.
+// object after an eviction, ends the runs the old one lost. Its
+// experiments run in pieces, a round at each alarm (set soon while any
+// runs), each from what D1 kept: a piece lost with the object loses
+// nothing kept.
 //
 // wasm_exec.js is syumai/workers' (Go's, with a per-program `context`).
 import "./wasm_exec.js";
@@ -439,6 +442,22 @@ export default {
 // recover the runs an eviction lost and start queued ones.
 const ALARM_MS = 15_000;
 
+// pause is how long a run object waits between two rounds of its
+// experiments' pieces (RAGAGENT_EXPERIMENT_PAUSE_MS, 0 by default: the
+// next round's alarm is set for now). Tests set it to stage a restart
+// between two rounds.
+function pause(env) {
+  const ms = Number(env.RAGAGENT_EXPERIMENT_PAUSE_MS ?? 0);
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
+// answer has a program answer one call whole: its status and its JSON.
+async function answer(program, path) {
+  const out = await program.binding.call({ method: "POST", url: "https://runner" + path, headers: [], body: null });
+  if (out.status !== 200) throw new Error(path + ": " + out.status + " " + new TextDecoder().decode(out.body));
+  return JSON.parse(new TextDecoder().decode(out.body));
+}
+
 export class Runner {
   constructor(state, env) {
     this.state = state;
@@ -471,6 +490,21 @@ export class Runner {
     return this.program;
   }
 
+  // soon sets the alarm ms from now (an experiment's next round): before
+  // any alarm pending, which keepAlarm then leaves.
+  async soon(ms) {
+    await this.state.storage.setAlarm(Date.now() + ms);
+    this.armed = true;
+  }
+
+  // experiments has the program start queued experiments and sets the
+  // alarm for now when the object runs any (after a restart: those it
+  // left running, which its rounds resume from what D1 kept).
+  async experiments(program) {
+    const { running } = await answer(program, "/runner/experiments");
+    if (running > 0) await this.soon(0);
+  }
+
   // keepAlarm sets the alarm unless this instance has and it is pending.
   // An instance's first call sets it anew even when one is stored: a local
   // Worker's workerd keeps the time of a pending alarm across a restart
@@ -491,7 +525,9 @@ export class Runner {
       // it, which would otherwise wait for the Go runtime and the engine
       // to start (TestWorker logs how long that takes).
       await this.keepAlarm();
-      this.run(header === null ? null : Number(header)).catch((e) => console.error("starting the run object's program: " + e));
+      this.run(header === null ? null : Number(header))
+        .then((program) => (program.binding.error ? null : this.experiments(program)))
+        .catch((e) => console.error("starting the run object's program: " + e));
       return new Response(null, { status: 204 });
     }
     const program = await this.run(header === null ? null : Number(header));
@@ -509,6 +545,14 @@ export class Runner {
         this.said = memory(program) + fronts;
         console.log(`run object memory: ${memory(program)} bytes; front program ${fronts} bytes`);
       }
+    }
+    if (url.pathname === "/runner/experiments") {
+      // An experiment this object owns runs (the front or another object
+      // started it): its rounds begin at the alarm, set for now.
+      const res = await call(program, request);
+      const { running } = await res.clone().json();
+      if (running > 0) await this.soon(0);
+      return res;
     }
     if (url.pathname !== "/runner/events") return call(program, request);
     // A stream goes under a name of its own: when its reader goes, the
@@ -528,8 +572,12 @@ export class Runner {
     if (program.binding.error) return;
     const res = await call(program, new Request("https://runner/runner/recover", { method: "POST" }));
     const { held, queued, grace } = await res.json();
-    console.log(`run object: ${held} runs held, ${queued} queued, ${grace} not held in their grace; memory ${Math.round(memory(program) / 1048576)} MiB`);
+    // A round of the experiments' pieces: each ends within the piece's
+    // bounds, well within the CPU an alarm may spend.
+    const { running, kept } = await answer(program, "/runner/experiments/piece");
+    console.log(`run object: ${held} runs held, ${queued} queued, ${grace} not held in their grace; ${running} experiments running (${kept} kept this round); memory ${Math.round(memory(program) / 1048576)} MiB`);
     this.armed = false; // this one has fired
-    if (held > 0 || queued > 0 || grace > 0) await this.keepAlarm();
+    if (running > 0) await this.soon(pause(this.env));
+    else if (held > 0 || queued > 0 || grace > 0) await this.keepAlarm();
   }
 }

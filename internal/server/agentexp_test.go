@@ -143,8 +143,8 @@ func TestAnAgentExperimentIsTheCommandsResult(t *testing.T) {
 	}
 }
 
-// noTrials is a store that keeps experiments but no agent trials (as the
-// Worker's D1 store so far).
+// noTrials is a store that keeps experiments but no agent trials (none
+// the server ships: both SQL and D1 keep them).
 type noTrials struct {
 	store.Store
 	store.Experiments

@@ -33,6 +33,16 @@ type Dispatch interface {
 	Cancel(ctx context.Context, id string) error
 	// Stream has the run's owner serve the stream q asks for to w.
 	Stream(w http.ResponseWriter, r *http.Request, q StreamRequest)
+	// Experiment tells the experiment's owner that it runs (the store
+	// shows it running): the owner runs it in pieces from then on
+	// (RunnerHandler's POST /runner/experiments).
+	Experiment(ctx context.Context, id string) error
+	// Plan has the experiment's owner check it by the engine's plan
+	// before it is admitted (spec: the request as the store keeps it;
+	// RunnerHandler's POST /runner/plan): status and body are the
+	// owner's answer, 200 {"total", "k"} or the refusal as the API
+	// writes it.
+	Plan(ctx context.Context, id string, spec []byte) (status int, body []byte, err error)
 }
 
 // StreamRequest is a stream a front asks a run's owner to serve: the
@@ -42,11 +52,13 @@ type Dispatch interface {
 // goes away before the end event. First are the run's events from
 // After on that the front already has (a streamed POST's: the one its
 // admission stored), which the owner sends instead of reading them.
+// Experiment: the stream is an experiment's, not a run's.
 type StreamRequest struct {
 	ID, TokenID    string
 	After          int64
 	Capped, Cancel bool
 	First          []store.Event
+	Experiment     bool
 }
 
 // Path is the owner's path for the stream: RunnerHandler's GET
@@ -58,6 +70,9 @@ func (q StreamRequest) Path() string {
 	}
 	if q.Cancel {
 		v.Set("cancel", "1")
+	}
+	if q.Experiment {
+		v.Set("experiment", "1")
 	}
 	if len(q.First) > 0 {
 		first := make([]firstEvent, len(q.First))
@@ -165,9 +180,12 @@ func (s *Server) remoteCancel(ctx context.Context, id string) <-chan struct{} {
 //
 //	POST /runner/start?id=      execute the run (it is running in the store; the body is the run, as JSON)
 //	POST /runner/cancel?id=     stop it; answers once it has ended
-//	GET  /runner/events?id=&after=&token=&capped=&cancel=&first=&stream=   its event stream (StreamRequest.Path)
+//	GET  /runner/events?id=&after=&token=&capped=&cancel=&first=&stream=&experiment=   its event stream (StreamRequest.Path; an experiment's with experiment=1)
 //	POST /runner/gone?stream=   the client of that stream has gone
 //	POST /runner/recover        end the runs lost with an evicted object, start queued ones
+//	POST /runner/plan?id=       check an experiment by the engine's plan (the body its spec); {"total", "k"} or the refusal
+//	POST /runner/experiments    start queued experiments (handing them to their owners); {"running": n}, the running ones this object owns
+//	POST /runner/experiments/piece   a round of pieces (ExperimentPiece) of those; {"running": n} still running after it, {"kept": k} units kept
 //
 // A stream named by stream= ends when /runner/gone names it, as a native
 // stream ends when its client's connection closes (and with cancel=1 its
@@ -249,6 +267,10 @@ func (s *Server) RunnerHandler() http.Handler {
 			}
 			defer release()
 		}
+		if q.Get("experiment") == "1" {
+			s.streamOf(w, r, id, after, s.heartbeat, nil, s.experimentTail)
+			return
+		}
 		beat := s.heartbeat
 		if q.Get("cancel") == "1" {
 			beat = s.goneBeat
@@ -271,6 +293,34 @@ func (s *Server) RunnerHandler() http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]int{"held": got.Held, "queued": got.Queued, "grace": got.InGrace})
+	})
+	mux.HandleFunc("POST /runner/plan", s.planAtOwner)
+	mux.HandleFunc("POST /runner/experiments", func(w http.ResponseWriter, r *http.Request) {
+		xs := &s.experiments
+		if xs.st == nil || !xs.pieces {
+			writeJSON(w, http.StatusOK, map[string]int{"running": 0})
+			return
+		}
+		xs.startQueued()
+		mine, err := xs.owned(r.Context())
+		if err != nil {
+			s.internal("listing the running experiments", err).write(w)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]int{"running": len(mine)})
+	})
+	mux.HandleFunc("POST /runner/experiments/piece", func(w http.ResponseWriter, r *http.Request) {
+		xs := &s.experiments
+		if xs.st == nil || !xs.pieces {
+			writeJSON(w, http.StatusOK, map[string]int{"running": 0, "kept": 0})
+			return
+		}
+		left, kept, err := xs.runPieces(r.Context())
+		if err != nil {
+			s.internal("running the experiments' pieces", err).write(w)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]int{"running": left, "kept": kept})
 	})
 	return mux
 }

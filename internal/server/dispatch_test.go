@@ -57,6 +57,24 @@ func (d *ownerDispatch) Cancel(ctx context.Context, id string) error {
 	return d.call(ctx, "/runner/cancel?id="+url.QueryEscape(id), nil)
 }
 
+func (d *ownerDispatch) Experiment(ctx context.Context, id string) error {
+	return d.call(ctx, "/runner/experiments?id="+url.QueryEscape(id), nil)
+}
+
+func (d *ownerDispatch) Plan(ctx context.Context, id string, spec []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", d.base+"/runner/plan?id="+url.QueryEscape(id), bytes.NewReader(spec))
+	if err != nil {
+		return 0, nil, err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	return res.StatusCode, body, err
+}
+
 func (d *ownerDispatch) Stream(w http.ResponseWriter, r *http.Request, q server.StreamRequest) {
 	req, err := http.NewRequestWithContext(r.Context(), "GET", d.base+q.Path(), nil)
 	if err != nil {

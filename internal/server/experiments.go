@@ -224,7 +224,8 @@ type rankingJSON struct {
 }
 
 // experiments runs the experiments of this process, each on its own
-// goroutine under a context its cancel or the server's shutdown ends.
+// goroutine under a context its cancel or the server's shutdown ends;
+// with a Dispatch (a Worker), in pieces at their owners (pieces.go).
 type experiments struct {
 	s      *Server
 	st     store.Experiments // nil: the store keeps no experiments
@@ -234,6 +235,13 @@ type experiments struct {
 	active map[string]context.CancelCauseFunc
 	wg     sync.WaitGroup
 	start  sync.Mutex // one start loop at a time
+
+	// pieces: experiments run in pieces of piece at their owners, when
+	// the owner's runner calls (RunnerHandler's /runner/experiments/piece),
+	// never on a goroutine of their own.
+	pieces  bool
+	piece   ExperimentPiece
+	running sync.Mutex // one round of pieces at a time
 }
 
 // errShutdown stops an experiment for the server's shutdown: it stays
@@ -242,6 +250,10 @@ var errShutdown = errors.New("the server is shutting down")
 
 // errCancelled stops an experiment cancelled through the API.
 var errCancelled = errors.New("cancelled")
+
+// errPiece stops an experiment whose piece has done what it may: it
+// stays running in the store, and its owner's next piece goes on.
+var errPiece = errors.New("the piece is over")
 
 func (xs *experiments) now() time.Time { return xs.s.clock() }
 
@@ -253,8 +265,8 @@ func (xs *experiments) admittedEvent(x store.Experiment) store.NewEvent {
 // resume relaunches the experiments a dead process left running (they
 // hold their slots), then starts queued ones as the cap allows.
 func (xs *experiments) resume(ctx context.Context) error {
-	if xs.st == nil {
-		return nil
+	if xs.st == nil || xs.pieces {
+		return nil // pieces: the owners' runners resume them
 	}
 	left, err := xs.st.RunningExperiments(ctx)
 	if err != nil {
@@ -270,6 +282,10 @@ func (xs *experiments) resume(ctx context.Context) error {
 
 // startQueued starts queued experiments while fewer than the cap run.
 func (xs *experiments) startQueued() {
+	if xs.pieces {
+		xs.startPieces()
+		return
+	}
 	xs.start.Lock()
 	defer xs.start.Unlock()
 	for !xs.s.isClosing() {
@@ -309,26 +325,30 @@ func (xs *experiments) launch(x store.Experiment) {
 			xs.s.hub.notify(x.ID)
 			xs.startQueued()
 		}()
-		o, ok := xs.execute(ctx, x)
-		if !ok {
-			return
-		}
-		o.At = xs.now()
-		ended, done, err := xs.st.FinishExperiment(context.Background(), x.ID, o, func(e store.Experiment) store.NewEvent {
-			return experimentEvent(EventEnd, e, xs.now())
-		})
-		switch {
-		case err != nil:
-			xs.s.log.Error("server fault", "during", "finishing an experiment", "experiment", x.ID, "error", err.Error())
-		case done:
-			xs.s.log.Info("experiment finished", "experiment", x.ID, "state", ended.State)
+		if o, ok := xs.execute(ctx, x, nil); ok {
+			xs.finish(x.ID, o)
 		}
 	})
 }
 
+// finish ends an experiment with its outcome, appending end.
+func (xs *experiments) finish(id string, o store.ExperimentOutcome) {
+	o.At = xs.now()
+	ended, done, err := xs.st.FinishExperiment(context.Background(), id, o, func(e store.Experiment) store.NewEvent {
+		return experimentEvent(EventEnd, e, xs.now())
+	})
+	switch {
+	case err != nil:
+		xs.s.log.Error("server fault", "during", "finishing an experiment", "experiment", id, "error", err.Error())
+	case done:
+		xs.s.log.Info("experiment finished", "experiment", id, "state", ended.State)
+	}
+}
+
 // execute runs the experiment and says how it ended; ok is false when
-// it is left as the store has it (shut down, or cancelled meanwhile).
-func (xs *experiments) execute(ctx context.Context, x store.Experiment) (store.ExperimentOutcome, bool) {
+// it is left as the store has it (shut down, cancelled meanwhile, or its
+// piece b over: nil, natively, bounds nothing).
+func (xs *experiments) execute(ctx context.Context, x store.Experiment, b *budget) (store.ExperimentOutcome, bool) {
 	failed := func(code reason.Code, message string) (store.ExperimentOutcome, bool) {
 		b, _ := marshal(errorBody{Code: code, Message: message})
 		return store.ExperimentOutcome{State: store.ExperimentFailed, Error: string(b)}, true
@@ -342,7 +362,7 @@ func (xs *experiments) execute(ctx context.Context, x store.Experiment) (store.E
 		return failed(CodeInternal, "the engine could not be opened")
 	}
 	if sp.Kind == KindAgent {
-		return xs.executeAgent(ctx, x, sp, eng, failed)
+		return xs.executeAgent(ctx, x, sp, eng, b, failed)
 	}
 	kept, err := xs.st.Rankings(ctx, x.ID)
 	if err != nil {
@@ -369,6 +389,7 @@ func (xs *experiments) execute(ctx context.Context, x store.Experiment) (store.E
 			return err
 		}
 		xs.s.hub.notify(x.ID)
+		b.spend(done < x.Total)
 		return nil
 	}
 	res, err := eng.Retrieval(ctx, req)
@@ -394,6 +415,8 @@ func (xs *experiments) stopped(ctx context.Context, id, what, done string, keepE
 		return store.ExperimentOutcome{}, true // the cancel ended it in the store
 	case errors.Is(cause, errShutdown):
 		return store.ExperimentOutcome{}, true // the next Start resumes it
+	case errors.Is(cause, errPiece):
+		return store.ExperimentOutcome{}, true // the owner's next piece goes on
 	case errors.Is(keepErr, store.ErrRevoked):
 		o, _ := failed(store.TokenRevoked, "the experiment's token was revoked; nothing was "+done+" after")
 		return o, true
@@ -417,7 +440,7 @@ func (xs *experiments) stopped(ctx context.Context, id, what, done string, keepE
 // its stored request, given the trials kept before (a resumed experiment
 // runs only the rest), keeping each graded trial with its progress event
 // as it ends; it succeeds with `ragagent eval --json`'s object.
-func (xs *experiments) executeAgent(ctx context.Context, x store.Experiment, sp experimentSpec, eng *engine.Engine,
+func (xs *experiments) executeAgent(ctx context.Context, x store.Experiment, sp experimentSpec, eng *engine.Engine, b *budget,
 	failed func(reason.Code, string) (store.ExperimentOutcome, bool)) (store.ExperimentOutcome, bool) {
 	if xs.trials == nil {
 		return failed(CodeUnsupportedKind, "this server's store keeps no agent trials")
@@ -451,6 +474,7 @@ func (xs *experiments) executeAgent(ctx context.Context, x store.Experiment, sp 
 			return err
 		}
 		xs.s.hub.notify(x.ID)
+		b.spend(done < x.Total)
 		return nil
 	}
 	res, err := eng.Eval(ctx, req)
@@ -570,9 +594,50 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 	if aerr != nil {
 		return aerr
 	}
+	hex, err := randomHex(10)
+	if err != nil {
+		return s.internal("naming the experiment", err)
+	}
+	id := "exp_" + hex
+	sp, total, aerr := s.checkExperiment(r.Context(), id, sp)
+	if aerr != nil {
+		return aerr
+	}
+	spec, err := marshal(sp)
+	if err != nil {
+		return s.internal("encoding the experiment", err)
+	}
+	x, err := xs.st.AddExperiment(r.Context(), store.NewExperiment{ID: id, TokenID: t.ID, Kind: sp.Kind,
+		Spec: string(spec), Total: total, At: s.clock()}, xs.caps.PerToken, xs.admittedEvent)
+	switch {
+	case errors.Is(err, store.ErrExperimentQuota):
+		e := refuse(http.StatusTooManyRequests, CodeExperimentQuota, fmt.Sprintf(
+			"the token has %d experiments queued or running, its cap; wait for one to end or cancel one", xs.caps.PerToken))
+		e.retryAfter = 1
+		return e
+	case errors.Is(err, store.ErrRevoked):
+		return unauthorized
+	case err != nil:
+		return s.internal("admitting the experiment", err)
+	}
+	xs.startQueued()
+	if now, found, err := xs.st.Experiment(r.Context(), x.ID); err == nil && found {
+		x = now
+	}
+	w.Header().Set("Location", experimentLinksOf(x.ID).Self)
+	writeJSON(w, http.StatusAccepted, experimentOf(x))
+	return nil
+}
+
+// planExperiment checks an experiment by the engine's plan (its
+// configurations, its question set against the pack, the caps): its spec
+// with k set, and what progress counts (an agent experiment's trials,
+// each case on both paths; a retrieval one's rankings), or the refusal.
+func (s *Server) planExperiment(sp experimentSpec) (experimentSpec, int, *apiError) {
+	xs := &s.experiments
 	eng, err := s.engine.get()
 	if err != nil {
-		return s.internal("opening the engine", err)
+		return sp, 0, s.internal("opening the engine", err)
 	}
 	refused := func(err error) *apiError {
 		code, ok := reason.Of(err)
@@ -594,53 +659,80 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 	case KindAgent:
 		plan, err := eng.PlanEval(sp.evalRequest())
 		if err != nil {
-			return refused(err)
+			return sp, 0, refused(err)
 		}
 		if aerr := tooMany(plan.Cases); aerr != nil {
-			return aerr
+			return sp, 0, aerr
 		}
 		total = len(plan.Trials)
 	default:
 		plan, err := eng.PlanRetrieval(sp.request())
 		if err != nil {
-			return refused(err)
+			return sp, 0, refused(err)
 		}
 		if aerr := tooMany(plan.Cases); aerr != nil {
-			return aerr
+			return sp, 0, aerr
 		}
 		if len(plan.Configs) > xs.caps.Configs {
-			return refuse(http.StatusBadRequest, CodeTooManyConfigs, fmt.Sprintf("the experiment compares %d configurations; this server takes at most %d", len(plan.Configs), xs.caps.Configs))
+			return sp, 0, refuse(http.StatusBadRequest, CodeTooManyConfigs, fmt.Sprintf("the experiment compares %d configurations; this server takes at most %d", len(plan.Configs), xs.caps.Configs))
 		}
 		sp.K, total = plan.K, plan.Total()
 	}
+	return sp, total, nil
+}
+
+// checkExperiment plans the experiment here, or, where another process
+// owns it (a Worker's front: its run object), has the owner plan it
+// (Dispatch.Plan): the plan opens the pack, which the owner holds open
+// to run it, and a front that opened it too would hold it beside the
+// owner's in the isolate they may share.
+func (s *Server) checkExperiment(ctx context.Context, id string, sp experimentSpec) (experimentSpec, int, *apiError) {
+	if s.dispatch == nil || s.dispatch.Local(id) {
+		return s.planExperiment(sp)
+	}
 	spec, err := marshal(sp)
 	if err != nil {
-		return s.internal("encoding the experiment", err)
+		return sp, 0, s.internal("encoding the experiment", err)
 	}
-	id, err := randomHex(10)
+	status, body, err := s.dispatch.Plan(ctx, id, spec)
 	if err != nil {
-		return s.internal("naming the experiment", err)
+		return sp, 0, s.internal("checking the experiment at its runner", err)
 	}
-	x, err := xs.st.AddExperiment(r.Context(), store.NewExperiment{ID: "exp_" + id, TokenID: t.ID, Kind: sp.Kind,
-		Spec: string(spec), Total: total, At: s.clock()}, xs.caps.PerToken, xs.admittedEvent)
-	switch {
-	case errors.Is(err, store.ErrExperimentQuota):
-		e := refuse(http.StatusTooManyRequests, CodeExperimentQuota, fmt.Sprintf(
-			"the token has %d experiments queued or running, its cap; wait for one to end or cancel one", xs.caps.PerToken))
-		e.retryAfter = 1
-		return e
-	case errors.Is(err, store.ErrRevoked):
-		return unauthorized
-	case err != nil:
-		return s.internal("admitting the experiment", err)
+	if status != http.StatusOK {
+		var refusal struct {
+			Error errorBody `json:"error"`
+		}
+		if err := json.Unmarshal(body, &refusal); err != nil || refusal.Error.Code == "" {
+			return sp, 0, s.internal("checking the experiment at its runner", fmt.Errorf("%d %s", status, body))
+		}
+		return sp, 0, refuse(status, refusal.Error.Code, refusal.Error.Message)
 	}
-	xs.startQueued()
-	if now, found, err := xs.st.Experiment(r.Context(), x.ID); err == nil && found {
-		x = now
+	var planned struct{ Total, K int }
+	if err := json.Unmarshal(body, &planned); err != nil {
+		return sp, 0, s.internal("checking the experiment at its runner", err)
 	}
-	w.Header().Set("Location", experimentLinksOf(x.ID).Self)
-	writeJSON(w, http.StatusAccepted, experimentOf(x))
-	return nil
+	sp.K = planned.K
+	return sp, planned.Total, nil
+}
+
+// planAtOwner is RunnerHandler's POST /runner/plan: the experiment's
+// spec (as stored) planned here, {"total", "k"} or the refusal.
+func (s *Server) planAtOwner(w http.ResponseWriter, r *http.Request) {
+	var sp experimentSpec
+	if err := json.NewDecoder(r.Body).Decode(&sp); err != nil || (sp.Kind != KindRetrieval && sp.Kind != KindAgent) {
+		refuse(http.StatusBadRequest, CodeMalformedRequest, "the body is not an experiment to plan").write(w)
+		return
+	}
+	if sp.Kind == KindAgent && s.experiments.trials == nil {
+		refuse(http.StatusBadRequest, CodeUnsupportedKind, "this server's store keeps no agent trials; send kind \"retrieval\"").write(w)
+		return
+	}
+	sp, total, aerr := s.planExperiment(sp)
+	if aerr != nil {
+		aerr.write(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"total": total, "k": sp.K})
 }
 
 // experimentFields are an experiment request's keys, by kind.
@@ -890,7 +982,12 @@ func (s *Server) cancelExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 	}
 	xs.cancel(x.ID)
 	s.hub.notify(x.ID)
-	go xs.startQueued()
+	if xs.pieces {
+		// A Worker's front: nothing of this request's may outlive it.
+		xs.startQueued()
+	} else {
+		go xs.startQueued()
+	}
 	writeJSON(w, http.StatusOK, experimentOf(ended))
 	return nil
 }
@@ -909,15 +1006,28 @@ func (s *Server) experimentEvents(w http.ResponseWriter, r *http.Request) *apiEr
 	if aerr != nil {
 		return aerr
 	}
+	if s.dispatch != nil && !s.dispatch.Local(x.ID) {
+		// Its owner serves the stream (woken as it keeps each ranking)
+		// and counts it.
+		s.dispatch.Stream(w, r, StreamRequest{ID: x.ID, TokenID: x.TokenID, After: after, Capped: true, Experiment: true})
+		return nil
+	}
 	release, aerr := s.acquireStream(x.TokenID)
 	if aerr != nil {
 		return aerr
 	}
 	defer release()
-	st := s.experiments.st
-	s.streamOf(w, r, x.ID, after, s.heartbeat, nil, func(ctx context.Context, id string, after int64, limit int) ([]store.Event, bool, bool, error) {
-		state, evs, found, err := st.ExperimentTail(ctx, id, after, limit)
-		return evs, state != store.ExperimentQueued && state != store.ExperimentRunning, found, err
-	})
+	s.streamOf(w, r, x.ID, after, s.heartbeat, nil, s.experimentTail)
 	return nil
+}
+
+// experimentTail is an experiment's tail: its events and whether it left
+// the queued and running states.
+func (s *Server) experimentTail(ctx context.Context, id string, after int64, limit int) ([]store.Event, bool, bool, error) {
+	st := s.experiments.st
+	if st == nil {
+		return nil, false, false, nil
+	}
+	state, evs, found, err := st.ExperimentTail(ctx, id, after, limit)
+	return evs, state != store.ExperimentQueued && state != store.ExperimentRunning, found, err
 }

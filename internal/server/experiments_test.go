@@ -252,7 +252,14 @@ func TestExperimentsAreTheTokensOwn(t *testing.T) {
 // TestHostileExperimentsAreRefused: malformed and hostile requests are
 // refused with their declared codes before anything is stored.
 func TestHostileExperimentsAreRefused(t *testing.T) {
-	e := newEnv(t, options{packs: true, experiments: server.ExperimentCaps{Cases: 40, Configs: 3, Body: 64 << 10}})
+	t.Run("here", func(t *testing.T) { testHostileExperimentsAreRefused(t, false) })
+	// A Worker's front: its run object checks the plan (Dispatch.Plan),
+	// and its refusals are the same.
+	t.Run("at the owner", func(t *testing.T) { testHostileExperimentsAreRefused(t, true) })
+}
+
+func testHostileExperimentsAreRefused(t *testing.T, owner bool) {
+	e := newEnv(t, options{packs: true, owner: owner, experiments: server.ExperimentCaps{Cases: 40, Configs: 3, Body: 64 << 10}})
 	tok := e.token("alice", []string{server.ScopeRead, server.ScopeRun}, 1000, 1)
 	cases := pythonCases(t)
 	many := `{"format": "ragagent-cases/1", "cases": [` + strings.Repeat(`{"id": "x", "question": "q?", "target_urls": []},`, 40) +

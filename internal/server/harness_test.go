@@ -155,6 +155,9 @@ type options struct {
 	maxPackBytes int64
 	// experiments are the server's experiment caps (zero: the defaults).
 	experiments server.ExperimentCaps
+	// piece bounds the pieces experiments run in at the owner (with
+	// owner; zero: the defaults).
+	piece server.ExperimentPiece
 	// allowOrigins are the origins whose pages may call the API (CORS).
 	allowOrigins []string
 }
@@ -219,7 +222,7 @@ func newEnv(t testing.TB, o options) *env {
 		poll = time.Hour
 		e.owner, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
 			StreamsPerToken: o.streams, Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
-			Dispatch:  ownsAll{},
+			Dispatch: ownsAll{}, Experiments: o.experiments, ExperimentPiece: o.piece,
 			Heartbeat: 50 * time.Millisecond, Poll: poll, Log: slog.New(slog.NewTextHandler(e.log, nil))})
 		require.NoError(t, err)
 		owner := httptest.NewServer(e.owner.RunnerHandler())
@@ -236,7 +239,7 @@ func newEnv(t testing.TB, o options) *env {
 	e.srv, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
 		UsageFlush: flush, FlushInRequests: o.flushInRequests, StreamsPerToken: o.streams, Dispatch: dispatch,
 		Corpora: o.corpora, CorpusQuota: o.quota, MaxUpload: o.maxUpload, MaxPackBytes: o.maxPackBytes,
-		Experiments: o.experiments, AllowOrigins: o.allowOrigins, Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
+		Experiments: o.experiments, ExperimentPiece: o.piece, AllowOrigins: o.allowOrigins, Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
 		Heartbeat: 50 * time.Millisecond, Poll: poll,
 		Log: slog.New(slog.NewTextHandler(e.log, nil))})
 	require.NoError(t, err)

@@ -95,6 +95,11 @@ type Config struct {
 	// and configurations (the Default* constants where zero). The store
 	// must keep experiments (store.Experiments) for them to be offered.
 	Experiments ExperimentCaps
+	// ExperimentPiece bounds a piece of an experiment where they run in
+	// pieces: with a Dispatch, at their owners' calls (a Worker's alarms),
+	// never on goroutines of their own (DefaultPieceUnits and
+	// DefaultPieceTime where zero).
+	ExperimentPiece ExperimentPiece
 	// StreamsPerToken caps a token's open event streams in this process
 	// (default 8); one more is 429 too_many_streams.
 	StreamsPerToken int
@@ -244,6 +249,7 @@ func New(c Config) (*Server, error) {
 	if s.experiments.st != nil {
 		s.experiments.trials, _ = c.Store.(store.AgentTrials)
 	}
+	s.experiments.pieces, s.experiments.piece = c.Dispatch != nil, c.ExperimentPiece.withDefaults()
 	for _, o := range c.AllowOrigins {
 		origin, err := CheckOrigin(o)
 		if err != nil {

@@ -77,8 +77,8 @@ func resultOf(t testing.TB, run map[string]any) map[string]any {
 // on by a fresh run object that reads it from R2.
 func TestWorkerUploadedCorpora(t *testing.T) {
 	tokens := []workerToken{{"alice", []string{"read", "run", "corpora"}}, {"bob", []string{"read", "run", "corpora"}}, {"reader", []string{"read", "run"}}}
-	vars := "RAGAGENT_MAX_UPLOAD=\"8388608\"\nRAGAGENT_CORPUS_PACKS=\"2\"\nRAGAGENT_CORPUS_BYTES=\"7340032\"\n"
-	w := startWorkerVars(t, viaWrangler, workerCaps, tokens, "log", vars)
+	w := startWorkerVia(t, viaWrangler, workerCaps, tokens, "log",
+		`RAGAGENT_MAX_UPLOAD="8388608"`, `RAGAGENT_CORPUS_PACKS="2"`, `RAGAGENT_CORPUS_BYTES="7340032"`)
 	alice, bob, reader := w.toks["alice"], w.toks["bob"], w.toks["reader"]
 	native := newEnv(t, options{corpora: t.TempDir(), packs: true, maxPackBytes: workerPackCap, maxUpload: workerUploadCap,
 		quota: server.Quota{Packs: 2, Bytes: workerQuotaB}})

@@ -75,6 +75,12 @@ func (b *SQLiteBatcher) Batch(ctx context.Context, stmts []Statement) ([]Rows, e
 			}
 			rs = append(rs, vals)
 		}
+		// A statement's failure (a key's conflict) comes from the rows'
+		// iteration, not from Close: D1 fails the whole batch on it.
+		if err := rows.Err(); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: %w", err)
+		}
 		if err := rows.Close(); err != nil {
 			return nil, err
 		}

@@ -81,8 +81,8 @@ var (
 )
 
 // Experiments keeps experiments, their rankings and (in the events table)
-// their events. SQL implements it; a store that does not (D1, so far)
-// offers no experiments.
+// their events. SQL and D1 (d1experiments.go) implement it; a store
+// that does not offers no experiments.
 type Experiments interface {
 	// AddExperiment stores a queued experiment when the token has fewer
 	// than perToken queued or running ones and is not revoked (one

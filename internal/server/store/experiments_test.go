@@ -16,17 +16,37 @@ func xev(typ string) store.ExperimentEventFunc {
 	}
 }
 
+// experimentStore is a store that keeps experiments and their agent
+// trials: both kinds do.
+type experimentStore interface {
+	store.Store
+	store.Experiments
+	store.AgentTrials
+}
+
+// eachExperiments runs a test on both stores (each), as experiment
+// stores.
+func eachExperiments(t *testing.T, test func(t *testing.T, s experimentStore)) {
+	each(t, func(t *testing.T, open func(string) store.Store) {
+		s, ok := open("").(experimentStore)
+		require.True(t, ok, "the store keeps experiments and agent trials")
+		test(t, s)
+	})
+}
+
 // TestExperimentsAreKeptRankingByRanking: admission holds the per-token
 // cap of queued and running experiments (a revoked token's is refused),
 // they start oldest first under the running cap, each ranking is kept
 // once with its progress event (a second of the same case and
 // configuration is refused, nothing kept), nothing is kept once the
-// experiment has ended, and the tail reads its state with its events.
+// experiment has ended, and the tail reads its state with its events;
+// on both stores (D1's each change one batch).
 func TestExperimentsAreKeptRankingByRanking(t *testing.T) {
+	eachExperiments(t, testExperimentsAreKeptRankingByRanking)
+}
+
+func testExperimentsAreKeptRankingByRanking(t *testing.T, s experimentStore) {
 	ctx := context.Background()
-	s, err := store.OpenFile(ctx, t.TempDir()+"/api.db")
-	require.NoError(t, err)
-	defer s.Close()
 	add := func(id, token string) error {
 		_, err := s.AddExperiment(ctx, store.NewExperiment{ID: id, TokenID: token, Kind: "retrieval", Spec: `{}`, Total: 4, At: t0}, 2, xev("queued"))
 		return err

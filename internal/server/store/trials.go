@@ -16,8 +16,8 @@ type Trial struct {
 }
 
 // AgentTrials keeps the graded trials of agent experiments, beside the
-// rankings of retrieval ones. SQL implements it; a store that keeps
-// experiments but not it (D1, so far) offers retrieval experiments only.
+// rankings of retrieval ones. SQL and D1 implement it; a store that
+// keeps experiments but not it would offer retrieval experiments only.
 type AgentTrials interface {
 	// KeepTrial keeps one graded trial of a running experiment, sets its
 	// done count and appends progress, in one transaction, as KeepRanking

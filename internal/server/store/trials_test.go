@@ -13,12 +13,14 @@ import (
 // TestAgentTrialsAreKeptTrialByTrial: a running experiment keeps each
 // graded trial once with its done count and progress event (a second of
 // the same index is refused, nothing kept); a queued, ended or revoked
-// token's experiment keeps nothing; Trials reads them back by index.
+// token's experiment keeps nothing; Trials reads them back by index; on
+// both stores.
 func TestAgentTrialsAreKeptTrialByTrial(t *testing.T) {
+	eachExperiments(t, testAgentTrialsAreKeptTrialByTrial)
+}
+
+func testAgentTrialsAreKeptTrialByTrial(t *testing.T, s experimentStore) {
 	ctx := context.Background()
-	s, err := store.OpenFile(ctx, t.TempDir()+"/api.db")
-	require.NoError(t, err)
-	defer s.Close()
 	require.NoError(t, s.AddToken(ctx, store.Token{ID: "tok_1", Name: "a", Hash: "01", Scopes: []string{"run"}, DailyRequests: 1, DailyLiveCalls: 1, CreatedAt: t0}))
 	add := func(id string) {
 		_, err := s.AddExperiment(ctx, store.NewExperiment{ID: id, TokenID: "tok_1", Kind: "agent", Spec: `{}`, Total: 4, At: t0}, 9, xev("queued"))
