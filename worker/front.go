@@ -171,9 +171,10 @@ func (o *objects) Experiment(ctx context.Context, id string) error {
 }
 
 // Plan has the experiment's object check it (its program has the pack
-// open, or opens it to run the experiment): the object's answer.
-func (o *objects) Plan(ctx context.Context, id string, spec []byte) (int, []byte, error) {
-	v, err := jsbridge.Await(ctx, jsContext.Get("runner"), shardOf(id, o.n), "POST", "/runner/plan?id="+url.QueryEscape(id), string(spec))
+// open, or opens it, an upload from R2, to run the experiment): the
+// object's answer.
+func (o *objects) Plan(ctx context.Context, id, tenant string, spec []byte) (int, []byte, error) {
+	v, err := jsbridge.Await(ctx, jsContext.Get("runner"), shardOf(id, o.n), "POST", server.PlanPath(id, tenant), string(spec))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -39,10 +39,10 @@ type Dispatch interface {
 	Experiment(ctx context.Context, id string) error
 	// Plan has the experiment's owner check it by the engine's plan
 	// before it is admitted (spec: the request as the store keeps it;
-	// RunnerHandler's POST /runner/plan): status and body are the
-	// owner's answer, 200 {"total", "k"} or the refusal as the API
-	// writes it.
-	Plan(ctx context.Context, id string, spec []byte) (status int, body []byte, err error)
+	// tenant: the token whose upload it may name; RunnerHandler's POST
+	// /runner/plan): status and body are the owner's answer, 200
+	// {"total", "k"} or the refusal as the API writes it.
+	Plan(ctx context.Context, id, tenant string, spec []byte) (status int, body []byte, err error)
 }
 
 // StreamRequest is a stream a front asks a run's owner to serve: the
@@ -183,7 +183,7 @@ func (s *Server) remoteCancel(ctx context.Context, id string) <-chan struct{} {
 //	GET  /runner/events?id=&after=&token=&capped=&cancel=&first=&stream=&experiment=   its event stream (StreamRequest.Path; an experiment's with experiment=1)
 //	POST /runner/gone?stream=   the client of that stream has gone
 //	POST /runner/recover        end the runs lost with an evicted object, start queued ones
-//	POST /runner/plan?id=       check an experiment by the engine's plan (the body its spec); {"total", "k"} or the refusal
+//	POST /runner/plan?id=&token=   check an experiment by the engine's plan (the body its spec; token its tenant); {"total", "k"} or the refusal
 //	POST /runner/experiments    start queued experiments (handing them to their owners); {"running": n}, the running ones this object owns
 //	POST /runner/experiments/piece   a round of pieces (ExperimentPiece) of those; {"running": n} still running after it, {"kept": k} units kept
 //

@@ -61,8 +61,8 @@ func (d *ownerDispatch) Experiment(ctx context.Context, id string) error {
 	return d.call(ctx, "/runner/experiments?id="+url.QueryEscape(id), nil)
 }
 
-func (d *ownerDispatch) Plan(ctx context.Context, id string, spec []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, "POST", d.base+"/runner/plan?id="+url.QueryEscape(id), bytes.NewReader(spec))
+func (d *ownerDispatch) Plan(ctx context.Context, id, tenant string, spec []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", d.base+server.PlanPath(id, tenant), bytes.NewReader(spec))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -361,6 +362,10 @@ func (xs *experiments) execute(ctx context.Context, x store.Experiment, b *budge
 	if err != nil {
 		return failed(CodeInternal, "the engine could not be opened")
 	}
+	if err := xs.s.openUpload(ctx, x.TokenID, sp.Corpus); err != nil {
+		xs.s.log.Error("server fault", "during", "opening an experiment's uploaded corpus", "experiment", x.ID, "error", err.Error())
+		return failed(CodeInternal, "the server failed while opening the uploaded corpus")
+	}
 	if sp.Kind == KindAgent {
 		return xs.executeAgent(ctx, x, sp, eng, b, failed)
 	}
@@ -599,7 +604,7 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 		return s.internal("naming the experiment", err)
 	}
 	id := "exp_" + hex
-	sp, total, aerr := s.checkExperiment(r.Context(), id, sp)
+	sp, total, aerr := s.checkExperiment(r.Context(), id, t.ID, sp)
 	if aerr != nil {
 		return aerr
 	}
@@ -629,15 +634,19 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 	return nil
 }
 
-// planExperiment checks an experiment by the engine's plan (its
-// configurations, its question set against the pack, the caps): its spec
+// planExperiment checks tenant's experiment by the engine's plan (its
+// configurations, its question set against the pack, opened first when
+// it is the tenant's upload, the caps): its spec
 // with k set, and what progress counts (an agent experiment's trials,
 // each case on both paths; a retrieval one's rankings), or the refusal.
-func (s *Server) planExperiment(sp experimentSpec) (experimentSpec, int, *apiError) {
+func (s *Server) planExperiment(ctx context.Context, tenant string, sp experimentSpec) (experimentSpec, int, *apiError) {
 	xs := &s.experiments
 	eng, err := s.engine.get()
 	if err != nil {
 		return sp, 0, s.internal("opening the engine", err)
+	}
+	if err := s.openUpload(ctx, tenant, sp.Corpus); err != nil {
+		return sp, 0, s.internal("opening the uploaded corpus", err)
 	}
 	refused := func(err error) *apiError {
 		code, ok := reason.Of(err)
@@ -686,15 +695,15 @@ func (s *Server) planExperiment(sp experimentSpec) (experimentSpec, int, *apiErr
 // (Dispatch.Plan): the plan opens the pack, which the owner holds open
 // to run it, and a front that opened it too would hold it beside the
 // owner's in the isolate they may share.
-func (s *Server) checkExperiment(ctx context.Context, id string, sp experimentSpec) (experimentSpec, int, *apiError) {
+func (s *Server) checkExperiment(ctx context.Context, id, tenant string, sp experimentSpec) (experimentSpec, int, *apiError) {
 	if s.dispatch == nil || s.dispatch.Local(id) {
-		return s.planExperiment(sp)
+		return s.planExperiment(ctx, tenant, sp)
 	}
 	spec, err := marshal(sp)
 	if err != nil {
 		return sp, 0, s.internal("encoding the experiment", err)
 	}
-	status, body, err := s.dispatch.Plan(ctx, id, spec)
+	status, body, err := s.dispatch.Plan(ctx, id, tenant, spec)
 	if err != nil {
 		return sp, 0, s.internal("checking the experiment at its runner", err)
 	}
@@ -715,8 +724,15 @@ func (s *Server) checkExperiment(ctx context.Context, id string, sp experimentSp
 	return sp, planned.Total, nil
 }
 
+// PlanPath is RunnerHandler's path that plans experiment id of tenant
+// (the token's ID, whose upload it may name) at its owner.
+func PlanPath(id, tenant string) string {
+	return "/runner/plan?" + url.Values{"id": {id}, "token": {tenant}}.Encode()
+}
+
 // planAtOwner is RunnerHandler's POST /runner/plan: the experiment's
-// spec (as stored) planned here, {"total", "k"} or the refusal.
+// spec (as stored) planned here for its tenant (PlanPath), {"total",
+// "k"} or the refusal.
 func (s *Server) planAtOwner(w http.ResponseWriter, r *http.Request) {
 	var sp experimentSpec
 	if err := json.NewDecoder(r.Body).Decode(&sp); err != nil || (sp.Kind != KindRetrieval && sp.Kind != KindAgent) {
@@ -727,7 +743,7 @@ func (s *Server) planAtOwner(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusBadRequest, CodeUnsupportedKind, "this server's store keeps no agent trials; send kind \"retrieval\"").write(w)
 		return
 	}
-	sp, total, aerr := s.planExperiment(sp)
+	sp, total, aerr := s.planExperiment(r.Context(), r.URL.Query().Get("token"), sp)
 	if aerr != nil {
 		aerr.write(w)
 		return

@@ -390,6 +390,12 @@ const killedAfter = 7
 // kitchenURL is the kettle note's passage in the notes pack.
 const kitchenURL = "https://kitchen.invalid/notes/kettle.md#kettle"
 
+// kitchenExperiment is a retrieval experiment on the notes pack uploaded
+// as kitchen: one case, whose target is the kettle note.
+const kitchenExperiment = `{"kind": "retrieval", "corpus": "kitchen", "cases": {"format": "ragagent-cases/1", "cases": [
+	  {"id": "descale", "split": "development", "question": "How often do I descale the kettle with citric acid?", "version": "1.0",
+	   "sources": [], "target_urls": ["` + kitchenURL + `"], "answer_patterns": [], "forbidden_patterns": []}]}, "configs": ["seed", "stemmed"], "k": 5}`
+
 // TestAKilledExperimentResumes: a server process killed with SIGKILL
 // during an experiment (after its 7th ranking was kept) leaves it
 // running in the store; the next server resumes it from the rankings
@@ -493,10 +499,7 @@ func TestAnExperimentOnAnUploadedCorpus(t *testing.T) {
 	alice := e.token("alice", []string{server.ScopeRead, server.ScopeRun, server.ScopeCorpora}, 1000, 1)
 	bob := e.token("bob", []string{server.ScopeRead, server.ScopeRun, server.ScopeCorpora}, 1000, 1)
 	require.Equal(t, http.StatusCreated, e.upload(alice, packTarball(t, "kitchen")).status)
-	cases := `{"format": "ragagent-cases/1", "cases": [
-	  {"id": "descale", "split": "development", "question": "How often do I descale the kettle with citric acid?", "version": "1.0",
-	   "sources": [], "target_urls": ["` + kitchenURL + `"], "answer_patterns": [], "forbidden_patterns": []}]}`
-	body := `{"kind": "retrieval", "corpus": "kitchen", "cases": ` + cases + `, "configs": ["seed", "stemmed"], "k": 5}`
+	body := kitchenExperiment
 	refused := e.postExperiment(bob, body)
 	assert.Equal(t, http.StatusBadRequest, refused.status)
 	assert.Equal(t, "unknown_corpus", refused.code(t))

@@ -3,9 +3,11 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -74,11 +76,14 @@ func resultOf(t testing.TB, run map[string]any) map[string]any {
 // quota bounds count and bytes; a pack larger than the bundle leaves room
 // for (the Python pack under another id, 17.6 MB) runs as natively; a
 // deletion frees its id; and what was kept is kept across a kill -9, run
-// on by a fresh run object that reads it from R2.
+// on by a fresh run object that reads it from R2: an experiment on the
+// large pack killed midway resumes there, another is planned there, and
+// both end as the native server's on the same uploads.
 func TestWorkerUploadedCorpora(t *testing.T) {
 	tokens := []workerToken{{"alice", []string{"read", "run", "corpora"}}, {"bob", []string{"read", "run", "corpora"}}, {"reader", []string{"read", "run"}}}
 	w := startWorkerVia(t, viaWrangler, workerCaps, tokens, "log",
-		`RAGAGENT_MAX_UPLOAD="8388608"`, `RAGAGENT_CORPUS_PACKS="2"`, `RAGAGENT_CORPUS_BYTES="7340032"`)
+		`RAGAGENT_MAX_UPLOAD="8388608"`, `RAGAGENT_CORPUS_PACKS="2"`, `RAGAGENT_CORPUS_BYTES="7340032"`,
+		fmt.Sprintf(`RAGAGENT_EXPERIMENT_PIECE="%d"`, workerPiece), `RAGAGENT_EXPERIMENT_PAUSE_MS="250"`)
 	alice, bob, reader := w.toks["alice"], w.toks["bob"], w.toks["reader"]
 	native := newEnv(t, options{corpora: t.TempDir(), packs: true, maxPackBytes: workerPackCap, maxUpload: workerUploadCap,
 		quota: server.Quota{Packs: 2, Bytes: workerQuotaB}})
@@ -230,15 +235,63 @@ func TestWorkerUploadedCorpora(t *testing.T) {
 		assert.Equal(t, with(map[string]string{"kitchen": "uploaded"}), e.corpusIDs(bob))
 	})
 
-	t.Run("kept across a kill -9", func(t *testing.T) {
-		w.kill9(t)
-		w.launch(t)
+	top := t
+	t.Run("kept across a kill -9, an experiment on it too, as natively", func(t *testing.T) {
 		e := w.env(t)
+		_, _, upload := pythonAs(t, "python-docs")
+		require.Equal(t, http.StatusCreated, native.upload(nalice, upload).status)
+		onDocs := func(body string) string {
+			return strings.Replace(body, `"corpus": "python-3.11"`, `"corpus": "python-docs"`, 1)
+		}
+		result := func(e *env, tok, id string) []byte {
+			x := e.awaitExperiment(tok, id)
+			require.Equal(t, "succeeded", x["state"], x["error"])
+			r := e.do(req{method: "GET", path: "/v1/experiments/" + id + "/result", token: tok, valid: true})
+			require.Equal(t, http.StatusOK, r.status, string(r.body))
+			return r.body
+		}
+		retrieval := onDocs(experimentBody(t, `["seed", "general"]`))
+		id := idOf(t, e.postExperiment(alice, retrieval))
+		var done float64
+		waitFor(t, func() bool {
+			done = e.experiment(alice, id)["progress"].(map[string]any)["done"].(float64)
+			return done >= workerPiece
+		}, "a piece kept")
+		require.Less(t, done, 68.0, "the experiment is not over before the kill")
+
+		w.kill9(top)
+		w.launch(top) // the Worker's whole test's: launch stops what it starts when its test ends
+		e = w.env(t)
 		assert.Equal(t, with(map[string]string{"python-docs": "uploaded"}), e.corpusIDs(alice))
 		assert.Equal(t, with(map[string]string{"kitchen": "uploaded"}), e.corpusIDs(bob))
+		// The fresh run object has opened neither upload: it reads kitchen
+		// from R2 to plan bob's experiment (Dispatch.Plan) and python-docs
+		// to resume alice's from the rankings D1 kept.
+		kid := idOf(t, e.postExperiment(bob, kitchenExperiment))
+		assert.Equal(t, string(result(native, nalice, idOf(t, native.postExperiment(nalice, kitchenExperiment)))), string(result(e, bob, kid)),
+			"the native server's bytes on the same pack")
+		got := result(e, alice, id)
+		t.Logf("killed at %v of 68 rankings kept; resumed", done)
+		assert.Equal(t, string(result(native, nalice, idOf(t, native.postExperiment(nalice, retrieval)))), string(got), "the native server's bytes")
+		assert.Equal(t, string(wantRetrieval(t, "seed", "general")),
+			strings.Replace(string(got), `"corpus": "python-docs"`, `"corpus": "python-3.11"`, 1), "the command's bytes on the built-in pack")
+		checkProgress(t, e.experimentEvents(alice, id, nil), 68)
+
+		agentic := onDocs(agentBody(t, ""))
+		began := time.Now()
+		got = result(e, alice, idOf(t, e.postExperiment(alice, agentic)))
+		t.Logf("an agent experiment (%d trials) on the upload: %.1f s", pythonTrials, time.Since(began).Seconds())
+		assert.Equal(t, unmeasured(t, result(native, nalice, idOf(t, native.postExperiment(nalice, agentic)))), unmeasured(t, got), "the native server's object")
+		r := e.postExperiment(bob, retrieval)
+		assert.Equal(t, http.StatusBadRequest, r.status, string(r.body))
+		assert.Equal(t, "unknown_corpus", r.code(t), "another token's experiments cannot name it")
+
 		run := e.await(bob, e.start(bob, `{"question": "When do I water the tomatoes?", "corpus": "kitchen"}`))
 		assert.Equal(t, "answered", run["status"], "%v", run)
 		run = e.await(alice, e.start(alice, `{"question": "`+question+`", "mode": "fixed", "corpus": "python-docs"}`))
 		assert.Equal(t, large, resultOf(t, run), "a fresh run object reads the large pack from R2")
+		lines := regexp.MustCompile(`run object memory: \d+ bytes; front program \d+ bytes`).FindAllString(w.log.String(), -1)
+		require.NotEmpty(t, lines, "a run's start logs the memory")
+		t.Logf("after the experiments, at the last run's start: %s", lines[len(lines)-1])
 	})
 }
