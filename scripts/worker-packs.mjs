@@ -5,6 +5,12 @@
 // Data module (an ArrayBuffer, inflated by the run object that opens it).
 import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
+import { gzipSync } from "node:zlib";
+
+// LIMIT is Cloudflare's compressed script limit on the paid plan (10 MiB):
+// wrangler deploy refuses a larger Worker. TestTheWorkerBundleFitsCloudflare
+// measures the bundle as wrangler does (deploy --dry-run).
+const LIMIT = 10 << 20;
 
 const [out, ...dirs] = process.argv.slice(2);
 if (!out) {
@@ -31,3 +37,17 @@ dirs.forEach((dir, i) => {
 });
 writeFileSync(join(out, "packs.mjs"), `${lines.join("\n")}\nexport const packs = [\n${entries.join("\n")}\n];\n`);
 console.log(`worker packs: ${dirs.length}, ${bytes} bytes gzip`);
+// About what wrangler will measure: the program and scripts gzipped, the
+// packs as they are (already gzip).
+let total = bytes;
+for (const f of ["app.wasm", "wasm_exec.js", "worker.mjs", "d1wire.mjs", "r2.mjs", "packs.mjs"]) {
+  try { total += gzipSync(readFileSync(join(out, f))).length; } catch { /* not built yet */ }
+}
+const kib = (n) => `${Math.round(n / 1024)} KiB`;
+if (total >= LIMIT) {
+  console.warn(`worker bundle: about ${kib(total)} compressed, OVER Cloudflare's ${kib(LIMIT)} script limit: ` +
+    "fine under wrangler dev and workerd, but wrangler deploy refuses it. To deploy, build with WORKER_PACKS= " +
+    "(the seed only) and upload the packs to R2 (POST /v1/corpora; README, On Cloudflare Workers).");
+} else {
+  console.log(`worker bundle: about ${kib(total)} compressed, within Cloudflare's ${kib(LIMIT)} script limit`);
+}
