@@ -195,7 +195,7 @@ type listwise struct {
 // cases to know every request before any is sent, shows the plan, and
 // refuses the run whole when it may not be sent; then it opens the live
 // model (each request reserved, every attempt recorded) or the replay.
-func (e *Engine) planListwise(ctx context.Context, run *ListwiseRun, base *retrieval.Base, heads []corpus.Passage, specs []retrieval.Spec, cases []*evaluate.Case, ideals []int, k int) (*listwise, error) {
+func (e *Engine) planListwise(ctx context.Context, run *ListwiseRun, base *retrieval.Base, index func(func() error) error, heads []corpus.Passage, specs []retrieval.Spec, cases []*evaluate.Case, ideals []int, k int) (*listwise, error) {
 	rate := e.listwiseRate()
 	plan := &ListwisePlan{Model: ListwiseModel, Replay: run.Replay != nil}
 	for _, spec := range specs {
@@ -204,11 +204,15 @@ func (e *Engine) planListwise(ctx context.Context, run *ListwiseRun, base *retri
 		}
 		at := 0
 		pl := &planLister{at: &at}
-		s, err := base.OpenModels(spec, retrieval.Models{Ctx: ctx, Lister: pl})
+		var s *retrieval.Searcher
+		err := index(func() (err error) {
+			s, err = base.OpenModels(spec, retrieval.Models{Ctx: ctx, Lister: pl})
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
-		if _, err := experiment.Rank(cases, heads, ideals, s, k, func() error { at++; return nil }); err != nil {
+		if _, err := experiment.Rank(cases, heads, ideals, indexSearcher{s, index}, k, func() error { at++; return nil }); err != nil {
 			return nil, fmt.Errorf("configuration %s: %w", spec.Name, err)
 		}
 		for i, p := range pl.prompts {

@@ -17,6 +17,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/retrieval"
 	"github.com/ragagentlab/ragagent/core/stats"
+	"github.com/ragagentlab/ragagent/core/store"
 )
 
 // The metrics of a retrieval experiment, in the order they are shown.
@@ -467,26 +468,29 @@ func (e *Engine) rank(ctx context.Context, req RetrievalRequest, specs []retriev
 	rankings := make([][]experiment.Ranking, len(specs))
 	total, done := len(answerable)*len(specs), 0
 	var lw *listwise
-	err = l.Ranking(func(base *retrieval.Base, heads []corpus.Passage) error {
+	err = l.Ranking(func(base *retrieval.Base, heads []corpus.Passage, index func(func() error) error) error {
 		ideals := experiment.Ideals(answerable, heads, k)
 		if hasListwise {
 			var err error
-			if lw, err = e.planListwise(ctx, req.Listwise, base, heads, specs, answerable, ideals, k); err != nil {
+			if lw, err = e.planListwise(ctx, req.Listwise, base, index, heads, specs, answerable, ideals, k); err != nil {
 				return err
 			}
 		}
 		for i, spec := range specs {
 			at := 0
-			var s *retrieval.Searcher
-			var err error
-			if spec.SecondStage.Method == retrieval.StageListwise {
-				s, err = base.OpenModels(spec, retrieval.Models{Ctx: ctx, Lister: lw.lister(spec, answerable, &at, req.Listwise.OnCall)})
-			} else {
-				s, err = e.openSearcher(ctx, models, req.Models == nil, l, base, spec, answerable)
-			}
+			var opened *retrieval.Searcher
+			err := index(func() (err error) {
+				if spec.SecondStage.Method == retrieval.StageListwise {
+					opened, err = base.OpenModels(spec, retrieval.Models{Ctx: ctx, Lister: lw.lister(spec, answerable, &at, req.Listwise.OnCall)})
+				} else {
+					opened, err = e.openSearcher(ctx, models, req.Models == nil, l, base, spec, answerable)
+				}
+				return err
+			})
 			if err != nil {
 				return err
 			}
+			s := indexSearcher{opened, index}
 			tick := func() error {
 				done++
 				at++
@@ -516,6 +520,22 @@ func (e *Engine) rank(ctx context.Context, req RetrievalRequest, specs []retriev
 		return nil, err
 	}
 	return &ranked{lab: l, answerable: answerable, rankings: rankings, listwise: lw}, nil
+}
+
+// indexSearcher is an experiment's searcher reaching the pack's index
+// through Lab.Ranking's index: each search holds the runs' searches off
+// while it lasts, and no longer.
+type indexSearcher struct {
+	s     *retrieval.Searcher
+	index func(func() error) error
+}
+
+func (is indexSearcher) Search(query string, k int, version string) (hits []store.Hit, err error) {
+	err = is.index(func() error {
+		hits, err = is.s.Search(query, k, version)
+		return err
+	})
+	return hits, err
 }
 
 // rankEach is experiment.Rank one case at a time for configuration c:

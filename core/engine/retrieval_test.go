@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -385,4 +386,70 @@ func TestAQuestionSetObjectRanksAsItsText(t *testing.T) {
 	_, err = engine.QuestionSetObject("id\tquestion\n")
 	code, _ := reason.Of(err)
 	assert.Equal(t, reason.InvalidCases, code)
+}
+
+// TestARunsSearchDoesNotWaitForAnExperiment: an experiment reaches the
+// pack's index one search at a time, so a run's search on the same pack
+// made while the experiment ranks (here from its progress callback, in
+// the middle of the first configuration) is answered at once rather than
+// after the experiment's last case; the experiment's result is the one
+// it makes alone.
+func TestARunsSearchDoesNotWaitForAnExperiment(t *testing.T) {
+	e := packEngine(t)
+	alone, err := e.Retrieval(context.Background(), engine.RetrievalRequest{Corpus: "python-3.11", Configs: []engine.ConfigRef{{Name: "seed"}, {Name: "general"}}})
+	require.NoError(t, err)
+	answered := 0
+	req := engine.RetrievalRequest{Corpus: "python-3.11", Configs: []engine.ConfigRef{{Name: "seed"}, {Name: "general"}}}
+	req.OnCase = func(done, total int, config string) {
+		if done != 2 {
+			return
+		}
+		found := make(chan error, 1)
+		go func() {
+			_, err := e.Search(engine.SearchRequest{Corpus: "python-3.11", Query: "read a file line by line"})
+			found <- err
+		}()
+		select {
+		case err := <-found:
+			assert.NoError(t, err)
+			answered = done
+		case <-time.After(10 * time.Second):
+			t.Errorf("the search waited for the experiment (ranked %d of %d)", done, total)
+		}
+	}
+	res, err := e.Retrieval(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, 2, answered, "the search was answered while the experiment ranked")
+	want, err := json.Marshal(alone)
+	require.NoError(t, err)
+	got, err := json.Marshal(res)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(got), "the same result as alone")
+
+	// Searches under both configurations all through another experiment
+	// (go test -race checks the index is reached by one at a time).
+	stop, searched := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		defer func() { searched <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, config := range []string{"seed", "general"} {
+				_, err := e.Search(engine.SearchRequest{Corpus: "python-3.11", Query: fmt.Sprintf("read file line %d", n), Config: config}) // not memoised
+				assert.NoError(t, err)
+				n++
+			}
+		}
+	}()
+	res, err = e.Retrieval(context.Background(), engine.RetrievalRequest{Corpus: "python-3.11", Configs: []engine.ConfigRef{{Name: "seed"}, {Name: "general"}}})
+	close(stop)
+	n := <-searched
+	require.NoError(t, err)
+	got, err = json.Marshal(res)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(got), "the same result beside %d searches", n)
 }

@@ -61,7 +61,7 @@ func TestCasesNameAPassageByAlias(t *testing.T) {
 				cases := `{"format": "ragagent-cases/1", "cases": [{"id": "a", "split": "development", "question": "q?", "target_urls": ["` + target + `"]}]}`
 				l, err := OpenPack(manifest, file, []byte(cases), nil)
 				require.NoError(t, err, target)
-				require.NoError(t, l.Ranking(func(_ *retrieval.Base, heads []corpus.Passage) error {
+				require.NoError(t, l.Ranking(func(_ *retrieval.Base, heads []corpus.Passage, _ func(func() error) error) error {
 					assert.True(t, l.Cases.Cases[0].Matches(heads[0]), target)
 					ideals[target] = experiment.Ideals([]*evaluate.Case{&l.Cases.Cases[0]}, heads, 10)
 					return nil

@@ -17,18 +17,25 @@ type ranking struct {
 }
 
 // Ranking runs fn with the retrieval base every configuration over the
-// lab's index opens from (tools.Library.RetrievalBase) and the passages'
+// lab's index opens from (tools.Library.RetrievalBase), the passages'
 // heads (source id, version, URL, title; an image's without text) in
-// index order. The runs' searches and reads wait meanwhile: the index is
-// one SQLite connection.
-func (l *Lab) Ranking(fn func(base *retrieval.Base, heads []corpus.Passage) error) error {
+// index order, and index, through which alone fn reaches the base: index
+// runs its function with the runs' searches and reads held off (the
+// index is one SQLite connection, and the base's scratch is shared), so
+// an experiment holds them off a search at a time, never to its end.
+func (l *Lab) Ranking(fn func(base *retrieval.Base, heads []corpus.Passage, index func(func() error) error) error) error {
 	l.tools.mu.Lock()
-	defer l.tools.mu.Unlock()
 	l.rank.once.Do(func() { l.rank.heads, l.rank.err = l.Library.Heads() })
-	if l.rank.err != nil {
-		return l.rank.err
+	err := l.rank.err
+	l.tools.mu.Unlock()
+	if err != nil {
+		return err
 	}
-	return fn(l.Library.RetrievalBase(), l.rank.heads)
+	return fn(l.Library.RetrievalBase(), l.rank.heads, func(f func() error) error {
+		l.tools.mu.Lock()
+		defer l.tools.mu.Unlock()
+		return f()
+	})
 }
 
 // WithCases is the lab with another question set (a --cases file): the
