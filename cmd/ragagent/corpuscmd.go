@@ -26,9 +26,15 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 			return cmdCorpusEmbed(args[1:], stdout, stderr)
 		case "config":
 			return cmdCorpusConfig(args[1:], stdout, stderr)
+		case "upload":
+			return cmdCorpusUpload(args[1:], stdout, stderr)
+		case "list":
+			return cmdCorpusList(args[1:], stdout, stderr)
+		case "delete":
+			return cmdCorpusDelete(args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintln(stderr, "usage: ragagent corpus build --from DIR --out DIR --id ID ... | ragagent corpus info PACK | ragagent corpus embed --corpus PACK --model DIR | ragagent corpus config --config NAME|FILE PACK")
+	fmt.Fprintln(stderr, "usage: ragagent corpus build --from DIR --out DIR --id ID ... | ragagent corpus info PACK | ragagent corpus embed --corpus PACK --model DIR | ragagent corpus config --config NAME|FILE PACK | ragagent corpus upload|list|delete --server URL ... (a team server's packs)")
 	return exitUsage
 }
 
