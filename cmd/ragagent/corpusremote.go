@@ -127,15 +127,27 @@ func cmdCorpusUpload(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	fmt.Fprintf(stderr, "uploading %s (%d bytes gzip'd) to %s ...\n", dir, len(archive), *sc.server)
 	body, err := client.Upload(ctx, archive)
-	if err != nil {
-		return sc.fail(err)
-	}
-	if *sc.json {
+	return sc.print(stdout, body, err, func(c corpusJSON) string {
+		return fmt.Sprintf("uploaded %s\n%s\nruns and experiments on the server name it: --corpus %s --server %s\n", dir, corpusLine(c), c.ID, *sc.server)
+	})
+}
+
+// print writes the server's answer body: as it is with --json, else as
+// text's lines, of the one corpus it is or of each in its "corpora".
+func (sc *serverCorpus) print(stdout io.Writer, body []byte, err error, text func(corpusJSON) string) int {
+	if err == nil && *sc.json {
 		_, err = stdout.Write(body)
-	} else {
-		var c corpusJSON
-		if err = json.Unmarshal(body, &c); err == nil {
-			_, err = fmt.Fprintf(stdout, "uploaded %s\n%s\nruns and experiments on the server name it: --corpus %s --server %s\n", dir, corpusLine(c), c.ID, *sc.server)
+	} else if err == nil {
+		var one corpusJSON
+		var list struct{ Corpora []corpusJSON }
+		if err = json.Unmarshal(body, &list); err == nil && list.Corpora == nil {
+			err = json.Unmarshal(body, &one)
+			list.Corpora = []corpusJSON{one}
+		}
+		for _, c := range list.Corpora {
+			if err == nil {
+				_, err = io.WriteString(stdout, text(c))
+			}
 		}
 	}
 	if err != nil {
@@ -153,25 +165,7 @@ func cmdCorpusList(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	body, err := client.Corpora(context.Background())
-	if err != nil {
-		return sc.fail(err)
-	}
-	if *sc.json {
-		_, err = stdout.Write(body)
-	} else {
-		var list struct{ Corpora []corpusJSON }
-		if err = json.Unmarshal(body, &list); err == nil {
-			for _, c := range list.Corpora {
-				if _, err = fmt.Fprintln(stdout, corpusLine(c)); err != nil {
-					break
-				}
-			}
-		}
-	}
-	if err != nil {
-		return sc.fail(err)
-	}
-	return exitOK
+	return sc.print(stdout, body, err, func(c corpusJSON) string { return corpusLine(c) + "\n" })
 }
 
 // cmdCorpusDelete is `ragagent corpus delete --server URL ID`: the
