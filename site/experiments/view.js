@@ -16,7 +16,11 @@
 // the server offers, the same question set and configurations, the
 // server's progress events, Cancel cancelling it there, and the result
 // the server sent drawn, downloadable and kept as a local one is, marked
-// with the server it ran on.
+// with the server it ran on. The scripted agent experiment has its own
+// "Run ... on": on the team server it is the same question set and a pack
+// the server offers, its events shown, Cancel cancelling it there, and
+// the server's eval object drawn and kept likewise (its trials the
+// server's: none in Runs, no trace linked).
 
 import { $, h, clear, option, download } from "../common/dom.js";
 import { plural, refusal } from "../common/format.js";
