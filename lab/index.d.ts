@@ -39,7 +39,7 @@ export interface ServerOpenOptions extends OpenOptions {
   token: string;
 }
 
-/** openLab with server and token: a ServerLab whose retrieval runs on that server (nothing is started until a call needs it). */
+/** openLab with server and token: a ServerLab whose retrieval and scripted eval run on that server (nothing is started until a call needs it). */
 export declare function openLab(options: ServerOpenOptions): Promise<ServerLab>;
 /** openLab starts and loads the engine (rejects with engine_missing when main.wasm is not built). */
 export declare function openLab(options?: OpenOptions): Promise<Lab>;
@@ -220,6 +220,23 @@ export interface ServerRetrievalOptions {
   signal?: AbortSignal;
 }
 
+export interface ServerEvalOptions {
+  /** A pack id the server offers (a built-in or the token's upload); default seed. */
+  corpus?: string;
+  /** A question set's text (JSON or TSV), read locally and sent as its ragagent-cases/1 object; default the pack's own. */
+  cases?: string;
+  /** The configuration the runs search under: a built-in's name or a spec (an object, or its JSON text); default the pack's. */
+  config?: string | Record<string, unknown>;
+  /** Only scripted runs on a server (another policy is the server's unsupported_policy). */
+  policy?: "scripted";
+  /** The server's progress events: trials graded of those to run. */
+  onTrial?: (done: number, total: number) => void;
+  /** The experiment's state as its events say it (its queued and started events), each once, queued never after running. */
+  onState?: (state: "queued" | "running", id: string) => void;
+  /** Once aborted, cancels the experiment on the server; the call rejects with cancelled. */
+  signal?: AbortSignal;
+}
+
 /**
  * A lab whose calls run on a team's server (openLab({ server, token })). Its values are a local lab's for
  * the same inputs; a refusal rejects with the server's code and message. The local-only calls reject with
@@ -233,6 +250,10 @@ export declare class ServerLab {
   retrieval(options?: ServerRetrievalOptions): Promise<Compared>;
   /** The same experiment, its result as the server sent it (what `ragagent retrieval --json` prints), as text. */
   retrievalText(options?: ServerRetrievalOptions): Promise<string>;
+  /** `ragagent eval --cases --json` (the scripted policy), run on the server as an agent experiment: the server's result bytes, parsed (its seconds the server's). */
+  eval(options?: ServerEvalOptions): Promise<Evaluated>;
+  /** The same experiment, its result as the server sent it (what `ragagent eval --json` prints), as text. */
+  evalText(options?: ServerEvalOptions): Promise<string>;
   /** The set's ragagent-cases/1 object, read by the local engine (started for it). */
   readCases(text: string): Promise<CaseSet>;
   /** The packs the server offers the token. */
@@ -247,8 +268,6 @@ export declare class ServerLab {
   replay(options?: unknown): Promise<never>;
   /** Rejects with not_on_server. */
   run(options?: unknown): Promise<never>;
-  /** Rejects with not_on_server. */
-  eval(options?: unknown): Promise<never>;
   /** Rejects with not_on_server. */
   tune(options?: unknown): Promise<never>;
   /** Rejects with not_on_server. */

@@ -1,7 +1,7 @@
 // server.js: the node module's lab against a team's server (the server
 // edition, `ragagent serve-api`), so a CI job gates on the shared
 // server's figures with the same calls and values as a local lab. The
-// client itself (retrieval as an experiment, its SSE progress, the
+// client itself (retrieval and eval as experiments, their SSE progress, the
 // server's refusals as LabErrors, the token only in the Authorization
 // header) is site/common/serverlab.js, the one the page uses too; this
 // module adds what only node does: uploading a pack folder, and the
@@ -17,7 +17,8 @@ export { serverOf };
 
 /**
  * ServerLab is a lab whose calls run on a team's server: the shared
- * client's retrieval, readCases, corpora, packs and close, with
+ * client's retrieval, eval (the scripted policy), readCases, corpora,
+ * packs and close, with
  * uploadCorpus (a pack folder read from disk), and the local lab's other
  * calls refused with not_on_server.
  */
@@ -65,8 +66,6 @@ export class ServerLab extends Client {
   async replay() { throw localOnly("replay"); }
   /** run is local only: it rejects with not_on_server. */
   async run() { throw localOnly("run"); }
-  /** eval is local only: it rejects with not_on_server. */
-  async eval() { throw localOnly("eval"); }
   /** tune is local only: it rejects with not_on_server. */
   async tune() { throw localOnly("tune"); }
   /** recording is local only: it rejects with not_on_server. */
@@ -103,5 +102,5 @@ export function tar(files) {
 }
 
 function localOnly(name) {
-  return new LabError(CODES.NOT_ON_SERVER, `${name} runs in this process only: a server lab runs retrieval, corpora and uploadCorpus (open a local lab with openLab() for ${name})`);
+  return new LabError(CODES.NOT_ON_SERVER, `${name} runs in this process only: a server lab runs retrieval, eval (scripted), corpora and uploadCorpus (open a local lab with openLab() for ${name})`);
 }

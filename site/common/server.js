@@ -1,12 +1,13 @@
 // server.js is the only module that ever holds the team server's token,
 // as key.js alone holds the Gemini key. It owns the Team server box (the
 // server's URL, the token field, "Remember for this tab" in
-// sessionStorage, Forget), connects (the server's packs, GET /v1/corpora)
-// and runs a retrieval experiment there, through the client the node
+// sessionStorage, Forget), connects (the server's packs, GET /v1/corpora),
+// reconnects on load to a server remembered for the tab, and runs a
+// retrieval or a scripted agent experiment there, through the client the node
 // module uses too (serverlab.js: the token only in the bearer
 // header of requests to that server, no redirect, no cookie, no
-// referrer). Other modules ask connection() and hand retrieval() the
-// experiment; the token string never leaves this module and the client it
+// referrer). Other modules ask connection() and hand retrieval() or
+// evaluate() the experiment; the token string never leaves this module and the client it
 // made, never enters the address, a status line, the console or a
 // download (screen).
 
@@ -24,7 +25,8 @@ let attempt = 0; // the latest connect's number: an older one's answer is droppe
 let blocked = null; // the last origin the page's CSP refused a connection to
 const listeners = [];
 
-/** init binds the Team server box, restoring a remembered server and token (not connecting). */
+/** init binds the Team server box; a server and token remembered for the
+ * tab are restored and connected to again, so a reload keeps the connection. */
 export function init() {
   const url = $("#srv-url");
   const input = $("#srv-token");
@@ -74,6 +76,7 @@ export function init() {
     keep(false);
     disconnect("The token is forgotten: gone from this page's memory and this tab's storage.");
   });
+  if (remember.checked) connect(true);
 }
 
 /** connection is the server connected to ({server, corpora}: its URL, no token, and its packs), or null. */
@@ -117,9 +120,10 @@ function safe(text) {
 /**
  * connect reads the box, makes the client and asks the server for its
  * packs: connected, they are listed; refused, the server's code and
- * message are shown (never the token).
+ * message are shown (never the token). remembered says the server and
+ * token came from this tab's storage (a reload), which the status says.
  */
-async function connect() {
+async function connect(remembered = false) {
   const url = $("#srv-url").value.trim();
   const n = ++attempt;
   const old = lab;
@@ -134,7 +138,7 @@ async function connect() {
     show(`Not connected: ${safe(err.message)}.`, "error");
     return;
   }
-  show(`Connecting to ${base.origin}…`);
+  show(remembered ? `Reconnecting to ${base.origin}, remembered for this tab…` : `Connecting to ${base.origin}…`);
   blocked = null;
   // The question sets are read by this page's engine, as the node module's
   // are by its local one: casesJSON is the conversion the command line makes.
@@ -147,14 +151,14 @@ async function connect() {
     if (n !== attempt) return client.close();
     lab = client;
     connected = { server: client.server, corpora };
-    show(h("span", {}, `Connected to ${client.server}: ${plural(corpora.length, "pack")} offered there, `,
+    show(h("span", {}, `${remembered ? "Reconnected" : "Connected"} to ${client.server}${remembered ? " (remembered for this tab)" : ""}: ${plural(corpora.length, "pack")} offered there, `,
       ...corpora.flatMap((c, i) => [i ? ", " : "", h("code", {}, c.id), ` (${c.origin === "uploaded" ? "your upload" : "built in"})`]), "."), "ok");
     changed();
   } catch (err) {
     client.close();
     const why = await refused(err, base);
     if (n !== attempt) return;
-    show(why, "error");
+    show(remembered ? `${why} (The server and token were remembered for this tab: edit them, or Forget the token.)` : why, "error");
   }
 }
 
@@ -182,11 +186,27 @@ function plain(err) {
  * onState, signal) and resolves with the result's text as the server sent
  * it. A refusal rejects with the server's code and message.
  */
-export async function retrieval(options) {
+export function retrieval(options) {
+  return experiment((client) => client.retrievalText(options));
+}
+
+/**
+ * evaluate runs a scripted agent experiment on the server connected to
+ * (serverlab.js's evalText: corpus, cases, config, policy, onTrial,
+ * onState, signal) and resolves with the result's text as the server sent
+ * it (`ragagent eval --json`'s, its seconds the server's). A refusal
+ * rejects with the server's code and message.
+ */
+export function evaluate(options) {
+  return experiment((client) => client.evalText(options));
+}
+
+/** experiment runs one call of the connection's client, its refusals worded without the token. */
+async function experiment(run) {
   if (!lab) throw Object.assign(new Error("not connected to a team server"), { code: "not_connected" });
   const client = lab;
   try {
-    return await client.retrievalText(options);
+    return await run(client);
   } catch (err) {
     if (err.code === "lab_closed") {
       throw Object.assign(new Error("the connection ended (the server or token was edited or forgotten) before the experiment did; it goes on on the server"), { code: "disconnected" });

@@ -3,8 +3,9 @@
 // openLab({server, token})) and the page (common/server.js, the one
 // module that holds the page's token) share: one client, so the page's
 // "on the server" experiment and a CI job's get the same value by the
-// same requests. A retrieval comparison runs there as an experiment (POST
-// /v1/experiments, its progress from the experiment's SSE events, its
+// same requests. A retrieval comparison and a scripted agent experiment
+// (`ragagent eval --cases`) run there as experiments (POST
+// /v1/experiments, their progress from the experiment's SSE events, their
 // value the exact bytes GET /v1/experiments/{id}/result sends); a refusal
 // rejects with a LabError whose code and message are the server's. The
 // token goes only into the Authorization header of requests to that
@@ -134,16 +135,81 @@ export class ServerLab {
     if (configs !== undefined && !Array.isArray(configs)) {
       throw new LabError(CODES.INVALID_ARGUMENT, "retrieval: configs must be a list of configurations' names and specs");
     }
-    for (const [name, fn] of [["onCase", onCase], ["onState", onState]]) {
-      if (fn !== undefined && typeof fn !== "function") throw new LabError(CODES.INVALID_ARGUMENT, `retrieval: ${name} must be a function`);
-    }
-    if (signal !== undefined && !(signal instanceof AbortSignal)) {
-      throw new LabError(CODES.INVALID_ARGUMENT, "retrieval: signal must be an AbortSignal");
-    }
+    this.#checkHooks("retrieval", { onCase, onState }, signal);
     const body = { kind: "retrieval", corpus };
     if (cases !== undefined) body.cases = await this.readCases(cases);
     if (configs !== undefined) body.configs = configs.map(configRef);
     if (k !== undefined) body.k = k;
+    return this.#experiment(body, { onProgress: onCase, onState, signal });
+  }
+
+  /**
+   * eval runs `ragagent eval --cases`' agent experiment on the server and
+   * returns what `ragagent eval --json` prints (the server's result
+   * bytes, parsed): the same object a local lab's eval returns for the
+   * same inputs, but for the measured durations (experiment.paths[]'s
+   * seconds and mean_seconds are the server's). See evalText for the
+   * options.
+   *
+   * @param {import("../../lab/index.js").ServerEvalOptions} [options]
+   */
+  async eval(options) {
+    return JSON.parse(await this.evalText(options));
+  }
+
+  /**
+   * evalText runs an agent experiment on the server (POST /v1/experiments,
+   * kind agent) and returns its result's bytes as the server sent them
+   * (what `ragagent eval --json` prints), as text. corpus is a pack id the
+   * server offers (default seed), cases a question set's text (JSON or
+   * TSV; default the pack's own), config a configuration's name or spec
+   * (an object, or its JSON text; default the pack's), policy "scripted"
+   * (the server runs no other: its refusal, unsupported_policy, rejects).
+   * onTrial(done, total) sees the server's progress events (a trial
+   * graded each), onState(state, id) the experiment's queued and running
+   * states once each; signal, once aborted, cancels the experiment on the
+   * server and rejects with code cancelled.
+   *
+   * @param {import("../../lab/index.js").ServerEvalOptions} [options]
+   */
+  async evalText({ corpus = "seed", cases, config, policy = "scripted", onTrial, onState, signal, ...rest } = {}) {
+    this.#open();
+    if (rest.recording !== undefined) {
+      throw new LabError(CODES.NOT_ON_SERVER, "eval: recording: a replay runs in this process; a server lab runs the scripted policy only (use a local lab: openLab())");
+    }
+    const unknown = Object.keys(rest).filter((k) => k !== "recording");
+    if (unknown.length > 0) throw new LabError(CODES.INVALID_ARGUMENT, `eval: unknown option ${unknown[0]}`);
+    if (typeof corpus !== "string" || corpus === "") {
+      throw new LabError(CODES.INVALID_ARGUMENT, "eval: corpus must be a pack id the server offers");
+    }
+    if (cases !== undefined && typeof cases !== "string") {
+      throw new LabError(CODES.INVALID_ARGUMENT, "eval: cases must be the question set's text (a string)");
+    }
+    if (typeof policy !== "string") throw new LabError(CODES.INVALID_ARGUMENT, "eval: policy must be a policy's name (scripted)");
+    this.#checkHooks("eval", { onTrial, onState }, signal);
+    const body = { kind: "agent", corpus, policy };
+    if (cases !== undefined) body.cases = await this.readCases(cases);
+    if (config !== undefined) body.config = configRef(config);
+    return this.#experiment(body, { onProgress: onTrial, onState, signal });
+  }
+
+  // #checkHooks refuses callbacks that are not functions and a signal
+  // that is not an AbortSignal, naming the call.
+  #checkHooks(what, hooks, signal) {
+    for (const [name, fn] of Object.entries(hooks)) {
+      if (fn !== undefined && typeof fn !== "function") throw new LabError(CODES.INVALID_ARGUMENT, `${what}: ${name} must be a function`);
+    }
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new LabError(CODES.INVALID_ARGUMENT, `${what}: signal must be an AbortSignal`);
+    }
+  }
+
+  // #experiment admits an experiment (POST /v1/experiments with body),
+  // follows its events to their end (onProgress(done, total) each
+  // progress, onState each state once) and returns its result's bytes;
+  // the signal cancels it on the server; a failed end rejects with the
+  // experiment's error.
+  async #experiment(body, { onProgress, onState, signal }) {
     if (signal?.aborted) throw cancelled();
 
     const x = await this.#json("POST", "v1/experiments", { body: JSON.stringify(body), type: "application/json" });
@@ -175,7 +241,7 @@ export class ServerLab {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       if (signal?.aborted) onAbort();
-      const end = await this.#follow(paths, call.signal, onCase, state);
+      const end = await this.#follow(paths, call.signal, onProgress, state);
       if (end.state === "succeeded") {
         return await this.#send("GET", paths.result, { signal: call.signal }, (r) => r.text());
       }

@@ -289,7 +289,8 @@ export function mountHistory(onOpen) {
     /**
      * keepAgent stores an agent experiment just run: ran is {corpus: {id,
      * title, manifest}, set, policy, result (what ragagent eval --json
-     * prints)}. It resolves with a sentence for the view's status.
+     * prints), server (the team server's URL it ran on, or null: this
+     * browser)}. It resolves with a sentence for the view's status.
      */
     async keepAgent(ran) {
       try {
@@ -306,6 +307,7 @@ export function mountHistory(onOpen) {
           cases: r.summary.answerable_cases + r.summary.unanswerable_cases, answerable: r.summary.answerable_cases, ids: "",
           headline: pass ? { config: "agent", value: pass.value, count: pass.count, of: pass.of } : null,
           text: JSON.stringify(r, null, 2) + "\n",
+          server: ran.server ?? null,
         };
         const { key, dropped } = await store.keep(record);
         await refresh();

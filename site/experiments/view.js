@@ -16,7 +16,11 @@
 // the server offers, the same question set and configurations, the
 // server's progress events, Cancel cancelling it there, and the result
 // the server sent drawn, downloadable and kept as a local one is, marked
-// with the server it ran on.
+// with the server it ran on. The scripted agent experiment has its own
+// "Run ... on": on the team server it is the same question set and a pack
+// the server offers, its events shown, Cancel cancelling it there, and
+// the server's eval object drawn and kept likewise (its trials the
+// server's: none in Runs, no trace linked).
 
 import { $, h, clear, option, download } from "../common/dom.js";
 import { plural, refusal } from "../common/format.js";
@@ -88,7 +92,7 @@ export function mount() {
   const history = mountHistory((record, result) => {
     if (record.kind === "agent") {
       clear($("#exp-agent-results")).append(agentBlock(result));
-      $("#exp-agent-status").textContent = `Experiment #${record.key}, kept ${record.time.replace("T", " ").replace(/\.\d+Z$/, " UTC")}: the agent experiment (policy ${record.policy}) on ${record.corpus.title || record.corpus.id}, ${record.set.name}.`;
+      $("#exp-agent-status").textContent = `Experiment #${record.key}, kept ${record.time.replace("T", " ").replace(/\.\d+Z$/, " UTC")}: the agent experiment (policy ${record.policy}) on ${record.corpus.title || record.corpus.id}, ${record.set.name}${record.server ? `, run on the team server ${record.server}` : ""}.`;
       $("#exp-agent").scrollIntoView?.();
       return;
     }
@@ -114,26 +118,43 @@ export function mount() {
   const onServer = () => $("#exp-where-server").checked && server.connection() !== null;
 
   /** serverPack is the server's pack chosen ({id, title, sha256, origin, ...}), or null. */
-  const serverPack = () => server.connection()?.corpora.find((c) => c.id === $("#exp-server-pack").value) ?? null;
+  const serverPack = () => packOf("#exp-server-pack");
 
-  /** fillServerPacks offers the connected server's packs, the page's pack chosen when the server has it
-   * (else the choice kept); without a connection the experiment runs in this browser. */
-  function fillServerPacks(want = $("#exp-server-pack").value) {
+  /** agentOnServer says whether the scripted agent experiment is to run on the team server connected to. */
+  const agentOnServer = () => $("#exp-agent-where-server").checked && server.connection() !== null;
+
+  /** agentServerPack is the server's pack chosen for the agent experiment, or null. */
+  const agentServerPack = () => packOf("#exp-agent-server-pack");
+
+  /** packOf is the connected server's pack a select names, or null. */
+  const packOf = (select) => server.connection()?.corpora.find((c) => c.id === $(select).value) ?? null;
+
+  /** fillServerPacks offers the connected server's packs to both experiments, the page's pack chosen
+   * when the server has it (else the choice kept); without a connection they run in this browser. */
+  function fillServerPacks(want = null) {
+    offerPacks("exp-where", "exp-server-pack", want ?? $("#exp-server-pack").value, onServer,
+      "the question set and configurations are the ones chosen here");
+    offerPacks("exp-agent-where", "exp-agent-server-pack", want ?? $("#exp-agent-server-pack").value, agentOnServer,
+      "the question set is the one chosen above, the configuration the pack's default there; the trials are graded there and not kept in Runs, so no trace is linked");
+    gate();
+  }
+
+  /** offerPacks fills one "Run on" fieldset (radios named name, the select's id) with the server's packs. */
+  function offerPacks(name, select, want, on, what) {
     const c = server.connection();
-    const radio = $("#exp-where-server");
-    const sel = clear($("#exp-server-pack"));
+    const radio = $(`#${name}-server`);
+    const sel = clear($(`#${select}`));
     radio.disabled = c === null;
     if (c === null) {
       radio.checked = false;
-      form.querySelector('input[name="exp-where"][value="browser"]').checked = true;
-      $("#exp-where-help").textContent = "Connect to a team server above to run there. Its packs, your uploads among them, are offered as the pack; the question set and configurations are the ones chosen here.";
+      document.querySelector(`input[name="${name}"][value="browser"]`).checked = true;
+      $(`#${name}-help`).textContent = `Connect to a team server above to run there. Its packs, your uploads among them, are offered as the pack; ${what}.`;
     } else {
-      $("#exp-where-help").textContent = `On ${c.server}: its packs are offered (the page's pack, ${state.corpus.id}, chosen when the server has it); the question set and configurations are the ones chosen here. For a pack only the server has, choose it before the question set file: the file is then read as the server will be sent it, its targets the server's to check.`;
+      $(`#${name}-help`).textContent = `On ${c.server}: its packs are offered (the page's pack, ${state.corpus.id}, chosen when the server has it); ${what}. For a pack only the server has, choose it before the question set file: the file is then read as the server will be sent it, its targets the server's to check.`;
       if (!c.corpora.some((p) => p.id === want)) want = c.corpora.some((p) => p.id === state.corpus.id) ? state.corpus.id : c.corpora[0]?.id;
       sel.append(...c.corpora.map((p) => option(p.id, `${p.id}: ${p.title} (${p.origin === "uploaded" ? "your upload" : "built in"}, ${plural(p.passages, "passage")})`, p.id === want)));
     }
-    sel.disabled = !onServer();
-    gate();
+    sel.disabled = !on();
   }
 
   function setup() {
@@ -221,8 +242,10 @@ export function mount() {
     $("#exp-why").textContent = ex.running ? "" : why;
     // The agent experiments run here on the same question set, with no configuration.
     agentWhy = base || noSet;
-    $("#exp-agent-run").disabled = Boolean(agentWhy) || ex.agentRunning;
-    $("#exp-agent-why").textContent = ex.agentRunning ? "" : agentWhy;
+    // On the team server, as the retrieval experiment there, the pack's own questions are the server's.
+    const agentRunWhy = agentOnServer() ? base || (agentServerPack() ? "" : "The team server offers no pack: upload one to it first.") : agentWhy;
+    $("#exp-agent-run").disabled = Boolean(agentRunWhy) || ex.agentRunning;
+    $("#exp-agent-why").textContent = ex.agentRunning ? "" : agentRunWhy;
     live.gate(agentWhy);
     tune.gate(agentWhy || (ex.running ? "Waiting for the experiment to end." : ""));
   }
@@ -237,52 +260,98 @@ export function mount() {
   }
 
   /** agentEntry is what the history keeps of an agent experiment on
-   * corpus besides its result: the pack as it is now, the set, the policy. */
-  function agentEntry(corpus, policy) {
-    return { corpus: { id: corpus, title: state.corpus.info?.manifest.title || corpus, manifest: state.corpus.info?.manifest }, set: questionSet(corpus), policy };
+   * corpus besides its result: the pack as it is now (remote: the team
+   * server's {server, pack} it runs on, whose receipt is kept for a pack
+   * this page has not open), the set, the policy. */
+  function agentEntry(corpus, policy, remote = null) {
+    if (remote && (corpus !== state.corpus.id || !state.corpus.info)) {
+      const pack = remote.pack;
+      return { corpus: { id: corpus, title: pack.title, manifest: { id: pack.id, title: pack.title, passages_sha256: pack.sha256 } }, set: questionSet(corpus), policy, server: remote.server };
+    }
+    return { corpus: { id: corpus, title: state.corpus.info?.manifest.title || corpus, manifest: state.corpus.info?.manifest }, set: questionSet(corpus), policy, server: remote?.server ?? null };
   }
 
-  /** runAgent runs the engine's eval over the question set: the scripted policy on both paths. */
+  /** runAgent runs the engine's eval over the question set: the scripted
+   * policy on both paths, in this page's worker or, chosen, on the team
+   * server connected to (its progress events, Cancel cancelling it there). */
   async function runAgent() {
+    if ($("#exp-agent-run").disabled) return;
     const box = $("#exp-agent-results");
     const st = $("#exp-agent-status");
     const pr = $("#exp-agent-progress");
-    const req = { corpus: state.corpus.id, policy: "scripted" };
+    const remote = agentOnServer() ? { server: server.connection().server, pack: agentServerPack() } : null;
+    const req = { corpus: remote ? remote.pack.id : state.corpus.id, policy: "scripted" };
     if (ex.casesText !== null) req.cases = ex.casesText;
-    const entry = agentEntry(req.corpus, req.policy);
+    const entry = agentEntry(req.corpus, req.policy, remote);
+    const setName = ex.casesText !== null ? ex.casesName : "the authored questions";
     ex.agentRunning = true;
+    ex.agentAbort = remote ? new AbortController() : null;
     gate();
     clear(box);
     pr.hidden = false;
     pr.removeAttribute("value");
-    st.textContent = `Running the scripted policy on both paths over ${ex.casesText !== null ? ex.casesName : "the authored questions"}…`;
+    st.textContent = remote
+      ? `Sending the scripted policy on both paths over ${setName} on ${entry.corpus.title} to the team server ${remote.server}…`
+      : `Running the scripted policy on both paths over ${setName}…`;
     document.body.dataset.agentExperiment = "running";
+    $("#exp-agent-cancel").disabled = !remote;
     const t0 = performance.now();
     agentText = null;
     $("#exp-agent-download").disabled = true;
     try {
-      const { json, trials } = await call("evalReport", [req, events("trial", "done", "total", "trial")], (e) => {
-        if (e.event !== "trial" || !e.total) return;
-        pr.max = e.total;
-        pr.value = e.done;
-        st.textContent = `Trial ${e.done} of ${e.total} (${e.trial})…`;
-      });
+      let json, trials = null;
+      if (remote) {
+        json = await server.evaluate({ ...req, signal: ex.agentAbort.signal,
+          onState: (s, id) => {
+            st.textContent = s === "queued"
+              ? `Queued on the team server (experiment ${id}): it runs when the experiments before it end…`
+              : `Running on the team server (experiment ${id})…`;
+            document.body.dataset.agentExperimentServer = s;
+          },
+          onTrial: (done, total) => {
+            if (!total) return;
+            pr.max = total;
+            pr.value = done;
+            st.textContent = `Trial ${done} of ${total} on the team server…`;
+          } });
+      } else {
+        ({ json, trials } = await call("evalReport", [req, events("trial", "done", "total", "trial")], (e) => {
+          if (e.event !== "trial" || !e.total) return;
+          pr.max = e.total;
+          pr.value = e.done;
+          st.textContent = `Trial ${e.done} of ${e.total} (${e.trial})…`;
+        }));
+      }
       const result = JSON.parse(json);
       agentText = json;
       $("#exp-agent-download").disabled = false;
-      const kept = await keepTrials(req, result, trials);
-      st.textContent = `Done in ${Math.round(performance.now() - t0)} ms: ${plural(result.summary.trials, "trial")} on ${result.corpus}.${kept.note}`;
-      box.append(agentBlock(result, (i) => (kept.keys[i] === undefined ? null : link("trace", ["run", kept.keys[i]]))));
+      // The server's trials are its own: none is kept in Runs, no trace linked.
+      const kept = remote ? { keys: [], note: "" } : await keepTrials(req, result, trials);
+      st.textContent = `Done in ${Math.round(performance.now() - t0)} ms${remote ? ` on the team server ${remote.server}` : ""}: ${plural(result.summary.trials, "trial")} on ${result.corpus}.${kept.note}`;
+      box.append(agentBlock(result, remote ? null : (i) => (kept.keys[i] === undefined ? null : link("trace", ["run", kept.keys[i]]))));
       st.textContent += ` ${await history.keepAgent({ ...entry, result })}`;
       document.body.dataset.agentExperiment = "done";
     } catch (err) {
-      st.textContent = `The agent experiment did not run: ${refusal(err)}`;
-      document.body.dataset.agentExperiment = "failed";
+      const stopped = err.code === "cancelled";
+      st.textContent = stopped
+        ? `Cancelled on the team server ${remote.server}: nothing was kept, so there is nothing to download.`
+        : `The agent experiment did not run${remote ? ` on the team server ${remote.server}` : ""}: ${refusal(err)}`;
+      document.body.dataset.agentExperiment = stopped ? "cancelled" : "failed";
     } finally {
       ex.agentRunning = false;
+      ex.agentAbort = null;
+      $("#exp-agent-cancel").disabled = true;
       pr.hidden = true;
       gate();
     }
+  }
+
+  /** stopAgent cancels the agent experiment running on the team server. */
+  function stopAgent() {
+    if (!ex.agentAbort) return;
+    $("#exp-agent-cancel").disabled = true;
+    $("#exp-agent-status").textContent = "Cancelling on the team server…";
+    ex.agentAbort.abort();
   }
 
   let agentText = null; // the last agent experiment's JSON, as ragagent eval --json prints it
@@ -412,7 +481,8 @@ export function mount() {
       // is refused at once with its one-line invalid_cases reason. For a
       // pack only the team server has, it is read as the server will be
       // sent it (no pack's check here: its targets are the server's to check).
-      const elsewhere = onServer() && serverPack() && serverPack().id !== state.corpus.id;
+      const elsewhere = (onServer() && serverPack() && serverPack().id !== state.corpus.id)
+        || (agentOnServer() && agentServerPack() && agentServerPack().id !== state.corpus.id);
       ex.casesQuestions = elsewhere
         ? JSON.parse(await call("casesJSON", [text])).cases
         : await call("questionSet", [{ corpus: state.corpus.id, text }]);
@@ -641,6 +711,7 @@ export function mount() {
   $("#exp-link").addEventListener("click", copyLink);
   cancel.addEventListener("click", stop);
   $("#exp-agent-run").addEventListener("click", runAgent);
+  $("#exp-agent-cancel").addEventListener("click", stopAgent);
   $("#exp-agent-download").addEventListener("click", saveAgent);
   save.addEventListener("click", saveResult);
 
@@ -653,7 +724,8 @@ export function mount() {
   });
   onBusy(gate);
   server.onChange(() => fillServerPacks());
-  form.querySelectorAll('input[name="exp-where"]').forEach((r) => r.addEventListener("change", () => fillServerPacks()));
+  document.querySelectorAll('input[name="exp-where"], input[name="exp-agent-where"]').forEach((r) => r.addEventListener("change", () => fillServerPacks()));
+  $("#exp-agent-server-pack").addEventListener("change", gate);
   onCorpus(() => {
     $("#exp-corpus").textContent = state.corpus.info.manifest.title;
     // A question set is the pack's own: another pack starts from its authored questions.

@@ -12,9 +12,15 @@
 // folder; a server the
 // CSP does not allow the flag that allows it; Cancel on an
 // experiment queued on the server leaves it cancelled there, Forget lets
-// go of one that waits (the server's goes on); the token is
-// in no URL, no other request, no status line, the console or the
-// storage; axe-core finds no violation in the new controls.
+// go of one that waits (the server's goes on); the scripted agent
+// experiment on the person's set run on the server is the browser's (the
+// same tables, the same object kept but for the measured seconds, marked
+// with the server), and Cancel on one queued there cancels it; a server
+// and token remembered for the tab are connected to again on reload
+// (connected: its packs; refused: its refusal), and forgotten are not;
+// the token is in no URL, no other request, no status line, the console
+// or the storage (but the tab's remembered entry, while remembered);
+// axe-core finds no violation in the new controls.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -69,11 +75,16 @@ before(async () => {
     ];
     await sets.put({ pack: "seed", name, time: new Date().toISOString(), cases });
   }, SET_NAME);
+  await useTeamSet();
+});
+
+/** useTeamSet makes the person's own set the view's question set. */
+async function useTeamSet() {
   await page.waitForFunction((name) => [...document.querySelectorAll("#exp-cases-choice option")].some((o) => o.textContent.includes(name)), SET_NAME);
   const value = await page.$$eval("#exp-cases-choice option", (os, name) => os.find((o) => o.textContent.includes(name)).value, SET_NAME);
   await page.selectOption("#exp-cases-choice", value);
   await page.waitForFunction((name) => document.querySelector("#exp-cases-now").textContent.includes(name), SET_NAME);
-});
+}
 
 after(async () => {
   await browser?.close();
@@ -117,11 +128,20 @@ async function runExperiment() {
 /** kept is the history's newest experiment, as the page keeps it. */
 const kept = () => page.evaluate(async () => (await (await import("/experiments/store.js")).list())[0]);
 
-/** noToken asserts the token is in nothing the page shows, logs, keeps or sends but its requests' Authorization header to the server. */
-async function noToken(what) {
+/** noToken asserts the token is in nothing the page shows, logs, keeps or
+ * sends but its requests' Authorization header to the server and, when
+ * remembered, the tab's remembered entry (sessionStorage's ragagent.server). */
+async function noToken(what, { remembered = false } = {}) {
   const secret = token.slice(-20);
-  const shown = await page.evaluate(() => document.body.innerText + location.href + JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
+  const [shown, entry] = await page.evaluate(() => {
+    const session = { ...sessionStorage };
+    const entry = session["ragagent.server"] ?? null;
+    delete session["ragagent.server"];
+    return [document.body.innerText + location.href + JSON.stringify({ ...localStorage }) + JSON.stringify(session), entry];
+  });
   assert.ok(!shown.includes(secret), `${what}: the token is on the page, in its address or storage`);
+  if (remembered) assert.equal(JSON.parse(entry).token, token, `${what}: the tab remembers the token`);
+  else assert.ok(!String(entry).includes(secret), `${what}: the token is remembered though it should not be`);
   assert.ok(!consoleLines.join("\n").includes(secret), `${what}: the token is in the console`);
   for (const r of requests) {
     const { authorization, ...rest } = r.headers;
@@ -276,5 +296,163 @@ test("Cancel on an experiment queued on the server cancels it there", async () =
     await call("POST", `/v1/experiments/${held.json.id}/cancel`);
   }
   await noToken("after the cancel");
+  assert.deepEqual(problems, []);
+});
+
+/** runAgent runs the view's agent experiment and resolves with the statuses it showed and how it ended. */
+async function runAgent() {
+  await page.evaluate(() => {
+    document.body.dataset.agentExperiment = "";
+    window.__agentStatuses = [];
+    window.__agentObserver?.disconnect();
+    window.__agentObserver = new MutationObserver(() => window.__agentStatuses.push(document.querySelector("#exp-agent-status").textContent));
+    window.__agentObserver.observe(document.querySelector("#exp-agent-status"), { childList: true, characterData: true, subtree: true });
+  });
+  await page.click("#exp-agent-run");
+  await page.waitForFunction(() => ["done", "failed", "cancelled"].includes(document.body.dataset.agentExperiment), null, { timeout: 60000 });
+  return { ended: await page.evaluate(() => document.body.dataset.agentExperiment), statuses: await page.evaluate(() => window.__agentStatuses), status: await page.textContent("#exp-agent-status") };
+}
+
+/** unmeasured is an eval object with each path's measured seconds set to 0 (two runs differ only there). */
+const unmeasured = (r) => ({ ...r, experiment: { ...r.experiment, paths: r.experiment.paths.map((p) => ({ ...p, seconds: 0, mean_seconds: 0 })) } });
+
+/** agentTables is the text of the agent experiment's rates and comparison tables, as drawn. */
+const agentTables = () => page.$$eval("#exp-agent-results .agent-rates, #exp-agent-results .agent-cmp", (ts) => ts.map((t) => t.innerText));
+
+test("the scripted agent experiment on the person's set run on the server is the browser's: the same tables, kept alike but for the measured seconds, marked with the server", async () => {
+  await connect(token);
+  await useTeamSet();
+  assert.equal(await page.isDisabled("#exp-agent-where-server"), false, "connected, the agent experiment may run there");
+  await page.check('input[name="exp-agent-where"][value="browser"]');
+  const local = await runAgent();
+  assert.equal(local.ended, "done", local.status);
+  const inBrowser = await kept();
+  const localTables = await agentTables();
+  assert.equal(inBrowser.kind, "agent");
+  assert.equal(inBrowser.server, null);
+
+  await page.check("#exp-agent-where-server");
+  assert.equal(await page.inputValue("#exp-agent-server-pack"), "seed", "the page's pack, which the server has, is chosen");
+  const { json: { corpora } } = await call("GET", "/v1/corpora");
+  assert.deepEqual(await page.$$eval("#exp-agent-server-pack option", (os) => os.map((o) => o.value)), corpora.map((c) => c.id), "the server's packs are offered");
+  await axeClean("#exp-agent", "the agent experiment, the server chosen");
+  const remote = await runAgent();
+  assert.equal(remote.ended, "done", remote.status);
+  const onServer = await kept();
+  assert.equal(onServer.server, `${api.url}/`);
+  assert.deepEqual(await agentTables(), localTables, "the same rates and comparisons, as drawn");
+  assert.deepEqual(unmeasured(JSON.parse(onServer.text)), unmeasured(JSON.parse(inBrowser.text)), "the server's result is the browser's, measured seconds aside");
+  assert.deepEqual({ ...onServer, key: 0, time: "", server: null, text: "" }, { ...inBrowser, key: 0, time: "", server: null, text: "" }, "kept as the local one is");
+  assert.match(inBrowser.set.name, new RegExp(SET_NAME), "the person's own set");
+  const trials = JSON.parse(onServer.text).cases.length;
+  assert.ok(remote.statuses.some((s) => s.startsWith("Running on the team server (experiment exp_")), remote.statuses.join(" | "));
+  assert.ok(remote.statuses.some((s) => s === `Trial ${trials} of ${trials} on the team server…`), remote.statuses.join(" | "));
+  assert.match(remote.status, new RegExp(`^Done in \\d+ ms on the team server ${api.url}/: ${trials} trials on seed\\. Kept as experiment #${onServer.key}`));
+  assert.equal(await page.locator("#exp-agent-results a").count(), 0, "no trace is linked: the trials are the server's");
+  const row = page.locator(`#exh-list tr[data-key="${onServer.key}"] td[data-ran="server"]`);
+  assert.match(await row.textContent(), new RegExp(`run on the team server ${api.url}/`));
+  const [x] = (await call("GET", "/v1/experiments")).json.experiments;
+  assert.equal(x.kind, "agent");
+  assert.equal(x.state, "succeeded");
+  const sent = (await call("GET", `/v1/experiments/${x.id}`)).json.request;
+  assert.equal(sent.policy, "scripted");
+  assert.equal(sent.corpus, "seed");
+  assert.deepEqual(sent.cases.cases.map((c) => c.id), ["write-text", "json-dump", "read-newline"], "the set was sent");
+  // Opened again from the history, it says where it ran.
+  await page.locator(`#exh-list tr[data-key="${onServer.key}"] button`, { hasText: "Open" }).first().click();
+  await page.waitForFunction((key) => document.querySelector("#exp-agent-status").textContent.startsWith(`Experiment #${key},`), onServer.key);
+  assert.match(await page.textContent("#exp-agent-status"), new RegExp(`^Experiment #${onServer.key}, kept .*, run on the team server ${api.url}/\\.$`));
+  for (const width of [360, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+    assert.ok(scroll <= client, `${width} px: the page is ${scroll} px wide`);
+  }
+  await noToken("after the agent experiment");
+  assert.deepEqual(problems, []);
+});
+
+test("Cancel on an agent experiment queued on the server cancels it there", async () => {
+  await connect(token);
+  const many = Array.from({ length: 2000 }, (_, i) => ({ ...PYTHON_CASES.cases[i % PYTHON_CASES.cases.length], id: `c${i}` }))
+    .filter((c) => c.sources.length + (c.target_urls?.length ?? 0) > 0);
+  const held = await call("POST", "/v1/experiments", { kind: "retrieval", corpus: "python-3.11", cases: { ...PYTHON_CASES, cases: many }, configs: ["seed"] });
+  assert.equal(held.status, 202, JSON.stringify(held.json));
+  try {
+    await page.evaluate(() => { document.body.dataset.agentExperiment = ""; document.body.dataset.agentExperimentServer = ""; });
+    await page.check("#exp-agent-where-server");
+    assert.equal(await page.isDisabled("#exp-agent-cancel"), true, "nothing to cancel yet");
+    await page.click("#exp-agent-run");
+    await page.waitForFunction(() => document.body.dataset.agentExperimentServer === "queued", null, { timeout: 20000 });
+    assert.match(await page.textContent("#exp-agent-status"), /^Queued on the team server \(experiment exp_\w+\)/);
+    const id = (await page.textContent("#exp-agent-status")).match(/experiment (exp_\w+)/)[1];
+    await page.click("#exp-agent-cancel");
+    await page.waitForFunction(() => document.body.dataset.agentExperiment === "cancelled", null, { timeout: 20000 });
+    assert.match(await page.textContent("#exp-agent-status"), new RegExp(`^Cancelled on the team server ${api.url}/: nothing was kept`));
+    const x = (await call("GET", `/v1/experiments/${id}`)).json;
+    assert.equal(x.kind, "agent");
+    assert.equal(x.state, "cancelled", "cancelled on the server");
+    assert.equal((await call("GET", `/v1/experiments/${held.json.id}`)).json.state, "running", "the other goes on");
+    assert.equal(await page.isDisabled("#exp-agent-cancel"), true);
+    assert.equal(await page.isDisabled("#exp-agent-run"), false, "it may run again");
+  } finally {
+    await call("POST", `/v1/experiments/${held.json.id}/cancel`);
+  }
+  await noToken("after the agent experiment's cancel");
+  assert.deepEqual(problems, []);
+});
+
+/** reload reloads the page, keeping each status #srv-status showed from the start, and waits for the views. */
+async function reload() {
+  await page.addInitScript(() => {
+    window.__srvStatuses = [];
+    document.addEventListener("DOMContentLoaded", () => {
+      const el = document.querySelector("#srv-status");
+      const keep = () => window.__srvStatuses.push(el.textContent);
+      keep();
+      new MutationObserver(keep).observe(el, { childList: true, characterData: true, subtree: true });
+    });
+  });
+  await page.reload();
+  await page.waitForFunction(() => document.body.dataset.views === "ready", null, { timeout: 60000 });
+}
+
+test("a server and token remembered for the tab are connected to again on reload: its packs, or its refusal; forgotten, nothing is", async () => {
+  await connect(token);
+  await page.check("#srv-remember");
+  await reload();
+  await page.waitForFunction(() => ["connected", "refused"].includes(document.body.dataset.server), null, { timeout: 20000 });
+  const status = await page.textContent("#srv-status");
+  assert.equal(await page.evaluate(() => document.body.dataset.server), "connected", status);
+  const { json: { corpora } } = await call("GET", "/v1/corpora");
+  assert.ok(status.startsWith(`Reconnected to ${api.url}/ (remembered for this tab): ${corpora.length} packs offered there`), status);
+  const statuses = await page.evaluate(() => window.__srvStatuses);
+  assert.ok(statuses.includes(`Reconnecting to ${api.url}, remembered for this tab…`), statuses.join(" | "));
+  assert.equal(await page.inputValue("#srv-url"), api.url);
+  assert.equal(await page.isChecked("#srv-remember"), true);
+  assert.equal(await page.isDisabled("#exp-where-server"), false, "the retrieval experiment may run there");
+  assert.equal(await page.isDisabled("#exp-agent-where-server"), false, "the agent experiment may run there");
+  await axeClean("#srv-form", "the Team server box, reconnected");
+  await noToken("after the reconnect", { remembered: true });
+
+  // A remembered token the server refuses: its refusal, never the token.
+  const wrong = `${token.slice(0, -4)}0000`;
+  await page.evaluate(([url, t]) => sessionStorage.setItem("ragagent.server", JSON.stringify({ url, token: t })), [api.url, wrong]);
+  await reload();
+  await page.waitForFunction(() => ["connected", "refused"].includes(document.body.dataset.server), null, { timeout: 20000 });
+  const refused = await page.textContent("#srv-status");
+  assert.equal(await page.evaluate(() => document.body.dataset.server), "refused", refused);
+  assert.match(refused, new RegExp(`^Refused by ${api.url}: unauthorized: .*\\(The server and token were remembered for this tab: edit them, or Forget the token\\.\\)$`));
+  assert.ok(!refused.includes(wrong.slice(-20)), "no token in the refusal");
+  assert.equal(await page.isDisabled("#exp-agent-where-server"), true);
+  assert.deepEqual(problems.splice(0), ["Failed to load resource: the server responded with a status of 401 (Unauthorized)"]);
+
+  // Forgotten, a reload connects to nothing.
+  await page.click("#srv-forget");
+  assert.equal(await page.evaluate(() => sessionStorage.getItem("ragagent.server")), null);
+  await reload();
+  assert.equal(await page.evaluate(() => document.body.dataset.server), undefined, "no connection is attempted");
+  assert.equal(await page.textContent("#srv-status"), "");
+  assert.equal(await page.inputValue("#srv-token"), "");
+  await noToken("after forgetting and reloading");
   assert.deepEqual(problems, []);
 });

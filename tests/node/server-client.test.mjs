@@ -6,7 +6,9 @@
 // a signal cancels the experiment there; a broken event stream is
 // resumed; with no event stream left for the token the experiment is
 // read instead; a pack folder uploads and is
-// ranked on.
+// ranked on. eval runs a scripted agent experiment there: the local
+// lab's eval object for the same inputs, its measured seconds aside, and
+// a signal cancels it on the server.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFile } from "node:child_process";
@@ -160,7 +162,7 @@ test("a server that is not http(s) is refused, local-only calls reject with not_
     await assert.rejects(openLab({ server, token }), (err) => { assert.equal(err.code, "invalid_argument", server); noToken(err); return true; });
   }
   await assert.rejects(openLab({ server: url }), { code: "invalid_argument" });
-  for (const name of ["replay", "run", "eval", "tune", "recording"]) {
+  for (const name of ["replay", "run", "tune", "recording"]) {
     await assert.rejects(remote[name]({}), { code: "not_on_server" }, name);
   }
   await assert.rejects(remote.retrieval({ models: ["m"] }), { code: "not_on_server" });
@@ -314,4 +316,70 @@ test("retrievalText is the result's bytes as the server sent them, and onState h
   const said = states.map(([s]) => s);
   assert.ok(["queued,running", "running"].includes(said.join()), `states: ${said}`);
   assert.ok(states.every(([, id]) => id === x.id), "each with the experiment's id");
+});
+
+// unmeasured is an eval object with its measured durations (each path's
+// seconds and mean_seconds) set to 0: two runs of the same experiment
+// differ only there.
+function unmeasured(r) {
+  return { ...r, experiment: { ...r.experiment, paths: r.experiment.paths.map((p) => ({ ...p, seconds: 0, mean_seconds: 0 })) } };
+}
+
+test("eval on the server returns what the local lab's eval returns for the same inputs, measured seconds aside, and the server holds that agent experiment", async () => {
+  const fields = (await local.retrieval({ corpus: "python-3.11", cases: SMALL, configs: ["fields"], k: 5 })).configs[0].spec;
+  const rows = [
+    // A TSV set under the pack's default configuration.
+    [{ corpus: "python-3.11", cases: SMALL }, {}],
+    // The pack's own cases, a built-in's name.
+    [{ corpus: "seed", config: "fields" }, {}],
+    // A JSON set and a spec of one's own, sent as its JSON text.
+    [{ corpus: "python-3.11", cases: PYTHON_CASES, config: { ...fields, name: "mine" } }, { config: JSON.stringify({ ...fields, name: "mine" }) }],
+  ];
+  for (const [opts, remoteOpts] of rows) {
+    const progress = [];
+    const states = [];
+    const got = await remote.eval({ ...opts, ...remoteOpts, onTrial: (done, total) => progress.push([done, total]), onState: (st) => states.push(st) });
+    const want = await local.eval(opts);
+    assert.ok(got.experiment.paths.every((p) => p.seconds > 0), "the server measured its trials");
+    assert.deepEqual(unmeasured(got), unmeasured(want), JSON.stringify(opts).slice(0, 80));
+    const [x] = (await api("GET", "/v1/experiments")).experiments;
+    assert.equal(x.kind, "agent");
+    const held = await api("GET", `/v1/experiments/${x.id}`);
+    assert.equal(held.state, "succeeded");
+    assert.deepEqual(held.result, got, "the value is the server's result");
+    assert.equal(held.request.policy, "scripted");
+    assert.deepEqual(progress.at(-1), [want.cases.length, want.cases.length], "progress reaches the trials' count");
+    assert.ok(["queued,running", "running"].includes(states.join()), `states: ${states}`);
+  }
+  const text = await remote.evalText({ corpus: "python-3.11", cases: SMALL });
+  const [x] = (await api("GET", "/v1/experiments")).experiments;
+  const sent = await (await fetch(new URL(x.links.result, url), { headers: { Authorization: `Bearer ${token}` } })).text();
+  assert.equal(text, sent, "evalText is the result's bytes as the server sent them");
+});
+
+test("eval's refusals: the server's for another policy, a bad pack or set, and not_on_server for a recording", async () => {
+  const before = (await api("GET", "/v1/experiments")).experiments.length;
+  await assert.rejects(remote.eval({ corpus: "python-3.11", policy: "replay" }), { code: "unsupported_policy" });
+  await assert.rejects(remote.eval({ corpus: "python-3.11", policy: "gemini" }), { code: "unsupported_policy" });
+  await assert.rejects(remote.eval({ corpus: "python-3.11", policy: "nonsense" }), { code: "invalid_policy" });
+  await assert.rejects(remote.eval({ corpus: "no-such-pack" }), { code: "unknown_corpus" });
+  await assert.rejects(remote.eval({ corpus: "python-3.11", config: "no-such-config" }), { code: "unknown_config" });
+  await assert.rejects(remote.eval({ corpus: "python-3.11", cases: "id\tquestion\ttarget_urls\nx\t\t-\n" }), { code: "invalid_cases" });
+  await assert.rejects(remote.eval({ corpus: "python-3.11", recording: "{}" }), { code: "not_on_server" });
+  await assert.rejects(remote.eval({ corpus: "python-3.11", onTrial: 1 }), { code: "invalid_argument" });
+  await assert.rejects(remote.eval({ corpus: "python-3.11", nonsense: 1 }), { code: "invalid_argument" });
+  assert.equal((await api("GET", "/v1/experiments")).experiments.length, before, "nothing was admitted");
+});
+
+test("a signal cancels an agent experiment on the server", async () => {
+  const controller = new AbortController();
+  await assert.rejects(remote.eval({ corpus: "python-3.11", cases: PYTHON_CASES, signal: controller.signal, onTrial: () => controller.abort() }), { code: "cancelled" });
+  const [cancelled] = (await api("GET", "/v1/experiments")).experiments;
+  assert.equal(cancelled.kind, "agent");
+  assert.equal(cancelled.state, "cancelled");
+  assert.ok(cancelled.progress.done < cancelled.progress.total, JSON.stringify(cancelled.progress));
+  // Aborted before it is sent, nothing is admitted.
+  const before = (await api("GET", "/v1/experiments")).experiments.length;
+  await assert.rejects(remote.eval({ corpus: "python-3.11", signal: AbortSignal.abort() }), { code: "cancelled" });
+  assert.equal((await api("GET", "/v1/experiments")).experiments.length, before);
 });
