@@ -74,7 +74,18 @@ type Retrieval struct {
 	K       int               `json:"k,omitempty"`
 }
 
-// Progress is an experiment's rankings kept of those it makes.
+// Eval is the body of POST /v1/experiments for `ragagent eval`: the
+// corpus the server holds, the question set as a ragagent-cases/1 object
+// (nil: the pack's own), the configuration (a name or a spec object; nil:
+// the pack's default) and the policy (the server runs scripted alone).
+type Eval struct {
+	Corpus string          `json:"corpus"`
+	Cases  json.RawMessage `json:"cases,omitempty"`
+	Config json.RawMessage `json:"config,omitempty"`
+	Policy string          `json:"policy,omitempty"`
+}
+
+// Progress is an experiment's rankings (or trials) kept of those it makes.
 type Progress func(done, total int)
 
 // Retrieval runs the experiment on the server and returns its result's
@@ -82,10 +93,29 @@ type Progress func(done, total int)
 // --json` prints for the same inputs). Cancelling ctx cancels the
 // experiment on the server before returning.
 func (c *Client) Retrieval(ctx context.Context, req Retrieval, progress Progress) ([]byte, error) {
-	body, err := json.Marshal(struct {
+	return c.experiment(ctx, struct {
 		Kind string `json:"kind"`
 		Retrieval
-	}{"retrieval", req})
+	}{"retrieval", req}, progress)
+}
+
+// Eval runs the agent experiment on the server and returns its result's
+// bytes: what `ragagent eval --json` prints for the same inputs, its
+// measured seconds aside. Progress counts trials. Cancelling ctx cancels
+// the experiment on the server before returning.
+func (c *Client) Eval(ctx context.Context, req Eval, progress Progress) ([]byte, error) {
+	return c.experiment(ctx, struct {
+		Kind string `json:"kind"`
+		Eval
+	}{"agent", req}, progress)
+}
+
+// experiment posts the experiment request, polls it to its end, reporting
+// progress as it changes, and returns its result's bytes; every kind
+// follows this one path, so a retrieval and an agent experiment are
+// created, followed and cancelled alike.
+func (c *Client) experiment(ctx context.Context, request any, progress Progress) ([]byte, error) {
+	body, err := json.Marshal(request)
 	if err != nil {
 		return nil, err
 	}
