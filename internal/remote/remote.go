@@ -1,8 +1,9 @@
 // Package remote runs the command line's experiments on a team's server
 // (`ragagent serve-api`, or the server edition on Workers) through the
 // client generated from api/openapi.json (internal/apiclient), so a CI job
-// that gates on `ragagent retrieval --min` can gate on the shared server's
-// packs and get the bytes a local run would print.
+// that gates on `ragagent retrieval --min`, or reads `ragagent eval
+// --json`, can run on the shared server's packs and get what a local run
+// would print.
 //
 // It polls an experiment rather than following its event stream: the
 // generated client reads a response whole, and a poll a few times a second
