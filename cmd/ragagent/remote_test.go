@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ragagentlab/ragagent/core/engine"
 
@@ -192,6 +195,61 @@ func TestEvalOnTheServerIsTheLocalOne(t *testing.T) {
 			assert.Contains(t, errOut, tc.says)
 			assert.NotContains(t, errOut, token)
 			assert.Empty(t, out)
+		})
+	}
+}
+
+// TestCtrlCCancelsTheServersExperiment: Ctrl-C (os.Interrupt) on
+// `ragagent retrieval --server` or `ragagent eval --server` while the
+// server runs the experiment cancels it there: the command exits 1 saying
+// so, and the server's experiment ends cancelled, not run to its end.
+func TestCtrlCCancelsTheServersExperiment(t *testing.T) {
+	t.Setenv(pepperVariable, testPepper)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "api.db")
+	code, token, errOut := ragagent("tokens", "add", "--db", db, "--name", "ci", "--scopes", "read,run")
+	require.Equal(t, exitOK, code, errOut)
+	token = strings.TrimSpace(token)
+	_, base, _ := startServeAPI(t, db)
+
+	// The server's most cases in an experiment: minutes of work, so the
+	// interrupt comes long before its end.
+	var rows strings.Builder
+	rows.WriteString("id\tquestion\ttarget_urls\n")
+	for i := range 2000 {
+		fmt.Fprintf(&rows, "q%d\thow do I read a file line by line, case %d?\thttps://docs.python.org/3.11/tutorial/inputoutput.html\n", i, i)
+	}
+	cases := filepath.Join(dir, "cases.tsv")
+	require.NoError(t, os.WriteFile(cases, []byte(rows.String()), 0o644))
+
+	for _, command := range []string{"retrieval", "eval"} {
+		t.Run(command, func(t *testing.T) {
+			cmd := child(command, "--server", base, "--corpus", "python-3.11", "--cases", cases)
+			cmd.Env = append(cmd.Env, tokenVariable+"="+token)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			var id string
+			require.Eventually(t, func() bool {
+				_, list := apiCall(t, "GET", base+"/v1/experiments", token, "")
+				for _, x := range list["experiments"].([]any) {
+					if x := x.(map[string]any); x["state"] == "running" {
+						id = x["id"].(string)
+						return true
+					}
+				}
+				return false
+			}, 30*time.Second, 20*time.Millisecond, "the command's experiment runs on the server")
+			require.NoError(t, cmd.Process.Signal(os.Interrupt))
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, stderr.String())
+			assert.Equal(t, exitError, exit.ExitCode())
+			assert.Contains(t, stderr.String(), "(the server's experiment "+id+" is cancelled)")
+			_, x := apiCall(t, "GET", base+"/v1/experiments/"+id, token, "")
+			assert.Equal(t, "cancelled", x["state"])
+			progress := x["progress"].(map[string]any)
+			assert.Less(t, progress["done"], progress["total"], "stopped before its end")
 		})
 	}
 }
