@@ -222,9 +222,10 @@ func TestCtrlCCancelsTheServersExperiment(t *testing.T) {
 	cases := filepath.Join(dir, "cases.tsv")
 	require.NoError(t, os.WriteFile(cases, []byte(rows.String()), 0o644))
 
-	for _, command := range []string{"retrieval", "eval"} {
-		t.Run(command, func(t *testing.T) {
-			cmd := child(command, "--server", base, "--corpus", "python-3.11", "--cases", cases)
+	seen := map[string]bool{}
+	for _, tc := range []struct{ command, kind string }{{"retrieval", "retrieval"}, {"eval", "agent"}} {
+		t.Run(tc.command, func(t *testing.T) {
+			cmd := child(tc.command, "--server", base, "--corpus", "python-3.11", "--cases", cases)
 			cmd.Env = append(cmd.Env, tokenVariable+"="+token)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
@@ -233,8 +234,9 @@ func TestCtrlCCancelsTheServersExperiment(t *testing.T) {
 			require.Eventually(t, func() bool {
 				_, list := apiCall(t, "GET", base+"/v1/experiments", token, "")
 				for _, x := range list["experiments"].([]any) {
-					if x := x.(map[string]any); x["state"] == "running" {
+					if x := x.(map[string]any); x["state"] == "running" && x["kind"] == tc.kind && !seen[x["id"].(string)] {
 						id = x["id"].(string)
+						seen[id] = true
 						return true
 					}
 				}

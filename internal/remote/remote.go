@@ -25,6 +25,10 @@ import (
 	"github.com/ragagentlab/ragagent/internal/apiclient"
 )
 
+// postTimeout bounds the post of an experiment, which an interrupt does
+// not cut off (Client.experiment).
+const postTimeout = 10 * time.Second
+
 // Client is a server and the token its requests carry.
 type Client struct {
 	api   *apiclient.ClientWithResponses
@@ -120,7 +124,12 @@ func (c *Client) experiment(ctx context.Context, request any, progress Progress)
 	if err != nil {
 		return nil, err
 	}
-	created, err := c.api.CreateExperimentWithBodyWithResponse(ctx, "application/json", bytes.NewReader(body))
+	// The post is not cut off by ctx: the server may have admitted the
+	// experiment before its answer arrives, and one whose id never came
+	// back would run on unseen. Once the id is here an ended ctx cancels it.
+	post, stop := context.WithTimeout(context.WithoutCancel(ctx), postTimeout)
+	created, err := c.api.CreateExperimentWithBodyWithResponse(post, "application/json", bytes.NewReader(body))
+	stop()
 	if err != nil {
 		return nil, c.unreachable(err)
 	}
@@ -128,6 +137,9 @@ func (c *Client) experiment(ctx context.Context, request any, progress Progress)
 		return nil, refusal(created.HTTPResponse, created.Body)
 	}
 	id := created.JSON202.Id
+	if ctx.Err() != nil {
+		return nil, c.cancel(id, ctx.Err())
+	}
 	wait := 100 * time.Millisecond
 	last := -1
 	for {
