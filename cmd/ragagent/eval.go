@@ -18,7 +18,7 @@ import (
 )
 
 func cmdEval(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("eval", "--corpus PACK --policy scripted|gemini|replay:FILE [--json] [--limits k=v,...] [--execute-approved --output FILE]", stderr)
+	fs := newFlags("eval", "--corpus PACK --policy scripted|gemini|replay:FILE [--json] [--limits k=v,...] [--execute-approved --output FILE] [--server URL [--token-file FILE]]", stderr)
 	policyFlag := fs.String("policy", "scripted", "who decides: scripted (offline rules), gemini (live: plan first, --execute-approved to send) or replay:FILE (a recording made over the pack)")
 	asJSON := fs.Bool("json", false, `print {"cases": [{id, mode, target_read, outcome, reason, checks, ...}], "summary": {...}}`)
 	execute := fs.Bool("execute-approved", false, "with gemini, send the requests (without it, only the plan is printed)")
@@ -27,6 +27,8 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	in := addInputFlag(fs)
 	config := fs.String("config", "", configHelp)
 	casesFile := fs.String("cases", "", "the question set `file` to run (ragagent-cases/1 JSON, or a TSV of id, question and target URLs or -); default: the pack's own cases")
+	server := fs.String("server", "", "run the agent experiment (scripted policy) on a team's server at this `URL` (ragagent serve-api or the Worker) instead of here; --corpus names a pack it holds; the token comes from --token-file or RAGAGENT_TOKEN")
+	tokenFile := fs.String("token-file", "", "with --server, the `file` holding the server's token (default: the RAGAGENT_TOKEN environment variable; never a flag value)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -45,6 +47,10 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	name := engine.PolicyName(policy)
 	if err != nil {
 		return fail(exitUsage, err)
+	}
+	if *server != "" || *tokenFile != "" {
+		return evalOnServer(fs, remoteEval{server: *server, tokenFile: *tokenFile, corpus: s.corpus, cases: *casesFile,
+			config: *config, policy: name, json: *asJSON, in: in}, stdout, stderr)
 	}
 	if name != engine.Gemini && *execute {
 		return fail(exitUsage, fmt.Errorf("--execute-approved goes with --policy gemini"))

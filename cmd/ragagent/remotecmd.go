@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,26 +50,7 @@ func retrievalOnServer(fs *flag.FlagSet, r remoteRetrieval, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "ragagent retrieval: %s\n", oneLine(err))
 		return exitError
 	}
-	if r.server == "" {
-		return usage(errors.New("--token-file goes with --server URL"))
-	}
-	var clash []string
-	fs.Visit(func(f *flag.Flag) {
-		if slices.Contains(localOnly, f.Name) {
-			clash = append(clash, "--"+f.Name)
-		}
-	})
-	if len(clash) > 0 {
-		return usage(fmt.Errorf("%s run here, not with --server (the server ranks with its own packs and no models)", strings.Join(clash, ", ")))
-	}
-	if info, err := os.Stat(r.corpus); err == nil && (info.IsDir() || strings.HasSuffix(r.corpus, ".json")) {
-		return usage(fmt.Errorf("--corpus %s is a pack here; with --server it names a pack the server holds (upload yours with POST /v1/corpora)", r.corpus))
-	}
-	token, err := serverToken(r.tokenFile, r.in)
-	if err != nil {
-		return usage(err)
-	}
-	client, err := remote.New(r.server, token, nil)
+	client, err := dialServer(fs, r.server, r.tokenFile, r.corpus, localOnly, "the server ranks with its own packs and no models", r.in)
 	if err != nil {
 		return usage(err)
 	}
@@ -118,6 +100,34 @@ func retrievalOnServer(fs *flag.FlagSet, r remoteRetrieval, stdout, stderr io.Wr
 	return checkMinimums(&res, r.gates, stderr)
 }
 
+// dialServer is the client of a --server command after the checks made
+// before anything is sent, each a usage error: a server URL beside
+// --token-file, none of the command's local-only flags (why says what
+// the server runs instead), a corpus that names a pack the server holds
+// rather than one on this disk, and a token.
+func dialServer(fs *flag.FlagSet, server, tokenFile, corpus string, localOnly []string, why string, in inputs) (*remote.Client, error) {
+	if server == "" {
+		return nil, errors.New("--token-file goes with --server URL")
+	}
+	var clash []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(localOnly, f.Name) {
+			clash = append(clash, "--"+f.Name)
+		}
+	})
+	if len(clash) > 0 {
+		return nil, fmt.Errorf("%s run here, not with --server (%s)", strings.Join(clash, ", "), why)
+	}
+	if info, err := os.Stat(corpus); err == nil && (info.IsDir() || strings.HasSuffix(corpus, ".json")) {
+		return nil, fmt.Errorf("--corpus %s is a pack here; with --server it names a pack the server holds (upload yours with POST /v1/corpora)", corpus)
+	}
+	token, err := serverToken(tokenFile, in)
+	if err != nil {
+		return nil, err
+	}
+	return remote.New(server, token, nil)
+}
+
 // serverToken is the token from file (its one line) or, without one,
 // from RAGAGENT_TOKEN.
 func serverToken(file string, in inputs) (string, error) {
@@ -132,4 +142,87 @@ func serverToken(file string, in inputs) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(data)), nil
+}
+
+// remoteEval is `ragagent eval --server`'s inputs, as the local command
+// read them.
+type remoteEval struct {
+	server, tokenFile, corpus, cases, config string
+	policy                                   engine.PolicyName
+	json                                     bool
+	in                                       inputs
+}
+
+// evalLocalOnly are the eval flags of this machine's runs (a live one's
+// key, allowance, endpoint, prices and recording; limits over the
+// defaults), refused beside --server: its agent experiments run the
+// scripted policy under the default limits.
+var evalLocalOnly = []string{"execute-approved", "output", "limits", "allowance", "endpoint", "price"}
+
+// evalOnServer runs the agent experiment on the server and prints what
+// the command prints locally for its result: the server's bytes with
+// --json (the local bytes for the same inputs, measured seconds aside),
+// else the table. A policy but scripted is refused before anything is
+// sent: the server runs no other (a gemini run would spend through a
+// ledger experiments do not hold; a replay's recording is a file here).
+func evalOnServer(fs *flag.FlagSet, r remoteEval, stdout, stderr io.Writer) int {
+	usage := func(err error) int {
+		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
+		return exitUsage
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "ragagent eval: %s\n", oneLine(err))
+		return exitError
+	}
+	if r.server != "" && r.policy != engine.Scripted {
+		return usage(fmt.Errorf("--policy %s runs here, not with --server (the server runs agent experiments with the scripted policy only); drop --server to run it on this machine", r.policy))
+	}
+	client, err := dialServer(fs, r.server, r.tokenFile, r.corpus, evalLocalOnly, "the server runs the scripted policy under the default limits", r.in)
+	if err != nil {
+		return usage(err)
+	}
+	req := remote.Eval{Corpus: cmp.Or(r.corpus, engine.SeedPack), Policy: string(engine.Scripted)}
+	if r.cases != "" {
+		data, err := r.in.read(r.cases)
+		if err != nil {
+			return fail(err)
+		}
+		if req.Cases, err = engine.QuestionSetObject(string(data)); err != nil {
+			return fail(fmt.Errorf("%s: %w", r.cases, err))
+		}
+	}
+	cfg, err := r.in.config(r.config)
+	if err != nil {
+		return usage(err)
+	}
+	if text := strings.TrimSpace(cfg); strings.HasPrefix(text, "{") {
+		req.Config = json.RawMessage(text)
+	} else if cfg != "" {
+		if req.Config, err = json.Marshal(cfg); err != nil {
+			return fail(err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	progress := newCounter(stderr, "ran", "trials")
+	data, err := client.Eval(ctx, req, progress.step)
+	progress.done()
+	if err != nil {
+		if code, _ := reason.Of(err); code == reason.InvalidCases && r.cases != "" {
+			err = fmt.Errorf("%s: %w", r.cases, err)
+		}
+		return fail(err)
+	}
+	var res engine.EvalResult
+	if err := json.Unmarshal(data, &res); err != nil || res.Policy == "" {
+		return fail(fmt.Errorf("the server's result is not an eval result: %v", err))
+	}
+	if r.json {
+		if _, err := stdout.Write(data); err != nil {
+			return fail(err)
+		}
+		return exitOK
+	}
+	printEval(stdout, &res)
+	return exitOK
 }

@@ -1,8 +1,9 @@
 // Package remote runs the command line's experiments on a team's server
 // (`ragagent serve-api`, or the server edition on Workers) through the
 // client generated from api/openapi.json (internal/apiclient), so a CI job
-// that gates on `ragagent retrieval --min` can gate on the shared server's
-// packs and get the bytes a local run would print.
+// that gates on `ragagent retrieval --min`, or reads `ragagent eval
+// --json`, can run on the shared server's packs and get what a local run
+// would print.
 //
 // It polls an experiment rather than following its event stream: the
 // generated client reads a response whole, and a poll a few times a second
@@ -23,6 +24,10 @@ import (
 	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/internal/apiclient"
 )
+
+// postTimeout bounds the post of an experiment, which an interrupt does
+// not cut off (Client.experiment).
+const postTimeout = 10 * time.Second
 
 // Client is a server and the token its requests carry.
 type Client struct {
@@ -74,7 +79,18 @@ type Retrieval struct {
 	K       int               `json:"k,omitempty"`
 }
 
-// Progress is an experiment's rankings kept of those it makes.
+// Eval is the body of POST /v1/experiments for `ragagent eval`: the
+// corpus the server holds, the question set as a ragagent-cases/1 object
+// (nil: the pack's own), the configuration (a name or a spec object; nil:
+// the pack's default) and the policy (the server runs scripted alone).
+type Eval struct {
+	Corpus string          `json:"corpus"`
+	Cases  json.RawMessage `json:"cases,omitempty"`
+	Config json.RawMessage `json:"config,omitempty"`
+	Policy string          `json:"policy,omitempty"`
+}
+
+// Progress is an experiment's rankings (or trials) kept of those it makes.
 type Progress func(done, total int)
 
 // Retrieval runs the experiment on the server and returns its result's
@@ -82,14 +98,38 @@ type Progress func(done, total int)
 // --json` prints for the same inputs). Cancelling ctx cancels the
 // experiment on the server before returning.
 func (c *Client) Retrieval(ctx context.Context, req Retrieval, progress Progress) ([]byte, error) {
-	body, err := json.Marshal(struct {
+	return c.experiment(ctx, struct {
 		Kind string `json:"kind"`
 		Retrieval
-	}{"retrieval", req})
+	}{"retrieval", req}, progress)
+}
+
+// Eval runs the agent experiment on the server and returns its result's
+// bytes: what `ragagent eval --json` prints for the same inputs, its
+// measured seconds aside. Progress counts trials. Cancelling ctx cancels
+// the experiment on the server before returning.
+func (c *Client) Eval(ctx context.Context, req Eval, progress Progress) ([]byte, error) {
+	return c.experiment(ctx, struct {
+		Kind string `json:"kind"`
+		Eval
+	}{"agent", req}, progress)
+}
+
+// experiment posts the experiment request, polls it to its end, reporting
+// progress as it changes, and returns its result's bytes; every kind
+// follows this one path, so a retrieval and an agent experiment are
+// created, followed and cancelled alike.
+func (c *Client) experiment(ctx context.Context, request any, progress Progress) ([]byte, error) {
+	body, err := json.Marshal(request)
 	if err != nil {
 		return nil, err
 	}
-	created, err := c.api.CreateExperimentWithBodyWithResponse(ctx, "application/json", bytes.NewReader(body))
+	// The post is not cut off by ctx: the server may have admitted the
+	// experiment before its answer arrives, and one whose id never came
+	// back would run on unseen. Once the id is here an ended ctx cancels it.
+	post, stop := context.WithTimeout(context.WithoutCancel(ctx), postTimeout)
+	created, err := c.api.CreateExperimentWithBodyWithResponse(post, "application/json", bytes.NewReader(body))
+	stop()
 	if err != nil {
 		return nil, c.unreachable(err)
 	}
@@ -97,6 +137,9 @@ func (c *Client) Retrieval(ctx context.Context, req Retrieval, progress Progress
 		return nil, refusal(created.HTTPResponse, created.Body)
 	}
 	id := created.JSON202.Id
+	if ctx.Err() != nil {
+		return nil, c.cancel(id, ctx.Err())
+	}
 	wait := 100 * time.Millisecond
 	last := -1
 	for {
