@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,18 +17,9 @@ import (
 // delete` removes it; the server's refusals come back with their codes,
 // the command's own mistakes as usage, and the token in no message.
 func TestAPackUploadedFromTheCommandLineRanksAsTheFolder(t *testing.T) {
-	t.Setenv(pepperVariable, testPepper)
 	dir := t.TempDir()
-	db := filepath.Join(dir, "api.db")
-	code, token, errOut := ragagent("tokens", "add", "--db", db, "--name", "team", "--scopes", "read,run,corpora")
-	require.Equal(t, exitOK, code, errOut)
-	token = strings.TrimSpace(token)
-	code, reader, errOut := ragagent("tokens", "add", "--db", db, "--name", "reader", "--scopes", "read,run")
-	require.Equal(t, exitOK, code, errOut)
-	reader = strings.TrimSpace(reader)
-	tokenFile := filepath.Join(dir, "token")
-	require.NoError(t, os.WriteFile(tokenFile, []byte(token+"\n"), 0o600))
-	_, base, _ := startServeAPI(t, db)
+	base, tokens := teamServer(t, dir, "team:read,run,corpora", "reader:read,run")
+	token, reader, tokenFile := tokens[0], tokens[1], filepath.Join(dir, "team.token")
 
 	docs := filepath.Join(dir, "docs")
 	require.NoError(t, os.MkdirAll(docs, 0o755))
@@ -41,7 +31,7 @@ func TestAPackUploadedFromTheCommandLineRanksAsTheFolder(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(docs, name), []byte(text), 0o644))
 	}
 	pack := filepath.Join(dir, "pack")
-	code, _, errOut = ragagent("corpus", "build", "--from", docs, "--out", pack, "--id", "kitchen", "--title", "Kitchen notes",
+	code, _, errOut := ragagent("corpus", "build", "--from", docs, "--out", pack, "--id", "kitchen", "--title", "Kitchen notes",
 		"--version", "1.0", "--base-url", "https://notes.example.org/", "--licence", "CC0", "--attribution", "the team")
 	require.Equal(t, exitOK, code, errOut)
 	cases := filepath.Join(dir, "cases.tsv")

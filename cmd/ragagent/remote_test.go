@@ -18,21 +18,34 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// teamServer starts serve-api on a database in dir with a token for each
+// "name:scopes" given, each also written to dir/NAME.token: the server's
+// URL and the tokens, in order.
+func teamServer(t *testing.T, dir string, tokens ...string) (base string, plain []string) {
+	t.Helper()
+	t.Setenv(pepperVariable, testPepper)
+	db := filepath.Join(dir, "api.db")
+	for _, nt := range tokens {
+		name, scopes, _ := strings.Cut(nt, ":")
+		code, token, errOut := ragagent("tokens", "add", "--db", db, "--name", name, "--scopes", scopes)
+		require.Equal(t, exitOK, code, errOut)
+		token = strings.TrimSpace(token)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".token"), []byte(token+"\n"), 0o600))
+		plain = append(plain, token)
+	}
+	_, base, _ = startServeAPI(t, db)
+	return base, plain
+}
+
 // TestRetrievalOnTheServerIsTheLocalOne: `ragagent retrieval --server URL`
 // runs the experiment on serve-api and prints the bytes the local command
 // prints for the same pack, TSV question set and configurations (a spec
 // file among them), its table too, and gates with --min as locally; the
 // token comes from a file or RAGAGENT_TOKEN and never shows in an error.
 func TestRetrievalOnTheServerIsTheLocalOne(t *testing.T) {
-	t.Setenv(pepperVariable, testPepper)
 	dir := t.TempDir()
-	db := filepath.Join(dir, "api.db")
-	code, token, errOut := ragagent("tokens", "add", "--db", db, "--name", "ci", "--scopes", "read,run")
-	require.Equal(t, exitOK, code, errOut)
-	token = strings.TrimSpace(token)
-	tokenFile := filepath.Join(dir, "token")
-	require.NoError(t, os.WriteFile(tokenFile, []byte(token+"\n"), 0o600))
-	_, base, _ := startServeAPI(t, db)
+	base, tokens := teamServer(t, dir, "ci:read,run")
+	token, tokenFile := tokens[0], filepath.Join(dir, "ci.token")
 
 	cases := filepath.Join(dir, "cases.tsv")
 	require.NoError(t, os.WriteFile(cases, []byte("id\tquestion\ttarget_urls\n"+
@@ -119,15 +132,9 @@ var measuredTime = regexp.MustCompile(`(?m)^time( +\d+\.\d+ s, \d+\.\d+ ms a tri
 // scripted are refused before anything is sent; the token comes from a
 // file or RAGAGENT_TOKEN and never shows in an error.
 func TestEvalOnTheServerIsTheLocalOne(t *testing.T) {
-	t.Setenv(pepperVariable, testPepper)
 	dir := t.TempDir()
-	db := filepath.Join(dir, "api.db")
-	code, token, errOut := ragagent("tokens", "add", "--db", db, "--name", "ci", "--scopes", "read,run")
-	require.Equal(t, exitOK, code, errOut)
-	token = strings.TrimSpace(token)
-	tokenFile := filepath.Join(dir, "token")
-	require.NoError(t, os.WriteFile(tokenFile, []byte(token+"\n"), 0o600))
-	_, base, _ := startServeAPI(t, db)
+	base, tokens := teamServer(t, dir, "ci:read,run")
+	token, tokenFile := tokens[0], filepath.Join(dir, "ci.token")
 
 	cases := filepath.Join(dir, "cases.tsv")
 	require.NoError(t, os.WriteFile(cases, []byte("id\tquestion\ttarget_urls\n"+
@@ -204,13 +211,9 @@ func TestEvalOnTheServerIsTheLocalOne(t *testing.T) {
 // server runs the experiment cancels it there: the command exits 1 saying
 // so, and the server's experiment ends cancelled, not run to its end.
 func TestCtrlCCancelsTheServersExperiment(t *testing.T) {
-	t.Setenv(pepperVariable, testPepper)
 	dir := t.TempDir()
-	db := filepath.Join(dir, "api.db")
-	code, token, errOut := ragagent("tokens", "add", "--db", db, "--name", "ci", "--scopes", "read,run")
-	require.Equal(t, exitOK, code, errOut)
-	token = strings.TrimSpace(token)
-	_, base, _ := startServeAPI(t, db)
+	base, tokens := teamServer(t, dir, "ci:read,run")
+	token := tokens[0]
 
 	// The server's most cases in an experiment: minutes of work, so the
 	// interrupt comes long before its end.
