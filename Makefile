@@ -241,7 +241,8 @@ FUZZ_TARGETS = core/pyjson:FuzzDecode core/pyjson:FuzzMarshalStruct core/agent:F
 	core/gemini:FuzzLiveReply internal/geminitest:FuzzParseScript core/policy:FuzzScripted core/policy:FuzzNext \
 	core/rerank:FuzzCandidateValidator core/budget:FuzzOpen core/secret:FuzzRedact core/evaluate:FuzzParseCases cmd/serve:FuzzServePath \
 	core/reranklab:FuzzParseScoring core/rerank:FuzzParseModelManifest \
-	core/builder:FuzzReadPassages core/builder:FuzzReadHTML core/store:FuzzOpenImage core/store:FuzzOpenLexicon internal/server/store:FuzzDecodeResults
+	core/builder:FuzzReadPassages core/builder:FuzzReadHTML core/store:FuzzOpenImage core/store:FuzzOpenLexicon internal/server/store:FuzzDecodeResults \
+	internal/remote:FuzzPackArchive
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
