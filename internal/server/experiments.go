@@ -430,6 +430,10 @@ func (xs *experiments) stopped(ctx context.Context, id, what, done string, keepE
 		o, _ := failed(CodeInternal, "the server failed while keeping a "+what)
 		return o, true
 	case err != nil:
+		if message, ok := unknownPack(err); ok {
+			o, _ := failed(CodeUnknownCorpus, message)
+			return o, true
+		}
 		code, ok := reason.Of(err)
 		if !ok {
 			o, _ := failed(CodeInternal, err.Error())
@@ -649,6 +653,9 @@ func (s *Server) planExperiment(ctx context.Context, tenant string, sp experimen
 		return sp, 0, s.internal("opening the uploaded corpus", err)
 	}
 	refused := func(err error) *apiError {
+		if message, ok := unknownPack(err); ok {
+			return refuse(http.StatusBadRequest, CodeUnknownCorpus, message)
+		}
 		code, ok := reason.Of(err)
 		if !ok {
 			return refuse(http.StatusBadRequest, CodeInvalidField, err.Error())
@@ -722,6 +729,18 @@ func (s *Server) checkExperiment(ctx context.Context, id, tenant string, sp expe
 	}
 	sp.K = planned.K
 	return sp, planned.Total, nil
+}
+
+// unknownPack is the client's message for an engine that holds no pack
+// of the corpus asked for: the corpus alone, as parseExperiment names
+// it. The engine's own message lists every pack it holds, other tenants'
+// uploads among them.
+func unknownPack(err error) (string, bool) {
+	var unknown *engine.UnknownPackError
+	if !errors.As(err, &unknown) {
+		return "", false
+	}
+	return fmt.Sprintf("no corpus %q among this token's corpora", unknown.ID), true
 }
 
 // PlanPath is RunnerHandler's path that plans experiment id of tenant

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -201,9 +202,8 @@ func (e *env) experimentEvents(token, id string, header map[string]string) []sse
 
 // gate holds every experiment's rankings until it is opened: an
 // experiment is running, its first ranking made and waiting, for as long
-// as a test needs it to be. The experiment holds its pack's index
-// meanwhile (lab.Ranking), so what the test sends beside it names
-// another pack.
+// as a test needs it to be. (The experiment holds its pack's index only
+// for each search, so runs beside it on the same pack go on.)
 type gate struct {
 	*store.SQL
 	open chan struct{}
@@ -581,4 +581,52 @@ func TestARevokedTokensExperimentsEnd(t *testing.T) {
 		assert.Contains(t, x.Error, `"code":"token_revoked"`, id)
 		assert.Zero(t, x.Done, "nothing kept after the revoke")
 	}
+}
+
+// TestAPlanNamesNoOtherTenantsPack: an experiment's plan that reaches
+// the engine with a corpus it does not hold (here at the owner, which
+// the front trusts to have checked the name) is refused unknown_corpus
+// naming that corpus alone, never the engine's list of packs, which
+// holds every tenant's uploads.
+func TestAPlanNamesNoOtherTenantsPack(t *testing.T) {
+	e := newEnv(t, options{corpora: t.TempDir(), owner: true})
+	alice := e.token("alice", []string{server.ScopeRead, server.ScopeRun, server.ScopeCorpora}, 1000, 1)
+	require.Equal(t, http.StatusCreated, e.upload(alice, packTarball(t, "kitchen")).status)
+	res, err := http.Post(e.ownerURL+server.PlanPath("exp_0123456789abcdef0123", "tok_bob"), "application/json",
+		strings.NewReader(`{"kind": "retrieval", "corpus": "nosuch", "cases": null, "configs": null, "k": 0}`))
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode, string(body))
+	assert.Contains(t, string(body), `"code":"unknown_corpus"`)
+	assert.Contains(t, string(body), "nosuch")
+	assert.NotContains(t, string(body), "kitchen", "another tenant's upload")
+}
+
+// TestAnExperimentOnADeletedUploadFails: an experiment queued on a
+// token's upload that is deleted before it starts ends failed,
+// unknown_corpus naming that corpus alone (not the engine's list of
+// packs, other tenants' uploads among them); nothing is ranked.
+func TestAnExperimentOnADeletedUploadFails(t *testing.T) {
+	g := &gate{open: make(chan struct{})}
+	e := newEnv(t, options{corpora: t.TempDir(), packs: true, experiments: server.ExperimentCaps{PerToken: 2, Running: 1},
+		wrap: func(s store.Store) store.Store { g.SQL = s.(*store.SQL); return g }})
+	alice := e.token("alice", []string{server.ScopeRead, server.ScopeRun, server.ScopeCorpora}, 1000, 1)
+	bob := e.token("bob", []string{server.ScopeRead, server.ScopeRun, server.ScopeCorpora}, 1000, 1)
+	require.Equal(t, http.StatusCreated, e.upload(alice, packTarball(t, "kitchen")).status)
+	require.Equal(t, http.StatusCreated, e.upload(bob, packTarball(t, "cellar")).status)
+	running := idOf(t, e.postExperiment(alice, experimentBody(t, `["seed"]`)))
+	queued := idOf(t, e.postExperiment(alice, kitchenExperiment))
+	require.Equal(t, "queued", e.experiment(alice, queued)["state"])
+	require.Equal(t, http.StatusNoContent, e.do(req{method: "DELETE", path: "/v1/corpora/kitchen", token: alice, valid: true}).status)
+	close(g.open)
+	assert.Equal(t, "succeeded", e.awaitExperiment(alice, running)["state"])
+	x := e.awaitExperiment(alice, queued)
+	require.Equal(t, "failed", x["state"], "%v", x)
+	failure := x["error"].(map[string]any)
+	assert.Equal(t, "unknown_corpus", failure["code"])
+	assert.Contains(t, failure["message"], "kitchen")
+	assert.NotContains(t, failure["message"], "cellar", "another tenant's upload")
+	assert.Equal(t, 0.0, x["progress"].(map[string]any)["done"])
 }
