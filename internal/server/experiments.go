@@ -335,9 +335,16 @@ func (xs *experiments) launch(x store.Experiment) {
 // finish ends an experiment with its outcome, appending end.
 func (xs *experiments) finish(id string, o store.ExperimentOutcome) {
 	o.At = xs.now()
-	ended, done, err := xs.st.FinishExperiment(context.Background(), id, o, func(e store.Experiment) store.NewEvent {
-		return experimentEvent(EventEnd, e, xs.now())
-	})
+	end := func(e store.Experiment) store.NewEvent { return experimentEvent(EventEnd, e, xs.now()) }
+	ended, done, err := xs.st.FinishExperiment(context.Background(), id, o, end)
+	var tooLarge *store.TooLargeError
+	if errors.As(err, &tooLarge) {
+		// A result the store cannot keep (D1's row) ends the experiment
+		// failed, saying why, rather than running to no end.
+		b, _ := marshal(errorBody{Code: CodeTooManyCases, Message: fmt.Sprintf(
+			"the result is %d bytes with its request, more than this server's store keeps in a row (%d): rank fewer cases or configurations", tooLarge.Bytes, tooLarge.Max)})
+		ended, done, err = xs.st.FinishExperiment(context.Background(), id, store.ExperimentOutcome{State: store.ExperimentFailed, Error: string(b), At: o.At}, end)
+	}
 	switch {
 	case err != nil:
 		xs.s.log.Error("server fault", "during", "finishing an experiment", "experiment", id, "error", err.Error())
@@ -616,6 +623,7 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 	if err != nil {
 		return s.internal("encoding the experiment", err)
 	}
+	var tooLarge *store.TooLargeError
 	x, err := xs.st.AddExperiment(r.Context(), store.NewExperiment{ID: id, TokenID: t.ID, Kind: sp.Kind,
 		Spec: string(spec), Total: total, At: s.clock()}, xs.caps.PerToken, xs.admittedEvent)
 	switch {
@@ -626,6 +634,9 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) *apiEr
 		return e
 	case errors.Is(err, store.ErrRevoked):
 		return unauthorized
+	case errors.As(err, &tooLarge):
+		return refuse(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, fmt.Sprintf(
+			"the experiment's request is %d bytes as stored, more than this server's store keeps in a row (%d): send fewer or shorter cases", tooLarge.Bytes, tooLarge.Max))
 	case err != nil:
 		return s.internal("admitting the experiment", err)
 	}

@@ -630,3 +630,47 @@ func TestAnExperimentOnADeletedUploadFails(t *testing.T) {
 	assert.NotContains(t, failure["message"], "cellar", "another tenant's upload")
 	assert.Equal(t, 0.0, x["progress"].(map[string]any)["done"])
 }
+
+// TestAnExperimentOverTheStoresRowIsRefusedOrFails: on a store that keeps
+// a bounded row (D1: 2,000,000 bytes; here the D1 store, over this
+// machine's SQLite, bounded lower), a request larger than the row is
+// refused at admission, 413 body_too_large, with nothing stored; one whose
+// result will not fit beside it ends failed, too_many_cases saying so,
+// rather than running on unended; a small one succeeds beside them.
+func TestAnExperimentOverTheStoresRowIsRefusedOrFails(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "api.db")
+	e := newEnv(t, options{dbPath: db, packs: true, wrap: func(store.Store) store.Store {
+		b, err := store.OpenBatcher(context.Background(), db)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = b.Close() })
+		d, err := store.NewD1(context.Background(), b, time.Hour)
+		require.NoError(t, err)
+		d.RowLimit = 26 << 10 // 10 KiB for an experiment's request and result, beside the 16 KiB left the other columns
+		return d
+	}})
+	tok := e.token("alice", []string{server.ScopeRead, server.ScopeRun}, 1000, 1)
+
+	big := e.postExperiment(tok, experimentBody(t, `["seed"]`)) // the python set: some 15 KB
+	assert.Equal(t, http.StatusRequestEntityTooLarge, big.status, string(big.body))
+	assert.Equal(t, "body_too_large", big.code(t))
+	list := e.do(req{method: "GET", path: "/v1/experiments", token: tok, valid: true}).json(t)
+	assert.Empty(t, list["experiments"], "nothing stored")
+
+	var rows strings.Builder
+	rows.WriteString("id\tquestion\ttarget_urls\n")
+	for i := range 20 {
+		fmt.Fprintf(&rows, "q%d\thow do I overwrite a file, case %d?\thttps://docs.python.org/3.11/tutorial/inputoutput.html\n", i, i)
+	}
+	cases, err := engine.QuestionSetObject(rows.String())
+	require.NoError(t, err)
+	body := `{"kind": "retrieval", "corpus": "python-3.11", "cases": ` + string(cases) + `, "configs": ["seed", "stemmed", "general"]}`
+	id := idOf(t, e.postExperiment(tok, body))
+	x := e.awaitExperiment(tok, id)
+	require.Equal(t, "failed", x["state"], "%v", x)
+	failure := x["error"].(map[string]any)
+	assert.Equal(t, "too_many_cases", failure["code"])
+	assert.Contains(t, failure["message"], "rank fewer cases or configurations")
+
+	small := `{"kind": "retrieval", "corpus": "seed", "configs": ["seed", "general"]}`
+	assert.Equal(t, "succeeded", e.awaitExperiment(tok, idOf(t, e.postExperiment(tok, small)))["state"])
+}

@@ -44,6 +44,18 @@ type Batcher interface {
 type D1 struct {
 	db    Batcher
 	stale time.Duration
+	// RowLimit, when set, is the row limit the store keeps to instead of
+	// D1MaxRow (a test's, to reach it with small experiments).
+	RowLimit int
+}
+
+// rowLimit is the most an experiment's row holds here: the row's limit
+// less the room its other columns are left.
+func (d *D1) rowLimit() int {
+	if d.RowLimit > 0 {
+		return d.RowLimit - d1RowRoom
+	}
+	return D1MaxRow - d1RowRoom
 }
 
 // NewD1 creates the schema when it is missing (one batch) and returns the

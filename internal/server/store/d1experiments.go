@@ -34,11 +34,34 @@ func experimentsOfRows(rows Rows) ([]Experiment, error) {
 	return out, nil
 }
 
+// D1MaxRow is the most bytes Cloudflare's D1 keeps in one row (its limit
+// on a string, BLOB or row: 2,000,000 bytes), which an experiment's
+// request and result share. The local D1 (workerd's SQLite) does not
+// enforce it, so the D1 store does, the same on this machine as on
+// Cloudflare.
+const D1MaxRow = 2_000_000
+
+// d1RowRoom is what the row's other columns are left.
+const d1RowRoom = 16 << 10
+
+// TooLargeError is a value the store cannot keep in its row.
+type TooLargeError struct {
+	What       string
+	Bytes, Max int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("store: %s is %d bytes; a row of D1 keeps at most %d", e.What, e.Bytes, e.Max)
+}
+
 // AddExperiment stores a queued experiment under the token's cap: the SQL
 // store's conditional insert, its first event (on condition that the
 // insert made the row: a refused experiment has none) and whether the token is
-// revoked (what a refusal says), in one batch.
+// revoked (what a refusal says), in one batch; a request over the row's limit is a TooLargeError.
 func (d *D1) AddExperiment(ctx context.Context, n NewExperiment, perToken int, first ExperimentEventFunc) (Experiment, error) {
+	if len(n.Spec) > d.rowLimit() {
+		return Experiment{}, &TooLargeError{What: "the experiment's request", Bytes: len(n.Spec), Max: d.rowLimit()}
+	}
 	x := Experiment{ID: n.ID, TokenID: n.TokenID, Kind: n.Kind, State: ExperimentQueued, Spec: n.Spec, Total: n.Total, CreatedAt: n.At}
 	e := first(x)
 	rs, err := d.db.Batch(ctx, []Statement{
@@ -199,12 +222,16 @@ func (d *D1) Trials(ctx context.Context, id string) ([]Trial, error) {
 // FinishExperiment ends an experiment that has not ended: read it, then
 // its end event and its end in one batch on condition that it is as read
 // (still queued or running, with the same done count, so that the event
-// says what the row holds).
+// says what the row holds). An outcome that with the request would pass
+// the row's limit is a TooLargeError, and nothing changes.
 func (d *D1) FinishExperiment(ctx context.Context, id string, o ExperimentOutcome, end ExperimentEventFunc) (Experiment, bool, error) {
 	for range promoteTries {
 		x, found, err := d.Experiment(ctx, id)
 		if err != nil || !found || !x.Active() {
 			return Experiment{}, false, err
+		}
+		if n := len(x.Spec) + len(o.Result) + len(o.Error) + len(o.Headline); n > d.rowLimit() {
+			return Experiment{}, false, &TooLargeError{What: "the experiment's request and result", Bytes: n, Max: d.rowLimit()}
 		}
 		was := x.State
 		x.State, x.Headline, x.Result, x.Error, x.FinishedAt = o.State, o.Headline, o.Result, o.Error, o.At

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,4 +113,44 @@ func testExperimentsAreKeptRankingByRanking(t *testing.T, s experimentStore) {
 	_, _, err = s.RevokeToken(ctx, "tok_3", t0, func(r store.Run) store.NewEvent { return store.NewEvent{Type: "end", Data: `{}`, At: t0} })
 	require.NoError(t, err)
 	assert.ErrorIs(t, add("exp_f", "tok_3"), store.ErrRevoked)
+}
+
+// TestD1KeepsNoExperimentRowOverItsLimit: D1 keeps at most 2,000,000
+// bytes in a row (Cloudflare's limit; the local D1 does not enforce it),
+// so the D1 store refuses a request, or a result beside its request, that
+// would pass it, with a TooLargeError, and keeps nothing of it: the
+// experiment stays as it was, to be ended another way.
+func TestD1KeepsNoExperimentRowOverItsLimit(t *testing.T) {
+	ctx := context.Background()
+	b, err := store.OpenBatcher(ctx, filepath.Join(t.TempDir(), "api.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	s, err := store.NewD1(ctx, b, 0)
+	require.NoError(t, err)
+	var tooLarge *store.TooLargeError
+	_, err = s.AddExperiment(ctx, store.NewExperiment{ID: "exp_big", TokenID: "tok_1", Kind: "retrieval",
+		Spec: `{"cases": "` + strings.Repeat("x", store.D1MaxRow) + `"}`, Total: 1, At: t0}, 2, xev("queued"))
+	require.ErrorAs(t, err, &tooLarge)
+	assert.Contains(t, err.Error(), "a row of D1 keeps at most")
+	_, found, err := s.Experiment(ctx, "exp_big")
+	require.NoError(t, err)
+	assert.False(t, found, "nothing kept")
+
+	spec := `{"cases": "` + strings.Repeat("x", store.D1MaxRow/2) + `"}`
+	_, err = s.AddExperiment(ctx, store.NewExperiment{ID: "exp_a", TokenID: "tok_1", Kind: "retrieval", Spec: spec, Total: 1, At: t0}, 2, xev("queued"))
+	require.NoError(t, err, "half the row is kept")
+	_, ok, err := s.StartExperiment(ctx, 1, t0, xev("started"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, ended, err := s.FinishExperiment(ctx, "exp_a", store.ExperimentOutcome{State: store.ExperimentSucceeded,
+		Result: strings.Repeat("r", store.D1MaxRow/2), At: t0}, xev("end"))
+	require.ErrorAs(t, err, &tooLarge, "the result beside the request is over the row")
+	assert.False(t, ended)
+	x, found, err := s.Experiment(ctx, "exp_a")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, store.ExperimentRunning, x.State, "nothing changed")
+	_, ended, err = s.FinishExperiment(ctx, "exp_a", store.ExperimentOutcome{State: store.ExperimentFailed, Error: `{"code": "too_many_cases"}`, At: t0}, xev("end"))
+	require.NoError(t, err)
+	assert.True(t, ended, "a failure instead is kept")
 }
