@@ -22,7 +22,10 @@
 // uploads answer 503), capped by RAGAGENT_MAX_UPLOAD and
 // RAGAGENT_MAX_PACK_BYTES (bytes; defaults workerMaxUpload and
 // workerMaxPackBytes) and each token's RAGAGENT_CORPUS_PACKS and
-// RAGAGENT_CORPUS_BYTES (server.DefaultQuota); secrets RAGAGENT_TOKEN_PEPPER and GEMINI_API_KEY (or
+// RAGAGENT_CORPUS_BYTES (server.DefaultQuota); the same bucket keeps the
+// experiments' results longer than RAGAGENT_EXPERIMENT_INLINE_BYTES
+// (r2Results; default server.DefaultInlineResult), which D1's
+// 2,000,000-byte row would not; secrets RAGAGENT_TOKEN_PEPPER and GEMINI_API_KEY (or
 // GOOGLE_API_KEY); caps RAGAGENT_MAX_RUNNING,
 // RAGAGENT_MAX_RUNNING_PER_TOKEN, RAGAGENT_QUEUE, RAGAGENT_QUEUE_PER_TOKEN;
 // RAGAGENT_RUNNERS (how many run objects share the runs, default 1);
@@ -214,6 +217,10 @@ func config(ctx context.Context) (server.Config, error) {
 	}
 	if bucket := jsContext.Get("env").Get("CORPORA"); !bucket.IsUndefined() {
 		cfg.Packs = r2Packs{bucket: bucket}
+		cfg.Results = r2Results{r2Packs{bucket: bucket}}
+		if cfg.InlineResult, err = capVar("RAGAGENT_EXPERIMENT_INLINE_BYTES", server.DefaultInlineResult); err != nil {
+			return server.Config{}, err
+		}
 		cfg.CorpusQuota = server.DefaultQuota()
 		for _, c := range []struct {
 			name string

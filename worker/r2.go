@@ -107,6 +107,28 @@ func (p r2Packs) Delete(ctx context.Context, k server.KeptPack) error {
 	return err
 }
 
+// r2Results is server.ResultStore over the same bucket (results/<id>,
+// worker/r2.mjs): the experiments' results too long for D1's row.
+type r2Results struct{ r2Packs }
+
+var _ server.ResultStore = r2Results{}
+
+func (r r2Results) PutResult(ctx context.Context, key string, data []byte) error {
+	_, err := r.call(ctx, "putResult", key, uint8Array(data))
+	return err
+}
+
+func (r r2Results) Result(ctx context.Context, key string) ([]byte, error) {
+	v, err := r.call(ctx, "result", key)
+	if err != nil {
+		return nil, err
+	}
+	if v.IsNull() {
+		return nil, fmt.Errorf("r2: the result %s is gone", key)
+	}
+	return jsbridge.Bytes(v)
+}
+
 func uint8Array(b []byte) js.Value {
 	a := js.Global().Get("Uint8Array").New(len(b))
 	js.CopyBytesToJS(a, b)

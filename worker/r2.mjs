@@ -4,6 +4,8 @@
 //   manifests/<id>          the pack's manifest.json as uploaded, its
 //                           customMetadata {tenant, file, bytes, where}
 //   passages/<id>/<uuid>    its passages file as uploaded (where)
+//   results/<experiment id> an experiment's result too long for D1's row
+//                           (internal/server's ResultStore, r2Results)
 //
 // An upload writes its passages file first, under a key of its own, and
 // its manifest last, only if no manifest is kept under the id (onlyIf
@@ -20,6 +22,7 @@
 
 const MANIFESTS = "manifests/";
 const PASSAGES = "passages/";
+const RESULTS = "results/";
 
 // kept is what the Go side reads of a kept pack.
 async function kept(bucket, object) {
@@ -42,8 +45,19 @@ async function kept(bucket, object) {
 //                                 when a manifest is kept under the id
 //   ("passages", where)           the passages file, or null when gone
 //   ("delete", id, where)         the manifest, then the passages file
+//   ("putResult", key, bytes)     an experiment's result kept under key
+//   ("result", key)               that result, or null when gone
 export async function r2(bucket, op, a, b) {
   switch (op) {
+    case "putResult":
+      if (!a.startsWith(RESULTS)) throw new Error("r2: a result's key is results/<id>");
+      await bucket.put(a, b);
+      return null;
+    case "result": {
+      if (!a.startsWith(RESULTS)) throw new Error("r2: a result's key is results/<id>");
+      const o = await bucket.get(a);
+      return o === null ? null : new Uint8Array(await o.arrayBuffer());
+    }
     case "kept": {
       const mine = [];
       let cursor;

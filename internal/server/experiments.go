@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -243,6 +244,9 @@ type experiments struct {
 	pieces  bool
 	piece   ExperimentPiece
 	running sync.Mutex // one round of pieces at a time
+
+	results ResultStore // nil: results are kept in the store's row
+	inline  int         // the longest result kept there when results is set
 }
 
 // errShutdown stops an experiment for the server's shutdown: it stays
@@ -335,6 +339,17 @@ func (xs *experiments) launch(x store.Experiment) {
 // finish ends an experiment with its outcome, appending end.
 func (xs *experiments) finish(id string, o store.ExperimentOutcome) {
 	o.At = xs.now()
+	if xs.results != nil && len(o.Result) > xs.inline {
+		key := resultKeyPrefix + id
+		if err := xs.results.PutResult(context.Background(), key, []byte(o.Result)); err != nil {
+			xs.s.log.Error("server fault", "during", "keeping an experiment's result aside", "experiment", id, "error", err.Error())
+			b, _ := marshal(errorBody{Code: CodeInternal, Message: "the server failed while keeping the result"})
+			o = store.ExperimentOutcome{State: store.ExperimentFailed, Error: string(b), At: o.At}
+		} else {
+			xs.s.log.Info("experiment result kept aside", "experiment", id, "bytes", len(o.Result))
+			o.Result = strconv.Quote(key)
+		}
+	}
 	end := func(e store.Experiment) store.NewEvent { return experimentEvent(EventEnd, e, xs.now()) }
 	ended, done, err := xs.st.FinishExperiment(context.Background(), id, o, end)
 	var tooLarge *store.TooLargeError
@@ -742,6 +757,42 @@ func (s *Server) checkExperiment(ctx context.Context, id, tenant string, sp expe
 	return sp, planned.Total, nil
 }
 
+// ResultStore keeps experiments' results outside the store's row
+// (Config.Results: a Worker's R2). The row then holds the result's key
+// as a JSON string, which no result is (each is an object).
+type ResultStore interface {
+	// PutResult keeps data under key, replacing what was there.
+	PutResult(ctx context.Context, key string, data []byte) error
+	// Result is what PutResult kept under key.
+	Result(ctx context.Context, key string) ([]byte, error)
+}
+
+// DefaultInlineResult is the longest result kept in the store's row
+// when a ResultStore is set: well inside D1's 2,000,000 bytes, with the
+// request beside it.
+const DefaultInlineResult = 256 << 10
+
+// resultKeyPrefix names a result kept aside: results/<experiment id>.
+const resultKeyPrefix = "results/"
+
+// withResult is x with its result as the client gets it: a result kept
+// aside (the row holds its key, a JSON string) read back.
+func (xs *experiments) withResult(ctx context.Context, x store.Experiment) (store.Experiment, error) {
+	if !strings.HasPrefix(x.Result, `"`) {
+		return x, nil
+	}
+	var key string
+	if err := json.Unmarshal([]byte(x.Result), &key); err != nil || xs.results == nil {
+		return x, fmt.Errorf("experiment %s: its result is kept aside (%s) and this server keeps none", x.ID, x.Result)
+	}
+	data, err := xs.results.Result(ctx, key)
+	if err != nil {
+		return x, fmt.Errorf("experiment %s: reading its result: %w", x.ID, err)
+	}
+	x.Result = string(data)
+	return x, nil
+}
+
 // unknownPack is the client's message for an engine that holds no pack
 // of the corpus asked for: the corpus alone, as parseExperiment names
 // it. The engine's own message lists every pack it holds, other tenants'
@@ -943,6 +994,10 @@ func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request) *apiError
 	if aerr != nil {
 		return aerr
 	}
+	x, err := s.experiments.withResult(r.Context(), x)
+	if err != nil {
+		return s.internal("reading the experiment's result", err)
+	}
 	writeJSON(w, http.StatusOK, experimentOf(x))
 	return nil
 }
@@ -959,6 +1014,10 @@ func (s *Server) experimentResult(w http.ResponseWriter, r *http.Request) *apiEr
 	}
 	if x.State != store.ExperimentSucceeded {
 		return refuse(http.StatusConflict, CodeNoResult, fmt.Sprintf("the experiment is %s: only a succeeded one has a result", x.State))
+	}
+	x, err := s.experiments.withResult(r.Context(), x)
+	if err != nil {
+		return s.internal("reading the experiment's result", err)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

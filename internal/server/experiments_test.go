@@ -638,8 +638,44 @@ func TestAnExperimentOnADeletedUploadFails(t *testing.T) {
 // result will not fit beside it ends failed, too_many_cases saying so,
 // rather than running on unended; a small one succeeds beside them.
 func TestAnExperimentOverTheStoresRowIsRefusedOrFails(t *testing.T) {
+	testAnExperimentOverTheStoresRow(t, nil)
+}
+
+// memResults is a ResultStore in memory, counting what it keeps.
+type memResults struct {
+	mu   sync.Mutex
+	kept map[string][]byte
+}
+
+func (m *memResults) PutResult(_ context.Context, key string, data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.kept[key] = append([]byte(nil), data...)
+	return nil
+}
+
+func (m *memResults) Result(_ context.Context, key string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	data, ok := m.kept[key]
+	if !ok {
+		return nil, fmt.Errorf("no result %s", key)
+	}
+	return data, nil
+}
+
+// TestAResultLongerThanTheRowIsKeptAside: with a ResultStore (a Worker's
+// R2), a result longer than InlineResult is kept there and the row holds
+// its key, so the experiment whose result would not fit D1's row
+// succeeds, GET and the result endpoint answering its bytes as the SQL
+// store's server does; a short result stays in the row.
+func TestAResultLongerThanTheRowIsKeptAside(t *testing.T) {
+	testAnExperimentOverTheStoresRow(t, &memResults{kept: map[string][]byte{}})
+}
+
+func testAnExperimentOverTheStoresRow(t *testing.T, aside *memResults) {
 	db := filepath.Join(t.TempDir(), "api.db")
-	e := newEnv(t, options{dbPath: db, packs: true, wrap: func(store.Store) store.Store {
+	o := options{dbPath: db, packs: true, wrap: func(store.Store) store.Store {
 		b, err := store.OpenBatcher(context.Background(), db)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = b.Close() })
@@ -647,7 +683,11 @@ func TestAnExperimentOverTheStoresRowIsRefusedOrFails(t *testing.T) {
 		require.NoError(t, err)
 		d.RowLimit = 26 << 10 // 10 KiB for an experiment's request and result, beside the 16 KiB left the other columns
 		return d
-	}})
+	}}
+	if aside != nil {
+		o.results, o.inlineResult = aside, 4<<10
+	}
+	e := newEnv(t, o)
 	tok := e.token("alice", []string{server.ScopeRead, server.ScopeRun}, 1000, 1)
 
 	big := e.postExperiment(tok, experimentBody(t, `["seed"]`)) // the python set: some 15 KB
@@ -666,11 +706,24 @@ func TestAnExperimentOverTheStoresRowIsRefusedOrFails(t *testing.T) {
 	body := `{"kind": "retrieval", "corpus": "python-3.11", "cases": ` + string(cases) + `, "configs": ["seed", "stemmed", "general"]}`
 	id := idOf(t, e.postExperiment(tok, body))
 	x := e.awaitExperiment(tok, id)
-	require.Equal(t, "failed", x["state"], "%v", x)
-	failure := x["error"].(map[string]any)
-	assert.Equal(t, "too_many_cases", failure["code"])
-	assert.Contains(t, failure["message"], "rank fewer cases or configurations")
-
 	small := `{"kind": "retrieval", "corpus": "seed", "configs": ["seed", "general"]}`
-	assert.Equal(t, "succeeded", e.awaitExperiment(tok, idOf(t, e.postExperiment(tok, small)))["state"])
+	smallID := idOf(t, e.postExperiment(tok, small))
+	assert.Equal(t, "succeeded", e.awaitExperiment(tok, smallID)["state"])
+	if aside == nil {
+		require.Equal(t, "failed", x["state"], "%v", x)
+		failure := x["error"].(map[string]any)
+		assert.Equal(t, "too_many_cases", failure["code"])
+		assert.Contains(t, failure["message"], "rank fewer cases or configurations")
+		return
+	}
+	require.Equal(t, "succeeded", x["state"], "%v", x)
+	plain := newEnv(t, options{packs: true})
+	ptok := plain.token("alice", []string{server.ScopeRead, server.ScopeRun}, 1000, 1)
+	want := plain.awaitExperiment(ptok, idOf(t, plain.postExperiment(ptok, body)))
+	assert.Equal(t, want["result"], x["result"], "GET's result, read back from aside")
+	got := e.do(req{method: "GET", path: "/v1/experiments/" + id + "/result", token: tok, valid: true})
+	require.Equal(t, http.StatusOK, got.status, string(got.body))
+	assert.Equal(t, string(aside.kept["results/"+id]), string(got.body), "the result endpoint's bytes are those kept aside")
+	assert.Greater(t, len(got.body), 4<<10, "longer than InlineResult")
+	assert.Len(t, aside.kept, 1, "the short result stayed in the row")
 }

@@ -135,6 +135,10 @@ type options struct {
 	packs    bool // the shipped packs besides the seed (python-3.11)
 	// wrap, if set, is the store the server gets, around the env's.
 	wrap func(store.Store) store.Store
+	// results and inlineResult are the servers' Config.Results and
+	// InlineResult.
+	results      server.ResultStore
+	inlineResult int
 	// usageFlush is the server's UsageFlush (default 20 ms; -1: 0, each
 	// request written as it is counted).
 	usageFlush time.Duration
@@ -222,7 +226,7 @@ func newEnv(t testing.TB, o options) *env {
 		poll = time.Hour
 		e.owner, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
 			StreamsPerToken: o.streams, Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
-			Dispatch: ownsAll{}, Experiments: o.experiments, ExperimentPiece: o.piece,
+			Dispatch: ownsAll{}, Experiments: o.experiments, ExperimentPiece: o.piece, Results: o.results, InlineResult: o.inlineResult,
 			Heartbeat: 50 * time.Millisecond, Poll: poll, Log: slog.New(slog.NewTextHandler(e.log, nil))})
 		require.NoError(t, err)
 		owner := httptest.NewServer(e.owner.RunnerHandler())
@@ -239,7 +243,7 @@ func newEnv(t testing.TB, o options) *env {
 	e.srv, err = server.New(server.Config{Engine: e.engine, Store: st, Transport: transport, Endpoint: o.endpoint,
 		UsageFlush: flush, FlushInRequests: o.flushInRequests, StreamsPerToken: o.streams, Dispatch: dispatch,
 		Corpora: o.corpora, CorpusQuota: o.quota, MaxUpload: o.maxUpload, MaxPackBytes: o.maxPackBytes,
-		Experiments: o.experiments, ExperimentPiece: o.piece, AllowOrigins: o.allowOrigins, Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
+		Experiments: o.experiments, ExperimentPiece: o.piece, Results: o.results, InlineResult: o.inlineResult, AllowOrigins: o.allowOrigins, Pepper: pepper, Caps: caps, Clock: e.clock.Now, CancelWait: 3 * time.Second,
 		Heartbeat: 50 * time.Millisecond, Poll: poll,
 		Log: slog.New(slog.NewTextHandler(e.log, nil))})
 	require.NoError(t, err)

@@ -100,6 +100,12 @@ type Config struct {
 	// never on goroutines of their own (DefaultPieceUnits and
 	// DefaultPieceTime where zero).
 	ExperimentPiece ExperimentPiece
+	// Results, if set, keeps the results of experiments longer than
+	// InlineResult bytes (DefaultInlineResult when zero) outside the
+	// store's row: a Worker's R2, where D1 keeps 2,000,000 bytes a row.
+	// Nil (natively): every result is kept in the store.
+	Results      ResultStore
+	InlineResult int
 	// StreamsPerToken caps a token's open event streams in this process
 	// (default 8); one more is 429 too_many_streams.
 	StreamsPerToken int
@@ -250,6 +256,10 @@ func New(c Config) (*Server, error) {
 		s.experiments.trials, _ = c.Store.(store.AgentTrials)
 	}
 	s.experiments.pieces, s.experiments.piece = c.Dispatch != nil, c.ExperimentPiece.withDefaults()
+	s.experiments.results, s.experiments.inline = c.Results, c.InlineResult
+	if s.experiments.inline <= 0 {
+		s.experiments.inline = DefaultInlineResult
+	}
 	for _, o := range c.AllowOrigins {
 		origin, err := CheckOrigin(o)
 		if err != nil {

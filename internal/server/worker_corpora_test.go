@@ -78,12 +78,14 @@ func resultOf(t testing.TB, run map[string]any) map[string]any {
 // deletion frees its id; and what was kept is kept across a kill -9, run
 // on by a fresh run object that reads it from R2: an experiment on the
 // large pack killed midway resumes there, another is planned there, and
-// both end as the native server's on the same uploads.
+// both end as the native server's on the same uploads (the Python
+// results, past the 4 KB the test sets, kept in R2 rather than D1).
 func TestWorkerUploadedCorpora(t *testing.T) {
 	tokens := []workerToken{{"alice", []string{"read", "run", "corpora"}}, {"bob", []string{"read", "run", "corpora"}}, {"reader", []string{"read", "run"}}}
 	w := startWorkerVia(t, viaWrangler, workerCaps, tokens, "log",
 		`RAGAGENT_MAX_UPLOAD="8388608"`, `RAGAGENT_CORPUS_PACKS="2"`, `RAGAGENT_CORPUS_BYTES="7340032"`,
-		fmt.Sprintf(`RAGAGENT_EXPERIMENT_PIECE="%d"`, workerPiece), `RAGAGENT_EXPERIMENT_PAUSE_MS="250"`)
+		fmt.Sprintf(`RAGAGENT_EXPERIMENT_PIECE="%d"`, workerPiece), `RAGAGENT_EXPERIMENT_PAUSE_MS="250"`,
+		`RAGAGENT_EXPERIMENT_INLINE_BYTES="4096"`) // the Python results (9 KB, 123 KB) kept in R2, the kitchen one (under 4 KB) in D1
 	alice, bob, reader := w.toks["alice"], w.toks["bob"], w.toks["reader"]
 	native := newEnv(t, options{corpora: t.TempDir(), packs: true, maxPackBytes: workerPackCap, maxUpload: workerUploadCap,
 		quota: server.Quota{Packs: 2, Bytes: workerQuotaB}})
@@ -290,6 +292,8 @@ func TestWorkerUploadedCorpora(t *testing.T) {
 		assert.Equal(t, "answered", run["status"], "%v", run)
 		run = e.await(alice, e.start(alice, `{"question": "`+question+`", "mode": "fixed", "corpus": "python-docs"}`))
 		assert.Equal(t, large, resultOf(t, run), "a fresh run object reads the large pack from R2")
+		aside := regexp.MustCompile(`experiment result kept aside.* bytes=(\d+)`).FindAllStringSubmatch(w.log.String(), -1)
+		assert.Len(t, aside, 2, "the two Python results were kept in R2, read back as the native server's")
 		lines := regexp.MustCompile(`run object memory: \d+ bytes; front program \d+ bytes`).FindAllString(w.log.String(), -1)
 		require.NotEmpty(t, lines, "a run's start logs the memory")
 		t.Logf("after the experiments, at the last run's start: %s", lines[len(lines)-1])
