@@ -75,15 +75,10 @@ func retrievalOnServer(fs *flag.FlagSet, r remoteRetrieval, stdout, stderr io.Wr
 		}
 		req.Configs = append(req.Configs, data)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	progress := newCounter(stderr, "ranked", "questions × configurations")
-	data, err := client.Retrieval(ctx, req, progress.step)
-	progress.done()
+	data, err := onServer(stderr, "ranked", "questions × configurations", r.cases, func(ctx context.Context, p remote.Progress) ([]byte, error) {
+		return client.Retrieval(ctx, req, p)
+	})
 	if err != nil {
-		if code, _ := reason.Of(err); code == reason.InvalidCases && r.cases != "" {
-			err = fmt.Errorf("%s: %w", r.cases, err)
-		}
 		return fail(err)
 	}
 	var res engine.RetrievalResult
@@ -126,6 +121,21 @@ func dialServer(fs *flag.FlagSet, server, tokenFile, corpus string, localOnly []
 		return nil, err
 	}
 	return remote.New(server, token, nil)
+}
+
+// onServer runs an experiment's call on the server under Ctrl-C (which
+// cancels it there), counting its progress on stderr as "verb d/n noun",
+// and names the cases file in an invalid_cases refusal.
+func onServer(stderr io.Writer, verb, noun, cases string, call func(ctx context.Context, progress remote.Progress) ([]byte, error)) ([]byte, error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	progress := newCounter(stderr, verb, noun)
+	data, err := call(ctx, progress.step)
+	progress.done()
+	if code, _ := reason.Of(err); code == reason.InvalidCases && cases != "" {
+		err = fmt.Errorf("%s: %w", cases, err)
+	}
+	return data, err
 }
 
 // serverToken is the token from file (its one line) or, without one,
@@ -202,15 +212,10 @@ func evalOnServer(fs *flag.FlagSet, r remoteEval, stdout, stderr io.Writer) int 
 			return fail(err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	progress := newCounter(stderr, "ran", "trials")
-	data, err := client.Eval(ctx, req, progress.step)
-	progress.done()
+	data, err := onServer(stderr, "ran", "trials", r.cases, func(ctx context.Context, p remote.Progress) ([]byte, error) {
+		return client.Eval(ctx, req, p)
+	})
 	if err != nil {
-		if code, _ := reason.Of(err); code == reason.InvalidCases && r.cases != "" {
-			err = fmt.Errorf("%s: %w", r.cases, err)
-		}
 		return fail(err)
 	}
 	var res engine.EvalResult
