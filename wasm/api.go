@@ -16,6 +16,7 @@ import (
 	"github.com/ragagentlab/ragagent/core/agent"
 	"github.com/ragagentlab/ragagent/core/builder"
 	"github.com/ragagentlab/ragagent/core/engine"
+	"github.com/ragagentlab/ragagent/core/reason"
 	"github.com/ragagentlab/ragagent/core/recording"
 	"github.com/ragagentlab/ragagent/core/report"
 	"github.com/ragagentlab/ragagent/internal/jsbridge"
@@ -150,16 +151,23 @@ func exports() []export {
 			req.OnTrial = func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }
 			return c.Eval(context.Background(), req)
 		})},
-		// evalReport: eval, its value {json: the bytes ragagent eval --json
-		// prints, trials: the graded trials with their candidates' scores}
-		// (the page's agent experiment: its download and each case's trace).
-		{name: "evalReport", do: answer(func(c call, s *spec) (any, error) {
+		// evalReport: eval as a job (cancel(id) stops it between trials),
+		// its value {json: the bytes ragagent eval --json prints, trials:
+		// the graded trials with their candidates' scores} (the page's
+		// agent experiment: its download and each case's trace).
+		{name: "evalReport", do: job(func(ctx context.Context, c call, s *spec) (any, error) {
 			req, err := engine.ParseEvalRequest(s.text)
 			if err != nil {
 				return nil, err
 			}
-			req.OnTrial = func(done, total int, id string) { jsbridge.Notify(c.args.At(1), done, total, id) }
-			res, err := c.Eval(context.Background(), req)
+			req.OnTrial = func(done, total int, id string) {
+				jsbridge.Notify(c.args.At(1), done, total, id)
+				time.Sleep(time.Millisecond) // lets the worker take a cancel(id), as retrievalJob does
+			}
+			res, err := c.Eval(ctx, req)
+			if ctx.Err() != nil { // the batch's trials after the cancel end cancelled: none is kept
+				return nil, reason.New(reason.Cancelled, "the agent experiment was stopped")
+			}
 			if err != nil {
 				return nil, err
 			}

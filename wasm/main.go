@@ -50,8 +50,9 @@
 //	                             Promise<what ragagent eval --json prints>: the pack's cases on both paths,
 //	                             policy scripted (default) or replay (recording: text made over the pack)
 //	evalReport({corpus, policy, recording?, config?, cases?}, onTrial?)
-//	                             Promise<{json, trials}>: eval's result as the bytes ragagent eval --json prints,
-//	                             and its graded trials (with candidate scores) for their traces
+//	                             a job {id, result: Promise<{json, trials}>}: eval's result as the bytes
+//	                             ragagent eval --json prints, and its graded trials (with candidate scores)
+//	                             for their traces; cancel(id) stops it between trials (reason cancelled)
 //	evalPlan({corpus, config?, cases?, endpoint?, hasKey}, store)
 //	                             Promise<the batch plan of ragagent eval --policy gemini, with ledger,
 //	                             allowance and refusal>: the worst case checked against the ledger

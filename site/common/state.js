@@ -88,6 +88,7 @@
  *   (the team server's URL, or null: this browser)}
  * @property {boolean} agentRunning  an agent experiment (the engine's eval) is under way
  * @property {AbortController|null} agentAbort  the agent experiment running on the team server's cancel (null: none, or one in this browser)
+ * @property {{id: number|null, cancel: boolean}|null} agentJob  the agent experiment running in this browser: the engine's job id once named, and whether Cancel came
  */
 
 /**
@@ -129,7 +130,7 @@ export const state = Object.seal({
   corpus: Object.seal({ id: "seed", info: null, cases: [], shipped: [], documents: null, loading: false }),
   runs: Object.seal({ kept: [], error: "" }),
   annotations: Object.seal({ byRef: new Map(), error: "", loaded: false }),
-  experiments: Object.seal({ builtins: null, builtinsError: "", specs: [], casesText: null, casesName: "", casesQuestions: null, setKey: null, running: null, text: null, result: null, ran: null, agentRunning: false, agentAbort: null }),
+  experiments: Object.seal({ builtins: null, builtinsError: "", specs: [], casesText: null, casesName: "", casesQuestions: null, setKey: null, running: null, text: null, result: null, ran: null, agentRunning: false, agentAbort: null, agentJob: null }),
 });
 
 /** setInfo keeps load()'s result and what is derived from it. */

@@ -286,6 +286,7 @@ export function mount() {
     const setName = ex.casesText !== null ? ex.casesName : "the authored questions";
     ex.agentRunning = true;
     ex.agentAbort = remote ? new AbortController() : null;
+    ex.agentJob = { id: null, cancel: false }; // the engine's job, in this browser
     gate();
     clear(box);
     pr.hidden = false;
@@ -294,7 +295,7 @@ export function mount() {
       ? `Sending the scripted policy on both paths over ${setName} on ${entry.corpus.title} to the team server ${remote.server}…`
       : `Running the scripted policy on both paths over ${setName}…`;
     document.body.dataset.agentExperiment = "running";
-    $("#exp-agent-cancel").disabled = !remote;
+    $("#exp-agent-cancel").disabled = false;
     const t0 = performance.now();
     agentText = null;
     $("#exp-agent-download").disabled = true;
@@ -315,8 +316,14 @@ export function mount() {
             st.textContent = `Trial ${done} of ${total} on the team server…`;
           } });
       } else {
+        const job = ex.agentJob;
         ({ json, trials } = await call("evalReport", [req, events("trial", "done", "total", "trial")], (e) => {
-          if (e.event !== "trial" || !e.total) return;
+          if (e.event === "started") {
+            job.id = e.runId;
+            if (job.cancel) call("cancel", [e.runId]); // Cancel came before the engine named the job
+            return;
+          }
+          if (e.event !== "trial" || !e.total || job.cancel) return;
           pr.max = e.total;
           pr.value = e.done;
           st.textContent = `Trial ${e.done} of ${e.total} (${e.trial})…`;
@@ -334,24 +341,32 @@ export function mount() {
     } catch (err) {
       const stopped = err.code === "cancelled";
       st.textContent = stopped
-        ? `Cancelled on the team server ${remote.server}: nothing was kept, so there is nothing to download.`
+        ? `Cancelled${remote ? ` on the team server ${remote.server}` : ""}: nothing was kept, so there is nothing to download.`
         : `The agent experiment did not run${remote ? ` on the team server ${remote.server}` : ""}: ${refusal(err)}`;
       document.body.dataset.agentExperiment = stopped ? "cancelled" : "failed";
     } finally {
       ex.agentRunning = false;
       ex.agentAbort = null;
+      ex.agentJob = null;
       $("#exp-agent-cancel").disabled = true;
       pr.hidden = true;
       gate();
     }
   }
 
-  /** stopAgent cancels the agent experiment running on the team server. */
+  /** stopAgent cancels the agent experiment running: on the team server,
+   * or the engine's job in this browser (it stops between trials). */
   function stopAgent() {
-    if (!ex.agentAbort) return;
+    if (!ex.agentRunning) return;
     $("#exp-agent-cancel").disabled = true;
-    $("#exp-agent-status").textContent = "Cancelling on the team server…";
-    ex.agentAbort.abort();
+    if (ex.agentAbort) {
+      $("#exp-agent-status").textContent = "Cancelling on the team server…";
+      ex.agentAbort.abort();
+      return;
+    }
+    $("#exp-agent-status").textContent = "Cancelling…";
+    ex.agentJob.cancel = true;
+    if (ex.agentJob.id !== null) call("cancel", [ex.agentJob.id]);
   }
 
   let agentText = null; // the last agent experiment's JSON, as ragagent eval --json prints it

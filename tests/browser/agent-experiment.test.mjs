@@ -77,3 +77,30 @@ test("the agent experiment's result is accessible and fits at 360 and 1280 px", 
   }
   assert.deepEqual(problems, []);
 });
+
+test("Cancel stops the agent experiment in the browser between two trials, keeping nothing", async () => {
+  // The small set twenty times over (ids made unique): hundreds of trials,
+  // so Cancel comes long before the end.
+  const lines = readFileSync(SET, "utf8").trim().split("\n");
+  const head = lines.filter((l) => l.startsWith("#") || l.startsWith("id\t"));
+  const rows = lines.filter((l) => !head.includes(l));
+  const many = [...head];
+  for (let i = 0; i < 20; i++) for (const r of rows) many.push(r.replace(/^([^\t]+)/, `$1-${i}`));
+  await page.getByLabel("Question set", { exact: true }).setInputFiles({ name: "many.tsv", mimeType: "text/tab-separated-values", buffer: Buffer.from(many.join("\n") + "\n") });
+  await page.waitForFunction(() => /many\.tsv/.test(document.querySelector("#exp-cases-now").textContent));
+  const total = 2 * (many.length - head.length);
+  await page.getByRole("button", { name: "Run agent experiment", exact: true }).click();
+  await page.waitForFunction(() => /^Trial \d+ of \d+/.test(document.querySelector("#exp-agent-status").textContent), null, { timeout: 60000 });
+  const cancel = page.locator("#exp-agent-cancel");
+  assert.equal(await cancel.isEnabled(), true, "Cancel is offered for a run in this browser");
+  await cancel.click();
+  await page.waitForFunction(() => ["cancelled", "done", "failed"].includes(document.body.dataset.agentExperiment), null, { timeout: 60000 });
+  const status = await page.textContent("#exp-agent-status");
+  assert.equal(await page.evaluate(() => document.body.dataset.agentExperiment), "cancelled", status);
+  assert.match(status, /^Cancelled: nothing was kept/);
+  assert.equal(await page.locator("#exp-agent-download").isDisabled(), true, "nothing to download");
+  assert.equal(await cancel.isDisabled(), true);
+  assert.equal(await page.getByRole("button", { name: "Run agent experiment", exact: true }).isEnabled(), true, "a new experiment may start");
+  assert.ok(total > 100);
+  assert.deepEqual(problems, []);
+});
