@@ -118,6 +118,11 @@ func (r r2Results) PutResult(ctx context.Context, key string, data []byte) error
 	return err
 }
 
+func (r r2Results) DeleteResult(ctx context.Context, key string) error {
+	_, err := r.call(ctx, "deleteResult", key)
+	return err
+}
+
 func (r r2Results) Result(ctx context.Context, key string) ([]byte, error) {
 	v, err := r.call(ctx, "result", key)
 	if err != nil {

@@ -47,11 +47,16 @@ async function kept(bucket, object) {
 //   ("delete", id, where)         the manifest, then the passages file
 //   ("putResult", key, bytes)     an experiment's result kept under key
 //   ("result", key)               that result, or null when gone
+//   ("deleteResult", key)         that result removed
 export async function r2(bucket, op, a, b) {
   switch (op) {
     case "putResult":
       if (!a.startsWith(RESULTS)) throw new Error("r2: a result's key is results/<id>");
       await bucket.put(a, b);
+      return null;
+    case "deleteResult":
+      if (!a.startsWith(RESULTS)) throw new Error("r2: a result's key is results/<id>");
+      await bucket.delete(a);
       return null;
     case "result": {
       if (!a.startsWith(RESULTS)) throw new Error("r2: a result's key is results/<id>");

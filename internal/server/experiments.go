@@ -339,6 +339,7 @@ func (xs *experiments) launch(x store.Experiment) {
 // finish ends an experiment with its outcome, appending end.
 func (xs *experiments) finish(id string, o store.ExperimentOutcome) {
 	o.At = xs.now()
+	aside := "" // the key of a result kept aside
 	if xs.results != nil && len(o.Result) > xs.inline {
 		key := resultKeyPrefix + id
 		if err := xs.results.PutResult(context.Background(), key, []byte(o.Result)); err != nil {
@@ -347,7 +348,7 @@ func (xs *experiments) finish(id string, o store.ExperimentOutcome) {
 			o = store.ExperimentOutcome{State: store.ExperimentFailed, Error: string(b), At: o.At}
 		} else {
 			xs.s.log.Info("experiment result kept aside", "experiment", id, "bytes", len(o.Result))
-			o.Result = strconv.Quote(key)
+			o.Result, aside = strconv.Quote(key), key
 		}
 	}
 	end := func(e store.Experiment) store.NewEvent { return experimentEvent(EventEnd, e, xs.now()) }
@@ -359,6 +360,13 @@ func (xs *experiments) finish(id string, o store.ExperimentOutcome) {
 		b, _ := marshal(errorBody{Code: CodeTooManyCases, Message: fmt.Sprintf(
 			"the result is %d bytes with its request, more than this server's store keeps in a row (%d): rank fewer cases or configurations", tooLarge.Bytes, tooLarge.Max)})
 		ended, done, err = xs.st.FinishExperiment(context.Background(), id, store.ExperimentOutcome{State: store.ExperimentFailed, Error: string(b), At: o.At}, end)
+	}
+	if aside != "" && (err != nil || !done) {
+		// The experiment ended otherwise meanwhile (a cancel): the result
+		// kept aside is no one's.
+		if derr := xs.results.DeleteResult(context.Background(), aside); derr != nil {
+			xs.s.log.Error("server fault", "during", "removing a result kept aside", "experiment", id, "error", derr.Error())
+		}
 	}
 	switch {
 	case err != nil:
@@ -765,6 +773,8 @@ type ResultStore interface {
 	PutResult(ctx context.Context, key string, data []byte) error
 	// Result is what PutResult kept under key.
 	Result(ctx context.Context, key string) ([]byte, error)
+	// DeleteResult removes what PutResult kept under key, if anything.
+	DeleteResult(ctx context.Context, key string) error
 }
 
 // DefaultInlineResult is the longest result kept in the store's row

@@ -654,6 +654,13 @@ func (m *memResults) PutResult(_ context.Context, key string, data []byte) error
 	return nil
 }
 
+func (m *memResults) DeleteResult(_ context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.kept, key)
+	return nil
+}
+
 func (m *memResults) Result(_ context.Context, key string) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -726,4 +733,35 @@ func testAnExperimentOverTheStoresRow(t *testing.T, aside *memResults) {
 	assert.Equal(t, string(aside.kept["results/"+id]), string(got.body), "the result endpoint's bytes are those kept aside")
 	assert.Greater(t, len(got.body), 4<<10, "longer than InlineResult")
 	assert.Len(t, aside.kept, 1, "the short result stayed in the row")
+}
+
+// endsFirst is a store on which every experiment is ended cancelled just
+// before its own end is written: the race of a cancel with the end.
+type endsFirst struct{ *store.SQL }
+
+func (s endsFirst) FinishExperiment(ctx context.Context, id string, o store.ExperimentOutcome, end store.ExperimentEventFunc) (store.Experiment, bool, error) {
+	if o.State == store.ExperimentSucceeded {
+		if _, _, err := s.SQL.FinishExperiment(ctx, id, store.ExperimentOutcome{State: store.ExperimentCancelled, At: o.At}, end); err != nil {
+			return store.Experiment{}, false, err
+		}
+	}
+	return s.SQL.FinishExperiment(ctx, id, o, end)
+}
+
+// TestAResultKeptAsideForAnExperimentEndedMeanwhileIsRemoved: a result
+// is kept aside before the experiment's end is written; when a cancel
+// ended the experiment in between, the end finds it over and the result
+// kept aside is removed, no one's to keep.
+func TestAResultKeptAsideForAnExperimentEndedMeanwhileIsRemoved(t *testing.T) {
+	aside := &memResults{kept: map[string][]byte{}}
+	e := newEnv(t, options{packs: true, results: aside, inlineResult: 1024, wrap: func(s store.Store) store.Store { return endsFirst{s.(*store.SQL)} }})
+	tok := e.token("alice", []string{server.ScopeRead, server.ScopeRun}, 1000, 1)
+	x := e.awaitExperiment(tok, idOf(t, e.postExperiment(tok, experimentBody(t, `["seed", "general"]`))))
+	assert.Equal(t, "cancelled", x["state"])
+	assert.Contains(t, e.log.String(), "experiment result kept aside", "it was kept aside first")
+	var left []string
+	for key := range aside.kept {
+		left = append(left, key)
+	}
+	assert.Empty(t, left, "and removed")
 }
