@@ -65,11 +65,8 @@ func (sc *serverCorpus) parse(args []string, what string) (arg string, c *remote
 	if err := sc.in.check(); err != nil {
 		return "", nil, sc.usage(err), false
 	}
-	token, err := serverToken(*sc.tokenFile, sc.in)
+	c, err := dialServer(sc.fs, *sc.server, *sc.tokenFile, "", nil, "", sc.in)
 	if err != nil {
-		return "", nil, sc.usage(err), false
-	}
-	if c, err = remote.New(*sc.server, token, nil); err != nil {
 		return "", nil, sc.usage(err), false
 	}
 	return arg, c, 0, true

@@ -56,12 +56,8 @@ func retrievalOnServer(fs *flag.FlagSet, r remoteRetrieval, stdout, stderr io.Wr
 	}
 	req := remote.Retrieval{Corpus: r.corpus, K: r.k}
 	if r.cases != "" {
-		data, err := r.in.read(r.cases)
-		if err != nil {
+		if req.Cases, err = serverCases(r.in, r.cases); err != nil {
 			return fail(err)
-		}
-		if req.Cases, err = engine.QuestionSetObject(string(data)); err != nil {
-			return fail(fmt.Errorf("%s: %w", r.cases, err))
 		}
 	}
 	refs, err := configRefs(nil, r.in, r.configs)
@@ -114,13 +110,28 @@ func dialServer(fs *flag.FlagSet, server, tokenFile, corpus string, localOnly []
 		return nil, fmt.Errorf("%s run here, not with --server (%s)", strings.Join(clash, ", "), why)
 	}
 	if info, err := os.Stat(corpus); err == nil && (info.IsDir() || strings.HasSuffix(corpus, ".json")) {
-		return nil, fmt.Errorf("--corpus %s is a pack here; with --server it names a pack the server holds (upload yours with POST /v1/corpora)", corpus)
+		return nil, fmt.Errorf("--corpus %s is a pack here; with --server it names a pack the server holds (upload yours: ragagent corpus upload %s --server URL)", corpus, corpus)
 	}
 	token, err := serverToken(tokenFile, in)
 	if err != nil {
 		return nil, err
 	}
 	return remote.New(server, token, nil)
+}
+
+// serverCases is the question set file at path as the server takes it:
+// its ragagent-cases/1 object (a TSV turned into one, as the command
+// line reads it), an error naming the file.
+func serverCases(in inputs, path string) (json.RawMessage, error) {
+	data, err := in.read(path)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := engine.QuestionSetObject(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return obj, nil
 }
 
 // onServer runs an experiment's call on the server under Ctrl-C (which
@@ -193,12 +204,8 @@ func evalOnServer(fs *flag.FlagSet, r remoteEval, stdout, stderr io.Writer) int 
 	}
 	req := remote.Eval{Corpus: cmp.Or(r.corpus, engine.SeedPack), Policy: string(engine.Scripted)}
 	if r.cases != "" {
-		data, err := r.in.read(r.cases)
-		if err != nil {
+		if req.Cases, err = serverCases(r.in, r.cases); err != nil {
 			return fail(err)
-		}
-		if req.Cases, err = engine.QuestionSetObject(string(data)); err != nil {
-			return fail(fmt.Errorf("%s: %w", r.cases, err))
 		}
 	}
 	cfg, err := r.in.config(r.config)
