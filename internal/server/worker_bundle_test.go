@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,12 +27,9 @@ func dryRunGzip(t *testing.T, root, dir string) int {
 	conf, err := os.ReadFile(filepath.Join(root, "worker", "wrangler.toml"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "wrangler.toml"), conf, 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "tmp", "update-check"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "tmp", "update-check", "wrangler-latest.json"),
-		[]byte(`{"latest": "3.114.17", "lastUpdate": `+strconv.FormatInt(time.Now().UnixMilli(), 10)+`}`), 0o644))
 	cmd := exec.Command(filepath.Join(root, "node_modules", ".bin", "wrangler"), "deploy", "--dry-run", "--outdir", filepath.Join(dir, "out"))
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "WRANGLER_SEND_METRICS=false", "TMPDIR="+filepath.Join(dir, "tmp"), "NO_COLOR=1")
+	cmd.Env = wranglerOffline(t, dir)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	stop := supervise(t, cmd)

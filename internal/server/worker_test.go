@@ -155,10 +155,7 @@ func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerTo
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, ".dev.vars"), []byte(devVars), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(w.dir, "node_modules", ".mf"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "node_modules", ".mf", "cf.json"), []byte("{}"), 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(w.dir, "tmp", "update-check"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "tmp", "update-check", "wrangler-latest.json"),
-		[]byte(fmt.Sprintf(`{"latest": "3.114.17", "lastUpdate": %d}`, time.Now().UnixMilli())), 0o644))
-	environ := append(os.Environ(), "WRANGLER_SEND_METRICS=false", "TMPDIR="+filepath.Join(w.dir, "tmp"), "NO_COLOR=1")
+	environ := wranglerOffline(t, w.dir)
 
 	// The schema and the tokens, in one wrangler d1 execute.
 	schema, err := os.ReadFile(filepath.Join(root, "worker", "migrations", "0001_schema.sql"))
@@ -189,6 +186,17 @@ func startWorkerVia(t testing.TB, via string, caps store.Caps, tokens []workerTo
 	w.base = fmt.Sprintf("http://127.0.0.1:%d", w.port)
 	w.launch(t)
 	return w
+}
+
+// wranglerOffline is the environment wrangler runs in under dir with no
+// network: metrics off and its update check's cache fresh (in dir/tmp,
+// its TMPDIR), else it would reach out for both.
+func wranglerOffline(t testing.TB, dir string) []string {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "tmp", "update-check"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tmp", "update-check", "wrangler-latest.json"),
+		[]byte(fmt.Sprintf(`{"latest": "3.114.17", "lastUpdate": %d}`, time.Now().UnixMilli())), 0o644))
+	return append(os.Environ(), "WRANGLER_SEND_METRICS=false", "TMPDIR="+filepath.Join(dir, "tmp"), "NO_COLOR=1")
 }
 
 // launch starts the Worker's process (wrangler dev, or workerd through
